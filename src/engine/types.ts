@@ -1,0 +1,80 @@
+/**
+ * The engine's contract: what the service passes to the policy (DecisionInput, also written as the JSON
+ * schema policies/input.schema.json) and the decision document the policy answers (Decision).
+ */
+
+export type Flow = "accessCode" | "application";
+export type RoleCheckMode = "enforce" | "audit";
+
+/** The verified token claims the policy reads. Arrays are already normalised (scope, amr, aud). */
+export interface TokenFacts {
+  sub?: string;
+  client_id?: string;
+  aud?: string[];
+  scope?: string[];
+  auth_time?: number;
+  idp?: string;
+  tenant_id?: string;
+  /** Present on ID tokens only; the policy refuses tokens that carry them. */
+  nonce?: string;
+  at_hash?: string;
+  s_hash?: string;
+}
+
+export interface DecisionInput {
+  /** Upper-case HTTP method of the original request. */
+  method: string;
+  /** Normalised path (see normalisePath): decoded once, NFC, no query or fragment. */
+  path: string;
+  token: TokenFacts;
+  /** Role ids (roles.json) of the caller, from the synced-users directory or a claim. */
+  roles: string[];
+  /** Whether the caller (sub) is synchronised in identity management. */
+  synced: boolean;
+  role_check: RoleCheckMode;
+}
+
+export type DecisionReason =
+  | "allowed"
+  | "token_shape_unknown"
+  | "method_not_allowed"
+  | "route_unknown"
+  | "scope_missing"
+  | "tenant_mismatch"
+  | "role_not_allowed"
+  | "not_synced"
+  // reasons produced outside the policy, by the engine or the service
+  | "path_invalid"
+  | "input_invalid"
+  | "policy_error"
+  | (string & {});
+
+export interface RouteMatch {
+  product: string;
+  api: string;
+  template: string;
+  parameters: Record<string, string>;
+}
+
+export interface Decision {
+  allow: boolean;
+  status: 200 | 401 | 403;
+  reason: DecisionReason;
+  /** A sentence a person can read. */
+  message: string;
+  flow: Flow | null;
+  route: RouteMatch | null;
+  /** True whenever the answer relied on the deprecated role list of spec 4.3. */
+  deprecated: boolean;
+  mode: RoleCheckMode;
+  /** Audit mode only: the role check that would have denied. */
+  would_deny?: { reason: DecisionReason; message: string };
+}
+
+/** What every engine (in-process or worker pool) offers the service. */
+export interface DecisionEngine {
+  decide(input: DecisionInput): Promise<Decision>;
+  /** Bundle revision from its manifest (or a content hash when the manifest has none). */
+  readonly revision: string;
+  close(): Promise<void>;
+}
