@@ -67,8 +67,8 @@ export interface Decision {
   /** True whenever the answer relied on the deprecated role list of spec 4.3. */
   deprecated: boolean;
   mode: RoleCheckMode;
-  /** Audit mode only: the role check that would have denied. */
-  would_deny?: { reason: DecisionReason; message: string };
+  /** Audit mode only: the role check that would have denied; null otherwise. */
+  would_deny: { reason: DecisionReason; message: string } | null;
 }
 
 /** What every engine (in-process or worker pool) offers the service. */

@@ -1,0 +1,8 @@
+# The catalog entrypoint (portier/catalog): which routes and roles the compiled bundle knows, so that
+# review tools can enumerate them and ask the decision entrypoint about every cell. Grants are not
+# exposed here on purpose: the tools learn them only by evaluating decisions.
+package portier.catalog
+
+routes := [{"product": r.product, "api": r.api, "template": r.template} | some r in data.catalog.routes]
+
+roles := [{"id": r.id, "label": r.label} | some r in data.catalog.roles]

@@ -1,0 +1,21 @@
+/**
+ * Errors the engine throws while loading a bundle. Evaluation never throws: it answers a deny.
+ */
+
+export type EngineLoadErrorCode =
+  | "bundle_unreadable"
+  | "bundle_invalid"
+  | "manifest_invalid"
+  | "entrypoint_missing"
+  | "wasm_invalid"
+  | "data_invalid";
+
+export class EngineLoadError extends Error {
+  readonly code: EngineLoadErrorCode;
+
+  constructor(code: EngineLoadErrorCode, message: string) {
+    super(message);
+    this.name = "EngineLoadError";
+    this.code = code;
+  }
+}

@@ -1,0 +1,16 @@
+/**
+ * The engine: compiled Rego (wasm) bundles in, typed decisions out. Depends on nothing else in Portier.
+ */
+export { loadEngine } from "./load-engine.js";
+export type { LoadEngineOptions, LoadedEngine } from "./load-engine.js";
+export { InProcessEngine, DECISION_ENTRYPOINT, CATALOG_ENTRYPOINT } from "./in-process-engine.js";
+export { WorkerPoolEngine } from "./worker-pool-engine.js";
+export { readBundle } from "./read-bundle.js";
+export type { Bundle, BundleManifest } from "./read-bundle.js";
+export { EngineLoadError } from "./errors.js";
+export { normalisePath, MAX_PATH_BYTES } from "./normalise-path.js";
+export type { PathResult } from "./normalise-path.js";
+export { tokenFacts } from "./token-facts.js";
+export { engineDeny } from "./deny.js";
+export { inputProblem } from "./validate-input.js";
+export type * from "./types.js";
