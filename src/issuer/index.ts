@@ -1,0 +1,115 @@
+/**
+ * Public API of Portier's local identity issuer (spec 4.1) for development, demos and tests:
+ * createIssuer builds a mountable express app, startIssuer serves it on loopback. Not for production.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Express } from "express";
+import type { JWK } from "jose";
+import { pino } from "pino";
+import { buildApp } from "./app.js";
+import type { IssuerContext } from "./context.js";
+import { GrantStore } from "./grant-store.js";
+import { createKeyRing } from "./keys.js";
+import { resolveConfig, type IssuerOptions } from "./options.js";
+import { loadClients, loadUsers, type IssuerClient, type IssuerUser } from "./sample-data.js";
+import { createTokenFactory } from "./token-factory.js";
+
+export type { IssuerOptions } from "./options.js";
+export { DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE } from "./options.js";
+export type { DirectoryRecord, IssuerClient, IssuerUser } from "./sample-data.js";
+export { DataFileError, loadClients, loadDirectory, loadUsers } from "./sample-data.js";
+export { halfSha256 } from "./token-factory.js";
+export { PATHS } from "./context.js";
+
+export interface IssuerExtras {
+  /** Exact `iss` of its tokens, without trailing slash. */
+  readonly issuerUrl: string;
+  /** Whether login_hint signs users in without a password. */
+  readonly devMode: boolean;
+  readonly users: readonly IssuerUser[];
+  readonly clients: readonly IssuerClient[];
+  /** The published JWKS (current key first, then the previous one). */
+  jwks(): { keys: JWK[] };
+  /** New signing key for new tokens; the previous key stays published. Returns the new kid. */
+  rotateKeys(): Promise<{ kid: string }>;
+}
+
+/** The issuer: an express app (mount it or pass it to http.createServer) with its state attached. */
+export type Issuer = Express & IssuerExtras;
+
+export interface StartIssuerOptions extends Omit<IssuerOptions, "issuerUrl"> {
+  /** Default: http://{host}:{actual port}. */
+  issuerUrl?: string;
+  /** Default 0 (any free port). */
+  port?: number;
+  /** Default 127.0.0.1 (loopback). */
+  host?: string;
+}
+
+export interface RunningIssuer {
+  url: string;
+  issuer: Issuer;
+  close(): Promise<void>;
+}
+
+export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
+  const config = resolveConfig(options);
+  const users = loadUsers(config.usersFile);
+  const clients = loadClients(config.clientsFile);
+  const keys = await createKeyRing();
+  const ctx: IssuerContext = {
+    config,
+    users,
+    usersByName: new Map(users.map((u) => [u.preferred_username, u])),
+    usersBySub: new Map(users.map((u) => [u.sub, u])),
+    clients: new Map(clients.map((c) => [c.client_id, c])),
+    keys,
+    tokens: createTokenFactory({ issuerUrl: config.issuerUrl, accessTtlSec: config.accessTtlSec, idTtlSec: config.idTtlSec, now: config.now, keys }),
+    grants: new GrantStore(config.codeTtlSec, config.now),
+    logger: options.logger ?? pino({ level: "silent" }),
+  };
+  const extras: IssuerExtras = {
+    issuerUrl: config.issuerUrl,
+    devMode: config.devMode,
+    users,
+    clients,
+    jwks: () => keys.jwks(),
+    rotateKeys: async () => {
+      const rotated = await keys.rotate();
+      ctx.logger.info({ event: "keys_rotated", kid: rotated.kid }, "signing key rotated");
+      return rotated;
+    },
+  };
+  return Object.assign(buildApp(ctx), extras);
+}
+
+export async function startIssuer(options: StartIssuerOptions = {}): Promise<RunningIssuer> {
+  const host = options.host ?? "127.0.0.1";
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = options.issuerUrl ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  let issuer: Issuer;
+  try {
+    issuer = await createIssuer({ ...options, issuerUrl: url });
+  } catch (err) {
+    await closeServer(server);
+    throw err;
+  }
+  server.on("request", issuer);
+  return { url: issuer.issuerUrl, issuer, close: () => closeServer(server) };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((err) => (err ? reject(err) : resolve()));
+    server.closeAllConnections();
+  });
+}

@@ -1,0 +1,126 @@
+/**
+ * Loads the issuer's users and clients (and the synced-users directory) and validates each file against
+ * its JSON schema with ajv; every error names the file and the field path.
+ */
+import { readFileSync } from "node:fs";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import addFormatsModule from "ajv-formats";
+import usersSchema from "./schemas/users.schema.json" with { type: "json" };
+import clientsSchema from "./schemas/clients.schema.json" with { type: "json" };
+import directorySchema from "./schemas/directory.schema.json" with { type: "json" };
+
+export interface IssuerUser {
+  sub: string;
+  preferred_username: string;
+  /** Development password, in clear on purpose (dev issuer). */
+  password: string;
+  email: string;
+  email_verified: boolean;
+  given_name: string;
+  family_name: string;
+  name: string;
+  tenant_id: string;
+  idp: string;
+  amr: string[];
+  description?: string;
+}
+
+export type GrantType = "authorization_code" | "client_credentials";
+
+export interface IssuerClient {
+  client_id: string;
+  client_name?: string;
+  type: "public" | "confidential";
+  client_secret?: string;
+  grant_types: GrantType[];
+  redirect_uris?: string[];
+  scopes: string[];
+  /** Tenant of a machine client; copied into its `application` tokens. */
+  tenant_id?: string;
+}
+
+export interface DirectoryRecord {
+  sub: string;
+  tenant_id: string;
+  roles: string[];
+}
+
+export class DataFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly path: string,
+    detail: string,
+  ) {
+    super(`${file}: ${path || "(root)"}: ${detail}`);
+    this.name = "DataFileError";
+  }
+}
+
+// ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, strictTypes: false, allowUnionTypes: true });
+addFormats(ajv);
+const validateUsers = ajv.compile(usersSchema);
+const validateClients = ajv.compile(clientsSchema);
+const validateDirectory = ajv.compile(directorySchema);
+
+export function loadUsers(file: string): IssuerUser[] {
+  const doc = readValidated(file, validateUsers) as { users: IssuerUser[] };
+  assertUnique(file, doc.users, "users", "sub");
+  assertUnique(file, doc.users, "users", "preferred_username");
+  return doc.users;
+}
+
+export function loadClients(file: string): IssuerClient[] {
+  const doc = readValidated(file, validateClients) as { clients: IssuerClient[] };
+  assertUnique(file, doc.clients, "clients", "client_id");
+  doc.clients.forEach((client, i) => {
+    if (client.grant_types.includes("authorization_code") && client.type === "public" && !client.scopes.length) {
+      throw new DataFileError(file, `/clients/${i}/scopes`, "must not be empty");
+    }
+  });
+  return doc.clients;
+}
+
+export function loadDirectory(file: string): DirectoryRecord[] {
+  const records = readValidated(file, validateDirectory) as DirectoryRecord[];
+  records.forEach((record, i) => {
+    if (records.findIndex((r) => r.sub === record.sub) !== i) throw new DataFileError(file, `/${i}/sub`, `duplicate sub ${record.sub}`);
+  });
+  return records;
+}
+
+function readValidated(file: string, validate: ValidateFunction): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new DataFileError(file, "", `cannot read: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new DataFileError(file, "", `not valid JSON: ${(err as Error).message}`);
+  }
+  if (!validate(doc)) {
+    const first = (validate.errors ?? [])[0];
+    throw new DataFileError(file, first?.instancePath ?? "", describe(first, validate.errors ?? []));
+  }
+  return doc;
+}
+
+function describe(first: ErrorObject | undefined, all: ErrorObject[]): string {
+  if (!first) return "invalid";
+  const extra = first.keyword === "additionalProperties" ? ` (${String(first.params["additionalProperty"])})` : "";
+  const more = all.length > 1 ? ` (+${all.length - 1} more error(s))` : "";
+  return `${first.message ?? "invalid"}${extra}${more}`;
+}
+
+function assertUnique<T>(file: string, items: T[], listName: string, key: keyof T): void {
+  const seen = new Set<unknown>();
+  items.forEach((item, i) => {
+    if (seen.has(item[key])) throw new DataFileError(file, `/${listName}/${i}/${String(key)}`, `duplicate value ${String(item[key])}`);
+    seen.add(item[key]);
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * Mints the three token shapes of spec 2.1-2.3 (ID token, user access token, application access token)
+ * and computes at_hash / s_hash (left-most half of SHA-256, base64url).
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { SignJWT, base64url } from "jose";
+import type { KeyRing } from "./keys.js";
+import { SIGNING_ALG } from "./keys.js";
+import type { IssuerClient, IssuerUser } from "./sample-data.js";
+
+/** OIDC Core 3.1.3.6 hash for RS256: base64url of the left-most 128 bits of SHA-256 of the ASCII value. */
+export function halfSha256(value: string): string {
+  const digest = createHash("sha256").update(value, "ascii").digest();
+  return base64url.encode(digest.subarray(0, digest.length / 2));
+}
+
+export interface UserGrant {
+  user: IssuerUser;
+  clientId: string;
+  scope: string[];
+  authTime: number;
+  sid: string;
+  nonce?: string;
+  state?: string;
+}
+
+export interface TokenFactory {
+  /** Spec 2.2 access token; returns the token and its jti. */
+  userAccessToken(grant: UserGrant): Promise<{ token: string; jti: string }>;
+  /** Spec 2.1 ID token, bound to the access token (at_hash) and the state (s_hash). */
+  idToken(grant: UserGrant, accessToken: string): Promise<string>;
+  /** Spec 2.3 access token of the `application` flow. */
+  applicationAccessToken(client: IssuerClient, scope: string[]): Promise<{ token: string; jti: string }>;
+}
+
+export interface TokenFactoryConfig {
+  issuerUrl: string;
+  accessTtlSec: number;
+  idTtlSec: number;
+  now: () => number;
+  keys: KeyRing;
+}
+
+export function createTokenFactory(config: TokenFactoryConfig): TokenFactory {
+  const sign = (payload: Record<string, unknown>, typ: string) => {
+    const { kid, privateKey } = config.keys.current();
+    return new SignJWT(payload).setProtectedHeader({ alg: SIGNING_ALG, kid, typ }).sign(privateKey);
+  };
+
+  return {
+    async userAccessToken(grant) {
+      const iat = config.now();
+      const jti = randomUUID();
+      const token = await sign(
+        {
+          exp: iat + config.accessTtlSec,
+          iss: config.issuerUrl,
+          client_id: grant.clientId,
+          sub: grant.user.sub,
+          auth_time: grant.authTime,
+          idp: grant.user.idp,
+          tenant_id: grant.user.tenant_id,
+          scope: [...grant.scope],
+          amr: [...grant.user.amr],
+          iat,
+          jti,
+        },
+        "at+jwt",
+      );
+      return { token, jti };
+    },
+
+    async idToken(grant, accessToken) {
+      const iat = config.now();
+      const payload: Record<string, unknown> = {
+        exp: iat + config.idTtlSec,
+        iss: config.issuerUrl,
+        aud: grant.clientId,
+        iat,
+        at_hash: halfSha256(accessToken),
+        ...(grant.state !== undefined ? { s_hash: halfSha256(grant.state) } : {}),
+        sid: grant.sid,
+        sub: grant.user.sub,
+        auth_time: grant.authTime,
+        idp: grant.user.idp,
+        tenant_id: grant.user.tenant_id,
+        // Spec 2.1 types amr as a string in the ID token: the methods joined by a space.
+        amr: grant.user.amr.join(" "),
+        ...(grant.nonce !== undefined ? { nonce: grant.nonce } : {}),
+      };
+      return sign(payload, "JWT");
+    },
+
+    async applicationAccessToken(client, scope) {
+      const iat = config.now();
+      const jti = randomUUID();
+      const token = await sign(
+        {
+          nbf: iat,
+          exp: iat + config.accessTtlSec,
+          iss: config.issuerUrl,
+          aud: "apiclients",
+          client_id: client.client_id,
+          tenant_id: client.tenant_id,
+          scope: [...scope],
+          iat,
+          jti,
+        },
+        "at+jwt",
+      );
+      return { token, jti };
+    },
+  };
+}
