@@ -1,0 +1,124 @@
+/**
+ * `portier issuer`: runs the local identity issuer (spec 4.1) on loopback for development and demos.
+ * It is not a production identity provider and says so when it starts.
+ */
+import { parseArgs } from "node:util";
+import { pino } from "pino";
+import { startIssuer, DEFAULT_CLIENTS_FILE, DEFAULT_USERS_FILE } from "../../issuer/index.js";
+
+const USAGE = `Usage: portier issuer [--port N] [--host 127.0.0.1] [--issuer-url URL] [--users FILE] [--clients FILE]
+                      [--access-ttl 3600] [--id-ttl 300] [--code-ttl 300] [--no-dev-login]
+
+Local OpenID Connect issuer for development only (not for production).
+  --port N          port to listen on (default 8300; 0 = any free port)
+  --host H          address to bind (default 127.0.0.1, loopback)
+  --issuer-url URL  iss of the tokens and base of the endpoints (default http://HOST:PORT)
+  --users FILE      sample users (default data/sample/users.json)
+  --clients FILE    registered clients (default data/sample/clients.json)
+  --access-ttl S    access token lifetime in seconds (default 3600)
+  --id-ttl S        ID token lifetime in seconds (default 300)
+  --code-ttl S      authorization code lifetime in seconds (default 300)
+  --no-dev-login    refuse password-less sign-in by login_hint (dev mode is on by default)`;
+
+export const DEFAULT_ISSUER_PORT = 8300;
+
+export async function run(argv: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        "issuer-url": { type: "string" },
+        users: { type: "string" },
+        clients: { type: "string" },
+        "access-ttl": { type: "string" },
+        "id-ttl": { type: "string" },
+        "code-ttl": { type: "string" },
+        "no-dev-login": { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (err) {
+    process.stderr.write(`portier issuer: ${(err as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+
+  let port: number;
+  let ttls: { accessTtlSec?: number; idTtlSec?: number; codeTtlSec?: number };
+  try {
+    port = integer("--port", values.port, DEFAULT_ISSUER_PORT, 0, 65535);
+    ttls = {
+      accessTtlSec: integer("--access-ttl", values["access-ttl"], 3600, 1, 31_536_000),
+      idTtlSec: integer("--id-ttl", values["id-ttl"], 300, 1, 31_536_000),
+      codeTtlSec: integer("--code-ttl", values["code-ttl"], 300, 1, 3600),
+    };
+  } catch (err) {
+    process.stderr.write(`portier issuer: ${(err as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+
+  const host = values.host ?? "127.0.0.1";
+  const logger = pino({ name: "portier-issuer", level: process.env["LOG_LEVEL"] ?? "info" });
+  let running;
+  try {
+    running = await startIssuer({
+      port,
+      host,
+      ...(values["issuer-url"] !== undefined ? { issuerUrl: values["issuer-url"] } : {}),
+      usersFile: values.users ?? DEFAULT_USERS_FILE,
+      clientsFile: values.clients ?? DEFAULT_CLIENTS_FILE,
+      devMode: !values["no-dev-login"],
+      logger,
+      ...ttls,
+    });
+  } catch (err) {
+    process.stderr.write(`portier issuer: cannot start: ${(err as Error).message}\n`);
+    return 1;
+  }
+
+  const { issuer, url } = running;
+  process.stdout.write(
+    [
+      "Portier local issuer: FOR DEVELOPMENT ONLY, NOT FOR PRODUCTION (sample users, public dev secrets, in-memory keys).",
+      `Issuer URL: ${url}`,
+      `Discovery:  ${url}/.well-known/openid-configuration`,
+      `Users: ${issuer.users.length} (password portier-dev), clients: ${issuer.clients.map((c) => c.client_id).join(", ")}`,
+      issuer.devMode ? "Dev mode: login_hint=<username> on /connect/authorize signs that user in without a password." : "Dev mode off.",
+      isLoopback(host) ? "" : `WARNING: listening on ${host}, not loopback.`,
+    ]
+      .filter(Boolean)
+      .join("\n") + "\n",
+  );
+
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await running.close();
+  return 0;
+}
+
+function integer(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new Error(`${flag} must be an integer, got ${raw}`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new Error(`${flag} must be between ${min} and ${max}, got ${raw}`);
+  return value;
+}
+
+function isLoopback(host: string): boolean {
+  return host === "127.0.0.1" || host === "::1" || host === "localhost" || host.startsWith("127.");
+}
