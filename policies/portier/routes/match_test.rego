@@ -1,0 +1,87 @@
+package portier.routes_test
+
+import data.portier.routes
+
+# path -> the template that must win (null: no route).
+match_cases := [
+	# the most specific template wins: a literal beats a parameter at the first differing segment
+	{"path": "/v2/ecoles/E1", "template": "/v2/ecoles/{idEcole}"},
+	{"path": "/v2/ecoles/centres", "template": "/v2/ecoles/{idEcole}"},
+	{"path": "/v2/ORG001/centres", "template": "/v2/{codeOrganisme}/centres"},
+	{"path": "/v2/ecoles/écoles", "template": "/v2/ecoles/{idEcole}"},
+	{"path": "/v2/ORG001/écoles", "template": "/v2/{codeOrganisme}/écoles"},
+	{"path": "/v2/ORG001", "template": "/v2/{codeOrganisme}"},
+	{"path": "/v2/roles", "template": "/v2/{codeOrganisme}"},
+	{"path": "/v1/roles", "template": "/v1/roles"},
+	{"path": "/v1/centres/C1", "template": "/v1/centres/{idCentre}"},
+	{"path": "/organisations/O1", "template": "/organisations/{idOrganisation}"},
+	{"path": "/v3/utilisateurs/moi", "template": "/v3/utilisateurs/moi"},
+	{"path": "/v3/O1/accesModulePlateforme/M1", "template": "/v3/{idOrganisation}/accesModulePlateforme/{idModulePlateforme}"},
+	{"path": "/v2/ORG001/ecoles/E1/grillesHoraires/G1/calendrierScolaire", "template": "/v2/{codeOrganisme}/ecoles/{idEcole}/grillesHoraires/{idGrilleHoraire}/calendrierScolaire"},
+	# case-insensitive literals, accented literals folded too
+	{"path": "/V1/ROLES", "template": "/v1/roles"},
+	{"path": "/v2/ORG001/ÉCOLES", "template": "/v2/{codeOrganisme}/écoles"},
+	{"path": "/v2/ORG001/BÂTIMENTS", "template": "/v2/{codeOrganisme}/bâtiments"},
+	{"path": "/v2/ORG001/elevesAdultes/A1/PRÉSENCES", "template": "/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}/présences"},
+	# one trailing slash is ignored
+	{"path": "/v1/roles/", "template": "/v1/roles"},
+	{"path": "/v2/ORG001/elevesJeunes/", "template": "/v2/{codeOrganisme}/elevesJeunes"},
+	# unknown routes
+	{"path": "/v1/roles//", "template": null},
+	{"path": "/v1//roles", "template": null},
+	{"path": "/v2/ORG001/ecoles", "template": null},
+	{"path": "/v2/ORG001/presences", "template": null},
+	{"path": "/v2/ORG001/elevesJeunes/J1/absences/extra", "template": null},
+	{"path": "/v2", "template": null},
+	{"path": "/", "template": null},
+	{"path": "", "template": null},
+	{"path": "v1/roles", "template": null},
+	{"path": "/v4/utilisateurs/moi", "template": null},
+]
+
+template_of(path) := template if {
+	template := routes.match.template with input as {"path": path}
+} else := null
+
+test_each_path_matches_its_template if {
+	failures := {[c.path, template_of(c.path)] | some c in match_cases; template_of(c.path) != c.template}
+	print("wrong matches [path, got]:", failures)
+	count(failures) == 0
+}
+
+test_parameters_are_extracted_with_their_case if {
+	routes.match.parameters == {"codeOrganisme": "Org001", "idEcole": "E-7", "idGrilleHoraire": "g 1"} with input as {"path": "/v2/Org001/ECOLES/E-7/grillesHoraires/g 1/calendrierScolaire"}
+}
+
+test_literal_only_route_has_no_parameters if {
+	routes.match.parameters == {} with input as {"path": "/v1/roles"}
+}
+
+test_match_carries_the_route_entry if {
+	m := routes.match with input as {"path": "/v2/ORG001/elevesAdultes"}
+	m.product == "Élève"
+	m.api == "Élève"
+	m.allowed == ["enseignant_adulte"]
+}
+
+# Every template, with its parameters filled in, matches itself and no other template.
+sample_path(template) := concat("/", [s | some seg in split(template, "/"); s := sample_segment(seg)])
+
+sample_segment(seg) := "X1" if {
+	startswith(seg, "{")
+} else := seg
+
+test_every_template_matches_itself if {
+	failures := {r.template | some r in data.catalog.routes; template_of(sample_path(r.template)) != r.template}
+	print("templates that do not match themselves:", failures)
+	count(failures) == 0
+}
+
+test_specificity_breaks_ties_by_first_differing_segment if {
+	# a synthetic table where both templates match every candidate path
+	table := [
+		{"product": "p", "api": "a", "template": "/{x}/b", "allowed": "all_synced"},
+		{"product": "p", "api": "a", "template": "/a/{y}", "allowed": "all_synced"},
+	]
+	routes.match.template == "/a/{y}" with input as {"path": "/a/b"} with data.catalog.routes as table
+}

@@ -1,0 +1,53 @@
+package portier.token_test
+
+import data.portier.token
+
+# Spec 2.2 (accessCode) and 2.3 (application) claim sets, and shapes that are neither.
+user := {"sub": "5f1c", "auth_time": 1700000000, "idp": "local", "scope": ["openid", "apiclients"], "tenant_id": "t1"}
+
+client := {"client_id": "m", "aud": ["apiclients"], "scope": ["apiclients"], "tenant_id": "t1"}
+
+flow_cases := [
+	{"name": "user token", "token": user, "flow": "accessCode"},
+	{"name": "user token with aud (tolerated)", "token": object.union(user, {"aud": ["apiclients"]}), "flow": "accessCode"},
+	{"name": "client credentials token", "token": client, "flow": "application"},
+	{"name": "ID token (nonce)", "token": object.union(user, {"nonce": "n"}), "flow": null},
+	{"name": "ID token (at_hash)", "token": object.union(user, {"at_hash": "h"}), "flow": null},
+	{"name": "ID token (s_hash)", "token": object.union(user, {"s_hash": "h"}), "flow": null},
+	{"name": "client token shaped like ID token", "token": object.union(client, {"nonce": "n"}), "flow": null},
+	{"name": "user without auth_time", "token": object.remove(user, ["auth_time"]), "flow": null},
+	{"name": "user without idp", "token": object.remove(user, ["idp"]), "flow": null},
+	{"name": "user with empty idp", "token": object.union(user, {"idp": ""}), "flow": null},
+	{"name": "empty sub is no subject", "token": object.union(client, {"sub": ""}), "flow": "application"},
+	{"name": "client without aud apiclients", "token": object.union(client, {"aud": ["other"]}), "flow": null},
+	{"name": "client without scope apiclients", "token": object.union(client, {"scope": ["openid"]}), "flow": null},
+	{"name": "apiclients only as substring", "token": object.union(client, {"scope": ["apiclientsx"]}), "flow": null},
+	{"name": "empty token", "token": {}, "flow": null},
+]
+
+flow_of(t) := flow if {
+	flow := token.flow with input as {"token": t}
+} else := null
+
+test_flow_classification if {
+	failures := {c.name | some c in flow_cases; flow_of(c.token) != c.flow}
+	print("misclassified:", failures)
+	count(failures) == 0
+}
+
+shape_cases := [
+	{"token": object.union(user, {"nonce": "n"}), "says": "ID token"},
+	{"token": object.remove(user, ["idp"]), "says": "auth_time and idp"},
+	{"token": {}, "says": "neither a user token"},
+]
+
+test_shape_problem_explains_why if {
+	every c in shape_cases {
+		contains(token.shape_problem, c.says) with input as {"token": c.token}
+	}
+}
+
+test_scope_check if {
+	token.has_apiclients_scope with input as {"token": user}
+	not token.has_apiclients_scope with input as {"token": object.union(user, {"scope": ["openid"]})}
+}

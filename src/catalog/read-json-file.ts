@@ -1,0 +1,37 @@
+/**
+ * Reads a JSON file and reports a parse error with the file name, line and column.
+ */
+import { readFileSync } from "node:fs";
+import { DataError } from "./data-error.js";
+
+/** Line and column (1-based) of a character offset. */
+export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  const column = offset - before.lastIndexOf("\n");
+  return { line, column };
+}
+
+export function parseJsonText(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const message = (err as Error).message;
+    const m = /position (\d+)/.exec(message);
+    if (m) {
+      const { line, column } = lineAndColumn(text, Number(m[1]));
+      throw new DataError(file, `${line}:${column}`, `invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, "")}`);
+    }
+    throw new DataError(file, "", `invalid JSON: ${message}`);
+  }
+}
+
+export function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new DataError(file, "", `cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  return parseJsonText(text, file);
+}

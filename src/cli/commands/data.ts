@@ -1,0 +1,29 @@
+/**
+ * `portier data build [--dir data] [--out build/bundle-data]`: validates data/ and writes the bundle's
+ * data document. `portier data check`: validates only.
+ */
+import { join, resolve } from "node:path";
+import { loadCatalog } from "../../catalog/index.js";
+import { writeBundleData } from "../../toolchain/build-bundle.js";
+import { PROJECT_ROOT } from "../../toolchain/project-root.js";
+import { parse, UsageError } from "../args.js";
+
+const USAGE = "usage: portier data build|check [--project DIR] [--out DIR]";
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { project: { type: "string" }, out: { type: "string" } }, USAGE);
+  const project = resolve(values.project ?? PROJECT_ROOT);
+  const action = positionals[0];
+  if (action === "check") {
+    const c = loadCatalog(join(project, "data"));
+    console.log(`data ok: ${c.roles.length} roles, ${c.routes.length} routes, ${c.tenants.length} tenant bindings`);
+    return 0;
+  }
+  if (action === "build") {
+    const out = resolve(values.out ?? join(project, "build", "bundle-data"));
+    writeBundleData(project, out);
+    console.log(`data ok: wrote ${join(out, "catalog", "data.json")}`);
+    return 0;
+  }
+  throw new UsageError(USAGE);
+}

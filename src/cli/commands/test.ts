@@ -1,0 +1,31 @@
+/**
+ * `portier test [--opa PATH] [--min-coverage 100]`: runs the policy tests with opa and prints one line per
+ * failing test (file:line), a line `coverage: X%`, and `N passed, N failed`. Non-zero exit on a failure
+ * or coverage below the minimum.
+ */
+import { join, resolve } from "node:path";
+import { writeBundleData } from "../../toolchain/build-bundle.js";
+import { opaPath } from "../../toolchain/opa.js";
+import { runPolicyTests } from "../../toolchain/run-policy-tests.js";
+import { PROJECT_ROOT } from "../../toolchain/project-root.js";
+import { parse } from "../args.js";
+
+const USAGE = "usage: portier test [--project DIR] [--opa PATH] [--min-coverage PERCENT]";
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { project: { type: "string" }, opa: { type: "string" }, "min-coverage": { type: "string" } }, USAGE);
+  const project = resolve(values.project ?? PROJECT_ROOT);
+  const min = Number(values["min-coverage"] ?? "100");
+  const data = writeBundleData(project, join(project, "build", "bundle-data"));
+  const report = await runPolicyTests({ opa: opaPath(values.opa), projectDir: project, dataDir: data.dir });
+  for (const f of report.failed) console.log(`FAIL ${f.location} ${f.name}${f.output ? `: ${f.output}` : ""}`);
+  for (const line of report.uncovered) console.log(`not covered: ${line}`);
+  console.log(`coverage: ${report.coverage.toFixed(2)}%`);
+  console.log(`policy: ${report.passed} passed, ${report.failed.length} failed`);
+  if (report.failed.length > 0) return 1;
+  if (report.coverage < min) {
+    console.log(`coverage ${report.coverage.toFixed(2)}% is below the required ${min}%`);
+    return 1;
+  }
+  return 0;
+}

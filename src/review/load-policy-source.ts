@@ -1,0 +1,48 @@
+/**
+ * Turns what a reviewer names into an engine: a bundle file (.tar.gz), a project folder holding
+ * policies/ and data/ (built with the pinned opa), or a git revision of this repository (its
+ * policies/ and data/ exported with git archive, then built).
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadEngine, type InProcessEngine } from "../engine/index.js";
+import { buildBundle } from "../toolchain/build-bundle.js";
+import { opaPath } from "../toolchain/opa.js";
+import { PROJECT_ROOT } from "../toolchain/project-root.js";
+
+async function engineFromFolder(folder: string, opa: string): Promise<InProcessEngine> {
+  const work = mkdtempSync(join(tmpdir(), "portier-build-"));
+  try {
+    const out = join(work, "bundle.tar.gz");
+    await buildBundle({ opa, projectDir: folder, workDir: work, out });
+    return (await loadEngine(out, { source: folder })) as InProcessEngine;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export async function loadPolicySource(source: string, opts: { opa?: string; repo?: string } = {}): Promise<InProcessEngine> {
+  if (existsSync(source)) {
+    if (statSync(source).isFile()) return (await loadEngine(source)) as InProcessEngine;
+    const folder = existsSync(join(source, "policies")) ? source : join(source, "..");
+    if (!existsSync(join(folder, "policies")) || !existsSync(join(folder, "data"))) {
+      throw new Error(`${source}: a policy folder must hold policies/ and data/ (a Portier project root)`);
+    }
+    return engineFromFolder(folder, opaPath(opts.opa));
+  }
+  const repo = opts.repo ?? PROJECT_ROOT;
+  const work = mkdtempSync(join(tmpdir(), "portier-rev-"));
+  try {
+    try {
+      execFileSync("bash", ["-c", 'git -C "$1" archive --format=tar "$2" policies data | tar -x -C "$3"', "_", repo, source, work], { stdio: ["ignore", "ignore", "pipe"] });
+    } catch (err) {
+      const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? "";
+      throw new Error(`${source}: not a bundle file, a policy folder, or a git revision of ${repo} (${detail})`);
+    }
+    return await engineFromFolder(work, opaPath(opts.opa));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Builds the wasm bundle from a project folder (policies/ + data/): validates data/, writes the data
+ * document, runs `opa check --strict` and `opa build -t wasm` with both entrypoints. The revision is a
+ * hash of the policy files and the data document, so the same sources always give the same revision.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { loadCatalog, bundleData } from "../catalog/index.js";
+import { runOpa } from "./opa.js";
+
+export const ENTRYPOINTS = ["portier/decision", "portier/catalog"];
+
+export class BuildError extends Error {
+  readonly code = "build_failed";
+}
+
+function regoFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) out.push(...regoFiles(full));
+    else if (name.endsWith(".rego")) out.push(full);
+  }
+  return out;
+}
+
+/** Writes <outDir>/catalog/data.json from <projectDir>/data; returns the folder to pass to opa. */
+export function writeBundleData(projectDir: string, outDir: string): { dir: string; json: string } {
+  const catalog = loadCatalog(join(projectDir, "data"));
+  const json = JSON.stringify(bundleData(catalog).catalog);
+  mkdirSync(join(outDir, "catalog"), { recursive: true });
+  writeFileSync(join(outDir, "catalog", "data.json"), json);
+  return { dir: outDir, json };
+}
+
+export function sourceRevision(projectDir: string, dataJson: string): string {
+  const hash = createHash("sha256");
+  for (const file of regoFiles(join(projectDir, "policies")).filter((f) => !f.endsWith("_test.rego"))) {
+    hash.update(relative(projectDir, file)).update("\0").update(readFileSync(file)).update("\0");
+  }
+  hash.update(dataJson);
+  return hash.digest("hex").slice(0, 12);
+}
+
+export async function buildBundle(opts: { opa: string; projectDir: string; workDir: string; out: string }): Promise<{ revision: string }> {
+  const data = writeBundleData(opts.projectDir, join(opts.workDir, "bundle-data"));
+  const policies = join(opts.projectDir, "policies");
+  const check = await runOpa(opts.opa, ["check", "--strict", policies, data.dir]);
+  if (check.code !== 0) throw new BuildError(`opa check --strict failed:\n${(check.stderr || check.stdout).trim()}`);
+  const revision = sourceRevision(opts.projectDir, data.json);
+  const args = ["build", "-t", "wasm", ...ENTRYPOINTS.flatMap((e) => ["-e", e]), "--ignore", "*_test.rego", "-r", revision, "-o", opts.out, policies, data.dir];
+  const built = await runOpa(opts.opa, args);
+  if (built.code !== 0) throw new BuildError(`opa build failed:\n${(built.stderr || built.stdout).trim()}`);
+  return { revision };
+}
