@@ -31,6 +31,8 @@ export interface IssuerContext {
   tokens: TokenFactory;
   grants: GrantStore;
   logger: Logger;
+  /** The documented dev password, shown on the login page when the bundled sample users are loaded. */
+  samplePasswordHint?: string;
 }
 
 export function endpointUrl(ctx: IssuerContext, path: string): string {

@@ -22,13 +22,16 @@ export interface CodeRecord extends AuthorizationRequest {
   sid: string;
   expiresAt: number;
   used: boolean;
-  /** jti of access tokens issued from this code (revoked on replay). */
+  /** jti of access tokens issued from this code (revoked on replay) and when they expire at the latest. */
   issuedJtis: string[];
+  revokeUntil: number;
 }
 
 export type CodeRedemption = { kind: "ok"; record: CodeRecord } | { kind: "unknown" } | { kind: "replayed" } | { kind: "expired" };
 
 export const LOGIN_TTL_SEC = 600;
+/** Bound on each store, so a loop of requests cannot grow memory without limit; oldest entries go first. */
+const MAX_ENTRIES = 10_000;
 
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString("base64url");
@@ -41,6 +44,7 @@ export class GrantStore {
 
   constructor(
     private readonly codeTtlSec: number,
+    private readonly accessTtlSec: number,
     private readonly now: () => number,
   ) {}
 
@@ -48,6 +52,7 @@ export class GrantStore {
     this.sweep();
     const id = randomToken();
     this.pending.set(id, { request, expiresAt: this.now() + LOGIN_TTL_SEC });
+    dropOldest(this.pending);
     return id;
   }
 
@@ -65,7 +70,8 @@ export class GrantStore {
   issueCode(request: AuthorizationRequest, user: IssuerUser, authTime: number, sid: string): string {
     this.sweep();
     const code = randomToken();
-    this.codes.set(code, { ...request, user, authTime, sid, expiresAt: this.now() + this.codeTtlSec, used: false, issuedJtis: [] });
+    this.codes.set(code, { ...request, user, authTime, sid, expiresAt: this.now() + this.codeTtlSec, used: false, issuedJtis: [], revokeUntil: 0 });
+    dropOldest(this.codes);
     return code;
   }
 
@@ -74,7 +80,7 @@ export class GrantStore {
     const record = this.codes.get(code);
     if (!record) return { kind: "unknown" };
     if (record.used) {
-      for (const jti of record.issuedJtis) this.revokedJtis.set(jti, record.expiresAt + 86_400);
+      for (const jti of record.issuedJtis) this.revokedJtis.set(jti, record.revokeUntil);
       return { kind: "replayed" };
     }
     record.used = true;
@@ -82,15 +88,28 @@ export class GrantStore {
     return { kind: "ok", record };
   }
 
+  /** Records an access token issued from a redeemed code, so a later replay of the code revokes it. */
+  recordIssued(record: CodeRecord, jti: string): void {
+    record.issuedJtis.push(jti);
+    record.revokeUntil = this.now() + this.accessTtlSec;
+  }
+
   isRevoked(jti: string): boolean {
     return this.revokedJtis.has(jti);
   }
 
-  /** Drops expired entries; used codes are kept until a day after expiry to detect replays. */
+  /** Drops expired entries; a redeemed code is kept while its access token lives, to detect replays. */
   private sweep(): void {
     const now = this.now();
     for (const [id, entry] of this.pending) if (entry.expiresAt <= now) this.pending.delete(id);
-    for (const [code, record] of this.codes) if (record.expiresAt + 86_400 <= now) this.codes.delete(code);
+    for (const [code, record] of this.codes) if (Math.max(record.expiresAt, record.revokeUntil) <= now) this.codes.delete(code);
     for (const [jti, until] of this.revokedJtis) if (until <= now) this.revokedJtis.delete(jti);
+  }
+}
+
+function dropOldest<K, V>(map: Map<K, V>): void {
+  for (const key of map.keys()) {
+    if (map.size <= MAX_ENTRIES) return;
+    map.delete(key);
   }
 }

@@ -11,7 +11,7 @@ import { buildApp } from "./app.js";
 import type { IssuerContext } from "./context.js";
 import { GrantStore } from "./grant-store.js";
 import { createKeyRing } from "./keys.js";
-import { resolveConfig, type IssuerOptions } from "./options.js";
+import { DEFAULT_USERS_FILE, resolveConfig, type IssuerOptions } from "./options.js";
 import { loadClients, loadUsers, type IssuerClient, type IssuerUser } from "./sample-data.js";
 import { createTokenFactory } from "./token-factory.js";
 
@@ -21,6 +21,9 @@ export type { DirectoryRecord, IssuerClient, IssuerUser } from "./sample-data.js
 export { DataFileError, loadClients, loadDirectory, loadUsers } from "./sample-data.js";
 export { halfSha256 } from "./token-factory.js";
 export { PATHS } from "./context.js";
+
+/** The documented password of every bundled sample user (data/sample/users.json). */
+export const SAMPLE_PASSWORD = "portier-dev";
 
 export interface IssuerExtras {
   /** Exact `iss` of its tokens, without trailing slash. */
@@ -66,8 +69,9 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     clients: new Map(clients.map((c) => [c.client_id, c])),
     keys,
     tokens: createTokenFactory({ issuerUrl: config.issuerUrl, accessTtlSec: config.accessTtlSec, idTtlSec: config.idTtlSec, now: config.now, keys }),
-    grants: new GrantStore(config.codeTtlSec, config.now),
+    grants: new GrantStore(config.codeTtlSec, config.accessTtlSec, config.now),
     logger: options.logger ?? pino({ level: "silent" }),
+    ...(config.usersFile === DEFAULT_USERS_FILE ? { samplePasswordHint: SAMPLE_PASSWORD } : {}),
   };
   const extras: IssuerExtras = {
     issuerUrl: config.issuerUrl,

@@ -5,8 +5,6 @@
 import type { Response } from "express";
 import type { IssuerUser } from "./sample-data.js";
 
-export const DEV_PASSWORD_HINT = "portier-dev";
-
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
 }
@@ -42,6 +40,8 @@ export interface LoginPageModel {
   users: readonly IssuerUser[];
   username?: string;
   error?: string;
+  /** Shown only for the bundled sample users, whose documented password it is. */
+  passwordHint?: string;
 }
 
 export function sendLoginPage(res: Response, status: number, model: LoginPageModel): void {
@@ -55,7 +55,9 @@ export function sendLoginPage(res: Response, status: number, model: LoginPageMod
     page(
       "Portier development issuer: sign in",
       `<h1>Sign in</h1>
-<p class="warn">Portier local issuer: for development only, not for production. Sample password of every user: <code>${DEV_PASSWORD_HINT}</code>.</p>
+<p class="warn">Portier local issuer: for development only, not for production.${
+        model.passwordHint ? ` Password of every sample user: <code>${escapeHtml(model.passwordHint)}</code>.` : ""
+      }</p>
 <p>Application: <code>${escapeHtml(model.clientId)}</code></p>
 ${model.error ? `<p class="error" role="alert">${escapeHtml(model.error)}</p>` : ""}
 <form method="post" action="${escapeHtml(model.loginAction)}">

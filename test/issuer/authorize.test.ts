@@ -98,6 +98,7 @@ describe("sign-in", () => {
     const page = await authorizeRaw(strict.url, params);
     expect(page.status).toBe(200);
     expect(page.body).toContain("not for production");
+    expect(page.body).toContain("portier-dev"); // the documented password of the bundled sample users
     for (const u of ["enseignant.jeune", "synced.sans.role", "non.synchronise", "enseignant.jeune.b"]) expect(page.body).toContain(u);
     const requestId = /name="request_id" value="([^"]+)"/.exec(page.body)?.[1];
     expect(requestId).toBeTruthy();

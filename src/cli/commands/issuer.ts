@@ -66,6 +66,8 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const host = values.host ?? "127.0.0.1";
+  const usersFile = values.users ?? DEFAULT_USERS_FILE;
+  const clientsFile = values.clients ?? DEFAULT_CLIENTS_FILE;
   const logger = pino({ name: "portier-issuer", level: process.env["LOG_LEVEL"] ?? "info" });
   let running;
   try {
@@ -73,8 +75,8 @@ export async function run(argv: string[]): Promise<number> {
       port,
       host,
       ...(values["issuer-url"] !== undefined ? { issuerUrl: values["issuer-url"] } : {}),
-      usersFile: values.users ?? DEFAULT_USERS_FILE,
-      clientsFile: values.clients ?? DEFAULT_CLIENTS_FILE,
+      usersFile,
+      clientsFile,
       devMode: !values["no-dev-login"],
       logger,
       ...ttls,
@@ -90,7 +92,8 @@ export async function run(argv: string[]): Promise<number> {
       "Portier local issuer: FOR DEVELOPMENT ONLY, NOT FOR PRODUCTION (sample users, public dev secrets, in-memory keys).",
       `Issuer URL: ${url}`,
       `Discovery:  ${url}/.well-known/openid-configuration`,
-      `Users: ${issuer.users.length} (password portier-dev), clients: ${issuer.clients.map((c) => c.client_id).join(", ")}`,
+      `Users: ${issuer.users.length} from ${usersFile} (sample users: see its $comment for the dev password)`,
+      `Clients: ${issuer.clients.map((c) => c.client_id).join(", ")} from ${clientsFile}`,
       issuer.devMode ? "Dev mode: login_hint=<username> on /connect/authorize signs that user in without a password." : "Dev mode off.",
       isLoopback(host) ? "" : `WARNING: listening on ${host}, not loopback.`,
     ]

@@ -46,6 +46,7 @@ export function authorizeEndpoint(ctx: IssuerContext): RequestHandler {
         clientId: request.clientId,
         loginAction: endpointUrl(ctx, PATHS.login),
         users: ctx.users,
+        ...(ctx.samplePasswordHint ? { passwordHint: ctx.samplePasswordHint } : {}),
         ...(loginHint !== undefined ? { username: loginHint } : {}),
       });
     } catch (err) {
@@ -73,6 +74,7 @@ export function loginEndpoint(ctx: IssuerContext): RequestHandler {
         clientId: request.clientId,
         loginAction: endpointUrl(ctx, PATHS.login),
         users: ctx.users,
+        ...(ctx.samplePasswordHint ? { passwordHint: ctx.samplePasswordHint } : {}),
         username,
         error: "Unknown username or wrong password.",
       });

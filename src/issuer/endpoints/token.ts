@@ -88,7 +88,7 @@ async function authorizationCodeGrant(ctx: IssuerContext, params: Params, { clie
     ...(record.state !== undefined ? { state: record.state } : {}),
   };
   const access = await ctx.tokens.userAccessToken(grant);
-  record.issuedJtis.push(access.jti);
+  ctx.grants.recordIssued(record, access.jti);
   const response: TokenResponse = { access_token: access.token, token_type: "Bearer", expires_in: ctx.config.accessTtlSec, scope: scope.join(" ") };
   if (scope.includes("openid")) response.id_token = await ctx.tokens.idToken(grant, access.token);
   return response;
