@@ -3,8 +3,8 @@
  * or none for public clients; one method per request. Failures are invalid_client with 401, and
  * WWW-Authenticate when the client tried the Authorization header.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { Request } from "express";
+import { constantTimeEqual } from "./constant-time.js";
 import { OAuthError } from "./oauth-error.js";
 import type { Params } from "./params.js";
 import type { IssuerClient } from "./sample-data.js";
@@ -37,7 +37,7 @@ export function authenticateClient(req: Request, params: Params, clients: Readon
     if (presented !== undefined) throw failure("public client must not send a client secret");
     return { client, method: "none" };
   }
-  if (presented === undefined || !sameSecret(presented, client.client_secret ?? "")) {
+  if (presented === undefined || !constantTimeEqual(presented, client.client_secret ?? "")) {
     throw failure("unknown client or wrong credentials");
   }
   return { client, method: basic ? "client_secret_basic" : "client_secret_post" };
@@ -60,9 +60,4 @@ function parseBasic(header: string | undefined): { id: string; secret: string } 
 
 function formDecode(value: string): string {
   return decodeURIComponent(value.replace(/\+/g, " "));
-}
-
-function sameSecret(a: string, b: string): boolean {
-  const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
-  return timingSafeEqual(digest(a), digest(b));
 }

@@ -75,9 +75,10 @@ export function loadClients(file: string): IssuerClient[] {
   const doc = readValidated(file, validateClients) as { clients: IssuerClient[] };
   assertUnique(file, doc.clients, "clients", "client_id");
   doc.clients.forEach((client, i) => {
-    if (client.grant_types.includes("authorization_code") && client.type === "public" && !client.scopes.length) {
-      throw new DataFileError(file, `/clients/${i}/scopes`, "must not be empty");
-    }
+    (client.redirect_uris ?? []).forEach((uri, j) => {
+      // RFC 6749 3.1.2: absolute, no fragment.
+      if (new URL(uri).hash || uri.includes("#")) throw new DataFileError(file, `/clients/${i}/redirect_uris/${j}`, "must not contain a fragment");
+    });
   });
   return doc.clients;
 }

@@ -90,6 +90,7 @@ describe("schema validation at load", () => {
     ["users: duplicate username", () => loadUsers(write("u3.json", { users: [users[0], { ...users[1], preferred_username: users[0]!.preferred_username }] })), /u3\.json: \/users\/1\/preferred_username: duplicate/],
     ["clients: confidential without secret", () => loadClients(write("c1.json", { clients: [{ client_id: "m", type: "confidential", grant_types: ["client_credentials"], scopes: ["apiclients"], tenant_id: TENANT_A }] })), /c1\.json: \/clients\/0: must have required property 'client_secret'/],
     ["clients: unknown scope", () => loadClients(write("c2.json", { clients: [{ ...clients[0], scopes: ["admin"] }] })), /c2\.json: \/clients\/0\/scopes\/0: must be equal to one of the allowed values/],
+    ["clients: redirect URI with a fragment", () => loadClients(write("c3.json", { clients: [{ ...clients[0], redirect_uris: ["http://127.0.0.1:8400/cb#x"] }] })), /c3\.json: \/clients\/0\/redirect_uris\/0: must not contain a fragment/],
     ["directory: roles not a list", () => loadDirectory(write("d1.json", [{ sub: users[0]!.sub, tenant_id: TENANT_A, roles: "x" }])), /d1\.json: \/0\/roles: must be array/],
     ["not JSON", () => loadUsers(write("bad.json", "{")), /bad\.json: \(root\): not valid JSON/],
   ])("%s", (_name, load, message) => {

@@ -4,13 +4,13 @@
  * code. Errors go back to the client when its redirect URI is valid, otherwise a 400 page (4.1.2.1).
  */
 import type { RequestHandler, Response } from "express";
+import { constantTimeEqual } from "../constant-time.js";
 import { PATHS, endpointUrl, type IssuerContext } from "../context.js";
 import { randomToken, type AuthorizationRequest } from "../grant-store.js";
 import { sendErrorPage, sendLoginPage } from "../login-page.js";
 import { OAuthError } from "../oauth-error.js";
 import { singleValued, splitScope } from "../params.js";
 import type { IssuerUser } from "../sample-data.js";
-import { createHash, timingSafeEqual } from "node:crypto";
 
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -67,7 +67,7 @@ export function loginEndpoint(ctx: IssuerContext): RequestHandler {
 
     const username = field("username");
     const user = ctx.usersByName.get(username);
-    if (!user || !samePassword(field("password"), user.password)) {
+    if (!user || !constantTimeEqual(field("password"), user.password)) {
       ctx.logger.info({ event: "login_failed", client_id: request.clientId }, "sign-in refused");
       return sendLoginPage(res, 401, {
         requestId,
@@ -147,9 +147,4 @@ function redirectWithError(ctx: IssuerContext, res: Response, target: { redirect
   if (target.state !== undefined) url.searchParams.set("state", target.state);
   url.searchParams.set("iss", ctx.config.issuerUrl);
   res.set("Cache-Control", "no-store").redirect(302, url.href);
-}
-
-function samePassword(given: string, expected: string): boolean {
-  const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
-  return timingSafeEqual(digest(given), digest(expected));
 }

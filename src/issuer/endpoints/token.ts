@@ -3,10 +3,11 @@
  * to client and redirect URI) and the `client_credentials` grant (scope apiclients). Parameters come from
  * the form body or the query string (spec 4.1); errors follow RFC 6749 5.2; responses are never cached.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
-import type { Request, RequestHandler, Response } from "express";
+import { createHash } from "node:crypto";
+import type { RequestHandler, Response } from "express";
 import { base64url } from "jose";
 import { authenticateClient, type AuthenticatedClient } from "../client-auth.js";
+import { constantTimeEqual } from "../constant-time.js";
 import type { IssuerContext } from "../context.js";
 import { OAuthError } from "../oauth-error.js";
 import { splitScope, tokenRequestParams, type Params } from "../params.js";
@@ -47,7 +48,7 @@ export function tokenEndpoint(ctx: IssuerContext): RequestHandler {
       res.status(200).json(body);
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
-      sendTokenError(ctx, req, res, err);
+      sendTokenError(ctx, res, err);
     }
   };
 }
@@ -68,7 +69,7 @@ async function authorizationCodeGrant(ctx: IssuerContext, params: Params, { clie
   const record = redemption.record;
   if (record.clientId !== client.client_id) throw new OAuthError("invalid_grant", "authorization code was issued to another client");
   if (record.redirectUri !== redirectUri) throw new OAuthError("invalid_grant", "redirect_uri differs from the authorization request");
-  if (!sameValue(base64url.encode(createHash("sha256").update(verifier, "ascii").digest()), record.codeChallenge)) {
+  if (!constantTimeEqual(base64url.encode(createHash("sha256").update(verifier, "ascii").digest()), record.codeChallenge)) {
     throw new OAuthError("invalid_grant", "code_verifier does not match the code_challenge");
   }
 
@@ -103,13 +104,7 @@ async function clientCredentialsGrant(ctx: IssuerContext, params: Params, { clie
   return { access_token: access.token, token_type: "Bearer", expires_in: ctx.config.accessTtlSec, scope: scope.join(" ") };
 }
 
-function sendTokenError(ctx: IssuerContext, _req: Request, res: Response, err: OAuthError): void {
+function sendTokenError(ctx: IssuerContext, res: Response, err: OAuthError): void {
   ctx.logger.info({ event: "token_error", error: err.error }, "token request refused");
   res.status(err.status).set(err.headers).json(err.toJSON());
-}
-
-function sameValue(a: string, b: string): boolean {
-  const ba = Buffer.from(a);
-  const bb = Buffer.from(b);
-  return ba.length === bb.length && timingSafeEqual(ba, bb);
 }
