@@ -10,7 +10,7 @@ import { randomToken, type AuthorizationRequest } from "../grant-store.js";
 import { sendErrorPage, sendLoginPage } from "../login-page.js";
 import { OAuthError } from "../oauth-error.js";
 import { singleValued, splitScope } from "../params.js";
-import type { IssuerUser } from "../sample-data.js";
+import type { IssuerClient, IssuerUser } from "../sample-data.js";
 
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -26,12 +26,12 @@ class PageError extends Error {
 
 export function authorizeEndpoint(ctx: IssuerContext): RequestHandler {
   return (req, res) => {
-    let target: { redirectUri: string; state?: string } | undefined;
+    let target: RedirectTarget | undefined;
     try {
       const raw = req.query as Record<string, unknown>;
       target = redirectTarget(ctx, raw);
       const params = singleValued(raw, "query string");
-      const request = validateRequest(ctx, params, target.redirectUri);
+      const request = validateRequest(params, target);
       const loginHint = params["login_hint"];
 
       if (ctx.config.devMode && loginHint !== undefined) {
@@ -84,8 +84,14 @@ export function loginEndpoint(ctx: IssuerContext): RequestHandler {
   };
 }
 
+interface RedirectTarget {
+  client: IssuerClient;
+  redirectUri: string;
+  state?: string;
+}
+
 /** client_id and redirect_uri first: until both are valid nothing may be redirected. */
-function redirectTarget(ctx: IssuerContext, raw: Record<string, unknown>): { redirectUri: string; state?: string } {
+function redirectTarget(ctx: IssuerContext, raw: Record<string, unknown>): RedirectTarget {
   const clientId = raw["client_id"];
   const redirectUri = raw["redirect_uri"];
   if (typeof clientId !== "string" || !clientId) throw new PageError("invalid_request", "client_id is missing or repeated");
@@ -94,11 +100,10 @@ function redirectTarget(ctx: IssuerContext, raw: Record<string, unknown>): { red
   if (typeof redirectUri !== "string" || !redirectUri) throw new PageError("invalid_request", "redirect_uri is missing or repeated");
   if (!(client.redirect_uris ?? []).includes(redirectUri)) throw new PageError("invalid_request", "redirect_uri is not registered for this client (exact match)");
   const state = raw["state"];
-  return { redirectUri, ...(typeof state === "string" && state ? { state } : {}) };
+  return { client, redirectUri, ...(typeof state === "string" && state ? { state } : {}) };
 }
 
-function validateRequest(ctx: IssuerContext, params: Record<string, string>, redirectUri: string): AuthorizationRequest {
-  const client = ctx.clients.get(params["client_id"] ?? "")!;
+function validateRequest(params: Record<string, string>, { client, redirectUri }: RedirectTarget): AuthorizationRequest {
   const responseType = params["response_type"];
   if (!responseType) throw new OAuthError("invalid_request", "response_type is required");
   if (responseType !== "code") throw new OAuthError("unsupported_response_type", "only response_type=code is supported");
@@ -139,7 +144,7 @@ function redirectWithCode(ctx: IssuerContext, res: Response, request: Authorizat
   res.set("Cache-Control", "no-store").redirect(status, url.href);
 }
 
-function redirectWithError(ctx: IssuerContext, res: Response, target: { redirectUri: string; state?: string }, err: OAuthError): void {
+function redirectWithError(ctx: IssuerContext, res: Response, target: RedirectTarget, err: OAuthError): void {
   ctx.logger.info({ event: "authorize_error", error: err.error }, "authorization request refused");
   const url = new URL(target.redirectUri);
   url.searchParams.set("error", err.error);
