@@ -37,10 +37,11 @@ export class WorkerPoolEngine implements DecisionEngine {
   }
 
   private spawn(): Promise<void> {
-    const worker = new Worker(WORKER_URL, {
-      workerData: { bytes: this.bytes, source: this.source },
-      execArgv: runningTs ? ["--import", "tsx"] : [],
-    });
+    const workerData = { bytes: this.bytes, source: this.source };
+    // Run from TypeScript sources (tests, tsx), the worker registers tsx before importing its module.
+    const worker = runningTs
+      ? new Worker(`import("tsx/esm/api").then((t) => { t.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`, { eval: true, workerData })
+      : new Worker(WORKER_URL, { workerData });
     const slot: Slot = { worker, pending: new Map() };
     this.slots.push(slot);
     return new Promise((resolve, reject) => {

@@ -8,8 +8,8 @@ import { runOpa } from "./opa.js";
 export interface PolicyTestReport {
   passed: number;
   failed: { name: string; location: string; output: string }[];
-  /** Percent of policy (non-test) lines covered. */
-  coverage: number;
+  /** Percent of policy (non-test) lines covered; null when tests failed (opa then reports none). */
+  coverage: number | null;
   uncovered: string[];
 }
 
@@ -44,8 +44,18 @@ export async function runPolicyTests(opts: { opa: string; projectDir: string; da
       output: [r.output ?? "", r.error ? JSON.stringify(r.error) : ""].join(" ").trim(),
     }));
 
+  // opa writes no coverage report when a test fails.
+  if (failed.length > 0) return { passed: parsed.length - failed.length, failed, coverage: null, uncovered: [] };
+
   const cov = await runOpa(opts.opa, ["test", "--coverage", "--format", "json", policies, opts.dataDir]);
-  const report = JSON.parse(cov.stdout) as OpaCoverage;
+  // With failing tests, opa prints their names as text before the coverage JSON: parse from the JSON.
+  const jsonStart = cov.stdout.search(/^\{/m);
+  let report: OpaCoverage;
+  try {
+    report = JSON.parse(jsonStart === -1 ? cov.stdout : cov.stdout.slice(jsonStart)) as OpaCoverage;
+  } catch {
+    throw new Error(`opa test --coverage gave no report:\n${(cov.stderr || cov.stdout).trim()}`);
+  }
   let covered = 0;
   let total = 0;
   const uncovered: string[] = [];

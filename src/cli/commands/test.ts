@@ -20,9 +20,9 @@ export async function run(argv: string[]): Promise<number> {
   const report = await runPolicyTests({ opa: opaPath(values.opa), projectDir: project, dataDir: data.dir });
   for (const f of report.failed) console.log(`FAIL ${f.location} ${f.name}${f.output ? `: ${f.output}` : ""}`);
   for (const line of report.uncovered) console.log(`not covered: ${line}`);
-  console.log(`coverage: ${report.coverage.toFixed(2)}%`);
+  console.log(report.coverage === null ? "coverage: not measured (opa reports coverage only when every test passes)" : `coverage: ${report.coverage.toFixed(2)}%`);
   console.log(`policy: ${report.passed} passed, ${report.failed.length} failed`);
-  if (report.failed.length > 0) return 1;
+  if (report.failed.length > 0 || report.coverage === null) return 1;
   if (report.coverage < min) {
     console.log(`coverage ${report.coverage.toFixed(2)}% is below the required ${min}%`);
     return 1;

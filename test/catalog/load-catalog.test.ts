@@ -1,0 +1,48 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadCatalog, DataError } from "../../src/catalog/index.js";
+import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
+import { scratchProject } from "../support/cli.js";
+
+describe("loadCatalog", () => {
+  it("loads the project's data", () => {
+    const c = loadCatalog(join(PROJECT_ROOT, "data"));
+    expect(c.routes).toHaveLength(29);
+    expect(c.roles.map((r) => r.id)).toEqual(["enseignant_jeune", "directeur_jeune", "intervenant_jeune", "eleve_jeune", "parent_eleve_jeune", "enseignant_adulte", "directeur_adulte", "eleve_adulte"]);
+    expect(c.roles.find((r) => r.id === "parent_eleve_jeune")?.aliases).toContain("Parent de l'élève jeune");
+  });
+
+  type Edit = (doc: any) => void;
+  const broken: [string, string, Edit | string, RegExp][] = [
+    ["unknown role in a route", "routes", (d) => (d.routes[3].allowed[1] = "directeur"), /routes\.json: routes\[3\]\.allowed\[1\]: unknown role "directeur"/],
+    ["missing field", "routes", (d) => delete d.routes[0].template, /routes\.json: routes\[0\]: missing field "template"/],
+    ["unknown field", "roles", (d) => (d.roles[2].colour = "red"), /roles\.json: roles\[2\]: unknown field "colour"/],
+    ["bad template", "routes", (d) => (d.routes[5].template = "/v2//x"), /routes\.json: routes\[5\]\.template: must match pattern/],
+    ["duplicate template", "routes", (d) => (d.routes[1].template = d.routes[0].template), /routes\.json: routes\[1\]\.template: duplicates routes\[0\]/],
+    ["decomposed template", "routes", (d) => (d.routes[11].template = "/v2/{codeOrganisme}/ba\u0302timents"), /routes\[11\]\.template: must be in Unicode NFC/],
+    ["label naming two roles", "roles", (d) => d.roles[1].aliases.push("Enseignant jeune"), /roles\.json: roles\[1\]: "Enseignant jeune" already names role enseignant_jeune/],
+    ["code owned twice", "tenants", (d) => d.tenants[1].codeOrganisme.push("ORG001"), /tenants\.json: tenants\[1\]\.codeOrganisme\[1\]: code ORG001 already belongs/],
+    ["allowed neither list nor all_synced", "routes", (d) => (d.routes[0].allowed = "everyone"), /routes\.json: routes\[0\]\.allowed/],
+    ["malformed JSON", "tenants", '{\n  "tenants": [\n    { "tenant_id": "x", }\n  ]\n}\n', /tenants\.json: 3:25: invalid JSON/],
+  ];
+
+  it.each(broken)("names file and field for %s", (_name, file, edit, message) => {
+    const dir = scratchProject();
+    const path = join(dir, "data", `${file}.json`);
+    if (typeof edit === "string") writeFileSync(path, edit);
+    else {
+      const doc = JSON.parse(readFileSync(path, "utf8"));
+      edit(doc);
+      writeFileSync(path, JSON.stringify(doc, null, 2));
+    }
+    let error: unknown;
+    try {
+      loadCatalog(join(dir, "data"));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(DataError);
+    expect((error as Error).message).toMatch(message);
+  });
+});

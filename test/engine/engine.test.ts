@@ -1,0 +1,143 @@
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadEngine, EngineLoadError, InProcessEngine, WorkerPoolEngine, tokenFacts, type DecisionInput } from "../../src/engine/index.js";
+import { requireBundle } from "../support/bundle.js";
+import { tarOf } from "../support/tar.js";
+
+const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
+const user = { sub: "u1", auth_time: 1, idp: "local", scope: ["apiclients"], tenant_id: TENANT_A };
+
+function input(over: Partial<DecisionInput> = {}): DecisionInput {
+  return { method: "GET", path: "/v2/ORG001/elevesJeunes/J1/absences", token: user, roles: ["enseignant_jeune"], synced: true, role_check: "enforce", ...over };
+}
+
+let engine: InProcessEngine;
+beforeAll(async () => {
+  engine = (await loadEngine(requireBundle())) as InProcessEngine;
+});
+
+describe("loading bundles", () => {
+  const bundleBytes = () => readFileSync(requireBundle());
+  const cases: [string, () => Uint8Array, string, RegExp][] = [
+    ["not gzip", () => Buffer.from("hello"), "bundle_invalid", /not a gzip file/],
+    ["gzip but not tar", () => gzipSync(Buffer.alloc(1024, 7)), "bundle_invalid", /tar|manifest/],
+    ["no manifest", () => gzipSync(tarOf({ "/data.json": "{}" })), "manifest_invalid", /no \/.manifest/],
+    ["manifest without wasm", () => gzipSync(tarOf({ "/.manifest": '{"revision":"x"}' })), "manifest_invalid", /field "wasm"/],
+    ["bad manifest JSON", () => gzipSync(tarOf({ "/.manifest": "{nope" })), "bundle_invalid", /\.manifest: invalid JSON/],
+    [
+      "missing entrypoint",
+      () => gzipSync(tarOf({ "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "other/rule", module: "/policy.wasm" }] }), "/policy.wasm": "x" })),
+      "entrypoint_missing",
+      /"portier\/decision" is missing \(has: other\/rule\)/,
+    ],
+    [
+      "module file absent",
+      () => gzipSync(tarOf({ "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "portier/decision", module: "/policy.wasm" }] }) })),
+      "bundle_invalid",
+      /no such file/,
+    ],
+    [
+      "wasm garbage",
+      () => gzipSync(tarOf({ "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "portier/decision", module: "/policy.wasm" }] }), "/policy.wasm": "not wasm" })),
+      "wasm_invalid",
+      /not a valid WebAssembly module/,
+    ],
+    [
+      "data not an object",
+      () => gzipSync(tarOf({ "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "portier/decision", module: "/policy.wasm" }] }), "/policy.wasm": "x", "/data.json": "[1]" })),
+      "data_invalid",
+      /must be a JSON object/,
+    ],
+    ["truncated", () => bundleBytes().subarray(0, 200), "bundle_invalid", /./],
+  ];
+
+  it.each(cases)("refuses a bundle that is %s", async (_name, bytes, code, message) => {
+    const err = await loadEngine(bytes(), { source: "test.tar.gz" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineLoadError);
+    expect((err as EngineLoadError).code).toBe(code);
+    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message).toContain("test.tar.gz");
+  });
+
+  it("names the file it cannot read", async () => {
+    const err = await loadEngine("/nonexistent/bundle.tar.gz").catch((e: unknown) => e);
+    expect((err as EngineLoadError).code).toBe("bundle_unreadable");
+    expect((err as Error).message).toContain("/nonexistent/bundle.tar.gz");
+  });
+
+  it("reads the revision from the manifest", () => {
+    expect(engine.revision).toMatch(/^[0-9a-f]{12}$/);
+    expect(engine.manifest.wasm?.map((w) => w.entrypoint)).toEqual(expect.arrayContaining(["portier/decision", "portier/catalog"]));
+  });
+});
+
+describe("deciding through the SDK", () => {
+  it("allows and denies with reasons", async () => {
+    expect(await engine.decide(input())).toMatchObject({ allow: true, status: 200, reason: "allowed", flow: "accessCode", deprecated: true });
+    expect(await engine.decide(input({ roles: ["eleve_jeune"] }))).toMatchObject({ allow: false, status: 403, reason: "role_not_allowed" });
+  });
+
+  const invalid: [string, unknown, RegExp][] = [
+    ["extra field", { ...input(), admin: true }, /additional properties \(admin\)/],
+    ["lower-case method", input({ method: "get" }), /input\.method/],
+    ["relative path", input({ path: "v1/roles" }), /input\.path/],
+    ["roles not a list", { ...input(), roles: "enseignant_jeune" }, /input\.roles must be array/],
+    ["sub not a string", input({ token: { ...user, sub: 42 as unknown as string } }), /input\.token\.sub must be string/],
+    ["mode unknown", { ...input(), role_check: "off" }, /input\.role_check/],
+    ["null", null, /input must be object/],
+  ];
+  it.each(invalid)("denies input with %s (input_invalid)", (_name, bad, message) => {
+    const d = engine.decideSync(bad as DecisionInput);
+    expect(d).toMatchObject({ allow: false, status: 403, reason: "input_invalid" });
+    expect(d.message).toMatch(message);
+  });
+
+  it("turns a wasm trap into a deny and replaces the instance", () => {
+    const instance = (engine as unknown as { instance: { policy: { evaluate: () => unknown } } }).instance;
+    const broken = instance.policy;
+    broken.evaluate = () => {
+      throw new Error("RuntimeError: unreachable");
+    };
+    const d = engine.decideSync(input());
+    expect(d).toMatchObject({ allow: false, reason: "policy_error" });
+    expect(d.message).toContain("unreachable");
+    expect(engine.traps).toBe(1);
+    expect(instance.policy).not.toBe(broken);
+    expect(engine.decideSync(input())).toMatchObject({ allow: true });
+  });
+
+  it("denies when the policy answers something that is not a decision", () => {
+    const instance = (engine as unknown as { instance: { policy: { evaluate: (i: unknown, e: number) => unknown } } }).instance;
+    const real = instance.policy.evaluate.bind(instance.policy);
+    for (const answer of [[], [{ result: { allow: "yes" } }], [{ result: { allow: true, status: 403, reason: "x", message: "m" } }]]) {
+      instance.policy.evaluate = () => answer;
+      expect(engine.decideSync(input())).toMatchObject({ allow: false, reason: "policy_error" });
+    }
+    instance.policy.evaluate = real;
+    expect(engine.decideSync(input())).toMatchObject({ allow: true });
+  });
+});
+
+describe("tokenFacts", () => {
+  it("keeps only what the policy reads and normalises lists", () => {
+    expect(tokenFacts({ sub: "s", scope: "openid apiclients", aud: "apiclients", jti: "j", exp: 1, amr: ["pwd"] })).toEqual({ sub: "s", scope: ["openid", "apiclients"], aud: ["apiclients"] });
+  });
+});
+
+describe("worker pool", () => {
+  let pool: WorkerPoolEngine;
+  beforeAll(async () => {
+    pool = (await loadEngine(requireBundle(), { workers: 2 })) as WorkerPoolEngine;
+  });
+  afterAll(async () => {
+    await pool.close();
+  });
+
+  it("answers the same decisions as the in-process engine", async () => {
+    const inputs = [input(), input({ roles: ["eleve_jeune"] }), input({ method: "POST" }), input({ path: "/v9" }), input({ synced: false, roles: [], path: "/v1/roles" })];
+    const answers = await Promise.all(inputs.map((i) => pool.decide(i)));
+    expect(answers).toEqual(inputs.map((i) => engine.decideSync(i)));
+    expect(pool.revision).toBe(engine.revision);
+  });
+});
