@@ -4,12 +4,10 @@
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 
-/** Repository root, found from this file (same depth under src/ and dist/). */
-const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-export const DEFAULT_USERS_FILE = fileURLToPath(new URL("data/sample/users.json", `file://${REPO_ROOT}`));
-export const DEFAULT_CLIENTS_FILE = fileURLToPath(new URL("data/sample/clients.json", `file://${REPO_ROOT}`));
-export const DEFAULT_DIRECTORY_FILE = fileURLToPath(new URL("data/sample/directory.json", `file://${REPO_ROOT}`));
+// Sample data at the repository root, found from this file (same depth under src/ and dist/).
+export const DEFAULT_USERS_FILE = fileURLToPath(new URL("../../data/sample/users.json", import.meta.url));
+export const DEFAULT_CLIENTS_FILE = fileURLToPath(new URL("../../data/sample/clients.json", import.meta.url));
+export const DEFAULT_DIRECTORY_FILE = fileURLToPath(new URL("../../data/sample/directory.json", import.meta.url));
 
 export interface IssuerOptions {
   /** Exact `iss` of every token and base of every endpoint URL, without trailing slash ({auth_url}). */
