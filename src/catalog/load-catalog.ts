@@ -80,8 +80,8 @@ export function loadCatalog(dir: string): Catalog {
   const routesFile = join(dir, "routes.json");
   const seen = new Map<string, number>();
   routes.forEach((route, i) => {
-    const key = route.template.normalize("NFC").toLowerCase();
-    if (seen.has(key)) throw new DataError(routesFile, `routes[${i}].template`, `duplicates routes[${seen.get(key)}] (${route.template})`);
+    const key = routeKey(route.template);
+    if (seen.has(key)) throw new DataError(routesFile, `routes[${i}].template`, `duplicates routes[${seen.get(key)}] (same literals and parameter positions as ${routes[seen.get(key) as number]?.template})`);
     seen.set(key, i);
     if (route.template !== route.template.normalize("NFC")) throw new DataError(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
     if (Array.isArray(route.allowed)) {
@@ -106,7 +106,51 @@ export function loadCatalog(dir: string): Catalog {
   return { roles, routes, tenants };
 }
 
-/** The data document the bundle carries: data.catalog.{roles,routes,tenants}. */
-export function bundleData(catalog: Catalog): { catalog: Catalog } {
-  return { catalog };
+/**
+ * How the policy matches paths without re-parsing templates on every evaluation (wasm keeps nothing
+ * between evaluations). A route's key is its lower-cased literals with "{}" for each parameter, joined
+ * by "/". For each path length, `shapes` lists the distinct parameter masks of the routes of that
+ * length, most specific first; the policy builds one key per shape from the request and looks it up
+ * in `by_key`. `patterns` keeps each route's parameter positions and specificity ("0" literal, "1"
+ * parameter, per segment: the smallest key is the most specific).
+ */
+export interface RouteIndex {
+  shapes: { mask: boolean[]; specificity: string }[][];
+  by_key: Record<string, number>;
+  patterns: { parameters: [number, string][]; specificity: string }[];
+}
+
+const isParameter = (segment: string) => /^\{.+\}$/.test(segment);
+
+/** The lookup key of a template: "/v2/{a}/X" -> "v2/{}/x". Two routes with one key are one route. */
+export function routeKey(template: string): string {
+  return template
+    .split("/")
+    .slice(1)
+    .map((s) => (isParameter(s) ? "{}" : s.toLowerCase()))
+    .join("/");
+}
+
+export function routeIndex(routes: RouteEntry[]): RouteIndex {
+  const patterns = routes.map((route) => {
+    const segments = route.template.split("/").slice(1);
+    return {
+      parameters: segments.flatMap((s, i): [number, string][] => (isParameter(s) ? [[i, s.slice(1, -1)]] : [])),
+      specificity: segments.map((s) => (isParameter(s) ? "1" : "0")).join(""),
+    };
+  });
+  const longest = Math.max(0, ...patterns.map((p) => p.specificity.length));
+  const shapes: RouteIndex["shapes"] = Array.from({ length: longest + 1 }, () => []);
+  for (const p of [...patterns].sort((a, b) => (a.specificity < b.specificity ? -1 : a.specificity > b.specificity ? 1 : 0))) {
+    const forLength = shapes[p.specificity.length] as RouteIndex["shapes"][number];
+    if (!forLength.some((s) => s.specificity === p.specificity)) forLength.push({ mask: [...p.specificity].map((c) => c === "1"), specificity: p.specificity });
+  }
+  const by_key: Record<string, number> = {};
+  routes.forEach((route, i) => (by_key[routeKey(route.template)] = i));
+  return { shapes, by_key, patterns };
+}
+
+/** The data document the bundle carries: data.catalog.{roles,routes,tenants,route_index}. */
+export function bundleData(catalog: Catalog): { catalog: Catalog & { route_index: RouteIndex } } {
+  return { catalog: { ...catalog, route_index: routeIndex(catalog.routes) } };
 }

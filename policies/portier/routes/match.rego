@@ -5,69 +5,44 @@
 # - one trailing slash is ignored;
 # - when several templates match, the most specific wins: at the first segment where two templates
 #   differ, a literal beats a parameter.
+# Templates are pre-split at build time into data.catalog.route_index (see src/catalog/load-catalog.ts),
+# because a wasm evaluation keeps nothing from the previous one: for each path length, the distinct
+# parameter shapes; for each shape, the request gives one key ("v2/{}/centres") looked up in by_key.
 package portier.routes
+
+index := data.catalog.route_index
 
 match := {
 	"product": route.product,
 	"api": route.api,
 	"template": route.template,
-	"parameters": parameters_of(template_segments(route.template)),
+	"parameters": {name: request_segments[j] | some [j, name] in index.patterns[best_candidate].parameters},
 	"allowed": route.allowed,
 } if {
 	route := data.catalog.routes[best_candidate]
 }
 
-best_candidate := min({i | some i in candidates; specificity[i] == best_specificity})
+best_candidate := min({i | some i in candidates; index.patterns[i].specificity == best_specificity})
 
-best_specificity := min({key | some i in candidates; key := specificity[i]})
+best_specificity := min({index.patterns[i].specificity | some i in candidates})
 
-candidates contains i if {
-	some i, route in data.catalog.routes
-	segments := template_segments(route.template)
-	count(segments) == count(request_segments)
-	every j, segment in segments {
-		segment_matches(segment, request_segments[j])
-	}
-}
-
-# "0" for a literal, "1" for a parameter, segment by segment: the smallest key is the most specific.
-specificity[i] := concat("", [kind |
-	some segment in template_segments(data.catalog.routes[i].template)
-	kind := segment_kind(segment)
-]) if {
-	some i in candidates
+candidates contains index.by_key[key] if {
+	some shape in index.shapes[count(request_segments)]
+	key := concat("/", [part | some j, is_parameter in shape.mask; part := key_part(is_parameter, lowered_segments[j])])
 }
 
 request_segments := split(substring(path_without_trailing_slash, 1, -1), "/") if startswith(input.path, "/")
+
+lowered_segments := split(lower(substring(path_without_trailing_slash, 1, -1)), "/") if startswith(input.path, "/")
 
 path_without_trailing_slash := trim_suffix(input.path, "/") if {
 	endswith(input.path, "/")
 	input.path != "/"
 } else := input.path
 
-template_segments(template) := split(substring(template, 1, -1), "/")
+# A parameter matches one non-empty segment; a literal position contributes the lower-cased segment.
+key_part(true, "") := "{empty}"
 
-is_parameter(segment) if {
-	startswith(segment, "{")
-	endswith(segment, "}")
-}
+key_part(true, segment) := "{}" if segment != ""
 
-segment_kind(segment) := "1" if is_parameter(segment)
-
-else := "0"
-
-segment_matches(segment, value) if {
-	is_parameter(segment)
-	value != ""
-}
-
-segment_matches(segment, value) if {
-	not is_parameter(segment)
-	lower(segment) == lower(value)
-}
-
-parameters_of(segments) := {name: request_segments[j] |
-	some j, segment in segments
-	is_parameter(segment)
-	name := trim_suffix(trim_prefix(segment, "{"), "}")
-}
+key_part(false, segment) := segment

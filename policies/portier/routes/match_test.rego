@@ -78,10 +78,22 @@ test_every_template_matches_itself if {
 }
 
 test_specificity_breaks_ties_by_first_differing_segment if {
-	# a synthetic table where both templates match every candidate path
+	# a synthetic table where both templates match /a/b: "/a/{y}" (key 01) beats "/{x}/b" (key 10)
 	table := [
 		{"product": "p", "api": "a", "template": "/{x}/b", "allowed": "all_synced"},
 		{"product": "p", "api": "a", "template": "/a/{y}", "allowed": "all_synced"},
 	]
-	routes.match.template == "/a/{y}" with input as {"path": "/a/b"} with data.catalog.routes as table
+	table_index := {
+		"shapes": [[], [], [{"mask": [false, true], "specificity": "01"}, {"mask": [true, false], "specificity": "10"}]],
+		"by_key": {"{}/b": 0, "a/{}": 1},
+		"patterns": [
+			{"parameters": [[0, "x"]], "specificity": "10"},
+			{"parameters": [[1, "y"]], "specificity": "01"},
+		],
+	}
+	m := routes.match with input as {"path": "/a/b"}
+		with data.catalog.routes as table
+		with data.catalog.route_index as table_index
+	m.template == "/a/{y}"
+	m.parameters == {"y": "b"}
 }

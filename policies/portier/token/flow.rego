@@ -29,11 +29,11 @@ has_subject if {
 }
 
 # ID tokens carry nonce, at_hash or s_hash; access tokens never do.
-looks_like_id_token if "nonce" in object.keys(input.token)
+looks_like_id_token if is_string(input.token.nonce)
 
-looks_like_id_token if "at_hash" in object.keys(input.token)
+looks_like_id_token if is_string(input.token.at_hash)
 
-looks_like_id_token if "s_hash" in object.keys(input.token)
+looks_like_id_token if is_string(input.token.s_hash)
 
 has_apiclients_scope if "apiclients" in input.token.scope
 

@@ -1,0 +1,57 @@
+/**
+ * Benchmark support: runs a function repeatedly for a fixed time and reports operations per second.
+ * Rounds alternate between the compared functions so that machine noise hits them alike; the median
+ * of the rounds is reported.
+ */
+
+export interface Rate {
+  name: string;
+  perSecond: number;
+}
+
+function rateOf(fn: () => void, ms: number): number {
+  let n = 0;
+  const start = performance.now();
+  let now = start;
+  while (now - start < ms) {
+    for (let i = 0; i < 64; i++) fn();
+    n += 64;
+    now = performance.now();
+  }
+  return (n * 1000) / (now - start);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+/** Interleaved rounds of each function; returns the median rate of each. */
+export function compareSync(fns: Record<string, () => void>, opts: { rounds?: number; ms?: number } = {}): Rate[] {
+  const rounds = opts.rounds ?? 5;
+  const ms = opts.ms ?? 300;
+  const samples = new Map<string, number[]>(Object.keys(fns).map((k) => [k, []]));
+  for (const fn of Object.values(fns)) rateOf(fn, 50); // warm up
+  for (let r = 0; r < rounds; r++) for (const [name, fn] of Object.entries(fns)) samples.get(name)?.push(rateOf(fn, ms));
+  return [...samples].map(([name, xs]) => ({ name, perSecond: median(xs) }));
+}
+
+/** Throughput of an async operation with `concurrency` calls in flight, for `ms`. */
+export async function rateAsync(fn: () => Promise<unknown>, concurrency: number, ms: number): Promise<number> {
+  let n = 0;
+  const start = performance.now();
+  const deadline = start + ms;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        await fn();
+        n++;
+      }
+    }),
+  );
+  return (n * 1000) / (performance.now() - start);
+}
+
+export function fmt(rate: number): string {
+  return rate >= 1000 ? `${(rate / 1000).toFixed(1)}k/s` : `${rate.toFixed(0)}/s`;
+}
