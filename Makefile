@@ -15,7 +15,7 @@ TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 all: build
 
 node_modules/.package-lock.json: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	@touch $@
 
 deps: node_modules/.package-lock.json opa
