@@ -1,0 +1,58 @@
+/**
+ * Tokens for the end-to-end tests, obtained from the running local issuer with a real relying-party
+ * library (openid-client v6): the application flow (client credentials) and the accessCode flow
+ * (authorization code + PKCE, signed in without a form through the issuer's dev-mode login_hint).
+ */
+import * as oidc from "openid-client";
+
+export const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
+export const TENANT_B = "7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13";
+export const WEB_CLIENT = "portier-demo-web";
+export const REDIRECT_URI = "http://127.0.0.1:8400/callback";
+export const MACHINE_CLIENT = "portier-demo-machine";
+export const MACHINE_SECRET = "portier-demo-secret";
+
+/** Sample users of data/sample/users.json used here, with their fixed subs. */
+export const USERS = {
+  "enseignant.jeune": { sub: "5db8efe5-c2dc-4aa9-90dc-1f8d12487df3", tenant: TENANT_A, roles: ["enseignant_jeune"] },
+  "eleve.adulte": { sub: "1cfaeca2-7153-4bb3-a728-ab0f9b13c638", tenant: TENANT_A, roles: ["eleve_adulte"] },
+  "synced.sans.role": { sub: "79485006-53eb-402b-ae1e-91689f89727d", tenant: TENANT_A, roles: [] },
+  "non.synchronise": { sub: "8819c28d-9d4b-47da-aeac-a1ca0ccd1005", tenant: TENANT_A, roles: [] },
+  "enseignant.jeune.b": { sub: "cd8d408e-5e0a-4aa3-b5d8-965d2fd18be4", tenant: TENANT_B, roles: ["enseignant_jeune"] },
+} as const;
+export type Username = keyof typeof USERS;
+
+const insecure = { execute: [oidc.allowInsecureRequests] };
+
+export async function machineToken(issuerUrl: string): Promise<string> {
+  const config = await oidc.discovery(new URL(issuerUrl), MACHINE_CLIENT, undefined, oidc.ClientSecretPost(MACHINE_SECRET), insecure);
+  const tokens = await oidc.clientCredentialsGrant(config, { scope: "apiclients" });
+  return tokens.access_token;
+}
+
+export async function userToken(issuerUrl: string, username: string): Promise<{ accessToken: string; sub: string | undefined }> {
+  const config = await oidc.discovery(new URL(issuerUrl), WEB_CLIENT, undefined, oidc.None(), insecure);
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const scope = "openid profile email apiclients";
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT_URI,
+    scope,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    login_hint: username,
+    state,
+    nonce,
+  });
+  const res = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(10_000) });
+  const location = res.headers.get("location");
+  if (res.status !== 302 || !location) throw new Error(`authorize for ${username}: expected a 302 to the callback, got ${res.status}`);
+  const tokens = await oidc.authorizationCodeGrant(
+    config,
+    new URL(location),
+    { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true },
+    { scope },
+  );
+  return { accessToken: tokens.access_token, sub: tokens.claims()?.sub };
+}
