@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAKE_HEADERS, startFakeForwardAuth, type FakeForwardAuth } from "./harness/fake-forward-auth.js";
 import { INSTALL_HINT, findBinary, startGateway, type GatewayKind, type RunningGateway } from "./harness/gateways.js";
 import { bearer, send } from "./harness/http.js";
+import { waitForPort } from "./harness/net.js";
 import { startUpstream, UPSTREAM_MARK, type RunningUpstream } from "./harness/upstream.js";
 
 const KINDS: GatewayKind[] = ["nginx", "caddy"];
@@ -91,6 +92,12 @@ for (const kind of KINDS) {
       // Caddy 2.6.2 sets a header the auth answer lacks to its placeholder's literal text, which is
       // why Portier must send all four X-Portier-* headers on every 200.
       else for (const value of Object.values(received)) expect(value).toMatch(/^\{http\.reverse_proxy\.header\.X-Portier-/);
+    });
+
+    it("stop() ends the gateway: its port no longer accepts connections", async () => {
+      const other = await startGateway(kind, { authPort: auth.port, upstreamPort: upstream.port });
+      await other.stop();
+      await expect(waitForPort(other.port, { timeoutMs: 200, what: `${kind} after stop` })).rejects.toThrow(/nothing accepted/);
     });
 
     it("replaces X-Portier-* headers sent by the client with the auth answer's", async () => {
