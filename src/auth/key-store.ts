@@ -1,0 +1,143 @@
+/**
+ * The issuer's public keys: loaded from a JWKS file, a JWKS URL, or the URL named by OpenID discovery.
+ * Keeps the last good set when a refresh fails (status() shows the error), refreshes on an unknown kid
+ * at most once per cooldown, and tells listeners which kids disappeared so what they signed is forgotten.
+ * Keys named inside a token (jku, x5u, jwk, x5c) are never looked at: lookup is by kid only.
+ */
+import { readFile } from "node:fs/promises";
+import { importJWK, type JWK, type CryptoKey } from "jose";
+import { TokenError } from "./token-error.js";
+import type { KeyStatus } from "./types.js";
+
+export interface KeyStoreOptions {
+  issuer: string;
+  jwksUri?: string | undefined;
+  jwksFile?: string | undefined;
+  /** Keys given directly (used by validateIdToken with a JWKS object). */
+  jwks?: { keys: unknown[] } | undefined;
+  refreshCooldownMs: number;
+  fetchTimeoutMs?: number;
+}
+
+type Listener = (removedKids: string[]) => void;
+
+export class KeyStore {
+  private keys: JWK[] = [];
+  private imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
+  private loaded = false;
+  private inflight: Promise<void> | undefined;
+  private lastKidRefresh = -Infinity;
+  private listeners: Listener[] = [];
+  private st: { lastRefreshAt?: string; lastError?: string; refreshes: number; refreshFailures: number } = { refreshes: 0, refreshFailures: 0 };
+  readonly source: string;
+
+  constructor(private readonly opts: KeyStoreOptions) {
+    this.source = opts.jwks ? "inline JWKS" : opts.jwksFile ? `file:${opts.jwksFile}` : opts.jwksUri ?? `${opts.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+  }
+
+  onRemoved(listener: Listener): void {
+    this.listeners.push(listener);
+  }
+
+  status(): KeyStatus {
+    return { ready: this.loaded, keyCount: this.keys.length, source: this.source, ...this.st };
+  }
+
+  get isLoaded(): boolean {
+    return this.loaded;
+  }
+
+  /** Fetches the set now (coalescing concurrent calls). Never throws; failures land in status(). */
+  refresh(): Promise<void> {
+    this.inflight ??= this.load().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  private async fetchJson(url: string): Promise<unknown> {
+    const res = await fetch(url, { signal: AbortSignal.timeout(this.opts.fetchTimeoutMs ?? 5000), redirect: "error", headers: { accept: "application/json" } });
+    if (!res.ok) throw new Error(`GET ${url} answered HTTP ${res.status}`);
+    return res.json();
+  }
+
+  private async readSet(): Promise<unknown> {
+    if (this.opts.jwks) return this.opts.jwks;
+    if (this.opts.jwksFile) return JSON.parse(await readFile(this.opts.jwksFile, "utf8"));
+    if (this.opts.jwksUri) return this.fetchJson(this.opts.jwksUri);
+    const discovery = (await this.fetchJson(this.source)) as { jwks_uri?: unknown } | null;
+    if (!discovery || typeof discovery.jwks_uri !== "string") throw new Error("the discovery document has no jwks_uri");
+    return this.fetchJson(discovery.jwks_uri);
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const set = (await this.readSet()) as { keys?: unknown } | null;
+      if (!set || !Array.isArray(set.keys)) throw new Error("the JWKS has no keys array");
+      // Only public signing keys; never symmetric ones.
+      const keys = (set.keys as JWK[]).filter(
+        (k) => k && typeof k === "object" && (k.kty === "RSA" || k.kty === "EC" || k.kty === "OKP") && (k.use === undefined || k.use === "sig") && k.d === undefined,
+      );
+      const before = new Set(this.keys.map((k) => k.kid).filter((k): k is string => typeof k === "string"));
+      const after = new Set(keys.map((k) => k.kid).filter((k): k is string => typeof k === "string"));
+      const removed = [...before].filter((k) => !after.has(k));
+      this.keys = keys;
+      this.imported.clear();
+      this.loaded = true;
+      this.st.refreshes++;
+      this.st.lastRefreshAt = new Date().toISOString();
+      delete this.st.lastError;
+      if (removed.length) for (const l of this.listeners) l(removed);
+    } catch (err) {
+      this.st.refreshFailures++;
+      this.st.lastError = (err as Error)?.message ?? String(err);
+    }
+  }
+
+  private candidates(kid: string | undefined, alg: string): JWK[] {
+    return this.keys.filter((k) => (kid === undefined ? true : k.kid === kid) && (k.alg === undefined || k.alg === alg));
+  }
+
+  /**
+   * Keys that may have signed a token with this kid and alg. An unknown kid triggers one refresh,
+   * unless another happened within the cooldown.
+   */
+  async resolve(kid: string | undefined, alg: string): Promise<Array<{ kid: string | undefined; key: CryptoKey | Uint8Array }>> {
+    if (!this.loaded) await this.refresh();
+    if (!this.loaded) throw new TokenError("keys_unavailable", "the issuer's keys could not be loaded");
+    let found = this.candidates(kid, alg);
+    if (found.length === 0 && kid !== undefined && !this.keys.some((k) => k.kid === kid)) {
+      const now = Date.now();
+      if (now - this.lastKidRefresh >= this.opts.refreshCooldownMs && !this.opts.jwks) {
+        this.lastKidRefresh = now;
+        await this.refresh();
+        found = this.candidates(kid, alg);
+      }
+    }
+    if (found.length === 0) {
+      if (kid !== undefined && !this.keys.some((k) => k.kid === kid)) throw new TokenError("kid_unknown", "no key of the issuer has this kid");
+      throw new TokenError("signature_invalid", "no key of the issuer fits this token's algorithm");
+    }
+    const out: Array<{ kid: string | undefined; key: CryptoKey | Uint8Array }> = [];
+    for (const jwk of found) {
+      const cacheKey = `${this.keys.indexOf(jwk)}|${alg}`;
+      let p = this.imported.get(cacheKey);
+      if (!p) {
+        p = importJWK({ ...jwk, alg }, alg);
+        this.imported.set(cacheKey, p);
+      }
+      try {
+        out.push({ kid: jwk.kid, key: await p });
+      } catch {
+        // A key that does not fit the algorithm (e.g. EC key, RS256 token) cannot have signed it.
+      }
+    }
+    if (out.length === 0) throw new TokenError("signature_invalid", "no key of the issuer fits this token's algorithm");
+    return out;
+  }
+
+  /** True while a key with this kid is published (used to drop cache entries after rotation). */
+  has(kid: string | undefined): boolean {
+    return kid === undefined ? this.keys.length > 0 : this.keys.some((k) => k.kid === kid);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Bounded LRU of verified access tokens, keyed by SHA-256 of the token (the token itself is not kept
+ * as a key). Entries die with the token's exp, and all entries signed by a kid go when that key is removed.
+ */
+import { createHash } from "node:crypto";
+import type { VerifiedAccessToken } from "./types.js";
+
+interface Entry {
+  value: VerifiedAccessToken;
+  exp: number;
+  kid: string | undefined;
+}
+
+export class VerifiedTokenCache {
+  private map = new Map<string, Entry>();
+  constructor(private readonly max: number) {}
+
+  static keyOf(token: string): string {
+    return createHash("sha256").update(token).digest("base64url");
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(key: string): Entry | undefined {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    this.map.delete(key); // move to most-recent
+    this.map.set(key, e);
+    return e;
+  }
+
+  delete(key: string): void {
+    this.map.delete(key);
+  }
+
+  set(key: string, value: VerifiedAccessToken, exp: number, kid: string | undefined): void {
+    if (this.max <= 0) return;
+    this.map.delete(key);
+    this.map.set(key, { value, exp, kid });
+    while (this.map.size > this.max) {
+      const oldest = this.map.keys().next();
+      if (oldest.done) break;
+      this.map.delete(oldest.value);
+    }
+  }
+
+  /** Forget everything signed by these kids (key rotation / revocation). */
+  dropKids(kids: readonly string[]): void {
+    const gone = new Set(kids);
+    for (const [k, e] of this.map) if (e.kid !== undefined && gone.has(e.kid)) this.map.delete(k);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+}
