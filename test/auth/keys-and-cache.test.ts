@@ -1,0 +1,162 @@
+/**
+ * Key lifecycle and the verified-token cache: discovery, jwksUri, local file, rotation, issuer outage,
+ * refresh cooldown, cache hits, expiry of cached entries and invalidation when a key is removed.
+ */
+import { describe, it, expect, afterEach } from "vitest";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createAccessTokenVerifier, TokenError, type PortierAccessTokenVerifier } from "../../src/auth/index.js";
+import { makeKey, sign, startIssuer, appClaims, userClaims, NOW, type TestIssuer } from "./helpers.js";
+
+const cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0)) await f();
+});
+
+async function setup(opts: Record<string, unknown> = {}) {
+  const k1 = await makeKey("k1");
+  const issuer = await startIssuer([k1]);
+  let now = NOW;
+  const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => now, ...opts });
+  cleanup.push(() => v.close(), () => issuer.close());
+  await v.ready();
+  return { k1, issuer, v, setNow: (n: number) => (now = n) };
+}
+
+const code = (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (e instanceof TokenError ? e.code : `not a TokenError: ${String(e)}`));
+
+describe("key sources", () => {
+  it("discovery finds jwks_uri and loads keys before ready()", async () => {
+    const { issuer, v, k1 } = await setup();
+    expect(issuer.discoveryHits).toBe(1);
+    expect(v.status()).toMatchObject({ ready: true, keyCount: 1, refreshes: 1, refreshFailures: 0 });
+    expect((await v.verify(await sign(appClaims(issuer.url), k1))).cached).toBe(false);
+  });
+
+  it("jwksUri skips discovery", async () => {
+    const k1 = await makeKey("k1", "ES256");
+    const issuer = await startIssuer([k1]);
+    const v = createAccessTokenVerifier({ issuer: issuer.url, jwksUri: `${issuer.url}/jwks`, now: () => NOW });
+    cleanup.push(() => v.close(), () => issuer.close());
+    await v.ready();
+    expect(issuer.discoveryHits).toBe(0);
+    expect(await code(v.verify(await sign(appClaims(issuer.url), k1)))).toBe("ok");
+  });
+
+  it("a local JWKS file works offline", async () => {
+    const k1 = await makeKey("k1", "PS256");
+    const dir = mkdtempSync(join(tmpdir(), "portier-auth-"));
+    const file = join(dir, "jwks.json");
+    writeFileSync(file, JSON.stringify({ keys: [k1.publicJwk] }));
+    const v = createAccessTokenVerifier({ issuer: "https://id.example", jwksFile: file, now: () => NOW });
+    cleanup.push(() => v.close());
+    await v.ready();
+    expect(v.status().source).toBe(`file:${file}`);
+    expect(await code(v.verify(await sign(appClaims("https://id.example"), k1)))).toBe("ok");
+  });
+
+  it("ready() rejects with keys_unavailable when the first load fails; verify says keys_unavailable", async () => {
+    const issuer = await startIssuer([]);
+    issuer.down = true;
+    const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW });
+    cleanup.push(() => v.close(), () => issuer.close());
+    await expect(v.ready()).rejects.toMatchObject({ code: "keys_unavailable" });
+    expect(v.status()).toMatchObject({ ready: false, refreshFailures: 1 });
+    expect(v.status().lastError).toContain("503");
+    const k = await makeKey("k1");
+    expect(await code(v.verify(await sign(appClaims(issuer.url), k)))).toBe("keys_unavailable");
+  });
+});
+
+describe("rotation, outage, cooldown", () => {
+  it("a new key is fetched on its first kid; old tokens work until the old key is removed", async () => {
+    const { issuer, v, k1 } = await setup({ refreshCooldownMs: 0 });
+    const old = await sign(appClaims(issuer.url), k1);
+    const k2 = await makeKey("k2", "ES256");
+    issuer.keys = [k1, k2];
+    expect(await code(v.verify(await sign(appClaims(issuer.url), k2)))).toBe("ok");
+    expect(v.status().keyCount).toBe(2);
+    expect(await code(v.verify(old))).toBe("ok");
+    expect((await v.verify(old)).cached).toBe(true);
+    issuer.keys = [k2];
+    await v.refreshKeys();
+    expect(v.status().keyCount).toBe(1);
+    expect(await code(v.verify(old))).toBe("kid_unknown"); // cached entry dropped with its key
+  });
+
+  it("an unreachable issuer keeps the cached keys and reports the error", async () => {
+    const { issuer, v, k1 } = await setup({ refreshCooldownMs: 0 });
+    issuer.down = true;
+    await v.refreshKeys();
+    const s = v.status();
+    expect(s).toMatchObject({ ready: true, keyCount: 1, refreshFailures: 1, refreshes: 1 });
+    expect(s.lastError).toContain("503");
+    expect(await code(v.verify(await sign(userClaims(issuer.url), k1)))).toBe("ok");
+    // an unknown kid during the outage is still just unknown
+    expect(await code(v.verify(await sign(appClaims(issuer.url), await makeKey("k9"))))).toBe("kid_unknown");
+    issuer.down = false;
+    await v.refreshKeys();
+    expect(v.status().lastError).toBeUndefined();
+  });
+
+  it("unknown kids trigger at most one refresh per cooldown", async () => {
+    const { issuer, v } = await setup({ refreshCooldownMs: 60_000 });
+    const before = issuer.jwksHits;
+    const stranger = await makeKey("nobody");
+    for (let i = 0; i < 5; i++) expect(await code(v.verify(await sign(appClaims(issuer.url, { i }), stranger)))).toBe("kid_unknown");
+    expect(issuer.jwksHits - before).toBe(1);
+  });
+
+  it("cooldown 0 refreshes for each unknown kid", async () => {
+    const { issuer, v } = await setup({ refreshCooldownMs: 0 });
+    const before = issuer.jwksHits;
+    const stranger = await makeKey("nobody");
+    for (let i = 0; i < 3; i++) await code(v.verify(await sign(appClaims(issuer.url, { i }), stranger)));
+    expect(issuer.jwksHits - before).toBe(3);
+  });
+});
+
+describe("verified-token cache", () => {
+  it("second verify is a cache hit with the same claims", async () => {
+    const { issuer, v, k1 } = await setup();
+    const t = await sign(userClaims(issuer.url, { scope: "openid apiclients" }), k1);
+    const a = await v.verify(t);
+    const b = await v.verify(t);
+    expect(a.cached).toBe(false);
+    expect(b.cached).toBe(true);
+    expect(b.claims).toEqual(a.claims);
+  });
+
+  it("a cached token still expires with the clock", async () => {
+    const { issuer, v, k1, setNow } = await setup();
+    const t = await sign(appClaims(issuer.url, { exp: NOW + 100 }), k1);
+    await v.verify(t);
+    setNow(NOW + 131);
+    expect(await code(v.verify(t))).toBe("token_expired");
+  });
+
+  it("cacheSize 0 disables the cache", async () => {
+    const { issuer, k1 } = await setup();
+    const v0 = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW, cacheSize: 0 });
+    cleanup.push(() => v0.close());
+    await v0.ready();
+    const t = await sign(appClaims(issuer.url), k1);
+    expect((await v0.verify(t)).cached).toBe(false);
+    expect((await v0.verify(t)).cached).toBe(false);
+  });
+
+  it("is bounded (LRU)", async () => {
+    const { issuer, k1 } = await setup();
+    const v2 = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW, cacheSize: 2 });
+    cleanup.push(() => v2.close());
+    await v2.ready();
+    const [a, b, c] = await Promise.all([1, 2, 3].map((i) => sign(appClaims(issuer.url, { i }), k1)));
+    await v2.verify(a!);
+    await v2.verify(b!);
+    await v2.verify(a!); // a most recent
+    await v2.verify(c!); // evicts b
+    expect((await v2.verify(a!)).cached).toBe(true);
+    expect((await v2.verify(b!)).cached).toBe(false);
+  });
+});
