@@ -150,7 +150,7 @@ describe("attacks and rejections", () => {
 
   it("error messages never contain the token", async () => {
     const t = await sign(appClaims(iss, { exp: NOW - 100 }), rsa);
-    const err = await v.verify(t).catch((e: unknown) => e as TokenError);
+    const err = (await v.verify(t).catch((e: unknown) => e)) as TokenError;
     expect(err).toBeInstanceOf(TokenError);
     expect(err.message).not.toContain(t.split(".")[1]!.slice(0, 20));
   });

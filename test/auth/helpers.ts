@@ -4,6 +4,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { webcrypto } from "node:crypto";
 import { generateKeyPair, exportJWK, type CryptoKey, type JWK } from "jose";
 
 export interface TestKey {
@@ -21,11 +22,11 @@ export async function makeKey(kid: string, alg = "RS256"): Promise<TestKey> {
 
 const b64 = (s: string | Uint8Array) => Buffer.from(s).toString("base64url");
 
-function subtleParams(alg: string): AlgorithmIdentifier | RsaPssParams | EcdsaParams {
+function subtleParams(alg: string): webcrypto.AlgorithmIdentifier | webcrypto.RsaPssParams | webcrypto.EcdsaParams {
   const bits = alg.slice(2);
   if (alg.startsWith("RS")) return { name: "RSASSA-PKCS1-v1_5" };
-  if (alg.startsWith("PS")) return { name: "RSA-PSS", saltLength: Number(bits) / 8 } as RsaPssParams;
-  return { name: "ECDSA", hash: `SHA-${bits}` } as EcdsaParams;
+  if (alg.startsWith("PS")) return { name: "RSA-PSS", saltLength: Number(bits) / 8 } as webcrypto.RsaPssParams;
+  return { name: "ECDSA", hash: `SHA-${bits}` } as webcrypto.EcdsaParams;
 }
 
 /** Signs header and payload given as objects or raw JSON text. */
@@ -33,7 +34,7 @@ export async function signRaw(header: object | string, payload: object | string,
   const h = b64(typeof header === "string" ? header : JSON.stringify(header));
   const p = b64(typeof payload === "string" ? payload : JSON.stringify(payload));
   const input = `${h}.${p}`;
-  const sig = await crypto.subtle.sign(subtleParams(alg), key.privateKey as unknown as globalThis.CryptoKey, Buffer.from(input));
+  const sig = await webcrypto.subtle.sign(subtleParams(alg), key.privateKey as unknown as webcrypto.CryptoKey, Buffer.from(input));
   return `${input}.${b64(new Uint8Array(sig))}`;
 }
 
