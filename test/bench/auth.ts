@@ -1,0 +1,62 @@
+/**
+ * Token-verification benchmark: access-token verifications per second for jose's bare jwtVerify with
+ * a local key (baseline), our verifier with the cache off, and our verifier with the cache on, all in
+ * this process with interleaved rounds; ratios are against the baseline.
+ * Run: npx tsx test/bench/auth.ts
+ */
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { generateKeyPair, exportJWK, jwtVerify, SignJWT } from "jose";
+import { createAccessTokenVerifier } from "../../src/auth/index.js";
+import { rateAsync, fmt } from "./measure.js";
+
+const ISSUER = "https://id.bench.example";
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+export async function main(): Promise<void> {
+  const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
+  const jwk = { ...(await exportJWK(publicKey)), kid: "bench", alg: "RS256", use: "sig" };
+  const dir = mkdtempSync(join(tmpdir(), "portier-bench-auth-"));
+  const file = join(dir, "jwks.json");
+  writeFileSync(file, JSON.stringify({ keys: [jwk] }));
+  const now = Math.floor(Date.now() / 1000);
+  const token = await new SignJWT({
+    client_id: "portier-demo-web", sub: "0b8a3f2e-1c4d-4e5f-8a9b-0c1d2e3f4a5b", scope: ["openid", "email", "profile", "apiclients"],
+    amr: ["pwd"], idp: "local", tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", auth_time: now, aud: "apiclients",
+  })
+    .setProtectedHeader({ alg: "RS256", kid: "bench", typ: "at+jwt" })
+    .setIssuer(ISSUER).setIssuedAt(now).setExpirationTime(now + 3600)
+    .sign(privateKey);
+
+  const uncached = createAccessTokenVerifier({ issuer: ISSUER, jwksFile: file, cacheSize: 0 });
+  const cached = createAccessTokenVerifier({ issuer: ISSUER, jwksFile: file });
+  await Promise.all([uncached.ready(), cached.ready()]);
+
+  const fns: Array<[string, () => Promise<unknown>]> = [
+    ["(a) jose jwtVerify, local key (baseline)", () => jwtVerify(token, publicKey, { issuer: ISSUER, algorithms: ["RS256"] })],
+    ["(b) Portier verifier, uncached", () => uncached.verify(token)],
+    ["(c) Portier verifier, cached", () => cached.verify(token)],
+  ];
+  for (const [, fn] of fns) await rateAsync(fn, 8, 150); // warm up
+  const samples: number[][] = fns.map(() => []);
+  for (let round = 0; round < 3; round++) {
+    for (const [i, [, fn]] of fns.entries()) samples[i]!.push(await rateAsync(fn, 8, 350));
+  }
+  const rates = samples.map(median);
+  const base = rates[0]!;
+  console.log("auth: RS256 access-token verifications per second (median of 3 interleaved rounds, 8 in flight)");
+  for (const [i, [name]] of fns.entries()) console.log(`  ${name.padEnd(44)} ${fmt(rates[i]!).padStart(10)}`);
+  console.log(`  ratio b/a (uncached vs jose) ${(rates[1]! / base).toFixed(3)}`);
+  console.log(`  ratio c/a (cached vs jose)   ${(rates[2]! / base).toFixed(3)}`);
+  uncached.close();
+  cached.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();
