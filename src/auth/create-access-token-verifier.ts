@@ -24,11 +24,13 @@ export interface PortierAccessTokenVerifier extends AccessTokenVerifier {
 
 export function createAccessTokenVerifier(options: VerifierOptions): PortierAccessTokenVerifier {
   const o = resolveOptions(options);
-  const store = new KeyStore({ issuer: o.issuer, jwksUri: o.jwksUri, jwksFile: o.jwksFile, refreshCooldownMs: o.refreshCooldownMs });
+  const store = new KeyStore({ issuer: o.issuer, jwksUri: o.jwksUri, jwksFile: o.jwksFile, refreshCooldownMs: o.refreshCooldownMs, logger: o.logger });
   const cache = new VerifiedTokenCache(o.cacheSize);
   store.onRemoved((kids) => cache.dropKids(kids));
   const first = store.refresh();
   let closed = false;
+  const timer = o.refreshIntervalMs > 0 && !o.jwksFile ? setInterval(() => void store.refresh(), o.refreshIntervalMs) : undefined;
+  timer?.unref();
 
   async function verifyUncached(token: string): Promise<{ result: VerifiedAccessToken; kid: string | undefined }> {
     const { header, payload, alg, kid } = decodeJws(token, o.maxTokenBytes, o.algorithms);
@@ -39,7 +41,11 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
     const claims = normalizeClaims(payload);
     checkTimes(claims, o.now(), o.clockToleranceSec);
     checkAccessTokenShape(claims);
-    return { result: { claims, header, cached: false }, kid: usedKid };
+    // Frozen: cached answers are shared between callers.
+    Object.freeze(claims.aud);
+    Object.freeze(claims.scope);
+    Object.freeze(claims.amr);
+    return { result: { claims: Object.freeze(claims), header: Object.freeze(header), cached: false }, kid: usedKid };
   }
 
   return {
@@ -78,6 +84,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
     refreshKeys: () => store.refresh(),
     close(): void {
       closed = true;
+      if (timer) clearInterval(timer);
       cache.clear();
     },
   };

@@ -17,6 +17,7 @@ export interface KeyStoreOptions {
   jwks?: { keys: unknown[] } | undefined;
   refreshCooldownMs: number;
   fetchTimeoutMs?: number;
+  logger?: { warn(obj: object, msg?: string): void } | undefined;
 }
 
 type Listener = (removedKids: string[]) => void;
@@ -66,7 +67,11 @@ export class KeyStore {
     if (this.opts.jwksFile) return JSON.parse(await readFile(this.opts.jwksFile, "utf8"));
     if (this.opts.jwksUri) return this.fetchJson(this.opts.jwksUri);
     const discovery = (await this.fetchJson(this.source)) as { jwks_uri?: unknown } | null;
-    if (!discovery || typeof discovery.jwks_uri !== "string") throw new Error("the discovery document has no jwks_uri");
+    if (!discovery || typeof discovery !== "object") throw new Error("the discovery document is not a JSON object");
+    const found = (discovery as { issuer?: unknown }).issuer;
+    // OpenID Connect Discovery 4.3: the document must name the issuer we asked about.
+    if (found !== undefined && found !== this.opts.issuer) throw new Error("the discovery document names another issuer");
+    if (typeof discovery.jwks_uri !== "string") throw new Error("the discovery document has no jwks_uri");
     return this.fetchJson(discovery.jwks_uri);
   }
 
@@ -91,6 +96,7 @@ export class KeyStore {
     } catch (err) {
       this.st.refreshFailures++;
       this.st.lastError = (err as Error)?.message ?? String(err);
+      this.opts.logger?.warn({ source: this.source, error: this.st.lastError, failures: this.st.refreshFailures, keptKeys: this.keys.length }, "issuer keys could not be refreshed; keeping the last good set");
     }
   }
 

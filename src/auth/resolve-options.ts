@@ -16,6 +16,8 @@ export interface ResolvedOptions {
   refreshCooldownMs: number;
   cacheSize: number;
   now: () => number;
+  refreshIntervalMs: number;
+  logger: VerifierOptions["logger"];
 }
 
 function nonNegative(name: string, v: unknown, dflt: number): number {
@@ -45,6 +47,7 @@ export function resolveOptions(o: VerifierOptions): ResolvedOptions {
   if (o.jwksUri === undefined && o.jwksFile === undefined && !/^https?:\/\//.test(o.issuer)) throw new TypeError("option issuer must be an http(s) URL for discovery (or give jwksUri / jwksFile)");
   if (o.requireAtJwtTyp !== undefined && typeof o.requireAtJwtTyp !== "boolean") throw new TypeError("option requireAtJwtTyp must be a boolean");
   if (o.now !== undefined && typeof o.now !== "function") throw new TypeError("option now must be a function");
+  if (o.logger !== undefined && (typeof o.logger !== "object" || o.logger === null || typeof o.logger.warn !== "function")) throw new TypeError("option logger must have a warn() method");
   const maxTokenBytes = nonNegative("maxTokenBytes", o.maxTokenBytes, 8192);
   if (maxTokenBytes < 64) throw new TypeError("option maxTokenBytes must be at least 64");
   return {
@@ -58,5 +61,7 @@ export function resolveOptions(o: VerifierOptions): ResolvedOptions {
     refreshCooldownMs: nonNegative("refreshCooldownMs", o.refreshCooldownMs, 30_000),
     cacheSize: Math.floor(nonNegative("cacheSize", o.cacheSize, 10_000)),
     now: o.now ?? (() => Date.now() / 1000),
+    refreshIntervalMs: nonNegative("refreshIntervalMs", o.refreshIntervalMs, 300_000),
+    logger: o.logger,
   };
 }

@@ -86,6 +86,10 @@ export interface VerifierOptions {
   cacheSize?: number;
   /** Injected clock for tests, seconds since epoch. */
   now?: () => number;
+  /** Background key refresh period, so removed keys are noticed without an unknown kid. Default 300000; 0 disables. */
+  refreshIntervalMs?: number;
+  /** Told about key refresh failures (pino-compatible); the token is never passed. */
+  logger?: { warn(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
 }
 
 export interface AccessTokenVerifier {

@@ -160,3 +160,44 @@ describe("verified-token cache", () => {
     expect((await v2.verify(b!)).cached).toBe(false);
   });
 });
+
+describe("logging, background refresh, discovery checks", () => {
+  it("a refresh failure is logged without any token text", async () => {
+    const warnings: Array<[object, string | undefined]> = [];
+    const { issuer, v } = await setup({ refreshCooldownMs: 0, logger: { warn: (o: object, m?: string) => warnings.push([o, m]) } });
+    issuer.down = true;
+    await v.refreshKeys();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]![0]).toMatchObject({ failures: 1, keptKeys: 1 });
+  });
+
+  it("the background refresh notices a removed key without any unknown kid", async () => {
+    const k1 = await makeKey("k1");
+    const k2 = await makeKey("k2");
+    const issuer = await startIssuer([k1, k2]);
+    const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW, refreshIntervalMs: 50 });
+    cleanup.push(() => v.close(), () => issuer.close());
+    await v.ready();
+    const t = await sign(appClaims(issuer.url), k1);
+    expect((await v.verify(t)).cached).toBe(false);
+    issuer.keys = [k2];
+    await expect.poll(() => v.status().keyCount, { timeout: 2000 }).toBe(1);
+    expect(await code(v.verify(t))).toBe("kid_unknown");
+  });
+
+  it("a discovery document naming another issuer is refused", async () => {
+    const issuer = await startIssuer([await makeKey("k1")]);
+    const v = createAccessTokenVerifier({ issuer: `${issuer.url}/`, now: () => NOW });
+    cleanup.push(() => v.close(), () => issuer.close());
+    await expect(v.ready()).rejects.toMatchObject({ code: "keys_unavailable" });
+    expect(v.status().lastError).toContain("another issuer");
+  });
+
+  it("verified claims are frozen, so a caller cannot alter a cached answer", async () => {
+    const { issuer, v, k1 } = await setup();
+    const t = await sign(userClaims(issuer.url), k1);
+    const a = await v.verify(t);
+    expect(() => (a.claims.scope as string[]).push("admin")).toThrow(TypeError);
+    expect((await v.verify(t)).claims.scope).not.toContain("admin");
+  });
+});
