@@ -109,7 +109,12 @@ export class KeyStore {
    * unless another happened within the cooldown.
    */
   async resolve(kid: string | undefined, alg: string): Promise<Array<{ kid: string | undefined; key: CryptoKey | Uint8Array }>> {
-    if (!this.loaded) await this.refresh();
+    if (!this.loaded && this.inflight) await this.inflight;
+    if (!this.loaded && Date.now() - this.lastKidRefresh >= this.opts.refreshCooldownMs) {
+      // Never loaded: retry, but no more than once per cooldown however many requests arrive.
+      this.lastKidRefresh = Date.now();
+      await this.refresh();
+    }
     if (!this.loaded) throw new TokenError("keys_unavailable", "the issuer's keys could not be loaded");
     let found = this.candidates(kid, alg);
     if (found.length === 0 && kid !== undefined && !this.keys.some((k) => k.kid === kid)) {

@@ -60,6 +60,9 @@ export async function validateIdToken(token: string, options: ValidateIdTokenOpt
   for (const n of ["nonce", "accessToken", "state"] as const) {
     if (options[n] !== undefined && typeof options[n] !== "string") throw new TypeError(`option ${n} must be a string`);
   }
+  if (options.now !== undefined && (typeof options.now !== "number" || !Number.isFinite(options.now))) throw new TypeError("option now must be seconds since the epoch");
+  if (options.clockToleranceSec !== undefined && (typeof options.clockToleranceSec !== "number" || !(options.clockToleranceSec >= 0))) throw new TypeError("option clockToleranceSec must be a non-negative number");
+  if (options.maxTokenBytes !== undefined && (typeof options.maxTokenBytes !== "number" || !(options.maxTokenBytes >= 64))) throw new TypeError("option maxTokenBytes must be a number of at least 64");
   const store = storeFor(options.keys, options.issuer);
   const algorithms = checkAlgorithms("algorithms", options.algorithms, ID_TOKEN_ALGORITHMS);
   const tolerance = options.clockToleranceSec ?? 30;

@@ -201,3 +201,17 @@ describe("logging, background refresh, discovery checks", () => {
     expect((await v.verify(t)).claims.scope).not.toContain("admin");
   });
 });
+
+describe("issuer never reachable", () => {
+  it("requests do not each hit the issuer: one retry per cooldown", async () => {
+    const issuer = await startIssuer([]);
+    issuer.down = true;
+    const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW, refreshCooldownMs: 60_000 });
+    cleanup.push(() => v.close(), () => issuer.close());
+    await v.ready().catch(() => {});
+    const k = await makeKey("k1");
+    const t = await sign(appClaims(issuer.url), k);
+    for (let i = 0; i < 5; i++) expect(await code(v.verify(t))).toBe("keys_unavailable");
+    expect(v.status().refreshFailures).toBeLessThanOrEqual(2);
+  });
+});
