@@ -1,7 +1,7 @@
 /**
  * The issuer's public keys: loaded from a JWKS file, a JWKS URL, or the URL named by OpenID discovery.
  * Keeps the last good set when a refresh fails (status() shows the error), refreshes on an unknown kid
- * at most once per cooldown, and tells listeners which kids disappeared so what they signed is forgotten.
+ * at most once per cooldown, and tells listeners which keys disappeared so what they signed is forgotten.
  * Keys named inside a token (jku, x5u, jwk, x5c) are never looked at: lookup is by kid only.
  */
 import { readFile } from "node:fs/promises";
@@ -20,7 +20,12 @@ export interface KeyStoreOptions {
   logger?: { warn(obj: object, msg?: string): void } | undefined;
 }
 
-type Listener = (removedKids: string[]) => void;
+type Listener = (removedKeyIds: string[]) => void;
+
+/** A key's identity for cache invalidation: its kid, or its public material when it has none. */
+export function keyId(jwk: JWK): string {
+  return typeof jwk.kid === "string" ? jwk.kid : `#${jwk.kty}:${jwk.n ?? jwk.x ?? ""}:${jwk.y ?? ""}`;
+}
 
 export class KeyStore {
   private keys: JWK[] = [];
@@ -83,8 +88,8 @@ export class KeyStore {
       const keys = (set.keys as JWK[]).filter(
         (k) => k && typeof k === "object" && (k.kty === "RSA" || k.kty === "EC" || k.kty === "OKP") && (k.use === undefined || k.use === "sig") && k.d === undefined,
       );
-      const before = new Set(this.keys.map((k) => k.kid).filter((k): k is string => typeof k === "string"));
-      const after = new Set(keys.map((k) => k.kid).filter((k): k is string => typeof k === "string"));
+      const before = new Set(this.keys.map(keyId));
+      const after = new Set(keys.map(keyId));
       const removed = [...before].filter((k) => !after.has(k));
       this.keys = keys;
       this.imported.clear();
@@ -138,7 +143,7 @@ export class KeyStore {
         this.imported.set(cacheKey, p);
       }
       try {
-        out.push({ kid: jwk.kid, key: await p });
+        out.push({ kid: keyId(jwk), key: await p });
       } catch {
         // A key that does not fit the algorithm (e.g. EC key, RS256 token) cannot have signed it.
       }
@@ -147,8 +152,8 @@ export class KeyStore {
     return out;
   }
 
-  /** True while a key with this kid is published (used to drop cache entries after rotation). */
-  has(kid: string | undefined): boolean {
-    return kid === undefined ? this.keys.length > 0 : this.keys.some((k) => k.kid === kid);
+  /** True while the key with this keyId() is published (used to drop cache entries after rotation). */
+  has(id: string | undefined): boolean {
+    return id !== undefined && this.keys.some((k) => keyId(k) === id);
   }
 }

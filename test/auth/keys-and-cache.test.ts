@@ -215,3 +215,22 @@ describe("issuer never reachable", () => {
     expect(v.status().refreshFailures).toBeLessThanOrEqual(2);
   });
 });
+
+describe("keys without kid", () => {
+  it("a token without kid verifies with the published key, and its cache entry goes with that key", async () => {
+    const k = await makeKey("tmp");
+    const { kid: _drop, ...noKid } = k.publicJwk;
+    const other = await makeKey("k2");
+    const issuer = await startIssuer([{ ...k, publicJwk: noKid }, other]);
+    const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW, refreshCooldownMs: 0 });
+    cleanup.push(() => v.close(), () => issuer.close());
+    await v.ready();
+    const { signRaw } = await import("./helpers.js");
+    const t = await signRaw({ alg: "RS256", typ: "at+jwt" }, appClaims(issuer.url), k);
+    expect((await v.verify(t)).cached).toBe(false);
+    expect((await v.verify(t)).cached).toBe(true);
+    issuer.keys = [other];
+    await v.refreshKeys();
+    expect(await code(v.verify(t))).toBe("signature_invalid");
+  });
+});
