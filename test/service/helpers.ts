@@ -1,0 +1,137 @@
+/**
+ * Test helpers: keys and a JWKS made in the test, signed tokens of both flows, a directory file, and
+ * the real `portier serve` started as a child process on loopback (URL read from its "listening" line).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { exportJWK, generateKeyPair, SignJWT, type JWK } from "jose";
+
+export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const CLI = join(PROJECT_ROOT, "src", "cli", "main.ts");
+export const ISSUER = "https://auth.test.example";
+export const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
+export const TENANT_B = "7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13";
+export const TEACHER = "11111111-1111-4111-8111-111111111111";
+export const ADULT_STUDENT = "22222222-2222-4222-8222-222222222222";
+export const UNSYNCED = "33333333-3333-4333-8333-333333333333";
+
+export interface Keys {
+  privateKey: CryptoKey;
+  jwks: { keys: JWK[] };
+}
+
+export async function makeKeys(kid = "k1"): Promise<Keys> {
+  const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
+  const jwk = { ...(await exportJWK(publicKey)), kid, alg: "RS256", use: "sig" };
+  return { privateKey, jwks: { keys: [jwk] } };
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "portier-svc-"));
+}
+
+export async function sign(keys: Keys, claims: Record<string, unknown>, opts: { kid?: string; expSec?: number } = {}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ iss: ISSUER, iat: now, exp: now + (opts.expSec ?? 600), ...claims })
+    .setProtectedHeader({ alg: "RS256", kid: opts.kid ?? (keys.jwks.keys[0]?.kid as string), typ: "at+jwt" })
+    .sign(keys.privateKey);
+}
+
+export function userToken(keys: Keys, sub: string, extra: Record<string, unknown> = {}): Promise<string> {
+  return sign(keys, { sub, client_id: "web", tenant_id: TENANT_A, auth_time: Math.floor(Date.now() / 1000), idp: "local", scope: ["openid", "apiclients"], amr: ["pwd"], ...extra });
+}
+
+export function machineToken(keys: Keys, extra: Record<string, unknown> = {}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return sign(keys, { aud: "apiclients", client_id: "machine", tenant_id: TENANT_A, scope: "apiclients", nbf: now - 5, ...extra });
+}
+
+export function writeDirectory(dir: string, records: unknown[], name = "directory.json"): string {
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(records));
+  return file;
+}
+
+export const RECORDS = [
+  { sub: TEACHER, tenant_id: TENANT_A, roles: ["enseignant_jeune"] },
+  { sub: ADULT_STUDENT, tenant_id: TENANT_A, roles: ["Élève adulte"] },
+];
+
+export interface ServiceProcess {
+  url: string;
+  proc: ChildProcess;
+  output(): string;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+export function startServe(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServiceProcess> {
+  const proc = spawn(process.execPath, ["--import", "tsx", CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+      proc.once("exit", () => resolve());
+      proc.kill("SIGTERM");
+      setTimeout(() => proc.kill("SIGKILL"), 5000).unref();
+    });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`serve did not start in time\n${out}\n${err}`));
+    }, timeoutMs);
+    proc.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      for (const line of out.split("\n")) {
+        try {
+          const rec = JSON.parse(line) as { msg?: string; url?: string };
+          if (rec.msg === "listening" && rec.url) {
+            clearTimeout(timer);
+            resolve({ url: rec.url, proc, output: () => out, stderr: () => err, stop });
+            return;
+          }
+        } catch {
+          /* not a JSON line yet */
+        }
+      }
+    });
+    proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}\n${out}\n${err}`));
+    });
+  });
+}
+
+/** Runs serve expecting it to exit; returns code and output. */
+export function runServe(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, ["--import", "tsx", CLI, "serve", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
+  return new Promise((resolve) => proc.once("exit", (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))));
+}
+
+export async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000, stepMs = 100): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  throw new Error("condition not met in time");
+}
+
+export async function decide(url: string, body: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  return { status: res.status, json: await res.json() };
+}
