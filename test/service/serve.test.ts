@@ -1,0 +1,233 @@
+/**
+ * `portier serve` as a child process on loopback with a test JWKS and directory: every endpoint, the
+ * reasons, each adapter's status codes and headers, bad bodies, decision log without tokens.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  ADULT_STUDENT, ISSUER, RECORDS, TEACHER, UNSYNCED, decide, machineToken, makeKeys, sign, startServe, tempDir, userToken, writeDirectory,
+  type Keys, type ServiceProcess,
+} from "./helpers.js";
+
+let keys: Keys;
+let svc: ServiceProcess;
+const tokens: Record<string, string> = {};
+
+beforeAll(async () => {
+  keys = await makeKeys();
+  const dir = tempDir();
+  const jwks = join(dir, "jwks.json");
+  writeFileSync(jwks, JSON.stringify(keys.jwks));
+  const directory = writeDirectory(dir, RECORDS);
+  svc = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--max-body-bytes", "4096"]);
+  tokens.teacher = await userToken(keys, TEACHER);
+  tokens.adult = await userToken(keys, ADULT_STUDENT);
+  tokens.unsynced = await userToken(keys, UNSYNCED);
+  tokens.noScope = await userToken(keys, TEACHER, { scope: ["openid"] });
+  tokens.machine = await machineToken(keys);
+  tokens.expired = await sign(keys, { sub: TEACHER, client_id: "web", tenant_id: "t", auth_time: 1, idp: "x", scope: ["apiclients"] }, { expSec: -3600 });
+  tokens.unknownKid = await userToken(keys, TEACHER).then(() => sign(keys, { sub: TEACHER, scope: ["apiclients"], auth_time: 1, idp: "x" }, { kid: "nope" }));
+  const other = await makeKeys("k1");
+  tokens.forged = await userToken(other, TEACHER);
+}, 60_000);
+
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const ask = (token: string | undefined, path: string, method = "GET") => decide(svc.url, { method, path, ...(token ? { token } : {}) });
+
+describe("POST /decide", () => {
+  it("allows a teacher on a route of their role and answers the whole decision", async () => {
+    const { status, json } = await ask(tokens.teacher, "/v2/ORG001/elevesJeunes/42/absences?x=1");
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ allow: true, status: 200, reason: "allowed", flow: "accessCode", deprecated: true });
+    expect(json.decision_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(json.route).toMatchObject({ product: "Élève", template: "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences", parameters: { codeOrganisme: "ORG001", idEleveJeune: "42" } });
+    expect(json.subject).toEqual({ sub: TEACHER, client_id: "web", tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", roles: ["enseignant_jeune"] });
+  });
+
+  it("takes the token from headers.authorization too", async () => {
+    const { json } = await decide(svc.url, { method: "GET", path: "/v2/ORG001/centres", headers: { Authorization: `Bearer ${tokens.teacher}` } });
+    expect(json.allow).toBe(true);
+  });
+
+  it("maps a directory label to its role id (Élève adulte -> eleve_adulte)", async () => {
+    const { json } = await ask(tokens.adult, "/v2/ORG001/elevesAdultes/7/calendrierScolaire");
+    expect(json).toMatchObject({ allow: true, subject: { roles: ["eleve_adulte"] } });
+  });
+
+  it("allows the application flow on any known route, with client_id as subject", async () => {
+    const { json } = await ask(tokens.machine, "/v2/ORG001/elevesAdultes");
+    expect(json).toMatchObject({ allow: true, flow: "application", subject: { client_id: "machine", roles: [] } });
+  });
+
+  it.each([
+    ["role_not_allowed", "teacher", "/v2/ORG001/elevesAdultes", "GET", 403],
+    ["not_synced", "unsynced", "/v2/ORG001/centres", "GET", 403],
+    ["route_unknown", "teacher", "/v9/nothing", "GET", 403],
+    ["method_not_allowed", "teacher", "/v2/ORG001/centres", "POST", 403],
+    ["scope_missing", "noScope", "/v2/ORG001/centres", "GET", 403],
+    ["tenant_mismatch", "teacher", "/v2/ORG002/centres", "GET", 403],
+    ["path_invalid", "teacher", "/v2/ORG001/../centres", "GET", 403],
+    ["path_invalid", "teacher", "/v2/ORG001%2Fcentres", "GET", 403],
+    ["token_expired", "expired", "/v2/ORG001/centres", "GET", 401],
+    ["signature_invalid", "forged", "/v2/ORG001/centres", "GET", 401],
+    ["kid_unknown", "unknownKid", "/v2/ORG001/centres", "GET", 401],
+  ])("denies with reason %s", async (reason, who, path, method, status) => {
+    const { status: http, json } = await ask(tokens[who], path, method);
+    expect(http).toBe(200);
+    expect(json).toMatchObject({ allow: false, reason, status });
+  });
+
+  it("denies 401 token_missing without a token and token_malformed on garbage", async () => {
+    expect((await ask(undefined, "/v2/ORG001/centres")).json).toMatchObject({ allow: false, status: 401, reason: "token_missing", subject: null });
+    expect((await ask("abc.def", "/v2/ORG001/centres")).json).toMatchObject({ allow: false, status: 401, reason: "token_malformed" });
+    const basic = await decide(svc.url, { method: "GET", path: "/v1/roles", headers: { authorization: "Basic dXNlcjpwdw==" } });
+    expect(basic.json).toMatchObject({ allow: false, status: 401, reason: "token_malformed" });
+  });
+
+  it("answers a batch in order", async () => {
+    const { status, json } = await decide(svc.url, {
+      requests: [
+        { method: "GET", path: "/v1/roles", token: tokens.teacher },
+        { method: "GET", path: "/v1/roles" },
+        { method: "GET", path: "/v2/ORG001/elevesAdultes", token: tokens.machine },
+      ],
+    });
+    expect(status).toBe(200);
+    expect(json.map((d: { reason: string }) => d.reason)).toEqual(["allowed", "token_missing", "allowed"]);
+    expect(new Set(json.map((d: { decision_id: string }) => d.decision_id)).size).toBe(3);
+  });
+
+  it.each([
+    [{ path: "/v1/roles" }, "body.method: is required"],
+    [{ method: "GET" }, "body.path: is required"],
+    [{ method: 42, path: "/v1/roles" }, "body.method: must be string"],
+    [{ method: "GET", path: "/v1/roles", extra: 1 }, "body.extra: is not allowed"],
+    [{ requests: [{ method: "GET", path: "/" }, { method: "GET" }] }, "body.requests.1.path: is required"],
+    [{ requests: [] }, "body.requests: must NOT have fewer than 1 items"],
+    [[1, 2], "body: must be a JSON object"],
+  ])("400 naming the field for %j", async (body, message) => {
+    const { status, json } = await decide(svc.url, body);
+    expect(status).toBe(400);
+    expect(json.message).toBe(message);
+  });
+
+  it("400 with the position on malformed JSON, 413 over the size cap, 405 on GET", async () => {
+    const bad = await decide(svc.url, '{"method": "GET", "path": ');
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({ error: "invalid_json" });
+    expect(bad.json.message).toMatch(/position|column|end of JSON/i);
+    const big = await decide(svc.url, { method: "GET", path: "/v1/roles", token: "x".repeat(5000) });
+    expect(big.status).toBe(413);
+    expect((await fetch(`${svc.url}/decide`)).status).toBe(405);
+  });
+});
+
+describe("GET /forward-auth (nginx, Traefik, Caddy)", () => {
+  const fa = (headers: Record<string, string>, method = "GET") => fetch(`${svc.url}/forward-auth`, { method, headers });
+
+  it("nginx: 200 with the X-Portier-* headers", async () => {
+    const res = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v2/ORG001/elevesJeunes?page=2", Authorization: `Bearer ${tokens.teacher}` });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-portier-decision-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get("x-portier-subject")).toBe(TEACHER);
+    expect(res.headers.get("x-portier-tenant")).toBe("3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01");
+    expect(res.headers.get("x-portier-roles")).toBe("enseignant_jeune");
+  });
+
+  it("Traefik/Caddy: X-Forwarded-Method / X-Forwarded-Uri; machine subject is the client id", async () => {
+    const res = await fa({ "X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/v1/roles", Authorization: `Bearer ${tokens.machine}` });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-portier-subject")).toBe("machine");
+    expect(res.headers.get("x-portier-roles")).toBe("");
+  });
+
+  it("401 with WWW-Authenticate (bare Bearer without a token, invalid_token with one)", async () => {
+    const none = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v1/roles" });
+    expect(none.status).toBe(401);
+    expect(none.headers.get("www-authenticate")).toBe("Bearer");
+    const expired = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: `Bearer ${tokens.expired}` });
+    expect(expired.status).toBe(401);
+    expect(expired.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token", error_description="token_expired/);
+    expect(expired.headers.get("x-portier-subject")).toBeNull();
+  });
+
+  it("403 on a denial, on an invalid path, and when the original request headers are missing", async () => {
+    const role = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v2/ORG001/elevesAdultes", Authorization: `Bearer ${tokens.teacher}` });
+    expect(role.status).toBe(403);
+    expect(role.headers.get("x-portier-reason")).toBe("role_not_allowed");
+    expect(role.headers.get("x-portier-subject")).toBeNull();
+    const path = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v2/%00/centres", Authorization: `Bearer ${tokens.teacher}` });
+    expect(path.status).toBe(403);
+    const missing = await fa({ Authorization: `Bearer ${tokens.teacher}` });
+    expect(missing.status).toBe(403);
+    expect((await missing.json()).reason).toBe("request_invalid");
+  });
+
+  it("accepts any method on the endpoint itself (nginx subrequests may be HEAD/POST)", async () => {
+    const res = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: `Bearer ${tokens.teacher}` }, "POST");
+    expect(res.status).toBe(200);
+  });
+});
+
+describe("Envoy ext_authz HTTP service (/envoy/<path>)", () => {
+  it("200 allows with headers; 401 with WWW-Authenticate and a JSON body; 403 with a JSON body", async () => {
+    const ok = await fetch(`${svc.url}/envoy/v2/ORG001/centres?x=1`, { headers: { authorization: `Bearer ${tokens.teacher}` } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-portier-subject")).toBe(TEACHER);
+    const anon = await fetch(`${svc.url}/envoy/v2/ORG001/centres`);
+    expect(anon.status).toBe(401);
+    expect(anon.headers.get("www-authenticate")).toBe("Bearer");
+    expect(await anon.json()).toMatchObject({ allow: false, reason: "token_missing" });
+    const post = await fetch(`${svc.url}/envoy/v2/ORG001/centres`, { method: "POST", headers: { authorization: `Bearer ${tokens.teacher}` } });
+    expect(post.status).toBe(403);
+    expect(await post.json()).toMatchObject({ allow: false, reason: "method_not_allowed" });
+  });
+});
+
+describe("health, ready, metrics", () => {
+  it("GET /health and /ready", async () => {
+    expect(await (await fetch(`${svc.url}/health`)).json()).toEqual({ status: "ok" });
+    const ready = await fetch(`${svc.url}/ready`);
+    expect(ready.status).toBe(200);
+    const body = await ready.json();
+    expect(body).toMatchObject({ ready: true, missing: [], policy: { loaded: true }, keys: { ready: true }, directory: { size: 2 } });
+  });
+
+  it("GET /metrics: decisions by result/reason/flow, latency histogram, keys, policy revision, directory size", async () => {
+    const res = await fetch(`${svc.url}/metrics`);
+    expect(res.headers.get("content-type")).toContain("text/plain");
+    const text = await res.text();
+    expect(text).toMatch(/portier_decisions_total\{allow="true",reason="allowed",flow="accessCode",adapter="decide"\} \d+/);
+    expect(text).toMatch(/portier_decisions_total\{allow="false",reason="token_missing",flow="none"/);
+    expect(text).toContain("portier_decision_duration_seconds_bucket");
+    expect(text).toMatch(/portier_key_refreshes_total \d+/);
+    expect(text).toMatch(/portier_policy_revision_info\{revision="[^"]+"\} 1/);
+    expect(text).toContain("portier_directory_size 2");
+  });
+
+  it("404 on unknown endpoints", async () => {
+    expect((await fetch(`${svc.url}/nope`)).status).toBe(404);
+  });
+});
+
+describe("decision log", () => {
+  it("one JSON line per decision, with the fields, never a token or Authorization header", async () => {
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = svc.output().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const decisions = lines.filter((l) => l.msg === "decision");
+    expect(decisions.length).toBeGreaterThan(20);
+    const one = decisions.find((d) => d.reason === "allowed" && d.sub === TEACHER)!;
+    for (const k of ["decision_id", "time", "method", "path", "route", "flow", "client_id", "sub", "tenant_id", "roles", "allow", "reason", "revision", "latency_ms"]) expect(one).toHaveProperty(k);
+    const all = svc.output() + svc.stderr();
+    for (const t of Object.values(tokens)) {
+      expect(all).not.toContain(t);
+      expect(all).not.toContain(t.split(".")[2]!);
+    }
+    expect(all.toLowerCase()).not.toContain("bearer ");
+    expect(all).not.toMatch(/"authorization"/i);
+  });
+});
