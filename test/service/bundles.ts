@@ -16,7 +16,7 @@ async function entries(tarBytes: Buffer): Promise<Record<string, Buffer>> {
   const done = new Promise<void>((resolve, reject) => {
     ex.on("entry", (header, stream, next) => {
       const chunks: Buffer[] = [];
-      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("data", (c: unknown) => chunks.push(c as Buffer));
       stream.on("end", () => {
         if (header.type === "file") out[header.name] = Buffer.concat(chunks);
         next();

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { exportJWK, generateKeyPair, SignJWT, type JWK } from "jose";
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const CLI = join(PROJECT_ROOT, "src", "cli", "main.ts");

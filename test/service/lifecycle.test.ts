@@ -165,7 +165,7 @@ describe("the issuer going down", () => {
     const down = await serve(["--issuer", ISSUER, "--jwks", `${url}/jwks`, "--directory", directory]);
     const res = await fetch(`${down.url}/ready`);
     expect(res.status).toBe(503);
-    expect((await res.json()).missing[0]).toMatch(/^keys: /);
+    expect(((await res.json()) as any).missing[0]).toMatch(/^keys: /);
     const d = await decide(down.url, { method: "GET", path: "/v1/roles", token });
     expect(d.json).toMatchObject({ allow: false, status: 401 });
     expect((await fetch(`${down.url}/health`)).status).toBe(200);
@@ -199,7 +199,7 @@ describe("--workers 2 (node:cluster)", () => {
     const pids = new Set<number>();
     await until(async () => {
       const res = await fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json", connection: "close" }, body: JSON.stringify({ method: "GET", path: "/v1/roles", token: t }) });
-      expect((await res.json()).allow).toBe(true);
+      expect(((await res.json()) as any).allow).toBe(true);
       const lines = svc.output().split("\n").filter((l) => l.includes('"msg":"decision"'));
       for (const l of lines) pids.add((JSON.parse(l) as { pid: number }).pid);
       return pids.size >= 2;

@@ -164,7 +164,7 @@ describe("GET /forward-auth (nginx, Traefik, Caddy)", () => {
     expect(path.status).toBe(403);
     const missing = await fa({ Authorization: `Bearer ${tokens.teacher}` });
     expect(missing.status).toBe(403);
-    expect((await missing.json()).reason).toBe("request_invalid");
+    expect(((await missing.json()) as any).reason).toBe("request_invalid");
   });
 
   it("accepts any method on the endpoint itself (nginx subrequests may be HEAD/POST)", async () => {
