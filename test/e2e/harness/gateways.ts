@@ -12,6 +12,12 @@ import { startProcess, type Managed } from "./process.js";
 
 export type GatewayKind = "nginx" | "caddy";
 
+/** Temp dirs of gateways not yet stopped, removed at exit if a run is interrupted. */
+const liveDirs = new Set<string>();
+process.once("exit", () => {
+  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 const TEMPLATES = fileURLToPath(new URL("../gateways/", import.meta.url));
 
 export const INSTALL_HINT: Record<GatewayKind, string> = {
@@ -76,10 +82,12 @@ export async function startGateway(kind: GatewayKind, opts: GatewayOptions): Pro
   const binary = findBinary(kind);
   if (!binary) throw new Error(`${kind} not found (install: ${INSTALL_HINT[kind]})`);
   const dir = mkdtempSync(join(tmpdir(), `portier-e2e-${kind}-`));
+  liveDirs.add(dir);
   try {
     return await launch(kind, binary, dir, opts);
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
+    liveDirs.delete(dir);
     throw err;
   }
 }
@@ -116,6 +124,7 @@ async function launch(kind: GatewayKind, binary: string, dir: string, opts: Gate
   const stop = async () => {
     await proc.stop();
     rmSync(dir, { recursive: true, force: true });
+    liveDirs.delete(dir);
   };
   try {
     await waitForPort(port, {

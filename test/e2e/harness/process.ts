@@ -19,8 +19,39 @@ export interface Managed {
 
 const MAX_OUTPUT = 64 * 1024;
 
+/**
+ * Process groups still running. If the test worker ends without the tests' own stop() (the runner was
+ * interrupted, or its parent died and the IPC channel dropped), they are killed then, never left behind.
+ */
+const live = new Set<number>();
+let guardInstalled = false;
+let runnerGone = false;
+
+function killAllLive(): void {
+  runnerGone = true;
+  for (const pgid of live) {
+    try {
+      process.kill(-pgid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  live.clear();
+}
+
+function installGuard(): void {
+  if (guardInstalled) return;
+  guardInstalled = true;
+  process.once("exit", killAllLive);
+  process.once("disconnect", killAllLive);
+}
+
 export function startProcess(name: string, command: string, args: string[], options: SpawnOptions = {}): Managed {
+  installGuard();
+  if (runnerGone) throw new Error(`${name}: not started, the test runner has gone away`);
   const child = spawn(command, args, { ...options, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const pgid = child.pid;
+  if (pgid !== undefined) live.add(pgid);
   let out = "";
   let exitedHow: string | undefined;
   let pending = "";
@@ -82,6 +113,7 @@ export function startProcess(name: string, command: string, args: string[], opti
         }
       }
       signalGroup("SIGKILL"); // stragglers of the group, if any
+      if (pgid !== undefined) live.delete(pgid);
     },
   };
 }
