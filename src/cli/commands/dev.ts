@@ -1,0 +1,73 @@
+/**
+ * `portier dev`: the local issuer and the decision service together on loopback with the sample data,
+ * plus copy-paste curl lines (machine token, user token via the issuer's dev login_hint, /decide calls).
+ * Development only.
+ */
+import { createHash } from "node:crypto";
+import { startIssuer, DEFAULT_DIRECTORY_FILE } from "../../issuer/index.js";
+import { loadConfig, startService, ConfigError } from "../../service/index.js";
+import { parse } from "../args.js";
+
+const USAGE = "usage: portier dev [--port N (service, default 8181)] [--issuer-port N (default 9400)] [--log-level LEVEL]";
+const VERIFIER = "portier-dev-pkce-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
+const REDIRECT = "http://127.0.0.1:8400/callback";
+
+export function curlLines(issuerUrl: string, serviceUrl: string): string[] {
+  const challenge = createHash("sha256").update(VERIFIER).digest("base64url");
+  const authorize =
+    `${issuerUrl}/connect/authorize?response_type=code&client_id=portier-demo-web&redirect_uri=${encodeURIComponent(REDIRECT)}` +
+    `&scope=openid%20profile%20email%20apiclients&state=dev-state&nonce=dev-nonce&code_challenge=${challenge}&code_challenge_method=S256&login_hint=enseignant.jeune`;
+  const extract = `sed -E 's/.*"access_token":"([^"]+)".*/\\1/'`;
+  const ask = (token: string, path: string) =>
+    `curl -s -X POST ${serviceUrl}/decide -H 'content-type: application/json' -d "{\\"method\\":\\"GET\\",\\"path\\":\\"${path}\\",\\"token\\":\\"$${token}\\"}"; echo`;
+  return [
+    "# 1. a machine token (application flow, client credentials)",
+    `MACHINE_TOKEN=$(curl -s -X POST ${issuerUrl}/connect/token -d grant_type=client_credentials -d client_id=portier-demo-machine -d client_secret=portier-demo-secret -d scope=apiclients | ${extract})`,
+    "# 2. a user token for enseignant.jeune (authorization code + PKCE; dev login_hint skips the login form)",
+    `CODE=$(curl -s -o /dev/null -w '%{redirect_url}' '${authorize}' | sed -E 's/.*[?&]code=([^&]+).*/\\1/')`,
+    `USER_TOKEN=$(curl -s -X POST ${issuerUrl}/connect/token -d grant_type=authorization_code -d client_id=portier-demo-web -d "code=$CODE" --data-urlencode redirect_uri=${REDIRECT} -d code_verifier=${VERIFIER} | ${extract})`,
+    "# 3. ask Portier",
+    ask("USER_TOKEN", "/v2/ORG001/elevesJeunes/42/absences"),
+    ask("USER_TOKEN", "/v2/ORG001/elevesAdultes"),
+    ask("USER_TOKEN", "/v2/ORG002/centres"),
+    ask("MACHINE_TOKEN", "/v2/ORG001/elevesAdultes"),
+    `curl -s -i ${serviceUrl}/forward-auth -H 'X-Original-Method: GET' -H 'X-Original-URI: /v1/roles' -H "Authorization: Bearer $USER_TOKEN"`,
+  ];
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { port: { type: "string" }, "issuer-port": { type: "string" }, "log-level": { type: "string" }, help: { type: "boolean" } }, USAGE);
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const issuerPort = Number(values["issuer-port"] ?? 9400);
+  if (!Number.isInteger(issuerPort) || issuerPort < 0 || issuerPort > 65535) {
+    console.error(`portier dev: --issuer-port: must be 0..65535\n${USAGE}`);
+    return 2;
+  }
+  const issuer = await startIssuer({ port: issuerPort, host: "127.0.0.1" });
+  let service;
+  try {
+    const config = loadConfig(["--issuer", issuer.url, "--directory", DEFAULT_DIRECTORY_FILE, "--workers", "1", "--port", values.port ?? "8181", "--log-level", values["log-level"] ?? "warn"], {});
+    service = await startService(config);
+    await service.verifier.ready();
+  } catch (err) {
+    await issuer.close();
+    if (err instanceof ConfigError) {
+      for (const p of err.problems) console.error(`portier dev: ${p}`);
+      return 2;
+    }
+    console.error(`portier dev: ${(err as Error).message}`);
+    return 1;
+  }
+  console.log(JSON.stringify({ msg: "listening", url: service.url, issuer: issuer.url }));
+  console.log(`\nPortier dev: issuer ${issuer.url}, decision service ${service.url} (sample data, development only)\n`);
+  console.log(curlLines(issuer.url, service.url).join("\n"));
+  console.log("\nCtrl-C to stop.");
+  return new Promise<number>((resolve) => {
+    const stop = () => void Promise.allSettled([service.close(), issuer.close()]).then(() => resolve(0));
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}

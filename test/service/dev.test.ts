@@ -1,0 +1,31 @@
+/**
+ * `portier dev`: starts the issuer and the service on loopback; the printed curl lines work as printed.
+ */
+import { describe, expect, it } from "vitest";
+import { spawn, spawnSync } from "node:child_process";
+import { CLI, PROJECT_ROOT } from "./helpers.js";
+
+const hasCurl = spawnSync("curl", ["--version"]).status === 0;
+
+describe("portier dev", () => {
+  it.skipIf(!hasCurl)("prints curl lines that get both tokens and decisions", async () => {
+    const proc = spawn(process.execPath, ["--import", "tsx", CLI, "dev", "--port", "0", "--issuer-port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    try {
+      const end = Date.now() + 30_000;
+      while (!out.includes("Ctrl-C to stop.")) {
+        if (Date.now() > end || proc.exitCode !== null) throw new Error(`dev did not start:\n${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const script = out.split("\n").filter((l) => /^(MACHINE_TOKEN|CODE|USER_TOKEN|curl) ?=?/.test(l)).join("\n");
+      const run = spawnSync("bash", ["-c", script], { encoding: "utf8", timeout: 30_000 });
+      const answers = run.stdout.split("\n").filter((l) => l.startsWith("{\"decision_id\"")).map((l) => JSON.parse(l) as { reason: string; flow: string });
+      expect(answers.map((a) => `${a.flow}:${a.reason}`)).toEqual(["accessCode:allowed", "accessCode:role_not_allowed", "accessCode:tenant_mismatch", "application:allowed"]);
+      expect(run.stdout).toContain("HTTP/1.1 200 OK");
+      expect(run.stdout).toContain("X-Portier-Roles: enseignant_jeune");
+    } finally {
+      proc.kill("SIGTERM");
+    }
+  }, 60_000);
+});
