@@ -19,13 +19,20 @@ interface Case {
   path: string;
   method?: string;
   status: 200 | 401 | 403;
+  /** The deny reason Portier gives (X-Portier-Reason); checked directly and where the gateway shows it. */
+  reason?: string;
   why: string;
   /** What the client gets through a given gateway when that gateway refuses the request itself. */
   gateway?: Partial<Record<GatewayKind, 400>>;
 }
 
+/** Fills in GET so every case names its method. */
+function withMethod(cases: Case[]): Case[] {
+  return cases.map((c) => ({ ...c, method: c.method ?? "GET" }));
+}
+
 /** Expected allows: both flows, role- and "all synced"-routes, percent-encoded and decomposed paths. */
-const ALLOWED: Case[] = [
+const ALLOWED: Case[] = withMethod([
   { caller: "machine", path: "/v2/ORG001/elevesJeunes", status: 200, why: "application flow, own tenant, not role-restricted" },
   { caller: "machine", path: "/v3/utilisateurs/moi", status: 200, why: "application flow, route without codeOrganisme" },
   { caller: "enseignant.jeune", path: "/v2/ORG001/elevesJeunes", status: 200, why: "accessCode flow, listed role" },
@@ -36,32 +43,32 @@ const ALLOWED: Case[] = [
   { caller: "synced.sans.role", path: "/v2/ORG001/e%CC%81coles", status: 200, why: "decomposed é (NFD), NFC-normalised" },
   { caller: "enseignant.jeune", path: "/v2/ORG001/b%C3%A2timents", status: 200, why: "accented route /bâtiments" },
   { caller: "enseignant.jeune.b", path: "/v2/ORG002/centres", status: 200, why: "tenant B on its own codeOrganisme" },
-];
+]);
 
 /** Expected denials. */
-const DENIED: Case[] = [
-  { caller: "none", path: "/v2/ORG001/elevesJeunes", status: 401, why: "no token" },
-  { caller: "garbage", path: "/v2/ORG001/elevesJeunes", status: 401, why: "garbage token" },
-  { caller: "eleve.adulte", path: "/v2/ORG001/elevesJeunes", status: 403, why: "role not allowed" },
-  { caller: "synced.sans.role", path: "/v2/ORG001/elevesJeunes", status: 403, why: "synced user without a listed role" },
-  { caller: "non.synchronise", path: "/v2/ORG001/centres", status: 403, why: "user not synced, even on an all-synced route" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/inconnu", status: 403, why: "unknown route" },
-  { caller: "machine", path: "/v9/nulle-part", status: 403, why: "unknown route, application flow" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/elevesJeunes", method: "POST", status: 403, why: "wrong method (all routes are GET)" },
-  { caller: "machine", path: "/v2/ORG001/centres", method: "DELETE", status: 403, why: "wrong method, application flow" },
-  { caller: "enseignant.jeune", path: "/v2/ORG002/elevesJeunes", status: 403, why: "tenant mismatch: tenant A token on ORG002" },
-  { caller: "machine", path: "/v2/ORG002/centres", status: 403, why: "tenant mismatch, application flow" },
-  { caller: "enseignant.jeune.b", path: "/v2/ORG001/centres", status: 403, why: "tenant mismatch: tenant B token on ORG001" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001%2Fcentres", status: 403, why: "encoded slash" },
-  { caller: "enseignant.jeune", path: "/v2/ORG002/../ORG001/centres", status: 403, why: "dot-dot segment" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/%FFcentres", status: 403, why: "invalid UTF-8" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/centres%00", status: 403, why: "encoded NUL", gateway: { nginx: 400 } },
-  { caller: "enseignant.jeune", path: "/v2/ORG001//centres", status: 403, why: "empty segment" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/%2e%2e/ORG001/centres", status: 403, why: "percent-encoded dot-dot segment" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/./centres", status: 403, why: "dot segment" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001%5Ccentres", status: 403, why: "encoded backslash" },
-  { caller: "machine", path: "/../../v2/ORG001/centres", status: 403, why: "dot-dot above the root", gateway: { nginx: 400 } },
-];
+const DENIED: Case[] = withMethod([
+  { caller: "none", path: "/v2/ORG001/elevesJeunes", status: 401, reason: "token_missing", why: "no token" },
+  { caller: "garbage", path: "/v2/ORG001/elevesJeunes", status: 401, reason: "token_malformed", why: "garbage token" },
+  { caller: "eleve.adulte", path: "/v2/ORG001/elevesJeunes", status: 403, reason: "role_not_allowed", why: "role not allowed" },
+  { caller: "synced.sans.role", path: "/v2/ORG001/elevesJeunes", status: 403, reason: "role_not_allowed", why: "synced user without a listed role" },
+  { caller: "non.synchronise", path: "/v2/ORG001/centres", status: 403, reason: "not_synced", why: "user not synced, even on an all-synced route" },
+  { caller: "enseignant.jeune", path: "/v2/ORG001/inconnu", status: 403, reason: "route_unknown", why: "unknown route" },
+  { caller: "machine", path: "/v9/nulle-part", status: 403, reason: "route_unknown", why: "unknown route, application flow" },
+  { caller: "enseignant.jeune", path: "/v2/ORG001/elevesJeunes", method: "POST", status: 403, reason: "method_not_allowed", why: "wrong method (all routes are GET)" },
+  { caller: "machine", path: "/v2/ORG001/centres", method: "DELETE", status: 403, reason: "method_not_allowed", why: "wrong method, application flow" },
+  { caller: "enseignant.jeune", path: "/v2/ORG002/elevesJeunes", status: 403, reason: "tenant_mismatch", why: "tenant mismatch: tenant A token on ORG002" },
+  { caller: "machine", path: "/v2/ORG002/centres", status: 403, reason: "tenant_mismatch", why: "tenant mismatch, application flow" },
+  { caller: "enseignant.jeune.b", path: "/v2/ORG001/centres", status: 403, reason: "tenant_mismatch", why: "tenant mismatch: tenant B token on ORG001" },
+  { caller: "enseignant.jeune", path: "/v2/ORG001%2Fcentres", status: 403, reason: "path_invalid", why: "encoded slash" },
+  { caller: "enseignant.jeune", path: "/v2/ORG002/../ORG001/centres", status: 403, reason: "path_invalid", why: "dot-dot segment" },
+  { caller: "enseignant.jeune", path: "/v2/ORG001/%FFcentres", status: 403, reason: "path_invalid", why: "invalid UTF-8" },
+  { caller: "enseignant.jeune", path: "/v2/ORG001/centres%00", status: 403, reason: "path_invalid", why: "encoded NUL", gateway: { nginx: 400 } },
+  { caller: "enseignant.jeune", path: "/v2/ORG001//centres", status: 403, reason: "path_invalid", why: "empty segment" },
+  { caller: "enseignant.jeune", path: "/v2/ORG001/%2e%2e/ORG001/centres", status: 403, reason: "path_invalid", why: "percent-encoded dot-dot segment" },
+  { caller: "enseignant.jeune", path: "/v2/ORG001/./centres", status: 403, reason: "path_invalid", why: "dot segment" },
+  { caller: "enseignant.jeune", path: "/v2/ORG001%5Ccentres", status: 403, reason: "path_invalid", why: "encoded backslash" },
+  { caller: "machine", path: "/../../v2/ORG001/centres", status: 403, reason: "path_invalid", why: "dot-dot above the root", gateway: { nginx: 400 } },
+]);
 
 const KINDS: GatewayKind[] = ["nginx", "caddy"];
 const serviceLanded = hasCommand("serve") && hasCommand("issuer");
@@ -146,6 +153,19 @@ describe.skipIf(!serviceLanded)("Portier behind real gateways (issuer and servic
     });
   });
 
+  describe("the same denials asked of /forward-auth directly (nginx-style headers): status and reason", () => {
+    it.each(DENIED)("$status $reason: $caller $method $path ($why)", async ({ caller, path, method, status, reason }) => {
+      const res = await send(service!.url, "/forward-auth", {
+        headers: { ...headersFor(caller), "x-original-method": method ?? "GET", "x-original-uri": path },
+      });
+      expect(res.status, describeResponse(res)).toBe(status);
+      expect(res.headers["x-portier-reason"], describeResponse(res)).toBe(reason);
+      expect(res.headers["x-portier-decision-id"]).toMatch(/\S/);
+      if (status === 401) expect(res.headers["www-authenticate"], describeResponse(res)).toMatch(/^Bearer\b/);
+      for (const name of ["x-portier-subject", "x-portier-tenant", "x-portier-roles"]) expect(res.headers, name).not.toHaveProperty(name);
+    });
+  });
+
   for (const kind of KINDS) {
     const missing = findBinary(kind) === undefined;
     if (missing) console.warn(`[e2e] ${kind} not found: skipping the ${kind} end-to-end tests. Install: ${INSTALL_HINT[kind]}`);
@@ -159,7 +179,7 @@ describe.skipIf(!serviceLanded)("Portier behind real gateways (issuer and servic
         await gateway?.stop();
       });
 
-      it.each(ALLOWED)("200 $caller $path ($why)", async ({ caller, path, method }) => {
+      it.each(ALLOWED)("200 $caller $method $path ($why)", async ({ caller, path, method }) => {
         upstream.seen.length = 0;
         const res = await send(gateway.url, path, { method: method ?? "GET", headers: headersFor(caller) });
         expect(res.status, describeResponse(res, gateway)).toBe(200);
@@ -175,13 +195,27 @@ describe.skipIf(!serviceLanded)("Portier behind real gateways (issuer and servic
         for (const [name, value] of Object.entries(received)) expect(value, name).not.toMatch(/\{http\./);
       });
 
-      it.each(DENIED)("$status $caller $method $path ($why)", async ({ caller, path, method, status, gateway: refusedBy }) => {
+      it.each(DENIED)("$status $caller $method $path ($why)", async ({ caller, path, method, status, reason, gateway: refusedBy }) => {
         upstream.seen.length = 0;
         const res = await send(gateway.url, path, { method: method ?? "GET", headers: headersFor(caller) });
         // nginx itself answers 400 to an encoded NUL or a path above the root, before auth_request.
         expect(res.status, describeResponse(res, gateway)).toBe(refusedBy?.[kind] ?? status);
         expect(upstream.seen, "the upstream must not be reached").toHaveLength(0);
         if (res.status === 401) expect(res.headers["www-authenticate"], describeResponse(res)).toMatch(/^Bearer\b/);
+        // Caddy hands the client Portier's whole deny answer; nginx keeps only the status (and
+        // WWW-Authenticate on 401).
+        if (kind === "caddy" && res.status === status) expect(res.headers["x-portier-reason"]).toBe(reason);
+      });
+
+      it("a POST with a body is judged on its method, and the body never reaches the upstream", async () => {
+        upstream.seen.length = 0;
+        const res = await send(gateway.url, "/v2/ORG001/elevesJeunes", {
+          method: "POST",
+          headers: { ...headersFor("enseignant.jeune"), "content-type": "application/json" },
+          body: JSON.stringify({ nom: "x".repeat(10_000) }),
+        });
+        expect(res.status, describeResponse(res, gateway)).toBe(403);
+        expect(upstream.seen).toHaveLength(0);
       });
 
       it("a forged X-Portier-* header from the client never reaches the upstream", async () => {

@@ -14,7 +14,7 @@ export interface RawResponse {
 export function send(
   baseUrl: string,
   path: string,
-  opts: { method?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+  opts: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
 ): Promise<RawResponse> {
   const base = new URL(baseUrl);
   return new Promise<RawResponse>((resolve, reject) => {
@@ -29,7 +29,7 @@ export function send(
     );
     req.setTimeout(opts.timeoutMs ?? 10_000, () => req.destroy(new Error(`${opts.method ?? "GET"} ${baseUrl}${path}: no answer within ${opts.timeoutMs ?? 10_000} ms`)));
     req.on("error", reject);
-    req.end();
+    req.end(opts.body);
   });
 }
 
