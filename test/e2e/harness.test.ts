@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAKE_HEADERS, startFakeForwardAuth, type FakeForwardAuth } from "./harness/fake-forward-auth.js";
 import { INSTALL_HINT, findBinary, startGateway, type GatewayKind, type RunningGateway } from "./harness/gateways.js";
 import { bearer, send } from "./harness/http.js";
-import { waitForPort } from "./harness/net.js";
+import { freePort, waitForPort } from "./harness/net.js";
 import { startUpstream, UPSTREAM_MARK, type RunningUpstream } from "./harness/upstream.js";
 
 const KINDS: GatewayKind[] = ["nginx", "caddy"];
@@ -92,6 +92,18 @@ for (const kind of KINDS) {
       // Caddy 2.6.2 sets a header the auth answer lacks to its placeholder's literal text, which is
       // why Portier must send all four X-Portier-* headers on every 200.
       else for (const value of Object.values(received)) expect(value).toMatch(/^\{http\.reverse_proxy\.header\.X-Portier-/);
+    });
+
+    it("fails closed when the auth endpoint is down: a gateway error, upstream not reached", async () => {
+      reset();
+      const down = await startGateway(kind, { authPort: await freePort(), upstreamPort: upstream.port });
+      try {
+        const res = await send(down.url, "/v2/ORG001/centres", { headers: bearer("allow") });
+        expect([500, 502, 503]).toContain(res.status);
+        expect(upstream.seen).toHaveLength(0);
+      } finally {
+        await down.stop();
+      }
     });
 
     it("stop() ends the gateway: its port no longer accepts connections", async () => {
