@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INSTALL_HINT, findBinary, startGateway, type GatewayKind, type RunningGateway } from "./harness/gateways.js";
 import { bearer, send, type RawResponse } from "./harness/http.js";
-import { hasCommand, startIssuerProcess, startServiceProcess, type RunningPortier } from "./harness/portier.js";
+import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./harness/portier.js";
 import { MACHINE_CLIENT, TENANT_A, USERS, machineToken, userToken, type Username } from "./harness/tokens.js";
 import { startUpstream, UPSTREAM_MARK, type RunningUpstream } from "./harness/upstream.js";
 
@@ -71,10 +71,6 @@ const DENIED: Case[] = withMethod([
 ]);
 
 const KINDS: GatewayKind[] = ["nginx", "caddy"];
-const serviceLanded = hasCommand("serve") && hasCommand("issuer");
-if (!serviceLanded) {
-  console.warn("[e2e] src/cli/commands/serve.ts or issuer.ts is missing: skipping the end-to-end gateway tests until the decision service lands.");
-}
 
 let issuer: RunningPortier | undefined;
 let service: RunningPortier | undefined;
@@ -106,7 +102,7 @@ function describeResponse(res: RawResponse, gateway?: RunningGateway): string {
     (service ? `\n--- portier serve (tail) ---\n${service.proc.output().slice(-2000)}` : "");
 }
 
-describe.skipIf(!serviceLanded)("Portier behind real gateways (issuer and service as processes)", () => {
+describe("Portier behind real gateways (issuer and service as processes)", () => {
   beforeAll(async () => {
     upstream = await startUpstream();
     issuer = await startIssuerProcess();

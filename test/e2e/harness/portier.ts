@@ -4,18 +4,12 @@
  * 127.0.0.1 with --port 0, ready once it prints its URL (a JSON log line with msg "listening" and url,
  * or the issuer's "Issuer URL: ..." banner). Stopped by process group.
  */
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../../src/toolchain/project-root.js";
 import { startProcess, waitForLine, type Managed } from "./process.js";
 
 export const CLI = join(PROJECT_ROOT, "src", "cli", "main.ts");
 export const SAMPLE_DIRECTORY = join(PROJECT_ROOT, "data", "sample", "directory.json");
-
-/** Whether a sub-command's source exists yet (the service and issuer are built by other sessions). */
-export function hasCommand(name: string): boolean {
-  return existsSync(join(PROJECT_ROOT, "src", "cli", "commands", `${name}.ts`));
-}
 
 export interface RunningPortier {
   url: string;
