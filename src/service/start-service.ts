@@ -9,6 +9,7 @@ import { createAccessTokenVerifier, type AccessTokenVerifier } from "../auth/ind
 import { Directory, loadRoleResolver } from "../directory/index.js";
 import type { ServiceConfig } from "./config.js";
 import { createApp } from "./app.js";
+import { decisionListener } from "./fast-adapters.js";
 import { createDecide, type Decide } from "./decide.js";
 import { createMetrics } from "./metrics.js";
 import { PolicyHolder } from "./policy.js";
@@ -63,7 +64,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status() });
   const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, resolveRole, roleCheck: config.roleCheck, logger, metrics });
   const app = createApp({ decide, verifier, policy, directory, metrics, maxBodyBytes: config.maxBodyBytes });
-  const server = createServer(app);
+  const server = createServer(decisionListener(decide, config.maxBodyBytes, app));
   server.keepAliveTimeout = 65_000;
   let url = "";
   if (options.listen !== false) {
