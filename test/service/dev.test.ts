@@ -23,7 +23,7 @@ describe("portier dev", () => {
       const answers = run.stdout.split("\n").filter((l) => l.startsWith("{\"decision_id\"")).map((l) => JSON.parse(l) as { reason: string; flow: string });
       expect(answers.map((a) => `${a.flow}:${a.reason}`)).toEqual(["accessCode:allowed", "accessCode:role_not_allowed", "accessCode:tenant_mismatch", "application:allowed"]);
       expect(run.stdout).toContain("HTTP/1.1 200 OK");
-      expect(run.stdout).toContain("X-Portier-Roles: enseignant_jeune");
+      expect(run.stdout.toLowerCase()).toContain("x-portier-roles: enseignant_jeune");
     } finally {
       proc.kill("SIGTERM");
     }
