@@ -28,7 +28,15 @@ export interface RunningService {
 export class StartError extends Error {}
 
 export async function startService(config: ServiceConfig, options: { logger?: Logger; listen?: boolean } = {}): Promise<RunningService> {
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } });
+  // Decision lines are buffered (one write per 4 KiB instead of one per decision) and flushed at least
+  // every 200 ms and on exit.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const flushTimer = setInterval(() => destination.flush(), 200);
+  flushTimer.unref();
+  process.once("exit", () => destination.flushSync());
+  const logger =
+    options.logger ??
+    pino({ level: config.logLevel, base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, destination);
   const jwks = config.jwks;
   const jwksOption = jwks === undefined ? {} : /^https?:\/\//.test(jwks) ? { jwksUri: jwks } : { jwksFile: jwks };
   if (jwks !== undefined && !/^https?:\/\//.test(jwks) && !existsSync(jwks)) throw new StartError(`config.jwks: file not found: ${jwks}`);
@@ -94,6 +102,8 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       verifier.close();
       directory?.close();
       await policy.close();
+      clearInterval(flushTimer);
+      destination.flushSync();
     },
   };
 }

@@ -104,7 +104,7 @@ describe("reload", () => {
     expect(metrics).toContain("portier_policy_last_load_failed 1");
     expect(metrics).toContain('portier_policy_revision_info{revision="rev-2"} 1');
     expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json).toMatchObject({ allow: true });
-    expect(svc.output()).toContain('"event":"policy_refused"');
+    await until(() => svc.output().includes('"event":"policy_refused"'));
   }, 60_000);
 
   it("directory: a changed file changes the answer; a broken one keeps the old index", async () => {
@@ -146,7 +146,7 @@ describe("--bundle-url", () => {
     const token = await userToken(keys, TEACHER);
     expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
     expect((await ready(svc.url)).policy.revision).toBe("url-2");
-    expect(svc.output()).toContain('"event":"bundle_poll_failed"');
+    await until(() => svc.output().includes('"event":"bundle_poll_failed"'));
   }, 60_000);
 });
 

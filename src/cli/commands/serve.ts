@@ -40,6 +40,7 @@ export async function run(argv: string[]): Promise<number> {
     throw err;
   }
   service.logger.info({ event: "listening", url: service.url, revision: service.policy.engine?.revision ?? null, worker: cluster.isWorker ? cluster.worker?.id : undefined }, "listening");
+  service.logger.flush();
   if (cluster.isWorker) process.send?.({ portier: "listening", url: service.url });
   return new Promise<number>((resolve) => {
     const stop = () => {
