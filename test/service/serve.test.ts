@@ -188,6 +188,30 @@ describe("Envoy ext_authz HTTP service (/envoy/<path>)", () => {
   });
 });
 
+describe("fail closed, never crash on input", () => {
+  it.each([
+    ["/v2/%ff/centres", "path_invalid"],
+    ["/v2/ORG001/centres%5c..", "path_invalid"],
+    [`/v2/${"a".repeat(5000)}`, "path_invalid"],
+    ["v2/ORG001/centres", "path_invalid"],
+    ["/v2/ORG001//centres", "path_invalid"],
+  ])("forward-auth %s -> 403 %s", async (uri, reason) => {
+    const res = await fetch(`${svc.url}/forward-auth`, { headers: { "X-Original-Method": "GET", "X-Original-URI": uri, Authorization: `Bearer ${tokens.teacher}` } });
+    expect(res.status).toBe(403);
+    expect(res.headers.get("x-portier-reason")).toBe(reason);
+  });
+
+  it("odd methods, empty bearer and binary bodies are denied; the service stays up", async () => {
+    const odd = await fetch(`${svc.url}/forward-auth`, { headers: { "X-Original-Method": "PROPFIND", "X-Original-URI": "/v1/roles", Authorization: `Bearer ${tokens.teacher}` } });
+    expect(odd.status).toBe(403);
+    const empty = await fetch(`${svc.url}/forward-auth`, { headers: { "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: "Bearer " } });
+    expect(empty.status).toBe(401);
+    const binary = await fetch(`${svc.url}/decide`, { method: "POST", body: new Uint8Array([0xff, 0xfe, 0, 1, 2]) });
+    expect(binary.status).toBe(400);
+    expect((await fetch(`${svc.url}/health`)).status).toBe(200);
+  });
+});
+
 describe("health, ready, metrics", () => {
   it("GET /health and /ready", async () => {
     expect(await (await fetch(`${svc.url}/health`)).json()).toEqual({ status: "ok" });
