@@ -5,12 +5,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 
-export const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
-export const TENANT_B = "7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13";
-export const WEB_CLIENT = "portier-demo-web";
-export const REDIRECT_URI = "http://127.0.0.1:8400/callback";
-export const MACHINE_CLIENT = "portier-demo-machine";
-export const MACHINE_SECRET = "portier-demo-secret";
+export { TENANT_A, TENANT_B, WEB_CLIENT, REDIRECT_URI, MACHINE_CLIENT, MACHINE_SECRET } from "../support/sample.js";
+import { WEB_CLIENT, REDIRECT_URI } from "../support/sample.js";
 export const TEACHER = { username: "enseignant.jeune", sub: "5db8efe5-c2dc-4aa9-90dc-1f8d12487df3" };
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -12,8 +12,8 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "j
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const CLI = join(PROJECT_ROOT, "src", "cli", "main.ts");
 export const ISSUER = "https://auth.test.example";
-export const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
-export const TENANT_B = "7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13";
+export { TENANT_A, TENANT_B } from "../support/sample.js";
+import { TENANT_A } from "../support/sample.js";
 export const TEACHER = "11111111-1111-4111-8111-111111111111";
 export const ADULT_STUDENT = "22222222-2222-4222-8222-222222222222";
 export const UNSYNCED = "33333333-3333-4333-8333-333333333333";

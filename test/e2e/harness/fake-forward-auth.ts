@@ -5,8 +5,7 @@
  * none -> 401 with WWW-Authenticate, "deny" -> 403, "boom" -> 500 (which Portier must never answer).
  */
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { LOOPBACK } from "./net.js";
+import { LOOPBACK, listenOnLoopback } from "./net.js";
 
 export interface FakeAuthSeen {
   method: string;
@@ -59,18 +58,6 @@ export async function startFakeForwardAuth(): Promise<FakeForwardAuth> {
       res.writeHead(401, { "www-authenticate": 'Bearer realm="portier", error="invalid_token"' }).end();
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, LOOPBACK, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    port,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { port, close } = await listenOnLoopback(server);
+  return { port, seen, close };
 }

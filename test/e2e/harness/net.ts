@@ -2,7 +2,8 @@
  * Loopback networking helpers for the end-to-end tests: pick a free ephemeral port on 127.0.0.1, and
  * wait (bounded) until something accepts TCP connections on a port.
  */
-import { createConnection, createServer } from "node:net";
+import { createConnection, createServer, type AddressInfo } from "node:net";
+import type { Server as HttpServer } from "node:http";
 
 export const LOOPBACK = "127.0.0.1";
 
@@ -56,4 +57,21 @@ export async function waitForPort(
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Starts an HTTP server on a free loopback port; returns the port and a close that ends open connections. */
+export async function listenOnLoopback(server: HttpServer): Promise<{ port: number; close(): Promise<void> }> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, LOOPBACK, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

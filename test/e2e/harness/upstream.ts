@@ -4,8 +4,7 @@
  * request so a test can tell whether a denied call reached it.
  */
 import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
-import { LOOPBACK } from "./net.js";
+import { LOOPBACK, listenOnLoopback } from "./net.js";
 
 export interface UpstreamSeen {
   method: string;
@@ -43,19 +42,6 @@ export async function startUpstream(): Promise<RunningUpstream> {
     });
   });
   server.keepAliveTimeout = 1_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, LOOPBACK, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    port,
-    url: `http://${LOOPBACK}:${port}`,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { port, close } = await listenOnLoopback(server);
+  return { port, url: `http://${LOOPBACK}:${port}`, seen, close };
 }
