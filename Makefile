@@ -61,7 +61,8 @@ policy-test: opa data-check
 	$(PORTIER) test --opa $$(cat $(OPA_BIN))
 
 unit: dist/cli/main.js policies
-	npx vitest run
+	npx vitest run --reporter=default --reporter=json --outputFile.json=build/vitest-report.json
+	@node -e 'const r=require("./build/vitest-report.json"); console.log("vitest: " + r.numPassedTests + " passed, " + r.numFailedTests + " failed" + (r.numPendingTests ? ", " + r.numPendingTests + " skipped" : ""))'
 
 test: deps dist/cli/main.js policies matrix-check policy-test typecheck unit
 
