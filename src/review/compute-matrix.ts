@@ -4,6 +4,7 @@
  * unsynced user, and for an application (client credentials) token.
  */
 import { CATALOG_ENTRYPOINT, type InProcessEngine, type Decision } from "../engine/index.js";
+import { explainInput } from "./explain.js";
 
 export const PROBE_COLUMNS = ["synced_without_role", "not_synced", "application"] as const;
 
@@ -35,26 +36,8 @@ export function samplePath(template: string): string {
 
 const PROBE_TENANT = "00000000-0000-4000-8000-000000000000";
 
-function userInput(path: string, roles: string[], synced: boolean) {
-  return {
-    method: "GET",
-    path,
-    token: { sub: "00000000-0000-4000-8000-000000000001", auth_time: 1, idp: "review", scope: ["apiclients"], tenant_id: PROBE_TENANT },
-    roles,
-    synced,
-    role_check: "enforce" as const,
-  };
-}
-
-function applicationInput(path: string) {
-  return {
-    method: "GET",
-    path,
-    token: { client_id: "review", aud: ["apiclients"], scope: ["apiclients"], tenant_id: PROBE_TENANT },
-    roles: [],
-    synced: false,
-    role_check: "enforce" as const,
-  };
+function probe(path: string, flow: "accessCode" | "application", roles: string[], synced: boolean) {
+  return explainInput({ method: "GET", path, flow, roles, synced, tenantId: PROBE_TENANT, mode: "enforce" }, path);
 }
 
 function cell(d: Decision): MatrixCell {
@@ -70,10 +53,10 @@ export function computeMatrix(engine: InProcessEngine): AccessMatrix {
   const rows = catalog.routes.map((route) => {
     const path = samplePath(route.template);
     const cells: Record<string, MatrixCell> = {};
-    for (const role of roles) cells[role.id] = cell(engine.decideSync(userInput(path, [role.id], true)));
-    cells.synced_without_role = cell(engine.decideSync(userInput(path, [], true)));
-    cells.not_synced = cell(engine.decideSync(userInput(path, [], false)));
-    cells.application = cell(engine.decideSync(applicationInput(path)));
+    for (const role of roles) cells[role.id] = cell(engine.decideSync(probe(path, "accessCode", [role.id], true)));
+    cells.synced_without_role = cell(engine.decideSync(probe(path, "accessCode", [], true)));
+    cells.not_synced = cell(engine.decideSync(probe(path, "accessCode", [], false)));
+    cells.application = cell(engine.decideSync(probe(path, "application", [], false)));
     return { product: route.product, api: route.api, template: route.template, cells };
   });
   return { revision: engine.revision, roles, columns: [...roles.map((r) => r.id), ...PROBE_COLUMNS], rows };

@@ -16,7 +16,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { normalisePath, tokenFacts } from "../engine/index.js";
+import { engineDeny, normalisePath, tokenFacts } from "../engine/index.js";
 import type { Decision, DecisionInput, RoleCheckMode } from "../engine/types.js";
 import { TokenError, wwwAuthenticate, type AccessTokenVerifier } from "../auth/index.js";
 import type { Directory } from "../directory/index.js";
@@ -61,10 +61,6 @@ export interface DecideContext {
 
 export type Decide = (req: DecisionRequest, adapter: string) => Promise<DecisionAnswer>;
 
-function deny(status: 401 | 403, reason: string, message: string, mode: RoleCheckMode): Decision {
-  return { allow: false, status, reason, message, flow: null, route: null, deprecated: false, mode, would_deny: null };
-}
-
 /** `Authorization: Bearer <token>` -> the token; other schemes or shapes -> invalid. */
 export function bearerToken(header: string | string[] | undefined): { token?: string; invalid?: boolean } {
   if (header === undefined) return {};
@@ -103,7 +99,7 @@ export function createDecide(ctx: DecideContext): Decide {
       } catch (err) {
         if (!(err instanceof TokenError)) throw err;
         www = wwwAuthenticate(err);
-        decision = deny(401, err.code, err.message, mode);
+        decision = engineDeny(err.code, err.message, mode, 401);
       }
       if (claims) {
         const sub = typeof claims.sub === "string" ? claims.sub : undefined;
@@ -127,12 +123,12 @@ export function createDecide(ctx: DecideContext): Decide {
         subject = { ...(sub !== undefined ? { sub } : {}), ...(typeof claims.client_id === "string" ? { client_id: claims.client_id } : {}), ...(tenant !== undefined ? { tenant_id: tenant } : {}), roles };
         const normalised = normalisePath(req.path);
         if (!normalised.ok) {
-          decision = deny(403, "path_invalid", normalised.message, mode);
+          decision = engineDeny("path_invalid", normalised.message, mode, 403);
         } else {
           path = normalised.path;
           const engine = ctx.policy.engine;
           if (!engine) {
-            decision = deny(403, "policy_unavailable", "no policy is loaded", mode);
+            decision = engineDeny("policy_unavailable", "no policy is loaded", mode, 403);
           } else {
             const input: DecisionInput = { method: req.method.toUpperCase(), path, token: tokenFacts(claims), roles, synced, role_check: mode };
             decision = await engine.decide(input);
@@ -141,7 +137,7 @@ export function createDecide(ctx: DecideContext): Decide {
       }
     } catch (err) {
       logger.error({ event: "decision_error", decision_id, error: (err as Error)?.message ?? String(err) }, "decision failed; denied");
-      decision = deny(403, "internal_error", "the decision could not be made", mode);
+      decision = engineDeny("internal_error", "the decision could not be made", mode, 403);
     }
     decision = decision!;
     // Fail closed: only a well-formed allow is an allow.
