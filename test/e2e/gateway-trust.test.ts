@@ -1,5 +1,7 @@
 /**
- * Gateway-safe decisions (issue 9) through real nginx and caddy running the shipped configs of docs/gateways/:
+ * Gateway-safe decisions (issue 9) through real nginx and caddy running the shipped configs of docs/gateways/,
+ * and through stand-ins that shape Traefik's and Envoy's requests from their shipped configs (not installable
+ * here: harness/shaped-gateways.ts):
  * a client's X-Original-* / X-Forwarded-Method/-Uri headers never decide (item 1), a client's X-Portier-*
  * headers in any spelling never reach the upstream (item 4), two Authorization headers are refused (item 5),
  * nginx logs the decision id and reason (item 6), raw UTF-8 request targets are judged as UTF-8 (item 7).
@@ -8,14 +10,34 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { INSTALL_HINT, SHIPPED_DIR, findBinary, startGateway, type GatewayKind, type RunningGateway } from "./harness/gateways.js";
+import { INSTALL_HINT, SHIPPED_DIR, findBinary, startGateway, type GatewayKind } from "./harness/gateways.js";
 import { send, sendBytes, type RawResponse } from "./harness/http.js";
 import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./harness/portier.js";
 import { MACHINE_CLIENT, machineToken, userToken } from "./harness/tokens.js";
 import { startRawUpstream, startUpstream, type RunningRawUpstream, type RunningUpstream } from "./harness/upstream.js";
+import { startShapedGateway, type ShapedKind } from "./harness/shaped-gateways.js";
 import { PORTIER_HEADERS } from "../../src/service/gateway-headers.js";
 
-const KINDS: GatewayKind[] = ["nginx", "caddy"];
+type Kind = GatewayKind | ShapedKind;
+const KINDS: Kind[] = ["nginx", "caddy", "traefik", "envoy"];
+
+interface Front {
+  url: string;
+  stop(): Promise<void>;
+  logs?(): string;
+  dir?: string;
+}
+
+function isReal(kind: Kind): kind is GatewayKind {
+  return kind === "nginx" || kind === "caddy";
+}
+
+function startFront(kind: Kind, upstreamPort: number): Promise<Front> {
+  const opts = { authPort: service!.port, upstreamPort };
+  return isReal(kind) ? startGateway(kind, opts) : startShapedGateway(kind, opts);
+}
+
+const CONFIG_FILE: Record<Kind, string> = { nginx: "nginx.conf", caddy: "Caddyfile", traefik: "traefik.yml", envoy: "envoy.yaml" };
 
 let issuer: RunningPortier | undefined;
 let service: RunningPortier | undefined;
@@ -79,8 +101,8 @@ const FORGED_PORTIER = [
   "X_PORTIER_DECISION_ID", "forged-decision",
 ];
 
-function shown(res: RawResponse, gateway: RunningGateway): string {
-  return `status ${res.status}, headers ${JSON.stringify(res.headers)}, body ${res.body.slice(0, 300)}\n${res.status >= 500 ? gateway.logs() : ""}`;
+function shown(res: RawResponse, gateway: Front): string {
+  return `status ${res.status}, headers ${JSON.stringify(res.headers)}, body ${res.body.slice(0, 300)}\n${res.status >= 500 ? (gateway.logs?.() ?? "") : ""}`;
 }
 
 beforeAll(async () => {
@@ -112,13 +134,14 @@ describe("the shipped nginx and Caddy configs", () => {
 });
 
 for (const kind of KINDS) {
-  const missing = findBinary(kind) === undefined;
-  if (missing) console.warn(`[e2e] ${kind} not found: skipping the ${kind} gateway-trust tests. Install: ${INSTALL_HINT[kind]}`);
+  const missing = isReal(kind) && findBinary(kind) === undefined;
+  if (isReal(kind) && missing) console.warn(`[e2e] ${kind} not found: skipping the ${kind} gateway-trust tests. Install: ${INSTALL_HINT[kind]}`);
+  const how = isReal(kind) ? `through ${kind}` : `through requests shaped as ${kind} sends them`;
 
-  describe.skipIf(missing)(`through ${kind} with docs/gateways/${kind === "nginx" ? "nginx.conf" : "Caddyfile"}`, () => {
-    let gateway: RunningGateway;
+  describe.skipIf(missing)(`${how}, with docs/gateways/${CONFIG_FILE[kind]}`, () => {
+    let gateway: Front;
     beforeAll(async () => {
-      gateway = await startGateway(kind, { authPort: service!.port, upstreamPort: upstream.port });
+      gateway = await startFront(kind, upstream.port);
     });
     afterAll(async () => {
       await gateway?.stop();
@@ -129,8 +152,8 @@ for (const kind of KINDS) {
       const res = await send(gateway.url, path, { method, headers: { authorization: `Bearer ${caller()}`, ...forged } });
       expect(res.status, shown(res, gateway)).toBe(403);
       expect(upstream.seen, "the upstream must not be reached").toHaveLength(0);
-      // Caddy hands the client Portier's deny answer; nginx keeps only the status.
-      if (kind === "caddy") expect(res.headers["x-portier-reason"], shown(res, gateway)).toBe(reason);
+      // Caddy, Traefik and Envoy (allowed_client_headers) hand the client Portier's reason; nginx keeps only the status.
+      if (kind !== "nginx") expect(res.headers["x-portier-reason"], shown(res, gateway)).toBe(reason);
     });
 
     it("item 1: without a forgery the caller is allowed on the route it forged (the cases above are not vacuous)", async () => {
@@ -165,19 +188,20 @@ for (const kind of KINDS) {
         // nginx refuses a duplicate Authorization line itself, before auth_request.
         expect(res.status, shown(res, gateway)).toBe(400);
       } else {
-        // Caddy passes both on (to Portier and to the upstream): Portier refuses them.
+        // Caddy and Traefik pass both on (Envoy joins them with ","): Portier refuses them.
         expect(res.status, shown(res, gateway)).toBe(401);
         expect(res.headers["www-authenticate"], shown(res, gateway)).toMatch(/^Bearer error="invalid_token", error_description="token_malformed/);
       }
     });
 
-    describe("item 7: a raw UTF-8 request target is judged as UTF-8", () => {
+    // node:http, on which the stand-ins run, refuses raw UTF-8 request targets: real gateways only.
+    if (isReal(kind)) describe("item 7: a raw UTF-8 request target is judged as UTF-8", () => {
       // node:http refuses raw UTF-8 targets, which nginx passes upstream as received: a bare-socket upstream.
       let raw: RunningRawUpstream;
-      let rawGateway: RunningGateway;
+      let rawGateway: Front;
       beforeAll(async () => {
         raw = await startRawUpstream();
-        rawGateway = await startGateway(kind, { authPort: service!.port, upstreamPort: raw.port });
+        rawGateway = await startFront(kind, raw.port);
       });
       afterAll(async () => {
         await rawGateway?.stop();
@@ -213,7 +237,7 @@ for (const kind of KINDS) {
         const id = upstream.seen[0]!.portier["x-portier-decision-id"];
         const denied = await send(gateway.url, "/v2/ORG001/elevesJeunes", { headers: { authorization: `Bearer ${synced}` } });
         expect(denied.status).toBe(403);
-        const log = readFileSync(join(gateway.dir, "portier.log"), "utf8").trim().split("\n");
+        const log = readFileSync(join(gateway.dir!, "portier.log"), "utf8").trim().split("\n");
         const last = (request: string) => log.filter((l) => l.includes(`"${request} HTTP/1.1"`)).pop();
         expect(last("GET /v2/ORG001/centres"), log.join("\n")).toContain(`decision_id=${id} reason=allowed`);
         expect(last("GET /v2/ORG001/elevesJeunes"), log.join("\n")).toMatch(/ 403 decision_id=[0-9a-f-]{36} reason=role_not_allowed$/);
