@@ -61,32 +61,11 @@ interface Forgery {
 }
 
 const FORGERIES: Forgery[] = [
-  {
-    why: "a route the caller may not call, presented as one it may",
-    caller: () => synced,
-    method: "GET",
-    path: "/v2/ORG001/elevesJeunes/E42/absences",
-    forged: { "X-Original-URI": "/v2/ORG001/centres", "X-Original-Method": "GET" },
-    reason: "role_not_allowed",
-  },
+  { why: "a route the caller may not call, as one it may", caller: () => synced, method: "GET", path: "/v2/ORG001/elevesJeunes/E42/absences", forged: { "X-Original-URI": "/v2/ORG001/centres", "X-Original-Method": "GET" }, reason: "role_not_allowed" },
   { why: "a DELETE presented as a GET", caller: () => machine, method: "DELETE", path: "/v2/ORG001/centres", forged: { "X-Original-Method": "GET" }, reason: "method_not_allowed" },
-  {
-    why: "another tenant's organisation presented as the caller's",
-    caller: () => teacher,
-    method: "GET",
-    path: "/v2/ORG002/elevesJeunes",
-    forged: { "X-Original-URI": "/v2/ORG001/elevesJeunes" },
-    reason: "tenant_mismatch",
-  },
-  {
-    why: "the same route forgery in the Traefik/Caddy family",
-    caller: () => synced,
-    method: "GET",
-    path: "/v2/ORG001/elevesJeunes/E42/absences",
-    forged: { "X-Forwarded-Uri": "/v2/ORG001/centres", "X-Forwarded-Method": "GET" },
-    reason: "role_not_allowed",
-  },
-  { why: "the same DELETE forgery in the Traefik/Caddy family", caller: () => machine, method: "DELETE", path: "/v2/ORG001/centres", forged: { "X-Forwarded-Method": "GET" }, reason: "method_not_allowed" },
+  { why: "another tenant's organisation as the caller's", caller: () => teacher, method: "GET", path: "/v2/ORG002/elevesJeunes", forged: { "X-Original-URI": "/v2/ORG001/elevesJeunes" }, reason: "tenant_mismatch" },
+  { why: "the route forgery, Traefik/Caddy family", caller: () => synced, method: "GET", path: "/v2/ORG001/elevesJeunes/E42/absences", forged: { "X-Forwarded-Uri": "/v2/ORG001/centres", "X-Forwarded-Method": "GET" }, reason: "role_not_allowed" },
+  { why: "the DELETE forgery, Traefik/Caddy family", caller: () => machine, method: "DELETE", path: "/v2/ORG001/centres", forged: { "X-Forwarded-Method": "GET" }, reason: "method_not_allowed" },
 ];
 
 /** Spellings of X-Portier-* headers a client may send; none may reach the upstream as sent. */

@@ -5,7 +5,7 @@
  * socket for raw UTF-8 request targets, which node:http refuses.
  */
 import { createServer, type IncomingMessage } from "node:http";
-import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
+import { createServer as createNetServer, type Socket } from "node:net";
 import { LOOPBACK, listenOnLoopback } from "./net.js";
 
 export interface UpstreamSeen {
@@ -88,18 +88,13 @@ export async function startRawUpstream(): Promise<RunningRawUpstream> {
     });
     socket.on("error", () => socket.destroy());
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, LOOPBACK, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     port,
     seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return close();
+    },
   };
 }
