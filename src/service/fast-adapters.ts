@@ -5,6 +5,7 @@
  * everything else goes to the Express app.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "pino";
 import { bearerToken, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
 import { isGatewayFamily, readEnvoy, readForwardAuth } from "./gateway-headers.js";
@@ -91,8 +92,16 @@ async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: D
   sendJson(res, 200, answers.map(publicAnswer));
 }
 
-/** A request listener that answers the decision endpoints and passes anything else to `next`. */
-export function decisionListener(decide: Decide, maxBodyBytes: number, next: (req: IncomingMessage, res: ServerResponse) => void) {
+/**
+ * A request listener that answers the decision endpoints and passes anything else to `next`. A gateway request
+ * refused before any decision (request_invalid: headers the gateway should have set or removed) is logged, as
+ * it is either a misconfigured gateway or a client forging headers.
+ */
+export function decisionListener(decide: Decide, maxBodyBytes: number, next: (req: IncomingMessage, res: ServerResponse) => void, logger?: Logger) {
+  const refuse = (res: ServerResponse, endpoint: string, message: string): void => {
+    logger?.warn({ event: "gateway_request_refused", endpoint, reason: "request_invalid", message }, "gateway request refused");
+    gatewayBad(res, message);
+  };
   return (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? "/";
     let work: Promise<void> | undefined;
@@ -102,9 +111,9 @@ export function decisionListener(decide: Decide, maxBodyBytes: number, next: (re
       const family = endpoint.slice("/forward-auth/".length);
       req.resume();
       // The generic /forward-auth is not served (README, Gateways): the endpoint names the gateway in front.
-      if (!isGatewayFamily(family)) return gatewayBad(res, "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik (X-Forwarded-Method, X-Forwarded-Uri)");
+      if (!isGatewayFamily(family)) return refuse(res, endpoint, "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik (X-Forwarded-Method, X-Forwarded-Uri)");
       const r = readForwardAuth(req, family);
-      if (!r.ok) return gatewayBad(res, r.message);
+      if (!r.ok) return refuse(res, endpoint, r.message);
       work = decide(r.request, `forward-auth/${family}`).then((a) => sendGateway(res, a));
     } else if (url.startsWith("/envoy/") || url === "/envoy") {
       // Envoy ext_authz HTTP service: the original request's method and path (after the prefix); Authorization.

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ISSUER, RECORDS, TEACHER, decide, makeKeys, machineToken, startServe, tempDir, userToken, writeDirectory, type ServiceProcess } from "./helpers.js";
+import { ISSUER, RECORDS, TEACHER, decide, makeKeys, machineToken, startServe, tempDir, until, userToken, writeDirectory, type ServiceProcess } from "./helpers.js";
 import { send } from "../e2e/harness/http.js";
 import { PORTIER_HEADERS } from "../../src/service/gateway-headers.js";
 
@@ -94,6 +94,21 @@ describe("forward-auth endpoints: what each one trusts", () => {
     expect(res.headers["x-portier-reason"], shown).toBe(reason);
     if (status === 401) expect(res.headers["www-authenticate"], shown).toMatch(/^Bearer error="invalid_token"/);
     if (status !== 200) expect(res.headers, shown).not.toHaveProperty("x-portier-subject");
+  });
+});
+
+describe("a refused gateway request is logged", () => {
+  it("one warn line naming the endpoint and the headers, never a token", async () => {
+    const res = await send(svc.url, "/forward-auth/caddy", { headers: withTokens([...bearer(), ...forwarded(REFUSED), "X-Original-URI", "/v2/ORG001/logged"]) });
+    expect(res.status).toBe(403);
+    let line: Record<string, unknown> | undefined;
+    await until(() => {
+      line = svc.output().split("\n").filter((l) => l.includes("gateway_request_refused") && l.includes("/forward-auth/caddy")).map((l) => JSON.parse(l) as Record<string, unknown>)[0];
+      return line !== undefined;
+    });
+    expect(line).toMatchObject({ event: "gateway_request_refused", endpoint: "/forward-auth/caddy", reason: "request_invalid" });
+    expect(String(line!.message)).toContain("X-Original-URI");
+    expect(JSON.stringify(line)).not.toContain(teacher.split(".")[2]!);
   });
 });
 
