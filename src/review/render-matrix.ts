@@ -1,8 +1,9 @@
 /**
  * Renders the access matrix for people: Markdown that reads like spec 4.3 (per product: API, route,
- * allowed roles or "All synced", application flow), then the full route x role grid; or CSV, JSON, HTML.
+ * allowed roles or "All synced", application flow), the full route x role grid, tenant bindings, and the
+ * answers for other methods and token shapes; or CSV and HTML (the grid), or JSON (everything).
  */
-import type { AccessMatrix } from "./compute-matrix.js";
+import { tenantLabel, UNLISTED_CODE, UNLISTED_TENANT, type AccessMatrix, type MatrixProbe } from "./compute-matrix.js";
 
 export type MatrixFormat = "md" | "csv" | "json" | "html";
 export const MATRIX_FORMATS: MatrixFormat[] = ["md", "csv", "json", "html"];
@@ -52,7 +53,57 @@ function renderMd(m: AccessMatrix): string {
   for (const row of m.rows) {
     out.push(`| ${mdEscape(row.template)} | ${m.columns.map((c) => (row.cells[c]?.allow ? "Y" : "-")).join(" | ")} |`);
   }
+  out.push("", ...renderTenancyMd(m), "", ...renderOtherProbesMd(m));
   return out.join("\n") + "\n";
+}
+
+/** How a set of probes answered, in words: "allowed", "denied (reason)", or the routes that differ. */
+function answerText(probes: MatrixProbe[]): string {
+  if (probes.length === 0) return "not probed";
+  const allowed = probes.filter((p) => p.cell.allow);
+  if (allowed.length === probes.length) return "allowed";
+  const reasons = [...new Set(probes.filter((p) => !p.cell.allow).map((p) => p.cell.reason))].join(", ");
+  if (allowed.length === 0) return `denied (${reasons})`;
+  return `allowed on ${allowed.length} of ${probes.length} routes (${allowed.map((p) => p.template).join(", ")}), else denied (${reasons})`;
+}
+
+function renderTenancyMd(m: AccessMatrix): string[] {
+  const tenantProbes = m.probes.filter((p) => p.kind === "tenant");
+  const codes = [...m.codes, UNLISTED_CODE];
+  const codeHead = codes.map((c) => (c === UNLISTED_CODE ? "a code nobody owns" : c));
+  const out = [
+    "## Tenant bindings",
+    "",
+    "GET on every route with `{codeOrganisme}`, by a caller of each tenant (the application flow, and a synced user holding every role).",
+    "",
+    `| Caller's tenant | ${codeHead.map(mdEscape).join(" | ")} |`,
+    `|---|${codes.map(() => "---").join("|")}|`,
+  ];
+  for (const tenant of [...m.tenants, UNLISTED_TENANT]) {
+    const who = tenantLabel(tenant);
+    const cells = codes.map((code) => {
+      const of = (caller: string) => tenantProbes.filter((p) => p.caller === `${caller} of ${who}` && p.detail === `codeOrganisme ${code}`);
+      const app = answerText(of("application"));
+      const user = answerText(of("user with every role"));
+      return app === user ? app : `application: ${app}; user: ${user}`;
+    });
+    out.push(`| ${mdEscape(who)} | ${cells.map(mdEscape).join(" | ")} |`);
+  }
+  return out;
+}
+
+function renderOtherProbesMd(m: AccessMatrix): string[] {
+  const out = ["## Other methods and token shapes", "", "Every route, parameters filled in as in the grid.", "", "| Request | Caller | Answer |", "|---|---|---|"];
+  const groups = new Map<string, MatrixProbe[]>();
+  for (const p of m.probes.filter((p) => p.kind !== "tenant")) {
+    const key = `${p.detail}\0${p.caller}`;
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  for (const probes of groups.values()) {
+    const first = probes[0] as MatrixProbe;
+    out.push(`| ${first.detail} | ${mdEscape(first.caller)} | ${mdEscape(answerText(probes))} |`);
+  }
+  return out;
 }
 
 function csvField(s: string): string {
