@@ -92,8 +92,9 @@ export function hasChanges(d: MatrixDiff): boolean {
   return d.changes.length + d.probeChanges.length + d.routesAdded.length + d.routesRemoved.length > 0;
 }
 
-function routesText(templates: string[]): string {
-  return templates.length <= 3 ? templates.join(", ") : `${templates.length} routes (${templates.slice(0, 2).join(", ")}, ...)`;
+function routesText(templates: string[], quote = (t: string) => t): string {
+  const shown = templates.slice(0, templates.length <= 3 ? 3 : 2).map(quote).join(", ");
+  return templates.length <= 3 ? shown : `${templates.length} routes (${shown}, ...)`;
 }
 
 function probeWho(c: ProbeChange): string {
@@ -138,6 +139,6 @@ export function renderDiffMarkdown(d: MatrixDiff, labels: { before: string; afte
   }
   out.push("| Change | Who | Route(s) | Before | After |", "|---|---|---|---|---|");
   for (const c of d.changes) out.push(`| ${c.change} | ${mdCell(c.column)} | \`${mdCell(c.template)}\` | ${c.before} | ${c.after} |`);
-  for (const c of d.probeChanges) out.push(`| ${c.change} | ${mdCell(probeWho(c))} | ${mdCell(c.templates.map((t) => `\`${t}\``).join(", "))} | ${c.before} | ${c.after} |`);
+  for (const c of d.probeChanges) out.push(`| ${c.change} | ${mdCell(probeWho(c))} | ${mdCell(routesText(c.templates, (t) => `\`${t}\``))} | ${c.before} | ${c.after} |`);
   return out.join("\n") + "\n";
 }
