@@ -35,9 +35,10 @@ describe("rendering the matrix", () => {
   it("writes JSON and escaped HTML", () => {
     expect(JSON.parse(renderMatrix(matrix, "json")).rows).toHaveLength(29);
     const html = renderMatrix(matrix, "html");
-    expect(html).toContain("Absences d&#39;un".replace("&#39;", "'"));
+    expect(html).toContain("Absences d&#39;un élève jeune");
     expect(html).not.toMatch(/<td>[^<]*<script/);
-    expect(html.match(/<tr>/g)?.length).toBe(30);
+    expect(html.match(/<tr class="route"/g)?.length).toBe(29);
+    expect(html).toContain('<html lang="en">');
   });
 
   it("fills every parameter of a template", () => {
