@@ -12,3 +12,5 @@ export { loadPolicySource } from "./load-policy-source.js";
 export { explain, explainInput, explainRequest, explainDecisionInput, describeCaller, renderExplanation, CHECKS_ENTRYPOINT } from "./explain.js";
 export type { ExplainRequest, Explanation, CheckOutcome } from "./explain.js";
 export { newerSource } from "./stale-bundle.js";
+export { replayLines, replayLogFile, replayChanged, renderReplay, renderReplayMarkdown } from "./replay.js";
+export type { ReplayReport, ReplayChange } from "./replay.js";
