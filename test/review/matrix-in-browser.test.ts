@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The HTML access matrix in a real browser (Debian's chromium driven by playwright-core), at a laptop's
  * 1400 px: every grant column fits, the header stays in view, the legend and deny reasons are visible,
