@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The HTML access matrix in a real browser (Debian's chromium driven by playwright-core), at a laptop's
  * 1400 px: every grant column fits, the header stays in view, the legend and deny reasons are visible,
@@ -12,6 +11,11 @@ import { loadEngine, type InProcessEngine } from "../../src/engine/index.js";
 import { computeMatrix, renderMatrix, type AccessMatrix } from "../../src/review/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
+
+// The few browser globals the page-side callbacks use (the tests' tsconfig has no DOM library).
+declare const document: { documentElement: { scrollWidth: number } };
+declare const window: { scrollTo(x: number, y: number): void };
+type Shown = { offsetParent: unknown };
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const BUILD = join(PROJECT_ROOT, "build");
@@ -63,22 +67,22 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
     const legend = await page.textContent("#legend");
     for (const term of ["synced, no role", "not synced", "application", "allow", "deny"]) expect(legend).toContain(term);
     const row = matrix.rows.findIndex((r) => r.template === "/v2/{codeOrganisme}/elevesAdultes");
-    const denied = await page.$$eval("#grid tr.route", (trs, i) => (trs[i] as HTMLElement).querySelector("td[data-col='eleve_jeune']")?.textContent ?? "", row);
+    const denied = await page.$$eval("#grid tr.route", (trs, i) => (trs[i] as Element).querySelector("td[data-col='eleve_jeune']")?.textContent ?? "", row);
     expect(denied).toBe("denyrole_not_allowed");
     expect(await page.isVisible("#grid td.deny .reason")).toBe(true);
   });
 
   it("filters by role and by route", async () => {
     await page.selectOption("#role-filter", "enseignant_adulte");
-    const visible = await page.$$eval("#grid thead th.grant", (ths) => ths.filter((th) => (th as HTMLElement).offsetParent !== null).map((th) => th.getAttribute("data-col")));
+    const visible = await page.$$eval("#grid thead th.grant", (ths) => ths.filter((th) => (th as unknown as Shown).offsetParent !== null).map((th) => th.getAttribute("data-col")));
     expect(visible).toEqual(["enseignant_adulte"]);
     await page.fill("#route-filter", "elevesadultes");
-    const rows = await page.$$eval("#grid tr.route", (trs) => trs.filter((tr) => (tr as HTMLElement).offsetParent !== null).length);
+    const rows = await page.$$eval("#grid tr.route", (trs) => trs.filter((tr) => (tr as unknown as Shown).offsetParent !== null).length);
     expect(rows).toBe(matrix.rows.filter((r) => r.template.toLowerCase().includes("elevesadultes")).length);
     expect(await page.textContent("#shown")).toBe(`${rows} route(s) shown`);
     await page.selectOption("#role-filter", "");
     await page.fill("#route-filter", "");
-    expect(await page.$$eval("#grid tr.route", (trs) => trs.filter((tr) => (tr as HTMLElement).offsetParent !== null).length)).toBe(matrix.rows.length);
+    expect(await page.$$eval("#grid tr.route", (trs) => trs.filter((tr) => (tr as unknown as Shown).offsetParent !== null).length)).toBe(matrix.rows.length);
   });
 
   it("shows the tenant bindings and the other probes", async () => {
