@@ -67,7 +67,7 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
     const legend = await page.textContent("#legend");
     for (const term of ["synced, no role", "not synced", "application", "allow", "deny"]) expect(legend).toContain(term);
     const row = matrix.rows.findIndex((r) => r.template === "/v2/{codeOrganisme}/elevesAdultes");
-    const denied = await page.$$eval("#grid tr.route", (trs, i) => (trs[i] as Element).querySelector("td[data-col='eleve_jeune']")?.textContent ?? "", row);
+    const denied = await page.$$eval("#grid tr.route", (trs, i) => (trs[i] as unknown as { querySelector(s: string): { textContent: string | null } | null }).querySelector("td[data-col='eleve_jeune']")?.textContent ?? "", row);
     expect(denied).toBe("denyrole_not_allowed");
     expect(await page.isVisible("#grid td.deny .reason")).toBe(true);
   });
