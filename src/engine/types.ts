@@ -71,9 +71,18 @@ export interface Decision {
   would_deny: { reason: DecisionReason; message: string } | null;
 }
 
+/** One role of the bundle's catalog (data.catalog.roles). */
+export interface CatalogRole {
+  id: string;
+  label: string;
+  aliases: string[];
+}
+
 /** What every engine (in-process or worker pool) offers the service. */
 export interface DecisionEngine {
   decide(input: DecisionInput): Promise<Decision>;
+  /** The role catalog of the bundle (data.catalog.roles): the names the service resolves to role ids. */
+  readonly roles: readonly CatalogRole[];
   /** Bundle revision from its manifest (or a content hash when the manifest has none). */
   readonly revision: string;
   close(): Promise<void>;

@@ -76,7 +76,7 @@ describe("Directory (file, watch, reload)", () => {
     const dir = mkdtempSync(join(tmpdir(), "portier-dir-"));
     const file = join(dir, "users.json");
     writeFileSync(file, JSON.stringify([{ sub: "a", tenant_id: T, roles: ["enseignant_jeune"] }]));
-    const d = await Directory.open(file, ROLES);
+    const d = await Directory.open(file, resolve);
     opened.push(d);
     expect(d.lookup("a")?.roles).toEqual(["enseignant_jeune"]);
 
@@ -95,6 +95,6 @@ describe("Directory (file, watch, reload)", () => {
   });
 
   it("refuses to open a missing file", async () => {
-    await expect(Directory.open("/nonexistent/users.json", ROLES, { watch: false })).rejects.toThrow(/cannot read/);
+    await expect(Directory.open("/nonexistent/users.json", resolve, { watch: false })).rejects.toThrow(/cannot read/);
   });
 });
