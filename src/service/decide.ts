@@ -90,7 +90,7 @@ export function createDecide(ctx: DecideContext): Decide {
     const started = process.hrtime.bigint();
     const decision_id = randomUUID();
     const mode = ctx.roleCheck;
-    let decision: Decision;
+    let decision: Decision | undefined;
     let subject: Subject | null = null;
     let www: string | undefined;
     let path: string | undefined;
@@ -143,7 +143,8 @@ export function createDecide(ctx: DecideContext): Decide {
       logger.error({ event: "decision_error", decision_id, error: (err as Error)?.message ?? String(err) }, "decision failed; denied");
       decision = engineDeny("internal_error", "the decision could not be made", mode, 403);
     }
-    decision = decision!;
+    // No step decided (a verifier that answered no claims): deny.
+    decision ??= engineDeny("internal_error", "the decision could not be made", mode, 403);
     // Fail closed: only a well-formed allow is an allow.
     if (decision.allow !== true || decision.status !== 200) decision = { ...decision, allow: false, status: decision.status === 401 ? 401 : 403 };
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
