@@ -27,7 +27,7 @@ export interface DecisionInput {
   /** Normalised path (see normalisePath): decoded once, NFC, no query or fragment. */
   path: string;
   token: TokenFacts;
-  /** Role ids (roles.json) of the caller, from the synced-users directory or a claim. */
+  /** Role ids (the bundle's role catalog) of the caller, from the synced-users directory or a claim. */
   roles: string[];
   /** Whether the caller (sub) is synchronised in identity management. */
   synced: boolean;
