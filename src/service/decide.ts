@@ -6,7 +6,7 @@
  *   | extract the token    | 401 token_missing                              |
  *   | verify (src/auth)    | 401 <TokenError code>                          |
  *   | directory lookup     | roles [] / synced false (the policy decides)   |
- *   |   (or roles claim)   |   names resolved with the active bundle's roles |
+ *   | (or roles claim)     | names resolved with the active bundle's roles  |
  *   | normalise the path   | 403 path_invalid                               |
  *   | build DecisionInput  |                                                |
  *   | engine.decide        | 403 policy_error (no policy: policy_unavailable)|
