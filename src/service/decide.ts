@@ -6,6 +6,7 @@
  *   | extract the token    | 401 token_missing                              |
  *   | verify (src/auth)    | 401 <TokenError code>                          |
  *   | directory lookup     | roles [] / synced false (the policy decides)   |
+ *   | (or roles claim)     | names resolved with the active bundle's roles  |
  *   | normalise the path   | 403 path_invalid                               |
  *   | build DecisionInput  |                                                |
  *   | engine.decide        | 403 policy_error (no policy: policy_unavailable)|
@@ -50,10 +51,9 @@ export interface DecisionAnswer extends Decision {
 
 export interface DecideContext {
   verifier: AccessTokenVerifier;
-  policy: PolicyHolder;
-  directory: Directory | undefined;
+  policy: Pick<PolicyHolder, "engine" | "resolveRole">;
+  directory: Pick<Directory, "lookup"> | undefined;
   rolesClaim: string | undefined;
-  resolveRole: RoleResolver;
   roleCheck: RoleCheckMode;
   logger: Logger;
   metrics: ServiceMetrics | undefined;
@@ -69,8 +69,12 @@ export function bearerToken(header: string | string[] | undefined): { token?: st
   return m?.[1] ? { token: m[1] } : { invalid: true };
 }
 
+/**
+ * A roles claim: a JSON array of role names, or a string holding one name or a comma-separated list.
+ * Never split on spaces: spec labels have spaces ("Enseignant jeune"). Unknown names are dropped.
+ */
 function rolesFromClaim(value: unknown, resolve: RoleResolver): string[] | undefined {
-  const list = typeof value === "string" ? value.split(/[ ,]+/).filter(Boolean) : Array.isArray(value) ? value : undefined;
+  const list = typeof value === "string" ? value.split(",") : Array.isArray(value) ? value : undefined;
   if (!list) return undefined;
   const ids: string[] = [];
   for (const name of list) {
@@ -86,7 +90,7 @@ export function createDecide(ctx: DecideContext): Decide {
     const started = process.hrtime.bigint();
     const decision_id = randomUUID();
     const mode = ctx.roleCheck;
-    let decision: Decision;
+    let decision: Decision | undefined;
     let subject: Subject | null = null;
     let www: string | undefined;
     let path: string | undefined;
@@ -110,13 +114,13 @@ export function createDecide(ctx: DecideContext): Decide {
         let synced = false;
         if (sub !== undefined) {
           if (ctx.rolesClaim) {
-            const fromClaim = rolesFromClaim(claims[ctx.rolesClaim], ctx.resolveRole);
+            const fromClaim = rolesFromClaim(claims[ctx.rolesClaim], ctx.policy.resolveRole);
             roles = fromClaim ?? [];
             synced = fromClaim !== undefined;
           } else {
             const entry = ctx.directory?.lookup(sub);
-            // A record filed under another tenant is not this caller: not synced here.
-            if (entry && (tenant === undefined || entry.tenant_id === tenant)) {
+            // A record filed under another tenant (or a token naming no tenant) is not this caller: not synced.
+            if (entry && entry.tenant_id === tenant) {
               roles = entry.roles;
               synced = true;
             }
@@ -142,7 +146,8 @@ export function createDecide(ctx: DecideContext): Decide {
       logger.error({ event: "decision_error", decision_id, error: (err as Error)?.message ?? String(err) }, "decision failed; denied");
       decision = engineDeny("internal_error", "the decision could not be made", mode, 403);
     }
-    decision = decision!;
+    // No step decided (a verifier that answered no claims): deny.
+    decision ??= engineDeny("internal_error", "the decision could not be made", mode, 403);
     // Fail closed: only a well-formed allow is an allow.
     if (decision.allow !== true || decision.status !== 200) decision = { ...decision, allow: false, status: decision.status === 401 ? 401 : 403 };
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
