@@ -33,7 +33,18 @@ export interface DecisionRequest {
   token: string | undefined;
   /** Set when an Authorization header was present but not a single Bearer credential. */
   authorizationInvalid?: boolean;
+  /** For the decision log only (never decided on): the gateway's request id, W3C traceparent, client address. */
+  trace?: RequestTrace;
 }
+
+export interface RequestTrace {
+  requestId?: string;
+  traceparent?: string;
+  clientAddress?: string;
+}
+
+/** A raw path kept in the log when it cannot be normalised: bounded, so a huge path cannot bloat the log. */
+const MAX_LOGGED_RAW_PATH = 512;
 
 export interface Subject {
   sub?: string;
@@ -93,7 +104,9 @@ export function createDecide(ctx: DecideContext): Decide {
     let decision: Decision | undefined;
     let subject: Subject | null = null;
     let www: string | undefined;
-    let path: string | undefined;
+    // Normalised up front so that the log names the path even when the token fails; checked after the token.
+    const normalised = normalisePath(req.path);
+    const path = normalised.ok ? normalised.path : undefined;
     let input: DecisionInput | undefined;
     let revision: string | undefined;
     try {
@@ -127,16 +140,14 @@ export function createDecide(ctx: DecideContext): Decide {
           }
         }
         subject = { ...(sub !== undefined ? { sub } : {}), ...(typeof claims.client_id === "string" ? { client_id: claims.client_id } : {}), ...(tenant !== undefined ? { tenant_id: tenant } : {}), roles };
-        const normalised = normalisePath(req.path);
         if (!normalised.ok) {
           decision = engineDeny("path_invalid", normalised.message, mode, 403);
         } else {
-          path = normalised.path;
           const engine = ctx.policy.engine;
           if (!engine) {
             decision = engineDeny("policy_unavailable", "no policy is loaded", mode, 403);
           } else {
-            input = { method: req.method.toUpperCase(), path, token: tokenFacts(claims), roles, synced, role_check: mode };
+            input = { method: req.method.toUpperCase(), path: normalised.path, token: tokenFacts(claims), roles, synced, role_check: mode };
             revision = engine.revision;
             decision = await engine.decide(input);
           }
@@ -160,6 +171,8 @@ export function createDecide(ctx: DecideContext): Decide {
         adapter,
         method: req.method,
         path: path ?? null,
+        // An invalid path is logged as received (bounded), so the refusal can be traced.
+        raw_path: path === undefined ? String(req.path).slice(0, MAX_LOGGED_RAW_PATH) : undefined,
         route: decision.route?.template ?? null,
         flow: decision.flow,
         client_id: subject?.client_id ?? null,
@@ -169,6 +182,10 @@ export function createDecide(ctx: DecideContext): Decide {
         allow: decision.allow,
         status: decision.status,
         reason: decision.reason,
+        message: decision.message,
+        request_id: req.trace?.requestId ?? null,
+        traceparent: req.trace?.traceparent ?? null,
+        client_address: req.trace?.clientAddress ?? null,
         would_deny: decision.would_deny?.reason ?? null,
         // The revision that decided (a reload may swap the engine while a decision runs).
         revision: revision ?? ctx.policy.engine?.revision ?? null,

@@ -49,7 +49,7 @@ describe("directory records of another tenant, behind real gateways", () => {
   });
 
   it.each(CASES)("/forward-auth: $status $caller $path ($why)", async ({ caller, path, status }) => {
-    const res = await send(service!.url, "/forward-auth", { headers: { ...bearer(tokens.get(caller)!), "x-original-method": "GET", "x-original-uri": path } });
+    const res = await send(service!.url, "/forward-auth/nginx", { headers: { ...bearer(tokens.get(caller)!), "x-original-method": "GET", "x-original-uri": path } });
     expect(res.status).toBe(status);
     if (status === 403) expect(res.headers["x-portier-reason"]).toBe("not_synced");
   });
