@@ -1,103 +1,104 @@
 /**
  * The synced-users directory: an in-memory index (Map, O(1) lookups) loaded from a file and reloaded
- * when it changes (watch, debounce, atomic swap). A broken file keeps the old index and is reported.
+ * through the common reload mechanism (src/reload: watch + periodic re-read, validate, guard, swap).
+ * A file that is broken, has no valid record, or drops more than the allowed share of the records is
+ * refused: the old index keeps serving and the refusal is reported.
  */
-import { watch, type FSWatcher } from "node:fs";
-import { basename, dirname } from "node:path";
-import { loadDirectoryFile, type DirectoryEntry } from "./load-directory.js";
+import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
 import { loadRoleResolver, type RoleResolver } from "./role-names.js";
+import { Reloader, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
 export type { DirectoryEntry, DirectoryIndex } from "./load-directory.js";
 export { loadRoleResolver } from "./role-names.js";
 
-export interface DirectoryLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+export type DirectoryLogger = ReloadLogger;
 
-export interface DirectoryStatus {
+export interface DirectoryStatus extends ReloadStatus {
   file: string;
-  loaded: boolean;
   size: number;
   rejected: number;
-  loadedAt?: string;
-  lastError?: string;
-  reloads: number;
-  reloadFailures: number;
+}
+
+export interface DirectoryOptions {
+  watch?: boolean;
+  logger?: DirectoryLogger;
+  /** Largest share of the records a reload may drop (0..1, default 0.5); more is refused. */
+  maxShrink?: number;
+  /** Accept any shrink, an empty directory included. */
+  allowShrink?: boolean;
+  /** Periodic re-read behind the watch (default 30 s; 0 disables). */
+  rereadMs?: number;
+}
+
+export const DEFAULT_MAX_SHRINK = 0.5;
+
+/** Why a candidate index must not replace the current one, or undefined when it may. */
+export function directoryRefusal(next: DirectoryIndex, current: DirectoryIndex | undefined, o: { maxShrink: number; allowShrink: boolean }): string | undefined {
+  if (o.allowShrink) return undefined;
+  if (next.entries.size === 0) {
+    const why = next.rejected > 0 ? `all ${next.rejected} records are invalid` : "the file has no record";
+    return `refused: ${why}; an empty directory would deny every user (allow it with --allow-directory-shrink)`;
+  }
+  const before = current?.entries.size ?? 0;
+  const dropped = before - next.entries.size;
+  if (before > 0 && dropped / before > o.maxShrink) {
+    const pct = (n: number) => `${Math.round(n * 100)}%`;
+    return `refused: the reload drops ${pct(dropped / before)} of the records (${before} -> ${next.entries.size}), more than the ${pct(o.maxShrink)} allowed by --directory-max-shrink (allow it with --allow-directory-shrink)`;
+  }
+  return undefined;
 }
 
 export class Directory {
-  private entries = new Map<string, DirectoryEntry>();
-  private watcher: FSWatcher | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly state: DirectoryStatus;
-  /** Called after every successful (re)load. */
+  private readonly reloader: Reloader<DirectoryIndex>;
+  /** Called after every reload attempt, accepted or refused. */
   onChange: (() => void) | undefined;
 
-  private constructor(readonly file: string, private readonly resolve: RoleResolver, private readonly logger?: DirectoryLogger) {
-    this.state = { file, loaded: false, size: 0, rejected: 0, reloads: 0, reloadFailures: 0 };
+  private constructor(readonly file: string, resolve: RoleResolver, o: DirectoryOptions) {
+    const guard = { maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK, allowShrink: o.allowShrink ?? false };
+    const logger = o.logger;
+    this.reloader = new Reloader<DirectoryIndex>({
+      name: "directory",
+      source: file,
+      load: () => loadDirectoryFile(file, resolve),
+      guard: (next, current) => directoryRefusal(next, current, guard),
+      activate: (next) => {
+        for (const p of next.problems) logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
+      },
+      describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
+      logger,
+    });
+    this.reloader.onChange = () => this.onChange?.();
   }
 
-  /** Loads the file once (throws on an unreadable or unparsable file) and optionally watches it. */
-  static async open(file: string, rolesFile: string, options: { watch?: boolean; logger?: DirectoryLogger } = {}): Promise<Directory> {
-    const dir = new Directory(file, loadRoleResolver(rolesFile), options.logger);
-    await dir.reload(true);
-    if (options.watch !== false) dir.startWatching();
+  /** Loads the file once (throws when it is unreadable, unparsable or refused) and optionally watches it. */
+  static async open(file: string, rolesFile: string, options: DirectoryOptions = {}): Promise<Directory> {
+    const dir = new Directory(file, loadRoleResolver(rolesFile), options);
+    if (!(await dir.reload())) throw new Error(dir.status().lastError ?? `${file}: not loaded`);
+    const watching = options.watch !== false;
+    dir.reloader.watchFile(file, { watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
     return dir;
   }
 
   lookup(sub: string): DirectoryEntry | undefined {
-    return this.entries.get(sub);
+    return this.reloader.current?.entries.get(sub);
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.reloader.current?.entries.size ?? 0;
   }
 
   status(): DirectoryStatus {
-    return { ...this.state };
+    const index = this.reloader.current;
+    return { ...this.reloader.status(), file: this.file, size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 };
   }
 
-  /** Reads the file and swaps the index; on failure the old index stays. */
-  async reload(first = false): Promise<boolean> {
-    const started = Date.now();
-    try {
-      const index = await loadDirectoryFile(this.file, this.resolve);
-      this.entries = index.entries;
-      Object.assign(this.state, { loaded: true, size: index.entries.size, rejected: index.rejected, loadedAt: new Date().toISOString(), lastError: undefined });
-      if (!first) this.state.reloads++;
-      for (const p of index.problems) this.logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
-      this.logger?.info({ event: "directory_loaded", file: this.file, size: index.entries.size, rejected: index.rejected, ms: Date.now() - started }, "directory loaded");
-      this.onChange?.();
-      return true;
-    } catch (err) {
-      if (first) throw err;
-      this.state.reloadFailures++;
-      this.state.lastError = (err as Error).message;
-      this.logger?.error({ event: "directory_reload_failed", file: this.file, error: (err as Error).message }, "directory reload refused; the previous index keeps serving");
-      return false;
-    }
-  }
-
-  private startWatching(): void {
-    // Watch the folder: editors and deploy tools replace the file (rename), which a file watch misses.
-    const name = basename(this.file);
-    try {
-      this.watcher = watch(dirname(this.file), (_event, changed) => {
-        if (changed && changed.toString() !== name) return;
-        clearTimeout(this.timer);
-        this.timer = setTimeout(() => void this.reload(), 150);
-      });
-      this.watcher.on("error", () => undefined);
-    } catch (err) {
-      this.logger?.warn({ event: "directory_watch_failed", error: (err as Error).message }, "cannot watch the directory file");
-    }
+  /** Reads the file and swaps the index when it is accepted; on failure the old index stays. */
+  reload(): Promise<boolean> {
+    return this.reloader.reload();
   }
 
   close(): void {
-    clearTimeout(this.timer);
-    this.watcher?.close();
+    this.reloader.close();
   }
 }

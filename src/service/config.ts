@@ -14,10 +14,14 @@ export const DEFAULT_ROLES = fileURLToPath(new URL("../../data/roles.json", impo
 export interface ServiceConfig {
   issuer: string;
   jwks?: string;
+  jwksRefreshSeconds: number;
   bundle: string;
+  bundleMaxBytes: number;
   bundleUrl?: string;
   bundlePollSeconds: number;
   directory?: string;
+  directoryMaxShrink: number;
+  allowDirectoryShrink: boolean;
   rolesClaim?: string;
   roles: string;
   port: number;
@@ -40,10 +44,14 @@ const OPTIONS = {
   config: { type: "string" },
   issuer: { type: "string" },
   jwks: { type: "string" },
+  "jwks-refresh-seconds": { type: "string" },
   bundle: { type: "string" },
+  "bundle-max-bytes": { type: "string" },
   "bundle-url": { type: "string" },
   "bundle-poll-seconds": { type: "string" },
   directory: { type: "string" },
+  "directory-max-shrink": { type: "string" },
+  "allow-directory-shrink": { type: "string" },
   "roles-claim": { type: "string" },
   roles: { type: "string" },
   port: { type: "string" },
@@ -55,7 +63,8 @@ const OPTIONS = {
   watch: { type: "string" },
 } as const;
 
-const NUMERIC = new Set(["port", "workers", "bundlePollSeconds", "maxBodyBytes"]);
+const NUMERIC = new Set(["port", "workers", "bundlePollSeconds", "maxBodyBytes", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink"]);
+const BOOLEAN = new Set(["watch", "allowDirectoryShrink"]);
 
 const SCHEMA = {
   type: "object",
@@ -64,10 +73,14 @@ const SCHEMA = {
   properties: {
     issuer: { type: "string", pattern: "^https?://" },
     jwks: { type: "string", minLength: 1 },
+    jwksRefreshSeconds: { type: "number", minimum: 0.05, maximum: 86400 },
     bundle: { type: "string", minLength: 1 },
+    bundleMaxBytes: { type: "integer", minimum: 1024, maximum: 1073741824 },
     bundleUrl: { type: "string", pattern: "^https?://" },
     bundlePollSeconds: { type: "number", minimum: 0.05, maximum: 86400 },
     directory: { type: "string", minLength: 1 },
+    directoryMaxShrink: { type: "number", minimum: 0, maximum: 1 },
+    allowDirectoryShrink: { type: "boolean" },
     rolesClaim: { type: "string", minLength: 1 },
     roles: { type: "string", minLength: 1 },
     port: { type: "integer", minimum: 0, maximum: 65535 },
@@ -90,7 +103,7 @@ function camel(flag: string): string {
 function coerce(key: string, value: unknown): unknown {
   if (typeof value !== "string") return value;
   if (NUMERIC.has(key) && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value);
-  if (key === "watch") return value === "true" || value === "1" ? true : value === "false" || value === "0" ? false : value;
+  if (BOOLEAN.has(key)) return value === "true" || value === "1" ? true : value === "false" || value === "0" ? false : value;
   return value;
 }
 
@@ -125,6 +138,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     bundle: DEFAULT_BUNDLE,
     roles: DEFAULT_ROLES,
     bundlePollSeconds: 30,
+    jwksRefreshSeconds: 60,
+    bundleMaxBytes: 64 * 1024 * 1024,
+    directoryMaxShrink: 0.5,
+    allowDirectoryShrink: false,
     port: 8181,
     host: "127.0.0.1",
     workers: availableParallelism(),
