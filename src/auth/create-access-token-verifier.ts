@@ -29,7 +29,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
   store.onRemoved((kids) => cache.dropKids(kids));
   const first = store.refresh();
   let closed = false;
-  store.start(o.refreshIntervalMs);
+  store.start(o.refreshIntervalMs, o.watchJwksFile);
 
   async function verifyUncached(token: string): Promise<{ result: VerifiedAccessToken; kid: string | undefined }> {
     const { header, payload, alg, kid } = decodeJws(token, o.maxTokenBytes, o.algorithms);

@@ -91,6 +91,8 @@ export interface VerifierOptions {
    * fetched this often, a JWKS file is watched and checked for changes this often. Default 300000; 0 disables.
    */
   refreshIntervalMs?: number;
+  /** Watch a jwksFile for changes (near-instant rotation); the periodic check runs either way. Default true. */
+  watchJwksFile?: boolean;
   /** Told about key refresh failures (pino-compatible); the token is never passed. */
   logger?: { warn(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
 }

@@ -41,7 +41,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   const jwksOption = jwks === undefined ? {} : /^https?:\/\//.test(jwks) ? { jwksUri: jwks } : { jwksFile: jwks };
   if (jwks !== undefined && !/^https?:\/\//.test(jwks) && !existsSync(jwks)) throw new StartError(`config.jwks: file not found: ${jwks}`);
   if (config.directory !== undefined && !existsSync(config.directory)) throw new StartError(`config.directory: file not found: ${config.directory}`);
-  const verifier = createAccessTokenVerifier({ issuer: config.issuer, ...jwksOption, refreshIntervalMs: config.jwksRefreshSeconds * 1000, logger });
+  const verifier = createAccessTokenVerifier({ issuer: config.issuer, ...jwksOption, refreshIntervalMs: config.jwksRefreshSeconds * 1000, watchJwksFile: config.watch, logger });
   // Key loading runs in the background: readiness reports it; decisions deny keys_unavailable meanwhile.
   verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));
 
