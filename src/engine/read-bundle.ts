@@ -32,13 +32,13 @@ export interface ReadBundleOptions {
 export const DEFAULT_MAX_BUNDLE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Inflates and untars as one stream: zlib works off the main thread in 64 KiB steps and the event loop
+ * Inflates and untars as one stream: zlib works off the main thread in 256 KiB steps and the event loop
  * runs between them; the count of inflated bytes is checked at every step, so a bomb is refused as soon
  * as it passes the cap, with at most the cap in memory.
  */
 function inflateAndUntar(gz: Uint8Array, source: string, maxBytes: number): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
-  const gunzip = createGunzip({ chunkSize: 64 * 1024 });
+  const gunzip = createGunzip({ chunkSize: 256 * 1024 });
   const ex = extract();
   let inflated = 0;
   let tarDone = false;
