@@ -15,7 +15,7 @@ import { newStatus, type ReloadStatus } from "./status.js";
 export const NOT_MODIFIED = Symbol("not modified");
 
 export interface LoadContext {
-  /** Records the HTTP code of this attempt in the status. */
+  /** Records the HTTP code of this attempt in the status (an error with an httpCode field records it too). */
   httpCode(code: number): void;
 }
 
@@ -92,11 +92,13 @@ export class Reloader<T> {
   private async attempt(): Promise<boolean> {
     const st = this.st;
     st.lastRequest = new Date().toISOString();
-    delete st.lastHttpCode;
+    // The code is written when the attempt ends, so a status read meanwhile stays consistent.
+    let httpCode: number | undefined;
+    const settleCode = () => (httpCode === undefined ? delete st.lastHttpCode : (st.lastHttpCode = httpCode));
     if (this.file) this.attemptedSignature = await signature(this.file);
     const fields = () => ({ source: st.source, ...this.o.describe?.(this.current) });
     try {
-      const next = await this.o.load({ httpCode: (code) => (st.lastHttpCode = code) });
+      const next = await this.o.load({ httpCode: (code) => (httpCode = code) });
       if (next !== NOT_MODIFIED) {
         const refusal = this.o.guard?.(next, this.current);
         if (refusal) throw new GuardRefusal(refusal);
@@ -108,6 +110,7 @@ export class Reloader<T> {
         st.lastSuccessfulActivation = new Date().toISOString();
         this.o.logger?.info?.({ event: `${this.o.name}_loaded`, ...fields() }, `${this.o.name} loaded`);
       }
+      settleCode();
       st.lastSuccessfulRequest = new Date().toISOString();
       st.successfulRequests++;
       delete st.lastError;
@@ -115,6 +118,9 @@ export class Reloader<T> {
       this.onChange?.();
       return true;
     } catch (err) {
+      const code = (err as { httpCode?: unknown })?.httpCode;
+      if (typeof code === "number") httpCode = code;
+      settleCode();
       st.reloadFailures++;
       st.consecutiveFailures++;
       st.lastError = errorMessage(err);
