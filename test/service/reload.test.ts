@@ -38,6 +38,15 @@ function replace(file: string, text: string): void {
   renameSync(`${file}.tmp`, file);
 }
 
+/** A key pair and its JWKS written to a file in a fresh folder. */
+async function keyFile() {
+  const keys = await makeKeys();
+  const dir = tempDir();
+  const jwks = join(dir, "jwks.json");
+  writeFileSync(jwks, JSON.stringify(keys.jwks));
+  return { keys, dir, jwks };
+}
+
 const ready = async (url: string) => (await fetch(`${url}/ready`)).json() as Promise<any>;
 const metrics = async (url: string) => (await fetch(`${url}/metrics`)).text();
 const ROLES_PATH = "/v1/roles";
@@ -66,10 +75,7 @@ describe("--jwks FILE", () => {
 
 describe("--bundle-url status", () => {
   it("a 304 after a failed poll clears the error from /ready and metrics", async () => {
-    const keys = await makeKeys();
-    const dir = tempDir();
-    const jwks = join(dir, "jwks.json");
-    writeFileSync(jwks, JSON.stringify(keys.jwks));
+    const { keys, dir, jwks } = await keyFile();
     const body = await bundleWithRevision("r-1");
     let mode: "ok" | "fail" = "ok";
     let failures = 0;
@@ -100,10 +106,7 @@ describe("--bundle-url status", () => {
 
 describe("directory guards", () => {
   it("an empty or invalid directory, or one that shrinks too much, is refused; the old index serves; --allow-directory-shrink accepts", async () => {
-    const keys = await makeKeys();
-    const dir = tempDir();
-    const jwks = join(dir, "jwks.json");
-    writeFileSync(jwks, JSON.stringify(keys.jwks));
+    const { keys, dir, jwks } = await keyFile();
     const directory = writeDirectory(dir, RECORDS);
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--directory-max-shrink", "0.25"]);
     const token = await userToken(keys, TEACHER);
@@ -131,10 +134,7 @@ describe("directory guards", () => {
 
 describe("--bundle-max-bytes", () => {
   it("a bundle bomb from the bundle server is refused while inflating; the old policy keeps serving", async () => {
-    const keys = await makeKeys();
-    const dir = tempDir();
-    const jwks = join(dir, "jwks.json");
-    writeFileSync(jwks, JSON.stringify(keys.jwks));
+    const { keys, dir, jwks } = await keyFile();
     const good = await bundleWithRevision("before-bomb");
     const gz = createGzip({ level: 9 });
     const parts: Buffer[] = [];
