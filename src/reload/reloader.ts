@@ -144,7 +144,8 @@ export class Reloader<T> {
     if (o.watch !== false) {
       let debounce: NodeJS.Timeout | undefined;
       try {
-        this.watcher = watch(dirname(file), (_event, changed) => {
+        // Not persistent: a watch alone never keeps the process alive (the service has its server for that).
+        this.watcher = watch(dirname(file), { persistent: false }, (_event, changed) => {
           if (changed && changed.toString() !== name) return;
           clearTimeout(debounce);
           this.timers.delete(debounce!);
