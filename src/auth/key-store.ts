@@ -52,6 +52,7 @@ export class KeyStore {
     this.reloader = new Reloader<KeySet>({
       name: "keys",
       source: this.source,
+      file: opts.jwksFile,
       load: (ctx) => this.load(ctx),
       activate: (next, previous) => {
         this.imported.clear();
@@ -91,7 +92,7 @@ export class KeyStore {
    */
   start(intervalMs: number, watch = true): void {
     if (this.opts.jwks) return;
-    if (this.opts.jwksFile) this.reloader.watchFile(this.opts.jwksFile, { watch, debounceMs: 100, intervalMs });
+    if (this.opts.jwksFile) this.reloader.watchFile({ watch, debounceMs: 100, intervalMs });
     else if (intervalMs > 0) this.reloader.poll({ intervalMs });
   }
 

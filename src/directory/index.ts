@@ -60,6 +60,7 @@ export class Directory {
     this.reloader = new Reloader<DirectoryIndex>({
       name: "directory",
       source: file,
+      file,
       load: () => loadDirectoryFile(file, resolve),
       guard: (next, current) => directoryRefusal(next, current, guard),
       activate: (next) => {
@@ -76,7 +77,7 @@ export class Directory {
     const dir = new Directory(file, loadRoleResolver(rolesFile), options);
     if (!(await dir.reload())) throw new Error(dir.status().lastError ?? `${file}: not loaded`);
     const watching = options.watch !== false;
-    dir.reloader.watchFile(file, { watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
+    dir.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
     return dir;
   }
 

@@ -30,6 +30,8 @@ export interface ReloaderOptions<T> {
   name: string;
   /** Where the value comes from; shown redacted. */
   source: string;
+  /** The file behind the value, when there is one: each attempt notes its size, times and inode. */
+  file?: string | undefined;
   /** Reads and validates a candidate completely; throws to refuse it. */
   load(ctx: LoadContext): Promise<T | typeof NOT_MODIFIED>;
   /** A last check against the current value (e.g. "must not drop half the records"); a string refuses. */
@@ -58,7 +60,6 @@ export class Reloader<T> {
   private queued: Promise<boolean> | undefined;
   private watcher: FSWatcher | undefined;
   private timers = new Set<NodeJS.Timeout>();
-  private file: string | undefined;
   private attemptedSignature: string | undefined;
   private closed = false;
   /** Called after every attempt (accepted or refused). */
@@ -95,7 +96,7 @@ export class Reloader<T> {
     // The code is written when the attempt ends, so a status read meanwhile stays consistent.
     let httpCode: number | undefined;
     const settleCode = () => (httpCode === undefined ? delete st.lastHttpCode : (st.lastHttpCode = httpCode));
-    if (this.file) this.attemptedSignature = await signature(this.file);
+    if (this.o.file) this.attemptedSignature = await signature(this.o.file);
     const fields = () => ({ source: st.source, ...this.o.describe?.(this.current) });
     try {
       const next = await this.o.load({ httpCode: (code) => (httpCode = code) });
@@ -135,11 +136,12 @@ export class Reloader<T> {
   }
 
   /**
-   * Watches a file (its folder, since deploy tools replace files by rename) with a debounce, and
+   * Watches the file (its folder, since deploy tools replace files by rename) with a debounce, and
    * re-reads it every intervalMs when its size, times or inode changed since the last attempt.
    */
-  watchFile(file: string, o: { debounceMs?: number; intervalMs?: number; watch?: boolean } = {}): void {
-    this.file = file;
+  watchFile(o: { debounceMs?: number; intervalMs?: number; watch?: boolean } = {}): void {
+    const file = this.o.file;
+    if (!file) throw new TypeError("watchFile needs the file option");
     const name = basename(file);
     if (o.watch !== false) {
       let debounce: NodeJS.Timeout | undefined;

@@ -37,6 +37,7 @@ export class PolicyHolder {
     this.reloader = new Reloader<DecisionEngine>({
       name: "policy",
       source: "file" in from ? from.file : from.url,
+      file: "file" in from ? from.file : undefined,
       load,
       activate: (_next, old) => {
         this.etag = "url" in from ? candidateEtag : undefined;
@@ -61,7 +62,7 @@ export class PolicyHolder {
   /** The first load, then the watch or the polling. False when the first load failed. */
   async start(): Promise<boolean> {
     const ok = await this.reloader.reload();
-    if ("file" in this.from) this.reloader.watchFile(this.from.file, { watch: this.from.watch, debounceMs: 200, intervalMs: this.from.watch ? FILE_REREAD_MS : 0 });
+    if ("file" in this.from) this.reloader.watchFile({ watch: this.from.watch, debounceMs: 200, intervalMs: this.from.watch ? FILE_REREAD_MS : 0 });
     else this.reloader.poll({ intervalMs: this.from.pollSeconds * 1000, maxBackoffMs: MAX_BACKOFF_MS });
     return ok;
   }

@@ -126,6 +126,7 @@ describe("sources", () => {
     const r = new Reloader<string>({
       name: "file",
       source: file,
+      file,
       load: async () => {
         const text = await readFile(file, "utf8");
         if (!text.startsWith("ok")) throw new Error(`${file}: not ok`);
@@ -143,7 +144,7 @@ describe("sources", () => {
     writeFileSync(file, "ok 1");
     const r = fileReloader(file);
     await r.reload();
-    r.watchFile(file, { debounceMs: 20 });
+    r.watchFile({ debounceMs: 20 });
     writeFileSync(join(dir, "tmp"), "ok 2");
     renameSync(join(dir, "tmp"), file);
     await expect.poll(() => r.current, { timeout: 5000 }).toBe("ok 2");
@@ -155,7 +156,10 @@ describe("sources", () => {
     writeFileSync(file, "ok 1");
     const r = fileReloader(file);
     await r.reload();
-    r.watchFile(file, { watch: false, intervalMs: 50 });
+    r.watchFile({ watch: false, intervalMs: 50 });
+    await new Promise((res) => setTimeout(res, 200));
+    // Unchanged since the first load: not read again.
+    expect(r.status()).toMatchObject({ successfulRequests: 1, reloads: 0 });
     writeFileSync(file, "broken and longer");
     await expect.poll(() => r.status().reloadFailures, { timeout: 5000 }).toBe(1);
     await new Promise((res) => setTimeout(res, 300));
