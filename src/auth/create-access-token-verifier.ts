@@ -29,8 +29,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
   store.onRemoved((kids) => cache.dropKids(kids));
   const first = store.refresh();
   let closed = false;
-  const timer = o.refreshIntervalMs > 0 && !o.jwksFile ? setInterval(() => void store.refresh(), o.refreshIntervalMs) : undefined;
-  timer?.unref();
+  store.start(o.refreshIntervalMs, o.watchJwksFile);
 
   async function verifyUncached(token: string): Promise<{ result: VerifiedAccessToken; kid: string | undefined }> {
     const { header, payload, alg, kid } = decodeJws(token, o.maxTokenBytes, o.algorithms);
@@ -84,7 +83,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
     refreshKeys: () => store.refresh(),
     close(): void {
       closed = true;
-      if (timer) clearInterval(timer);
+      store.close();
       cache.clear();
     },
   };

@@ -1,11 +1,14 @@
 /**
- * The issuer's public keys: loaded from a JWKS file, a JWKS URL, or the URL named by OpenID discovery.
- * Keeps the last good set when a refresh fails (status() shows the error), refreshes on an unknown kid
- * at most once per cooldown, and tells listeners which keys disappeared so what they signed is forgotten.
+ * The issuer's public keys: loaded from a JWKS file, a JWKS URL, or the URL named by OpenID discovery,
+ * through the common reload mechanism (src/reload): a file is watched and re-read when it changed, a URL
+ * is fetched every refresh interval; a set that cannot be read or parsed is refused and the last good
+ * set stays (status() shows the error). Refreshes on an unknown kid at most once per cooldown, and tells
+ * listeners which keys disappeared so what they signed is forgotten.
  * Keys named inside a token (jku, x5u, jwk, x5c) are never looked at: lookup is by kid only.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { importJWK, type JWK, type CryptoKey } from "jose";
+import { Reloader, NOT_MODIFIED, fetchUrl, type LoadContext } from "../reload/index.js";
 import { TokenError } from "./token-error.js";
 import type { KeyStatus } from "./types.js";
 
@@ -17,10 +20,19 @@ export interface KeyStoreOptions {
   jwks?: { keys: unknown[] } | undefined;
   refreshCooldownMs: number;
   fetchTimeoutMs?: number;
-  logger?: { warn(obj: object, msg?: string): void } | undefined;
+  logger?: { warn(obj: object, msg?: string): void; info?(obj: object, msg?: string): void } | undefined;
 }
 
 type Listener = (removedKeyIds: string[]) => void;
+
+/** A JWKS document is small; anything bigger is refused before parsing. */
+const MAX_JWKS_BYTES = 1024 * 1024;
+
+interface KeySet {
+  keys: JWK[];
+  /** The document as read, to tell an unchanged set from a new one. */
+  text: string;
+}
 
 /** A key's identity for cache invalidation: its kid, or its public material when it has none. */
 export function keyId(jwk: JWK): string {
@@ -28,17 +40,37 @@ export function keyId(jwk: JWK): string {
 }
 
 export class KeyStore {
-  private keys: JWK[] = [];
   private imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
-  private loaded = false;
-  private inflight: Promise<void> | undefined;
+  private inflight: Promise<boolean> | undefined;
   private lastKidRefresh = -Infinity;
   private listeners: Listener[] = [];
-  private st: { lastRefreshAt?: string; lastError?: string; refreshes: number; refreshFailures: number } = { refreshes: 0, refreshFailures: 0 };
+  private readonly reloader: Reloader<KeySet>;
   readonly source: string;
 
   constructor(private readonly opts: KeyStoreOptions) {
     this.source = opts.jwks ? "inline JWKS" : opts.jwksFile ? `file:${opts.jwksFile}` : opts.jwksUri ?? `${opts.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+    this.reloader = new Reloader<KeySet>({
+      name: "keys",
+      source: this.source,
+      file: opts.jwksFile,
+      load: (ctx) => this.load(ctx),
+      activate: (next, previous) => {
+        this.imported.clear();
+        const after = new Set(next.keys.map(keyId));
+        const removed = (previous?.keys ?? []).map(keyId).filter((k) => !after.has(k));
+        if (removed.length) for (const l of this.listeners) l(removed);
+      },
+      describe: (set) => ({ keyCount: set?.keys.length ?? 0 }),
+      logger: opts.logger,
+    });
+  }
+
+  private get keys(): JWK[] {
+    return this.reloader.current?.keys ?? [];
+  }
+
+  private get loaded(): boolean {
+    return this.reloader.current !== undefined;
   }
 
   onRemoved(listener: Listener): void {
@@ -46,63 +78,70 @@ export class KeyStore {
   }
 
   status(): KeyStatus {
-    return { ready: this.loaded, keyCount: this.keys.length, source: this.source, ...this.st };
+    const st = this.reloader.status();
+    return { ...st, ready: this.loaded, keyCount: this.keys.length, refreshes: st.successfulRequests, refreshFailures: st.reloadFailures };
   }
 
   get isLoaded(): boolean {
     return this.loaded;
   }
 
+  /**
+   * Keeps the set fresh: a file is watched (near-instant) and its change checked every intervalMs; a URL is
+   * fetched every intervalMs. So a removed key stops verifying within intervalMs at most.
+   */
+  start(intervalMs: number, watch = true): void {
+    if (this.opts.jwks) return;
+    if (this.opts.jwksFile) this.reloader.watchFile({ watch, debounceMs: 100, intervalMs });
+    else if (intervalMs > 0) this.reloader.poll({ intervalMs });
+  }
+
+  close(): void {
+    this.reloader.close();
+  }
+
   /** Fetches the set now (coalescing concurrent calls). Never throws; failures land in status(). */
   refresh(): Promise<void> {
-    this.inflight ??= this.load().finally(() => {
+    const p = (this.inflight ??= this.reloader.reload().finally(() => {
       this.inflight = undefined;
-    });
-    return this.inflight;
+    }));
+    return p.then(() => undefined);
   }
 
-  private async fetchJson(url: string): Promise<unknown> {
-    const res = await fetch(url, { signal: AbortSignal.timeout(this.opts.fetchTimeoutMs ?? 5000), redirect: "error", headers: { accept: "application/json" } });
-    if (!res.ok) throw new Error(`GET ${url} answered HTTP ${res.status}`);
-    return res.json();
+  private async fetchText(url: string, ctx: LoadContext): Promise<string> {
+    const res = await fetchUrl(url, { timeoutMs: this.opts.fetchTimeoutMs ?? 5000, maxBytes: MAX_JWKS_BYTES, accept: "application/json" });
+    ctx.httpCode(res.httpCode);
+    if (res.status === 304) throw new Error(`GET ${url} answered 304 to a request without a validator`);
+    return Buffer.from(res.bytes).toString("utf8");
   }
 
-  private async readSet(): Promise<unknown> {
-    if (this.opts.jwks) return this.opts.jwks;
-    if (this.opts.jwksFile) return JSON.parse(await readFile(this.opts.jwksFile, "utf8"));
-    if (this.opts.jwksUri) return this.fetchJson(this.opts.jwksUri);
-    const discovery = (await this.fetchJson(this.source)) as { jwks_uri?: unknown } | null;
+  private async readText(ctx: LoadContext): Promise<string> {
+    if (this.opts.jwks) return JSON.stringify(this.opts.jwks);
+    if (this.opts.jwksFile) {
+      const file = this.opts.jwksFile;
+      if ((await stat(file)).size > MAX_JWKS_BYTES) throw new Error(`${file}: larger than ${MAX_JWKS_BYTES} bytes`);
+      return readFile(file, "utf8");
+    }
+    if (this.opts.jwksUri) return this.fetchText(this.opts.jwksUri, ctx);
+    const discovery = parseJson(await this.fetchText(this.source, ctx), "the discovery document") as { jwks_uri?: unknown } | null;
     if (!discovery || typeof discovery !== "object") throw new Error("the discovery document is not a JSON object");
     const found = (discovery as { issuer?: unknown }).issuer;
     // OpenID Connect Discovery 4.3: the document must name the issuer we asked about.
     if (found !== undefined && found !== this.opts.issuer) throw new Error("the discovery document names another issuer");
     if (typeof discovery.jwks_uri !== "string") throw new Error("the discovery document has no jwks_uri");
-    return this.fetchJson(discovery.jwks_uri);
+    return this.fetchText(discovery.jwks_uri, ctx);
   }
 
-  private async load(): Promise<void> {
-    try {
-      const set = (await this.readSet()) as { keys?: unknown } | null;
-      if (!set || !Array.isArray(set.keys)) throw new Error("the JWKS has no keys array");
-      // Only public signing keys; never symmetric ones.
-      const keys = (set.keys as JWK[]).filter(
-        (k) => k && typeof k === "object" && (k.kty === "RSA" || k.kty === "EC" || k.kty === "OKP") && (k.use === undefined || k.use === "sig") && k.d === undefined,
-      );
-      const before = new Set(this.keys.map(keyId));
-      const after = new Set(keys.map(keyId));
-      const removed = [...before].filter((k) => !after.has(k));
-      this.keys = keys;
-      this.imported.clear();
-      this.loaded = true;
-      this.st.refreshes++;
-      this.st.lastRefreshAt = new Date().toISOString();
-      delete this.st.lastError;
-      if (removed.length) for (const l of this.listeners) l(removed);
-    } catch (err) {
-      this.st.refreshFailures++;
-      this.st.lastError = (err as Error)?.message ?? String(err);
-      this.opts.logger?.warn({ source: this.source, error: this.st.lastError, failures: this.st.refreshFailures, keptKeys: this.keys.length }, "issuer keys could not be refreshed; keeping the last good set");
-    }
+  private async load(ctx: LoadContext): Promise<KeySet | typeof NOT_MODIFIED> {
+    const text = await this.readText(ctx);
+    if (text === this.reloader.current?.text) return NOT_MODIFIED;
+    const set = parseJson(text, "the JWKS") as { keys?: unknown } | null;
+    if (!set || !Array.isArray(set.keys)) throw new Error("the JWKS has no keys array");
+    // Only public signing keys; never symmetric ones.
+    const keys = (set.keys as JWK[]).filter(
+      (k) => k && typeof k === "object" && (k.kty === "RSA" || k.kty === "EC" || k.kty === "OKP") && (k.use === undefined || k.use === "sig") && k.d === undefined,
+    );
+    return { keys, text };
   }
 
   private candidates(kid: string | undefined, alg: string): JWK[] {
@@ -155,5 +194,13 @@ export class KeyStore {
   /** True while the key with this keyId() is published (used to drop cache entries after rotation). */
   has(id: string | undefined): boolean {
     return id !== undefined && this.keys.some((k) => keyId(k) === id);
+  }
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${what} is not valid JSON (${(err as Error).message})`);
   }
 }

@@ -17,6 +17,7 @@ export interface ResolvedOptions {
   cacheSize: number;
   now: () => number;
   refreshIntervalMs: number;
+  watchJwksFile: boolean;
   logger: VerifierOptions["logger"];
 }
 
@@ -46,6 +47,7 @@ export function resolveOptions(o: VerifierOptions): ResolvedOptions {
   if (o.jwksUri !== undefined && o.jwksFile !== undefined) throw new TypeError("options jwksUri and jwksFile are exclusive");
   if (o.jwksUri === undefined && o.jwksFile === undefined && !/^https?:\/\//.test(o.issuer)) throw new TypeError("option issuer must be an http(s) URL for discovery (or give jwksUri / jwksFile)");
   if (o.requireAtJwtTyp !== undefined && typeof o.requireAtJwtTyp !== "boolean") throw new TypeError("option requireAtJwtTyp must be a boolean");
+  if (o.watchJwksFile !== undefined && typeof o.watchJwksFile !== "boolean") throw new TypeError("option watchJwksFile must be a boolean");
   if (o.now !== undefined && typeof o.now !== "function") throw new TypeError("option now must be a function");
   if (o.logger !== undefined && (typeof o.logger !== "object" || o.logger === null || typeof o.logger.warn !== "function")) throw new TypeError("option logger must have a warn() method");
   const maxTokenBytes = nonNegative("maxTokenBytes", o.maxTokenBytes, 8192);
@@ -62,6 +64,7 @@ export function resolveOptions(o: VerifierOptions): ResolvedOptions {
     cacheSize: Math.floor(nonNegative("cacheSize", o.cacheSize, 10_000)),
     now: o.now ?? (() => Date.now() / 1000),
     refreshIntervalMs: nonNegative("refreshIntervalMs", o.refreshIntervalMs, 300_000),
+    watchJwksFile: o.watchJwksFile ?? true,
     logger: o.logger,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The token-verification contract the service relies on. Implementation lives beside this file.
  */
+import type { ReloadStatus } from "../reload/index.js";
 
 /** Stable codes of every rejection; the service maps each to 401 + RFC 6750 WWW-Authenticate. */
 export type TokenErrorCode =
@@ -54,13 +55,12 @@ export interface VerifiedAccessToken {
   cached: boolean;
 }
 
-export interface KeyStatus {
+/** The key set's reload status (see src/reload/status.ts) plus what the verifier needs. */
+export interface KeyStatus extends ReloadStatus {
   /** Keys have been loaded at least once. */
   ready: boolean;
   keyCount: number;
-  source: string;
-  lastRefreshAt?: string;
-  lastError?: string;
+  /** Successful fetches or reads. */
   refreshes: number;
   refreshFailures: number;
 }
@@ -86,8 +86,13 @@ export interface VerifierOptions {
   cacheSize?: number;
   /** Injected clock for tests, seconds since epoch. */
   now?: () => number;
-  /** Background key refresh period, so removed keys are noticed without an unknown kid. Default 300000; 0 disables. */
+  /**
+   * Background key refresh period, so removed keys are noticed without an unknown kid: a JWKS URL is
+   * fetched this often, a JWKS file is watched and checked for changes this often. Default 300000; 0 disables.
+   */
   refreshIntervalMs?: number;
+  /** Watch a jwksFile for changes (near-instant rotation); the periodic check runs either way. Default true. */
+  watchJwksFile?: boolean;
   /** Told about key refresh failures (pino-compatible); the token is never passed. */
   logger?: { warn(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
 }

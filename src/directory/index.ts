@@ -1,133 +1,141 @@
 /**
  * The synced-users directory: an in-memory index (Map, O(1) lookups) loaded from a file and reloaded
- * when it changes (watch, debounce, atomic swap). A broken file keeps the old index and is reported.
- * Role names are resolved at load with the given resolver; prepareRoles re-resolves for a new one.
+ * through the common reload mechanism (src/reload: watch + periodic re-read, validate, guard, swap).
+ * A file that is broken, has no valid record, or drops more than the allowed share of the records is
+ * refused: the old index keeps serving and the refusal is reported. Role names are resolved at load with
+ * the active bundle's names; prepareRoles re-resolves the file for a new bundle so both go live together.
  */
-import { watch, type FSWatcher } from "node:fs";
-import { basename, dirname } from "node:path";
 import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
 import type { RoleResolver } from "./role-names.js";
+import { Reloader, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
 export type { DirectoryEntry, DirectoryIndex } from "./load-directory.js";
 export { loadRoleResolver, roleResolver, NO_ROLE_NAMES } from "./role-names.js";
 export type { RoleResolver } from "./role-names.js";
 
-export interface DirectoryLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+export type DirectoryLogger = ReloadLogger;
 
-export interface DirectoryStatus {
+export interface DirectoryStatus extends ReloadStatus {
   file: string;
-  loaded: boolean;
   size: number;
   rejected: number;
-  loadedAt?: string;
-  lastError?: string;
-  reloads: number;
-  reloadFailures: number;
+}
+
+export interface DirectoryOptions {
+  watch?: boolean;
+  logger?: DirectoryLogger;
+  /** Largest share of the records a reload may drop (0..1, default 0.5); more is refused. */
+  maxShrink?: number;
+  /** Accept any shrink, an empty directory included. */
+  allowShrink?: boolean;
+  /** Periodic re-read behind the watch (default 30 s; 0 disables). */
+  rereadMs?: number;
+}
+
+export const DEFAULT_MAX_SHRINK = 0.5;
+
+/** Why a candidate index must not replace the current one, or undefined when it may. */
+export function directoryRefusal(next: DirectoryIndex, current: DirectoryIndex | undefined, o: { maxShrink: number; allowShrink: boolean }): string | undefined {
+  if (o.allowShrink) return undefined;
+  if (next.entries.size === 0) {
+    const why = next.rejected > 0 ? `all ${next.rejected} records are invalid` : "the file has no record";
+    return `refused: ${why}; an empty directory would deny every user (allow it with --allow-directory-shrink)`;
+  }
+  const before = current?.entries.size ?? 0;
+  const dropped = before - next.entries.size;
+  if (before > 0 && dropped / before > o.maxShrink) {
+    const pct = (n: number) => `${Math.round(n * 100)}%`;
+    return `refused: the reload drops ${pct(dropped / before)} of the records (${before} -> ${next.entries.size}), more than the ${pct(o.maxShrink)} allowed by --directory-max-shrink (allow it with --allow-directory-shrink)`;
+  }
+  return undefined;
 }
 
 export class Directory {
-  private entries = new Map<string, DirectoryEntry>();
-  private watcher: FSWatcher | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly state: DirectoryStatus;
-  /** Called after every successful (re)load. */
-  onChange: (() => void) | undefined;
-
+  private readonly reloader: Reloader<DirectoryIndex>;
   /** Bumped by every index swap, so a role re-resolution can tell that a newer file load landed meanwhile. */
   private generation = 0;
+  /** Called after every reload attempt, accepted or refused. */
+  onChange: (() => void) | undefined;
 
-  private constructor(readonly file: string, private resolve: RoleResolver, private readonly logger?: DirectoryLogger) {
-    this.state = { file, loaded: false, size: 0, rejected: 0, reloads: 0, reloadFailures: 0 };
+  private constructor(readonly file: string, private resolve: RoleResolver, o: DirectoryOptions) {
+    const guard = { maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK, allowShrink: o.allowShrink ?? false };
+    const logger = o.logger;
+    const load = async (): Promise<DirectoryIndex> => {
+      for (;;) {
+        const resolve = this.resolve;
+        const index = await loadDirectoryFile(file, resolve);
+        // The role names changed during the load: this index used the old ones, load again.
+        if (resolve === this.resolve) return index;
+      }
+    };
+    this.reloader = new Reloader<DirectoryIndex>({
+      name: "directory",
+      source: file,
+      file,
+      load,
+      guard: (next, current) => directoryRefusal(next, current, guard),
+      activate: (next) => {
+        this.generation++;
+        for (const p of next.problems) logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
+      },
+      describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
+      logger,
+    });
+    this.reloader.onChange = () => this.onChange?.();
   }
 
-  /** Loads the file once (throws on an unreadable or unparsable file) and optionally watches it. */
-  static async open(file: string, resolve: RoleResolver, options: { watch?: boolean; logger?: DirectoryLogger } = {}): Promise<Directory> {
-    const dir = new Directory(file, resolve, options.logger);
-    await dir.reload(true);
-    if (options.watch !== false) dir.startWatching();
+  /** Loads the file once (throws when it is unreadable, unparsable or refused) and optionally watches it. */
+  static async open(file: string, resolve: RoleResolver, options: DirectoryOptions = {}): Promise<Directory> {
+    const dir = new Directory(file, resolve, options);
+    if (!(await dir.reload())) throw new Error(dir.status().lastError ?? `${file}: not loaded`);
+    const watching = options.watch !== false;
+    dir.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
     return dir;
   }
 
-  lookup(sub: string): DirectoryEntry | undefined {
-    return this.entries.get(sub);
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  status(): DirectoryStatus {
-    return { ...this.state };
-  }
-
-  /** Reads the file and swaps the index; on failure the old index stays. */
-  async reload(first = false): Promise<boolean> {
-    const started = Date.now();
-    try {
-      const resolve = this.resolve;
-      const index = await loadDirectoryFile(this.file, resolve);
-      // The role names changed during the load: this index used the old ones, load again.
-      if (resolve !== this.resolve) return this.reload(first);
-      this.swapIn(index, first, Date.now() - started);
-      return true;
-    } catch (err) {
-      if (first) throw err;
-      this.state.reloadFailures++;
-      this.state.lastError = (err as Error).message;
-      this.logger?.error({ event: "directory_reload_failed", file: this.file, error: (err as Error).message }, "directory reload refused; the previous index keeps serving");
-      return false;
-    }
+  /** A directory not loaded yet (the role names it needs are not known yet): prepareRoles loads it. */
+  static pending(file: string, resolve: RoleResolver, options: DirectoryOptions = {}): Directory {
+    const dir = new Directory(file, resolve, options);
+    const watching = options.watch !== false;
+    dir.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
+    return dir;
   }
 
   /**
    * Loads the file with another resolver (a new bundle's role names) without swapping it in; the returned
-   * function swaps resolver and index. When the file cannot be read, it swaps the resolver only (the old
-   * index keeps serving, reported) and the next reload uses the new names.
+   * function swaps resolver and index (through the same guard as a reload). When the file cannot be read, or
+   * a newer file landed meanwhile, it swaps the resolver and reloads, which reports or fixes it.
    */
   async prepareRoles(resolve: RoleResolver): Promise<() => void> {
     const generation = this.generation;
-    const started = Date.now();
     const index = await loadDirectoryFile(this.file, resolve).catch(() => undefined);
     return () => {
       this.resolve = resolve;
-      // Unreadable now, or a newer file landed meanwhile (resolved with the old names): reload reports or fixes it.
       if (!index || generation !== this.generation) return void this.reload();
-      this.swapIn(index, false, Date.now() - started);
+      this.reloader.offer(index);
     };
   }
 
-  private swapIn(index: DirectoryIndex, first: boolean, ms: number): void {
-    this.generation++;
-    this.entries = index.entries;
-    Object.assign(this.state, { loaded: true, size: index.entries.size, rejected: index.rejected, loadedAt: new Date().toISOString(), lastError: undefined });
-    if (!first) this.state.reloads++;
-    for (const p of index.problems) this.logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
-    this.logger?.info({ event: "directory_loaded", file: this.file, size: index.entries.size, rejected: index.rejected, ms }, "directory loaded");
-    this.onChange?.();
+  lookup(sub: string): DirectoryEntry | undefined {
+    return this.reloader.current?.entries.get(sub);
   }
 
-  private startWatching(): void {
-    // Watch the folder: editors and deploy tools replace the file (rename), which a file watch misses.
-    const name = basename(this.file);
-    try {
-      this.watcher = watch(dirname(this.file), (_event, changed) => {
-        if (changed && changed.toString() !== name) return;
-        clearTimeout(this.timer);
-        this.timer = setTimeout(() => void this.reload(), 150);
-      });
-      this.watcher.on("error", () => undefined);
-    } catch (err) {
-      this.logger?.warn({ event: "directory_watch_failed", error: (err as Error).message }, "cannot watch the directory file");
-    }
+  get size(): number {
+    return this.reloader.current?.entries.size ?? 0;
+  }
+
+  status(): DirectoryStatus {
+    const index = this.reloader.current;
+    return { ...this.reloader.status(), file: this.file, size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 };
+  }
+
+  /** Reads the file and swaps the index when it is accepted; on failure the old index stays. */
+  reload(): Promise<boolean> {
+    return this.reloader.reload();
   }
 
   close(): void {
-    clearTimeout(this.timer);
-    this.watcher?.close();
+    this.reloader.close();
   }
 }

@@ -12,7 +12,8 @@ interface WorkerInit {
 }
 
 const init = workerData as WorkerInit;
-const bundle = await readBundle(init.bytes, init.source, [DECISION_ENTRYPOINT]);
+// The loading thread already checked these bytes against the configured size cap.
+const bundle = await readBundle(init.bytes, init.source, [DECISION_ENTRYPOINT], { maxBytes: Infinity });
 const engine = new InProcessEngine(bundle, init.source);
 
 parentPort?.on("message", (msg: { id: number; input: DecisionInput }) => {

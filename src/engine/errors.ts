@@ -5,6 +5,7 @@
 export type EngineLoadErrorCode =
   | "bundle_unreadable"
   | "bundle_invalid"
+  | "bundle_too_large"
   | "manifest_invalid"
   | "entrypoint_missing"
   | "wasm_invalid"

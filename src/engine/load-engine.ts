@@ -2,8 +2,8 @@
  * Loads a compiled bundle (a path or bytes) into a decision engine: in this thread (default) or a pool
  * of worker threads. Throws EngineLoadError naming the file when the bundle is unusable.
  */
-import { readFile } from "node:fs/promises";
-import { readBundle } from "./read-bundle.js";
+import { readFile, stat } from "node:fs/promises";
+import { readBundle, DEFAULT_MAX_BUNDLE_BYTES } from "./read-bundle.js";
 import { EngineLoadError } from "./errors.js";
 import { InProcessEngine, DECISION_ENTRYPOINT } from "./in-process-engine.js";
 import { WorkerPoolEngine } from "./worker-pool-engine.js";
@@ -14,15 +14,20 @@ export interface LoadEngineOptions {
   workers?: number;
   /** Name used in error messages when the bundle is given as bytes. */
   source?: string;
+  /** Cap on the bundle's size, compressed and inflated (default 64 MiB); a bigger one is refused early. */
+  maxBytes?: number;
 }
 
 export type LoadedEngine = DecisionEngine & { manifest?: Record<string, unknown> };
 
-async function bytesOf(bundle: string | Uint8Array, source: string): Promise<Uint8Array> {
+async function bytesOf(bundle: string | Uint8Array, source: string, maxBytes: number): Promise<Uint8Array> {
   if (typeof bundle !== "string") return bundle;
   try {
+    const { size } = await stat(bundle);
+    if (size > maxBytes) throw new EngineLoadError("bundle_too_large", `${source}: the file (${size} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`);
     return await readFile(bundle);
   } catch (err) {
+    if (err instanceof EngineLoadError) throw err;
     throw new EngineLoadError("bundle_unreadable", `${source}: cannot read the bundle (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
 }
@@ -31,8 +36,10 @@ export async function loadEngine(bundle: string | Uint8Array, options: LoadEngin
   const workers = options.workers ?? 0;
   if (!Number.isInteger(workers) || workers < 0) throw new TypeError("options.workers must be a whole number >= 0");
   const source = options.source ?? (typeof bundle === "string" ? bundle : "bundle");
-  const bytes = await bytesOf(bundle, source);
-  const parsed = await readBundle(bytes, source, [DECISION_ENTRYPOINT]);
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BUNDLE_BYTES;
+  const bytes = await bytesOf(bundle, source, maxBytes);
+  if (bytes.length > maxBytes) throw new EngineLoadError("bundle_too_large", `${source}: the bundle (${bytes.length} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`);
+  const parsed = await readBundle(bytes, source, [DECISION_ENTRYPOINT], { maxBytes });
   // Instantiating here also proves the module loads before any worker is started.
   const engine = new InProcessEngine(parsed, source);
   if (workers === 0) return engine;

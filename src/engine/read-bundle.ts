@@ -2,7 +2,7 @@
  * Reads an OPA bundle as `opa build -t wasm` writes it: a gzipped tar holding /policy.wasm,
  * /data.json and /.manifest. Checks the manifest names the wasm module and the entrypoints we need.
  */
-import { gunzipSync } from "node:zlib";
+import { createGunzip } from "node:zlib";
 import { createHash } from "node:crypto";
 import { extract } from "tar-stream";
 import { EngineLoadError } from "./errors.js";
@@ -24,38 +24,73 @@ export interface Bundle {
   entrypoints: string[];
 }
 
-const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
+export interface ReadBundleOptions {
+  /** Cap on the inflated (uncompressed) size, checked while inflating. Default 64 MiB. */
+  maxBytes?: number;
+}
 
-async function untar(tarBytes: Buffer, source: string): Promise<Map<string, Buffer>> {
+export const DEFAULT_MAX_BUNDLE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Inflates and untars as one stream: zlib works off the main thread in 256 KiB steps and the event loop
+ * runs between them; the count of inflated bytes is checked at every step, so a bomb is refused as soon
+ * as it passes the cap, with at most the cap in memory.
+ */
+function inflateAndUntar(gz: Uint8Array, source: string, maxBytes: number): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
+  const gunzip = createGunzip({ chunkSize: 256 * 1024 });
   const ex = extract();
-  const done = new Promise<void>((resolve, reject) => {
+  let inflated = 0;
+  let tarDone = false;
+  let gzipDone = false;
+  return new Promise<Map<string, Buffer>>((resolve, reject) => {
+    let settled = false;
+    const fail = (err: EngineLoadError) => {
+      if (settled) return;
+      settled = true;
+      gunzip.destroy();
+      ex.destroy();
+      reject(err);
+    };
+    const finishIfDone = () => {
+      if (tarDone && gzipDone && !settled) {
+        settled = true;
+        resolve(files);
+      }
+    };
+    gunzip.on("data", (chunk: Buffer) => {
+      inflated += chunk.length;
+      if (inflated > maxBytes) {
+        fail(new EngineLoadError("bundle_too_large", `${source}: inflates to more than ${maxBytes} bytes, the limit (--bundle-max-bytes)`));
+        return;
+      }
+      // Bytes after the tar's end still count towards the cap; they are not parsed.
+      if (!tarDone && !ex.write(chunk)) gunzip.pause();
+    });
+    ex.on("drain", () => gunzip.resume());
+    gunzip.on("end", () => {
+      gzipDone = true;
+      if (!tarDone) ex.end(() => undefined);
+      finishIfDone();
+    });
+    gunzip.on("error", (err: Error) => fail(new EngineLoadError("bundle_invalid", `${source}: not a gzip file (${err.message})`)));
     ex.on("entry", (header, stream, next) => {
       const chunks: Buffer[] = [];
-      let size = 0;
-      stream.on("data", (chunk: unknown) => {
-        const c = chunk as Buffer;
-        size += c.length;
-        if (size > MAX_ENTRY_BYTES) {
-          stream.destroy(new EngineLoadError("bundle_invalid", `${source}: entry ${header.name} is larger than ${MAX_ENTRY_BYTES} bytes`));
-          return;
-        }
-        chunks.push(c);
-      });
+      stream.on("data", (chunk: unknown) => chunks.push(chunk as Buffer));
       stream.on("end", () => {
         if (header.type === "file") files.set("/" + header.name.replace(/^\/+/, ""), Buffer.concat(chunks));
         next();
       });
-      stream.on("error", reject);
+      stream.on("error", (err: Error) => fail(new EngineLoadError("bundle_invalid", `${source}: entry ${header.name}: ${err.message}`)));
     });
-    ex.on("finish", resolve);
-    ex.on("error", (err: Error) =>
-      reject(err instanceof EngineLoadError ? err : new EngineLoadError("bundle_invalid", `${source}: not a tar archive (${err.message})`)),
-    );
+    ex.on("finish", () => {
+      tarDone = true;
+      gunzip.resume();
+      finishIfDone();
+    });
+    ex.on("error", (err: Error) => fail(new EngineLoadError("bundle_invalid", `${source}: not a tar archive (${err.message})`)));
+    gunzip.end(gz);
   });
-  ex.end(tarBytes);
-  await done;
-  return files;
 }
 
 function parseJson(bytes: Buffer, what: string): unknown {
@@ -67,14 +102,8 @@ function parseJson(bytes: Buffer, what: string): unknown {
 }
 
 /** Parses bundle bytes; `source` names the file in error messages. */
-export async function readBundle(bytes: Uint8Array, source: string, requiredEntrypoints: string[]): Promise<Bundle> {
-  let tarBytes: Buffer;
-  try {
-    tarBytes = gunzipSync(bytes);
-  } catch (err) {
-    throw new EngineLoadError("bundle_invalid", `${source}: not a gzip file (${(err as Error).message})`);
-  }
-  const files = await untar(tarBytes, source);
+export async function readBundle(bytes: Uint8Array, source: string, requiredEntrypoints: string[], options: ReadBundleOptions = {}): Promise<Bundle> {
+  const files = await inflateAndUntar(bytes, source, options.maxBytes ?? DEFAULT_MAX_BUNDLE_BYTES);
 
   const manifestBytes = files.get("/.manifest");
   if (!manifestBytes) throw new EngineLoadError("manifest_invalid", `${source}: no /.manifest (build it with opa build -t wasm)`);

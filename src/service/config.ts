@@ -13,10 +13,14 @@ export const DEFAULT_BUNDLE = fileURLToPath(new URL("../../build/bundle.tar.gz",
 export interface ServiceConfig {
   issuer: string;
   jwks?: string;
+  jwksRefreshSeconds: number;
   bundle: string;
+  bundleMaxBytes: number;
   bundleUrl?: string;
   bundlePollSeconds: number;
   directory?: string;
+  directoryMaxShrink: number;
+  allowDirectoryShrink: boolean;
   rolesClaim?: string;
   port: number;
   host: string;
@@ -38,10 +42,14 @@ const OPTIONS = {
   config: { type: "string" },
   issuer: { type: "string" },
   jwks: { type: "string" },
+  "jwks-refresh-seconds": { type: "string" },
   bundle: { type: "string" },
+  "bundle-max-bytes": { type: "string" },
   "bundle-url": { type: "string" },
   "bundle-poll-seconds": { type: "string" },
   directory: { type: "string" },
+  "directory-max-shrink": { type: "string" },
+  "allow-directory-shrink": { type: "string" },
   "roles-claim": { type: "string" },
   port: { type: "string" },
   host: { type: "string" },
@@ -52,7 +60,8 @@ const OPTIONS = {
   watch: { type: "string" },
 } as const;
 
-const NUMERIC = new Set(["port", "workers", "bundlePollSeconds", "maxBodyBytes"]);
+const NUMERIC = new Set(["port", "workers", "bundlePollSeconds", "maxBodyBytes", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink"]);
+const BOOLEAN = new Set(["watch", "allowDirectoryShrink"]);
 
 const SCHEMA = {
   type: "object",
@@ -61,10 +70,14 @@ const SCHEMA = {
   properties: {
     issuer: { type: "string", pattern: "^https?://" },
     jwks: { type: "string", minLength: 1 },
+    jwksRefreshSeconds: { type: "number", minimum: 0.05, maximum: 86400 },
     bundle: { type: "string", minLength: 1 },
+    bundleMaxBytes: { type: "integer", minimum: 1024, maximum: 1073741824 },
     bundleUrl: { type: "string", pattern: "^https?://" },
     bundlePollSeconds: { type: "number", minimum: 0.05, maximum: 86400 },
     directory: { type: "string", minLength: 1 },
+    directoryMaxShrink: { type: "number", minimum: 0, maximum: 1 },
+    allowDirectoryShrink: { type: "boolean" },
     rolesClaim: { type: "string", minLength: 1 },
     port: { type: "integer", minimum: 0, maximum: 65535 },
     host: { type: "string", minLength: 1 },
@@ -86,7 +99,7 @@ function camel(flag: string): string {
 function coerce(key: string, value: unknown): unknown {
   if (typeof value !== "string") return value;
   if (NUMERIC.has(key) && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value);
-  if (key === "watch") return value === "true" || value === "1" ? true : value === "false" || value === "0" ? false : value;
+  if (BOOLEAN.has(key)) return value === "true" || value === "1" ? true : value === "false" || value === "0" ? false : value;
   return value;
 }
 
@@ -120,6 +133,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const config: Record<string, unknown> = {
     bundle: DEFAULT_BUNDLE,
     bundlePollSeconds: 30,
+    jwksRefreshSeconds: 60,
+    bundleMaxBytes: 64 * 1024 * 1024,
+    directoryMaxShrink: 0.5,
+    allowDirectoryShrink: false,
     port: 8181,
     host: "127.0.0.1",
     workers: availableParallelism(),

@@ -10,9 +10,9 @@ export interface ServiceMetrics {
 }
 
 export function createMetrics(sources: {
-  keys: () => { refreshes: number; refreshFailures: number; ready: boolean };
+  keys: () => { refreshes: number; refreshFailures: number; ready: boolean; lastError?: string };
   policy: () => { revision?: string; loaded: boolean; reloadFailures: number; lastError?: string };
-  directory: () => { size: number; reloadFailures: number } | undefined;
+  directory: () => { size: number; reloadFailures: number; lastError?: string } | undefined;
 }): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -26,6 +26,7 @@ export function createMetrics(sources: {
   });
   new Gauge({ name: "portier_key_refreshes_total", help: "Issuer key refreshes", registers: [registry], collect() { this.set(sources.keys().refreshes); } });
   new Gauge({ name: "portier_key_refresh_failures_total", help: "Issuer key refresh failures", registers: [registry], collect() { this.set(sources.keys().refreshFailures); } });
+  new Gauge({ name: "portier_keys_last_refresh_failed", help: "1 until a key refresh succeeds after a failed one", registers: [registry], collect() { this.set(sources.keys().lastError ? 1 : 0); } });
   new Gauge({ name: "portier_keys_ready", help: "1 when issuer keys are loaded", registers: [registry], collect() { this.set(sources.keys().ready ? 1 : 0); } });
   new Gauge({
     name: "portier_policy_revision_info",
@@ -39,8 +40,9 @@ export function createMetrics(sources: {
     },
   });
   new Gauge({ name: "portier_policy_reload_failures_total", help: "Refused policy bundles", registers: [registry], collect() { this.set(sources.policy().reloadFailures); } });
-  new Gauge({ name: "portier_policy_last_load_failed", help: "1 when the last bundle load was refused", registers: [registry], collect() { this.set(sources.policy().lastError ? 1 : 0); } });
+  new Gauge({ name: "portier_policy_last_load_failed", help: "1 when the last bundle load or poll failed (cleared by the next success, a 304 included)", registers: [registry], collect() { this.set(sources.policy().lastError ? 1 : 0); } });
   new Gauge({ name: "portier_directory_size", help: "Synced users in the directory", registers: [registry], collect() { this.set(sources.directory()?.size ?? 0); } });
+  new Gauge({ name: "portier_directory_last_load_failed", help: "1 when the last directory reload was refused", registers: [registry], collect() { this.set(sources.directory()?.lastError ? 1 : 0); } });
   new Gauge({ name: "portier_directory_reload_failures_total", help: "Refused directory reloads", registers: [registry], collect() { this.set(sources.directory()?.reloadFailures ?? 0); } });
   return { registry, decisions, latency };
 }

@@ -1,143 +1,111 @@
 /**
- * The current policy engine, swapped atomically on reload: the bundle file is watched, or a bundle
- * server is polled (HTTP GET with If-None-Match/ETag, interval, exponential backoff). A broken bundle is
- * refused and the previous engine keeps serving; the refusal is kept for /ready and metrics.
+ * The current policy engine, reloaded through the common reload mechanism (src/reload): the bundle file
+ * is watched and re-read, or a bundle server is polled (ETag/If-None-Match, timeout, back-off, size cap).
+ * A candidate is loaded completely before it replaces the serving engine; a broken one is refused and
+ * the previous engine keeps serving. The status (OPA bundle-status style) feeds /ready and metrics.
  * The role names of the bundle's catalog go live with its policy: the resolver, and whatever was prepared
  * with it (the directory re-resolved), are swapped in the same tick as the engine.
  */
-import { watch, type FSWatcher } from "node:fs";
-import { basename, dirname } from "node:path";
 import { loadEngine } from "../engine/index.js";
 import type { DecisionEngine } from "../engine/types.js";
+import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 import { NO_ROLE_NAMES, roleResolver, type RoleResolver } from "../directory/role-names.js";
 import { RoleNameError } from "../catalog/role-names.js";
-import type { Logger } from "pino";
 
-export interface PolicyStatus {
-  loaded: boolean;
+export interface PolicyStatus extends ReloadStatus {
   revision?: string;
-  source: string;
-  loadedAt?: string;
-  lastError?: string;
-  reloads: number;
-  reloadFailures: number;
+}
+
+export type PolicySource = { file: string; watch: boolean } | { url: string; pollSeconds: number };
+
+/** Safety net behind the file watch (missed events, network file systems). */
+export const FILE_REREAD_MS = 30_000;
+/** Longest wait between two polls of a failing bundle server. */
+const MAX_BACKOFF_MS = 300_000;
+
+/** A loaded bundle: its engine, its role names, and what was prepared with them (swapped in together). */
+interface LoadedPolicy {
+  engine: DecisionEngine;
+  resolveRole: RoleResolver;
+  commit: (() => void) | undefined;
 }
 
 export class PolicyHolder {
-  engine: DecisionEngine | undefined;
-  /** Role names of the active bundle's catalog -> role ids (knows no name until a bundle is loaded). */
-  resolveRole: RoleResolver = NO_ROLE_NAMES;
+  private readonly reloader: Reloader<LoadedPolicy>;
+  private etag: string | undefined;
   /**
    * Prepares what depends on role names for a candidate bundle (runs before the swap, may take time);
    * the function it returns is called at the swap, in the same tick as the engine goes live.
    */
   prepareRoles: ((resolve: RoleResolver) => Promise<() => void>) | undefined;
-  private readonly state: PolicyStatus;
-  private watcher: FSWatcher | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
-  private etag: string | undefined;
-  private failures = 0;
-  private closed = false;
-  private loading: Promise<boolean> = Promise.resolve(true);
   onChange: (() => void) | undefined;
 
-  constructor(private readonly logger: Logger, source: string) {
-    this.state = { loaded: false, source, reloads: 0, reloadFailures: 0 };
+  constructor(logger: ReloadLogger, private readonly from: PolicySource, maxBytes: number) {
+    let candidateEtag: string | undefined;
+    const withRoles = async (engine: DecisionEngine, source: string): Promise<LoadedPolicy> => {
+      try {
+        const resolveRole = roleResolver(engine.roles, "catalog.roles");
+        return { engine, resolveRole, commit: await this.prepareRoles?.(resolveRole) };
+      } catch (err) {
+        await engine.close();
+        throw err instanceof RoleNameError ? new Error(`${source}:/data.json: ${err.message}`) : err;
+      }
+    };
+    const load = async (ctx: { httpCode(code: number): void }): Promise<LoadedPolicy | typeof NOT_MODIFIED> => {
+      if ("file" in from) return withRoles(await loadEngine(from.file, { source: from.file, maxBytes }), from.file);
+      const res = await fetchUrl(from.url, { etag: this.etag, timeoutMs: Math.max(5000, from.pollSeconds * 1000), maxBytes, accept: "application/gzip" });
+      ctx.httpCode(res.httpCode);
+      if (res.status === 304) return NOT_MODIFIED;
+      candidateEtag = res.etag;
+      const source = redactUrls(from.url);
+      return withRoles(await loadEngine(res.bytes, { source, maxBytes }), source);
+    };
+    this.reloader = new Reloader<LoadedPolicy>({
+      name: "policy",
+      source: "file" in from ? from.file : from.url,
+      file: "file" in from ? from.file : undefined,
+      load,
+      activate: (next, old) => {
+        this.etag = "url" in from ? candidateEtag : undefined;
+        next.commit?.();
+        // Let in-flight decisions on the old engine finish before closing it.
+        if (old) setTimeout(() => void old.engine.close().catch(() => undefined), 1000).unref();
+      },
+      describe: (p) => ({ revision: p?.engine.revision }),
+      logger,
+    });
+    this.reloader.onChange = () => this.onChange?.();
+  }
+
+  get engine(): DecisionEngine | undefined {
+    return this.reloader.current?.engine;
+  }
+
+  /** Role names of the active bundle's catalog -> role ids (knows no name until a bundle is loaded). */
+  get resolveRole(): RoleResolver {
+    return this.reloader.current?.resolveRole ?? NO_ROLE_NAMES;
   }
 
   status(): PolicyStatus {
-    return { ...this.state };
+    const revision = this.engine?.revision;
+    return { ...this.reloader.status(), ...(revision === undefined ? {} : { revision }) };
   }
 
-  /** Loads a bundle (path or bytes) and swaps it in; false (and the old engine kept) on failure. */
-  load(bundle: string | Uint8Array, source: string): Promise<boolean> {
-    this.loading = this.loading.then(() => this.doLoad(bundle, source));
-    return this.loading;
+  /** The first load, then the watch or the polling. False when the first load failed. */
+  async start(): Promise<boolean> {
+    const ok = await this.reloader.reload();
+    if ("file" in this.from) this.reloader.watchFile({ watch: this.from.watch, debounceMs: 200, intervalMs: this.from.watch ? FILE_REREAD_MS : 0 });
+    else this.reloader.poll({ intervalMs: this.from.pollSeconds * 1000, maxBackoffMs: MAX_BACKOFF_MS });
+    return ok;
   }
 
-  private async doLoad(bundle: string | Uint8Array, source: string): Promise<boolean> {
-    const first = !this.state.loaded;
-    try {
-      const next = await loadEngine(bundle, { source });
-      let resolveRole: RoleResolver;
-      let commit: (() => void) | undefined;
-      try {
-        resolveRole = roleResolver(next.roles, "catalog.roles");
-        commit = await this.prepareRoles?.(resolveRole);
-      } catch (err) {
-        await next.close();
-        throw err instanceof RoleNameError ? new Error(`${source}:/data.json: ${err.message}`) : err;
-      }
-      const old = this.engine;
-      this.engine = next;
-      this.resolveRole = resolveRole;
-      commit?.();
-      Object.assign(this.state, { loaded: true, revision: next.revision, source, loadedAt: new Date().toISOString(), lastError: undefined });
-      if (!first) this.state.reloads++;
-      this.logger.info({ event: "policy_loaded", source, revision: next.revision }, "policy loaded");
-      // Let in-flight decisions on the old engine finish before closing it.
-      if (old) setTimeout(() => void old.close().catch(() => undefined), 1000).unref();
-      this.onChange?.();
-      return true;
-    } catch (err) {
-      this.state.reloadFailures++;
-      this.state.lastError = (err as Error).message;
-      this.logger.error({ event: "policy_refused", source, error: (err as Error).message }, first ? "policy could not be loaded" : "new policy refused; the previous one keeps serving");
-      this.onChange?.();
-      return false;
-    }
-  }
-
-  watchFile(file: string): void {
-    const name = basename(file);
-    try {
-      this.watcher = watch(dirname(file), (_e, changed) => {
-        if (changed && changed.toString() !== name) return;
-        clearTimeout(this.timer);
-        this.timer = setTimeout(() => void this.load(file, file), 200);
-      });
-      this.watcher.on("error", () => undefined);
-    } catch (err) {
-      this.logger.warn({ event: "policy_watch_failed", error: (err as Error).message }, "cannot watch the bundle file");
-    }
-  }
-
-  /** Polls a bundle server; resolves after the first attempt. */
-  async poll(url: string, intervalSeconds: number): Promise<void> {
-    const base = intervalSeconds * 1000;
-    const attempt = async (): Promise<void> => {
-      let ok = false;
-      try {
-        const headers: Record<string, string> = {};
-        if (this.etag) headers["if-none-match"] = this.etag;
-        const res = await fetch(url, { headers, signal: AbortSignal.timeout(Math.max(5000, base)) });
-        if (res.status === 304) ok = true;
-        else if (res.ok) {
-          const bytes = new Uint8Array(await res.arrayBuffer());
-          ok = await this.load(bytes, url);
-          if (ok) this.etag = res.headers.get("etag") ?? undefined;
-        } else {
-          throw new Error(`HTTP ${res.status}`);
-        }
-      } catch (err) {
-        this.state.lastError = `${url}: ${(err as Error).message}`;
-        this.logger.warn({ event: "bundle_poll_failed", url, error: (err as Error).message }, "bundle server unreachable or refused");
-      }
-      this.failures = ok ? 0 : this.failures + 1;
-      if (this.closed) return;
-      const delay = ok ? base : Math.min(base * 2 ** Math.min(this.failures, 6), Math.max(base, 300_000));
-      this.pollTimer = setTimeout(() => void attempt(), delay);
-      this.pollTimer.unref();
-    };
-    await attempt();
+  /** One reload attempt now (tests, admin). */
+  reload(): Promise<boolean> {
+    return this.reloader.reload();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.timer);
-    clearTimeout(this.pollTimer);
-    this.watcher?.close();
+    this.reloader.close();
     await this.engine?.close();
   }
 }

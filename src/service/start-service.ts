@@ -41,30 +41,27 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   const jwksOption = jwks === undefined ? {} : /^https?:\/\//.test(jwks) ? { jwksUri: jwks } : { jwksFile: jwks };
   if (jwks !== undefined && !/^https?:\/\//.test(jwks) && !existsSync(jwks)) throw new StartError(`config.jwks: file not found: ${jwks}`);
   if (config.directory !== undefined && !existsSync(config.directory)) throw new StartError(`config.directory: file not found: ${config.directory}`);
-  const verifier = createAccessTokenVerifier({ issuer: config.issuer, ...jwksOption, logger });
+  const verifier = createAccessTokenVerifier({ issuer: config.issuer, ...jwksOption, refreshIntervalMs: config.jwksRefreshSeconds * 1000, watchJwksFile: config.watch, logger });
   // Key loading runs in the background: readiness reports it; decisions deny keys_unavailable meanwhile.
   verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));
 
-  const policy = new PolicyHolder(logger, config.bundleUrl ?? config.bundle);
-  if (config.bundleUrl) {
-    await policy.poll(config.bundleUrl, config.bundlePollSeconds);
-  } else {
-    const ok = await policy.load(config.bundle, config.bundle);
-    if (!ok) {
-      verifier.close();
-      await policy.close();
-      throw new StartError(`config.bundle: ${policy.status().lastError}`);
-    }
-    if (config.watch) policy.watchFile(config.bundle);
+  const policy = new PolicyHolder(logger, config.bundleUrl ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds } : { file: config.bundle, watch: config.watch }, config.bundleMaxBytes);
+  // A bundle server that is down at start leaves the service not ready (and polling); a bad file stops it.
+  if (!(await policy.start()) && !config.bundleUrl) {
+    verifier.close();
+    await policy.close();
+    throw new StartError(`config.bundle: ${policy.status().lastError}`);
   }
 
   // Role names come from the loaded bundle's catalog (none until one is loaded); a new bundle re-resolves
-  // the directory before it goes live, so names and policy activate together.
+  // the directory before it goes live, so names and policy activate together. With no bundle yet (its
+  // server is down), the directory waits for the first one's names (not ready until then).
   let directory: Directory | undefined;
   if (config.directory) {
     const names = policy.resolveRole;
+    const options = { watch: config.watch, logger, maxShrink: config.directoryMaxShrink, allowShrink: config.allowDirectoryShrink };
     try {
-      directory = await Directory.open(config.directory, names, { watch: config.watch, logger });
+      directory = policy.engine ? await Directory.open(config.directory, names, options) : Directory.pending(config.directory, names, options);
     } catch (err) {
       verifier.close();
       await policy.close();

@@ -168,7 +168,7 @@ describe("logging, background refresh, discovery checks", () => {
     issuer.down = true;
     await v.refreshKeys();
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]![0]).toMatchObject({ failures: 1, keptKeys: 1 });
+    expect(warnings[0]![0]).toMatchObject({ event: "keys_refused", failures: 1, keyCount: 1 });
   });
 
   it("the background refresh notices a removed key without any unknown kid", async () => {

@@ -146,7 +146,7 @@ describe("--bundle-url", () => {
     const token = await userToken(keys, TEACHER);
     expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
     expect((await ready(svc.url)).policy.revision).toBe("url-2");
-    await until(() => svc.output().includes('"event":"bundle_poll_failed"'));
+    await until(() => svc.output().includes('"event":"policy_refused"'));
   }, 60_000);
 });
 

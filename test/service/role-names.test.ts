@@ -24,20 +24,29 @@ afterEach(async () => {
 type Role = { id: string; aliases: string[] };
 const withAlias = (id: string, alias: string) => (data: { catalog: { roles: Role[] } }) => data.catalog.roles.find((r) => r.id === id)!.aliases.push(alias);
 
-async function holderWithDirectory(records: unknown[]) {
-  const policy = new PolicyHolder(logger, "test");
+/** A holder over a bundle file the test rewrites; load() writes a bundle there and reloads. */
+function holder() {
+  const file = join(tempDir(), "bundle.tar.gz");
+  const policy = new PolicyHolder(logger, { file, watch: false }, 64 * 1024 * 1024);
   cleanup.push(() => policy.close());
-  expect(await policy.load(await bundleWithData("base", () => undefined), "base")).toBe(true);
+  const load = (bytes: Buffer) => (writeFileSync(file, bytes), policy.reload());
+  return { policy, load };
+}
+
+async function holderWithDirectory(records: unknown[]) {
+  const { policy, load } = holder();
+  expect(await load(await bundleWithData("base", () => undefined))).toBe(true);
   const file = writeDirectory(tempDir(), records);
-  const directory = await Directory.open(file, policy.resolveRole, { watch: false });
+  // Its records may name roles the first bundle does not know: the empty/shrink guard is tested elsewhere.
+  const directory = await Directory.open(file, policy.resolveRole, { watch: false, allowShrink: true });
   cleanup.push(() => directory.close());
   policy.prepareRoles = (resolve) => directory.prepareRoles(resolve);
-  return { policy, directory };
+  return { policy, directory, load };
 }
 
 describe("PolicyHolder: role names go live with the bundle", () => {
   it("a bundle adding an alias resolves it in claims and re-resolves the directory in the same swap; removing it undoes both", async () => {
-    const { policy, directory } = await holderWithDirectory([{ sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] }]);
+    const { policy, directory, load } = await holderWithDirectory([{ sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] }]);
     expect(policy.resolveRole(ALIAS)).toBeUndefined();
     expect(directory.lookup(TEACHER)).toBeUndefined();
     expect(directory.status().rejected).toBe(1);
@@ -48,23 +57,23 @@ describe("PolicyHolder: role names go live with the bundle", () => {
     const withAliasBundle = await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS));
     const checkAtSwap: string[] = [];
     policy.onChange = () => checkAtSwap.push(`${policy.engine?.revision}:${directory.lookup(TEACHER)?.roles.join() ?? "-"}`);
-    expect(await policy.load(withAliasBundle, "alias")).toBe(true);
+    expect(await load(withAliasBundle)).toBe(true);
     clearInterval(watcher);
     expect(checkAtSwap).toEqual(["alias:enseignant_jeune"]);
     expect(seen.filter((s) => s.startsWith("alias:") && s !== "alias:enseignant_jeune")).toEqual([]);
     expect(policy.resolveRole(ALIAS)).toBe("enseignant_jeune");
     expect(policy.resolveRole(ALIAS.toUpperCase())).toBe("enseignant_jeune");
 
-    expect(await policy.load(await bundleWithData("plain", () => undefined), "plain")).toBe(true);
+    expect(await load(await bundleWithData("plain", () => undefined))).toBe(true);
     expect(policy.resolveRole(ALIAS)).toBeUndefined();
     expect(directory.lookup(TEACHER)).toBeUndefined();
   });
 
   it('refuses a bundle whose catalog gives "ENSEIGNANT JEUNE" to directeur_jeune; the old policy and names keep serving', async () => {
-    const { policy, directory } = await holderWithDirectory([{ sub: TEACHER, tenant_id: TENANT_A, roles: ["Enseignant jeune"] }]);
+    const { policy, directory, load } = await holderWithDirectory([{ sub: TEACHER, tenant_id: TENANT_A, roles: ["Enseignant jeune"] }]);
     const before = { engine: policy.engine, resolve: policy.resolveRole };
-    expect(await policy.load(await bundleWithData("clash", withAlias("directeur_jeune", "ENSEIGNANT JEUNE")), "clash.tar.gz")).toBe(false);
-    expect(policy.status().lastError).toMatch(/clash\.tar\.gz:\/data\.json: catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/);
+    expect(await load(await bundleWithData("clash", withAlias("directeur_jeune", "ENSEIGNANT JEUNE")))).toBe(false);
+    expect(policy.status().lastError).toMatch(/bundle\.tar\.gz:\/data\.json: catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/);
     expect(policy.engine).toBe(before.engine);
     expect(policy.resolveRole).toBe(before.resolve);
     expect(policy.resolveRole("Enseignant jeune")).toBe("enseignant_jeune");
@@ -72,10 +81,9 @@ describe("PolicyHolder: role names go live with the bundle", () => {
   });
 
   it("refuses a bundle without a role catalog", async () => {
-    const policy = new PolicyHolder(logger, "test");
-    cleanup.push(() => policy.close());
-    expect(await policy.load(await bundleWithData("none", (d) => delete d.catalog.roles), "none.tar.gz")).toBe(false);
-    expect(policy.status().lastError).toContain("none.tar.gz:/data.json: catalog.roles must list the role catalog");
+    const { policy, load } = holder();
+    expect(await load(await bundleWithData("none", (d) => delete d.catalog.roles))).toBe(false);
+    expect(policy.status().lastError).toContain("bundle.tar.gz:/data.json: catalog.roles must list the role catalog");
   });
 });
 
@@ -105,11 +113,11 @@ describe("startService: names from the bundle, not from data/roles.json", () => 
 
   it("a reloaded bundle re-resolves the service's directory", async () => {
     const directory = writeDirectory(tempDir(), [{ sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] }]);
-    const { svc, keys, dir } = await start(await bundleWithData("plain", () => undefined), { directory });
+    const { svc, keys, dir } = await start(await bundleWithData("plain", () => undefined), { directory, allowDirectoryShrink: true });
     const ask = async () => svc.decide({ method: "GET", path: "/v1/roles", token: await userToken(keys, TEACHER) }, "test");
     expect(await ask()).toMatchObject({ allow: false, reason: "not_synced" });
-    writeFileSync(join(dir, "next.tar.gz"), await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)));
-    expect(await svc.policy.load(join(dir, "next.tar.gz"), "next")).toBe(true);
+    writeFileSync(join(dir, "bundle.tar.gz"), await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)));
+    expect(await svc.policy.reload()).toBe(true);
     expect(await ask()).toMatchObject({ allow: true, subject: { roles: ["enseignant_jeune"] } });
   });
 

@@ -5,8 +5,9 @@
 import cluster from "node:cluster";
 import { loadConfig, ConfigError, startService, StartError } from "../../service/index.js";
 
-const USAGE = `usage: portier serve [--issuer URL] [--jwks FILE|URL] [--bundle FILE] [--bundle-url URL] [--bundle-poll-seconds N]
-  [--directory FILE] [--roles-claim NAME] [--port N] [--host H] [--workers N] [--role-check enforce|audit]
+const USAGE = `usage: portier serve [--issuer URL] [--jwks FILE|URL] [--jwks-refresh-seconds N] [--bundle FILE] [--bundle-url URL]
+  [--bundle-poll-seconds N] [--bundle-max-bytes N] [--directory FILE] [--directory-max-shrink 0..1] [--allow-directory-shrink true|false]
+  [--roles-claim NAME] [--port N] [--host H] [--workers N] [--role-check enforce|audit]
   [--log-level LEVEL] [--max-body-bytes N] [--watch true|false] [--config FILE]   (env: PORTIER_<OPTION>)`;
 
 export async function run(argv: string[]): Promise<number> {
