@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { bearerToken, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
+import { readBody, type BodyLimits } from "./read-body.js";
 
 function fromBody(body: DecideBody): DecisionRequest {
   let auth: string | undefined;
@@ -61,32 +62,13 @@ function gatewayBad(res: ServerResponse, message: string): void {
   sendJson(res, 403, { allow: false, status: 403, reason: "request_invalid", message }, { "x-portier-reason": "request_invalid", "cache-control": "no-store" });
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | "too_large"> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers["content-length"]);
-    if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
-      return resolve("too_large");
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > limit) over = true;
-      else chunks.push(c);
-    });
-    req.on("end", () => resolve(over ? "too_large" : Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
-}
-
-async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: Decide, maxBodyBytes: number): Promise<void> {
-  const raw = await readBody(req, maxBodyBytes);
-  if (raw === "too_large") return sendJson(res, 413, { error: "payload_too_large", message: `body over ${maxBodyBytes} bytes` }, { connection: "close" });
+async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: Decide, limits: BodyLimits): Promise<void> {
+  const raw = await readBody(req, limits);
+  // A refused body is not read further, so the connection cannot carry another request: close it.
+  if (!raw.ok) return sendJson(res, raw.status, { error: raw.error, message: raw.message }, { connection: "close" });
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString("utf8"));
+    body = JSON.parse(raw.body.toString("utf8"));
   } catch (err) {
     return sendJson(res, 400, { error: "invalid_json", message: `body: ${(err as Error).message}` });
   }
@@ -98,7 +80,7 @@ async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: D
 }
 
 /** A request listener that answers the decision endpoints and passes anything else to `next`. */
-export function decisionListener(decide: Decide, maxBodyBytes: number, next: (req: IncomingMessage, res: ServerResponse) => void) {
+export function decisionListener(decide: Decide, limits: BodyLimits, next: (req: IncomingMessage, res: ServerResponse) => void) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? "/";
     let work: Promise<void> | undefined;
@@ -116,7 +98,7 @@ export function decisionListener(decide: Decide, maxBodyBytes: number, next: (re
       if (!r) return gatewayBad(res, "no original path");
       work = decide(r, "envoy").then((a) => sendGateway(res, a));
     } else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?"))) {
-      work = handleDecide(req, res, decide, maxBodyBytes);
+      work = handleDecide(req, res, decide, limits);
     } else {
       return next(req, res);
     }
