@@ -1,69 +1,62 @@
 /**
  * The service log's destination (pino writes each line here): lines are batched (one write once 4 KiB
- * wait, and at least every 200 ms) into a stream, stdout by default. The bytes not yet taken by the reader
- * are capped: when stdout is not drained, a line that would pass the cap is dropped whole and counted
- * (portier_log_lines_dropped_total) instead of growing memory without limit; writing resumes by itself
- * when the reader catches up. process.stdout on a pipe or socket writes without blocking and does not
- * hold the process open at exit, so a stuck reader can neither stall decisions nor stop a shutdown.
+ * wait, and at least every 200 ms) and written to a file descriptor, stdout, one write at a time. The bytes
+ * waiting are capped: when stdout is not drained, a line that would pass the cap is dropped whole and
+ * counted (portier_log_lines_dropped_total) instead of growing memory without limit; writing resumes by
+ * itself when the reader catches up.
+ *
+ * The descriptor should be non-blocking when it is a pipe or socket (start-service opens process.stdout
+ * first, which makes it so): a full pipe then answers EAGAIN and is retried from an unref'd timer, where a
+ * blocking write would hold a thread-pool thread, and the process, until somebody reads.
  */
-
-/** What the destination needs of its stream (process.stdout, or a test's Writable). */
-export interface LogStream {
-  write(chunk: string, callback?: (err?: Error | null) => void): boolean;
-  readonly writableLength: number;
-  on(event: "error", listener: (err: Error) => void): unknown;
-}
+import { write, writeSync } from "node:fs";
 
 export interface BoundedLogDestinationOptions {
-  /** Cap on the bytes waiting: queued here plus accepted by the stream but not yet written. */
+  /** File descriptor to write to (1: stdout). */
+  fd: number;
+  /** Cap on the bytes waiting: queued plus the write in progress. */
   maxBufferBytes: number;
-  /** Default process.stdout. */
-  stream?: LogStream;
-  /** Lines are handed to the stream once this many bytes wait (default 4096), else by the timer or flush(). */
+  /** Lines are written once this many bytes wait (default 4096), else by the timer or flush(). */
   minWriteBytes?: number;
   /** At most this long between a line and its write (default 200 ms). */
   flushIntervalMs?: number;
 }
 
-function countLines(text: string): number {
+const RETRY_MS = 100;
+
+function countLines(text: string | Buffer): number {
   let n = 0;
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  if (typeof text === "string") for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  else for (let i = text.indexOf(10); i >= 0; i = text.indexOf(10, i + 1)) n++;
   return Math.max(n, 1);
 }
 
 export class BoundedLogDestination {
-  private readonly stream: LogStream;
+  private readonly fd: number;
   private readonly maxBufferBytes: number;
   private readonly minWriteBytes: number;
   private readonly timer: NodeJS.Timeout;
   private queue: string[] = [];
   private queuedBytes = 0;
-  private pendingWrites = 0;
+  private inFlightBytes = 0;
+  private writing = false;
   private dropped = 0;
-  private failed = false;
   private drainWaiters: Array<() => void> = [];
 
   constructor(options: BoundedLogDestinationOptions) {
-    this.stream = options.stream ?? process.stdout;
+    this.fd = options.fd;
     this.maxBufferBytes = options.maxBufferBytes;
     this.minWriteBytes = options.minWriteBytes ?? 4096;
-    // A reader that goes away (EPIPE) must not take the service down: count what is lost from then on.
-    this.stream.on("error", () => {
-      this.failed = true;
-      this.dropped += this.queue.reduce((n, line) => n + countLines(line), 0);
-      this.queue = [];
-      this.queuedBytes = 0;
-    });
-    this.timer = setInterval(() => this.writeQueued(), options.flushIntervalMs ?? 200);
+    this.timer = setInterval(() => this.startWrite(), options.flushIntervalMs ?? 200);
     this.timer.unref();
   }
 
-  /** Bytes waiting for the reader: never more than maxBufferBytes. */
+  /** Bytes waiting for the descriptor: never more than maxBufferBytes. */
   get bufferedBytes(): number {
-    return this.queuedBytes + this.stream.writableLength;
+    return this.queuedBytes + this.inFlightBytes;
   }
 
-  /** Lines dropped because the buffer was full or the stream failed. */
+  /** Lines dropped because the buffer was full or the descriptor refused them (EPIPE). */
   get droppedLines(): number {
     return this.dropped;
   }
@@ -71,25 +64,26 @@ export class BoundedLogDestination {
   /** pino's stream interface: one call per log line. */
   write(line: string): boolean {
     const bytes = Buffer.byteLength(line);
-    if (this.failed || this.bufferedBytes + bytes > this.maxBufferBytes) {
+    if (this.bufferedBytes + bytes > this.maxBufferBytes) {
       this.dropped += countLines(line);
       return true;
     }
     this.queue.push(line);
     this.queuedBytes += bytes;
-    if (this.queuedBytes >= this.minWriteBytes) this.writeQueued();
+    if (this.queuedBytes >= this.minWriteBytes) this.startWrite();
     return true;
   }
 
-  /** Hands what waits to the stream; `done` is called once the stream has written all of it. */
+  /** Writes what waits now; `done` is called once everything buffered is written. */
   flush(done?: (err?: Error) => void): void {
-    this.writeQueued();
-    if (!done) return;
-    if (this.pendingWrites === 0) done();
-    else this.drainWaiters.push(() => done());
+    if (done) {
+      if (this.bufferedBytes === 0) return done();
+      this.drainWaiters.push(() => done());
+    }
+    this.startWrite();
   }
 
-  /** Stops the timer and waits up to `timeoutMs` for the reader; false if lines are still waiting. */
+  /** Stops the timer and waits up to `timeoutMs` for the buffer to drain; false if lines are left. */
   end(timeoutMs: number): Promise<boolean> {
     clearInterval(this.timer);
     return new Promise<boolean>((resolve) => {
@@ -102,17 +96,54 @@ export class BoundedLogDestination {
     });
   }
 
-  private writeQueued(): void {
-    if (this.queuedBytes === 0 || this.failed) return;
-    const chunk = this.queue.join("");
+  /**
+   * On process exit: writes the queued lines synchronously, unless a write is still in progress (the
+   * descriptor is full, and the lines after it must not overtake it). A full descriptor drops the rest.
+   */
+  flushSync(): void {
+    if (this.writing || this.queuedBytes === 0) return;
+    const buf = Buffer.from(this.queue.join(""));
     this.queue = [];
     this.queuedBytes = 0;
-    this.pendingWrites++;
-    this.stream.write(chunk, () => {
-      if (--this.pendingWrites > 0) return;
-      const waiters = this.drainWaiters;
-      this.drainWaiters = [];
-      for (const w of waiters) w();
+    let offset = 0;
+    try {
+      while (offset < buf.length) offset += writeSync(this.fd, buf, offset);
+    } catch {
+      this.dropped += countLines(buf.subarray(offset));
+    }
+  }
+
+  private startWrite(): void {
+    if (this.writing || this.queuedBytes === 0) return;
+    const buf = Buffer.from(this.queue.join(""));
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.writing = true;
+    this.writeOut(buf);
+  }
+
+  private writeOut(buf: Buffer): void {
+    this.inFlightBytes = buf.length;
+    write(this.fd, buf, 0, buf.length, null, (err, written) => {
+      if (err) {
+        // Full: try again later. The bytes keep counting against the cap meanwhile.
+        if ((err as NodeJS.ErrnoException).code === "EAGAIN") {
+          setTimeout(() => this.writeOut(buf), RETRY_MS).unref();
+          return;
+        }
+        // Anything else (EPIPE: nobody reads any more): these lines are lost; count them, never throw.
+        this.dropped += countLines(buf);
+        written = buf.length;
+      }
+      if (written < buf.length) return this.writeOut(buf.subarray(written));
+      this.inFlightBytes = 0;
+      this.writing = false;
+      if (this.queuedBytes >= this.minWriteBytes || (this.queuedBytes > 0 && this.drainWaiters.length > 0)) return this.startWrite();
+      if (this.queuedBytes === 0 && this.drainWaiters.length > 0) {
+        const waiters = this.drainWaiters;
+        this.drainWaiters = [];
+        for (const w of waiters) w();
+      }
     });
   }
 }

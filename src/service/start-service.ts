@@ -31,8 +31,10 @@ export class StartError extends Error {}
 export async function startService(config: ServiceConfig, options: { logger?: Logger; listen?: boolean } = {}): Promise<RunningService> {
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
   // 200 ms and on exit, and capped: with stdout not drained, lines past the cap are dropped and counted.
-  const destination = new BoundedLogDestination({ maxBufferBytes: config.logBufferBytes });
-  process.once("exit", () => destination.flush());
+  // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
+  void process.stdout;
+  const destination = new BoundedLogDestination({ fd: 1, maxBufferBytes: config.logBufferBytes });
+  process.once("exit", () => destination.flushSync());
   const logger =
     options.logger ??
     pino({ level: config.logLevel, base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, destination);

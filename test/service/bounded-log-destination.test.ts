@@ -1,86 +1,97 @@
 /**
  * The log destination under back-pressure: with a reader that does not drain, the bytes waiting never pass
  * the cap and the lines past it are dropped whole and counted; writing resumes when the reader catches up;
- * a failed stream (EPIPE) counts lines instead of throwing. Then the real `portier serve` with its stdout a
+ * a refusing descriptor counts lines instead of throwing. Then the real `portier serve` with its stdout a
  * pipe nobody reads: /metrics reports the dropped lines and a buffer within the cap.
  */
-import { Writable } from "node:stream";
-import { writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, openSync, readSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
 import { ISSUER, makeKeys, startServe, tempDir, until, type ServiceProcess } from "./helpers.js";
 
-/** A stream whose reader is stuck until release(): every write stays pending (counted in writableLength). */
-function stuckStream() {
-  const held: Array<() => void> = [];
+/** A named pipe nobody reads (opened read-write, non-blocking like stdout on a pipe), filled to the brim. */
+function fullPipe() {
+  const path = join(tempDir(), "log.fifo");
+  execFileSync("mkfifo", [path]);
+  const fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
+  const filler = Buffer.alloc(4096, 0x2e);
+  let filled = 0;
+  try {
+    for (;;) filled += writeSync(fd, filler);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+  }
   let received = "";
-  const stream = new Writable({
-    highWaterMark: 1024,
-    write(chunk: Buffer, _enc, callback) {
-      held.push(() => {
-        received += chunk.toString();
-        callback();
-      });
-    },
-  });
   return {
-    stream,
-    received: () => received,
-    /** The reader catches up: everything pending is written, and whatever comes next too. */
-    async release() {
-      while (held.length > 0) {
-        held.shift()!();
-        await new Promise((r) => setImmediate(r));
+    fd,
+    /** The reader catches up: reads whatever is in the pipe now. */
+    read() {
+      const buf = Buffer.alloc(65536);
+      try {
+        for (let n = readSync(fd, buf); n > 0; n = readSync(fd, buf)) received += buf.toString("utf8", 0, n);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
       }
     },
+    /** What was read past the filler. */
+    lines: () => received.slice(filled).split("\n").filter(Boolean),
+    close: () => closeSync(fd),
   };
 }
 
 const line = (i: number) => `${JSON.stringify({ msg: "decision", i, pad: "x".repeat(200) })}\n`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("BoundedLogDestination", () => {
-  it("keeps the bytes waiting within the cap and drops and counts whole lines past it", async () => {
-    const reader = stuckStream();
+  it("with the reader stuck, keeps the bytes waiting within the cap and drops and counts whole lines past it", async () => {
+    const pipe = fullPipe();
     const cap = 16 * 1024;
-    const dest = new BoundedLogDestination({ stream: reader.stream, maxBufferBytes: cap, minWriteBytes: 1024 });
+    const dest = new BoundedLogDestination({ fd: pipe.fd, maxBufferBytes: cap, minWriteBytes: 1024, flushIntervalMs: 20 });
     let highest = 0;
     for (let i = 0; i < 2000; i++) {
       dest.write(line(i));
       highest = Math.max(highest, dest.bufferedBytes);
+      if (i % 100 === 0) await sleep(5);
     }
     expect(highest).toBeLessThanOrEqual(cap);
-    expect(highest).toBeGreaterThan(cap - line(0).length * 2);
-    const kept = Math.floor(highest / line(0).length);
-    expect(dest.droppedLines).toBeGreaterThanOrEqual(2000 - kept - 1);
+    expect(highest).toBeGreaterThan(cap - 2 * line(0).length);
+    // Still stuck a while later: nothing was written, the buffer is full, the rest was dropped and counted.
+    await sleep(300);
+    expect(dest.bufferedBytes).toBeLessThanOrEqual(cap);
+    const kept = Math.floor(dest.bufferedBytes / line(0).length);
+    expect(dest.droppedLines).toBe(2000 - kept);
 
     // The reader catches up: the kept lines arrive whole and in order, and new lines are written again.
     const drained = new Promise<void>((r) => dest.flush(() => r()));
-    await reader.release();
+    const reading = setInterval(() => pipe.read(), 10);
     await drained;
-    const got = reader.received().split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { i: number }).i);
-    expect(got.length).toBeGreaterThan(0);
-    expect(got).toEqual([...got].sort((a, b) => a - b));
-    const droppedBefore = dest.droppedLines;
     dest.write(line(5000));
-    const flushed = new Promise<void>((r) => dest.flush(() => r()));
-    await reader.release();
-    await flushed;
-    expect(reader.received()).toContain('"i":5000');
-    expect(dest.droppedLines).toBe(droppedBefore);
+    await new Promise<void>((r) => dest.flush(() => r()));
+    clearInterval(reading);
+    pipe.read();
+    const got = pipe.lines().map((l) => (JSON.parse(l) as { i: number }).i);
+    expect(got).toEqual([...Array.from({ length: kept }, (_, i) => i), 5000]);
+    expect(dest.droppedLines).toBe(2000 - kept);
     expect(dest.bufferedBytes).toBe(0);
     await dest.end(10);
+    pipe.close();
   });
 
-  it("counts the lines of a failed stream instead of throwing", async () => {
-    const stream = new Writable({ write: (_c, _e, cb) => cb(Object.assign(new Error("write EPIPE"), { code: "EPIPE" })) });
-    const dest = new BoundedLogDestination({ stream, maxBufferBytes: 1 << 20, minWriteBytes: 1 });
+  it("counts the lines a refusing descriptor loses instead of throwing", async () => {
+    const file = join(tempDir(), "read-only.log");
+    writeFileSync(file, "");
+    const fd = openSync(file, "r");
+    const dest = new BoundedLogDestination({ fd, maxBufferBytes: 1 << 20, minWriteBytes: 1 });
     dest.write(line(1));
-    await new Promise((r) => setImmediate(r));
-    dest.write(line(2));
-    dest.write(line(3));
-    expect(dest.droppedLines).toBeGreaterThanOrEqual(2);
+    await new Promise<void>((r) => dest.flush(() => r()));
+    dest.write(line(2) + line(3));
+    await new Promise<void>((r) => dest.flush(() => r()));
+    expect(dest.droppedLines).toBe(3);
+    expect(dest.bufferedBytes).toBe(0);
     await dest.end(10);
+    closeSync(fd);
   });
 });
 
@@ -91,19 +102,25 @@ describe("portier serve with stdout not drained", () => {
     await svc?.stop();
   });
 
-  it("drops and counts log lines past --log-buffer-bytes instead of growing", async () => {
+  const cap = 65536;
+  // Unauthenticated garbage logs a line per decision like any other: 100 per batch.
+  const batch = JSON.stringify({ requests: Array.from({ length: 100 }, (_, i) => ({ method: "GET", path: `/v2/ORG${i}/centres`, token: "garbage" })) });
+
+  /** `portier serve` whose stdout nobody reads once it has said it listens: the pipe fills, then its buffer. */
+  async function serveUndrained(): Promise<ServiceProcess> {
     const keys = await makeKeys();
     const jwks = join(tempDir(), "jwks.json");
     writeFileSync(jwks, JSON.stringify(keys.jwks));
-    const cap = 65536;
-    svc = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--log-buffer-bytes", String(cap)]);
-    // From here on nobody reads the service's stdout: the pipe fills, then the service's buffer.
-    svc.proc.stdout!.removeAllListeners("data");
-    svc.proc.stdout!.pause();
+    const s = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--log-buffer-bytes", String(cap)]);
+    s.proc.stdout!.removeAllListeners("data");
+    s.proc.stdout!.pause();
+    return s;
+  }
+
+  it("drops and counts log lines past --log-buffer-bytes instead of growing", async () => {
+    svc = await serveUndrained();
     const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)`, "m").exec(await (await fetch(`${svc!.url}/metrics`)).text())?.[1] ?? NaN);
 
-    // Unauthenticated garbage logs a line per decision like any other: 100 per batch.
-    const batch = JSON.stringify({ requests: Array.from({ length: 100 }, (_, i) => ({ method: "GET", path: `/v2/ORG${i}/centres`, token: "garbage" })) });
     for (let i = 0; i < 20 && !((await metric("portier_log_lines_dropped_total")) > 0); i++) {
       for (let j = 0; j < 10; j++) {
         const res = await fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: batch });
@@ -123,4 +140,15 @@ describe("portier serve with stdout not drained", () => {
     svc.proc.stdout!.resume();
     await until(async () => (await metric("portier_log_buffer_bytes")) < cap / 4, 10_000);
   }, 90_000);
+
+  it("still stops on SIGTERM while nobody reads its stdout", async () => {
+    svc = await serveUndrained();
+    for (let j = 0; j < 30; j++) await fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: batch });
+    const exited = new Promise<[number | null, string | null]>((r) => svc!.proc.once("exit", (code, signal) => r([code, signal])));
+    svc.proc.kill("SIGTERM");
+    // The test helper would SIGKILL it after 5 s; a clean stop exits 0 by itself.
+    const timer = setTimeout(() => svc?.proc.kill("SIGKILL"), 5000);
+    expect(await exited).toEqual([0, null]);
+    clearTimeout(timer);
+  }, 60_000);
 });
