@@ -7,7 +7,9 @@ import { loadConfig, ConfigError, startService, StartError } from "../../service
 
 const USAGE = `usage: portier serve [--issuer URL] [--jwks FILE|URL] [--bundle FILE] [--bundle-url URL] [--bundle-poll-seconds N]
   [--directory FILE] [--roles-claim NAME] [--port N] [--host H] [--workers N] [--role-check enforce|audit]
-  [--log-level LEVEL] [--max-body-bytes N] [--watch true|false] [--config FILE]   (env: PORTIER_<OPTION>)`;
+  [--log-level LEVEL] [--max-body-bytes N] [--watch true|false] [--config FILE]
+  [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N] [--body-timeout-ms N]
+  [--log-buffer-bytes N]   (env: PORTIER_<OPTION>)`;
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
