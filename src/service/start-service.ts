@@ -76,7 +76,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   const server = createServer(
     // Header and request timeouts are enforced by a sweep every connectionsCheckingInterval.
     { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
-    decisionListener(decide, { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs }, app),
+    decisionListener(decide, { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs }, app, logger),
   );
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   let url = "";
