@@ -57,58 +57,70 @@ export interface RunningIssuer {
 }
 
 export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
-  const config = resolveConfig(options);
-  const users = loadUsers(config.usersFile);
-  const clients = loadClients(config.clientsFile);
+  return (await prepareIssuer(options))(options.issuerUrl);
+}
+
+/**
+ * The slow and fallible part of building an issuer (options, data files, key generation), done before its
+ * URL is known; the function it returns builds the app at once, so a server can listen only when ready.
+ */
+async function prepareIssuer(options: Omit<IssuerOptions, "issuerUrl"> & { issuerUrl?: string }): Promise<(issuerUrl: string) => Issuer> {
+  // Checks every option now (a URL still to be derived from the port with a stand-in).
+  const { usersFile, clientsFile } = resolveConfig({ ...options, issuerUrl: options.issuerUrl ?? "http://127.0.0.1" });
+  const users = loadUsers(usersFile);
+  const clients = loadClients(clientsFile);
   const keys = await createKeyRing();
-  const ctx: IssuerContext = {
-    config,
-    users,
-    usersByName: new Map(users.map((u) => [u.preferred_username, u])),
-    usersBySub: new Map(users.map((u) => [u.sub, u])),
-    clients: new Map(clients.map((c) => [c.client_id, c])),
-    keys,
-    tokens: createTokenFactory({ issuerUrl: config.issuerUrl, accessTtlSec: config.accessTtlSec, idTtlSec: config.idTtlSec, now: config.now, keys }),
-    grants: new GrantStore(config.codeTtlSec, config.accessTtlSec, config.now),
-    logger: options.logger ?? pino({ level: "silent" }),
-    ...(config.usersFile === DEFAULT_USERS_FILE ? { samplePasswordHint: SAMPLE_PASSWORD } : {}),
+  return (issuerUrl) => {
+    const config = resolveConfig({ ...options, issuerUrl });
+    const ctx: IssuerContext = {
+      config,
+      users,
+      usersByName: new Map(users.map((u) => [u.preferred_username, u])),
+      usersBySub: new Map(users.map((u) => [u.sub, u])),
+      clients: new Map(clients.map((c) => [c.client_id, c])),
+      keys,
+      tokens: createTokenFactory({ issuerUrl: config.issuerUrl, accessTtlSec: config.accessTtlSec, idTtlSec: config.idTtlSec, now: config.now, keys }),
+      grants: new GrantStore(config.codeTtlSec, config.accessTtlSec, config.now),
+      logger: options.logger ?? pino({ level: "silent" }),
+      ...(usersFile === DEFAULT_USERS_FILE ? { samplePasswordHint: SAMPLE_PASSWORD } : {}),
+    };
+    const extras: IssuerExtras = {
+      issuerUrl: config.issuerUrl,
+      devMode: config.devMode,
+      users,
+      clients,
+      jwks: () => keys.jwks(),
+      rotateKeys: async () => {
+        const rotated = await keys.rotate();
+        ctx.logger.info({ event: "keys_rotated", kid: rotated.kid }, "signing key rotated");
+        return rotated;
+      },
+    };
+    return Object.assign(buildApp(ctx), extras);
   };
-  const extras: IssuerExtras = {
-    issuerUrl: config.issuerUrl,
-    devMode: config.devMode,
-    users,
-    clients,
-    jwks: () => keys.jwks(),
-    rotateKeys: async () => {
-      const rotated = await keys.rotate();
-      ctx.logger.info({ event: "keys_rotated", kid: rotated.kid }, "signing key rotated");
-      return rotated;
-    },
-  };
-  return Object.assign(buildApp(ctx), extras);
 }
 
 export async function startIssuer(options: StartIssuerOptions = {}): Promise<RunningIssuer> {
   const host = options.host ?? "127.0.0.1";
-  const server = createServer();
+  // Keys and data first: the port opens only when every request can be answered.
+  const build = await prepareIssuer(options);
+  let issuer: Issuer | undefined;
+  const server = createServer((req, res) => issuer!(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => {
       server.off("error", reject);
-      resolve();
+      // Synchronously in the listening callback, before any connection can be read.
+      const { port } = server.address() as AddressInfo;
+      try {
+        issuer = build(options.issuerUrl ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`);
+        resolve();
+      } catch (err) {
+        void closeServer(server).finally(() => reject(err as Error));
+      }
     });
   });
-  const { port } = server.address() as AddressInfo;
-  const url = options.issuerUrl ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  let issuer: Issuer;
-  try {
-    issuer = await createIssuer({ ...options, issuerUrl: url });
-  } catch (err) {
-    await closeServer(server);
-    throw err;
-  }
-  server.on("request", issuer);
-  return { url: issuer.issuerUrl, issuer, close: () => closeServer(server) };
+  return { url: issuer!.issuerUrl, issuer: issuer!, close: () => closeServer(server) };
 }
 
 function closeServer(server: Server): Promise<void> {

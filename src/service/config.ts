@@ -28,6 +28,16 @@ export interface ServiceConfig {
   roleCheck: "enforce" | "audit";
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   maxBodyBytes: number;
+  /** Time to receive a request's headers (slow-loris bound). */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, headers and body. */
+  requestTimeoutMs: number;
+  /** Idle time before a keep-alive connection is closed. */
+  keepAliveTimeoutMs: number;
+  /** Time to receive the body of POST /decide once its headers are in. */
+  bodyTimeoutMs: number;
+  /** Cap on decision-log bytes waiting for stdout; lines past it are dropped and counted. */
+  logBufferBytes: number;
   watch: boolean;
 }
 
@@ -57,10 +67,18 @@ const OPTIONS = {
   "role-check": { type: "string" },
   "log-level": { type: "string" },
   "max-body-bytes": { type: "string" },
+  "headers-timeout-ms": { type: "string" },
+  "request-timeout-ms": { type: "string" },
+  "keep-alive-timeout-ms": { type: "string" },
+  "body-timeout-ms": { type: "string" },
+  "log-buffer-bytes": { type: "string" },
   watch: { type: "string" },
 } as const;
 
-const NUMERIC = new Set(["port", "workers", "bundlePollSeconds", "maxBodyBytes", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink"]);
+const NUMERIC = new Set([
+  "port", "workers", "bundlePollSeconds", "maxBodyBytes", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink",
+  "headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "bodyTimeoutMs", "logBufferBytes",
+]);
 const BOOLEAN = new Set(["watch", "allowDirectoryShrink"]);
 
 const SCHEMA = {
@@ -85,6 +103,11 @@ const SCHEMA = {
     roleCheck: { enum: ["enforce", "audit"] },
     logLevel: { enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"] },
     maxBodyBytes: { type: "integer", minimum: 256, maximum: 16777216 },
+    headersTimeoutMs: { type: "integer", minimum: 100, maximum: 600000 },
+    requestTimeoutMs: { type: "integer", minimum: 100, maximum: 3600000 },
+    keepAliveTimeoutMs: { type: "integer", minimum: 100, maximum: 3600000 },
+    bodyTimeoutMs: { type: "integer", minimum: 100, maximum: 3600000 },
+    logBufferBytes: { type: "integer", minimum: 16384, maximum: 1073741824 },
     watch: { type: "boolean" },
   },
 } as const;
@@ -143,6 +166,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     roleCheck: "enforce",
     logLevel: "info",
     maxBodyBytes: 65536,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 65_000,
+    bodyTimeoutMs: 10_000,
+    logBufferBytes: 1_048_576,
     watch: true,
     ...merged,
   };
@@ -155,6 +183,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       return `${path}: ${e.message ?? "is invalid"}`;
     });
     throw new ConfigError(problems);
+  }
+  // node:http refuses a headers timeout longer than the request timeout, which includes the headers.
+  if ((config.headersTimeoutMs as number) > (config.requestTimeoutMs as number)) {
+    throw new ConfigError([`config.headersTimeoutMs: must be <= config.requestTimeoutMs (${config.requestTimeoutMs as number})`]);
   }
   return config as unknown as ServiceConfig;
 }

@@ -20,8 +20,10 @@ export const DECIDE_REQUEST_SCHEMA = {
   properties: {
     method: { type: "string", pattern: "^[A-Za-z]{1,16}$" },
     path: { type: "string", minLength: 1, maxLength: 4096 },
-    token: { type: "string", maxLength: 16384 },
-    headers: { type: "object", additionalProperties: { type: "string", maxLength: 16384 }, maxProperties: 64 },
+    // No length cap on the token here: its size is the end client's doing, so the verifier answers it as
+    // a decision (401 token_too_large) like every other adapter; the body cap bounds the whole body.
+    token: { type: "string" },
+    headers: { type: "object", additionalProperties: { type: "string" }, maxProperties: 64 },
   },
 } as const;
 

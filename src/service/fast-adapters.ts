@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import { bearerToken, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
 import { CLIENT_ADDRESS_HEADER, isGatewayFamily, readEnvoy, readForwardAuth, requestTrace } from "./gateway-headers.js";
+import { readBody, type BodyLimits } from "./read-body.js";
 
 /** Adds the request id, traceparent and client address (where `address` says) that the decision log records. */
 function withTrace(r: DecisionRequest, req: IncomingMessage, address?: "X-Real-IP" | "X-Forwarded-For"): DecisionRequest {
@@ -62,32 +63,13 @@ function gatewayBad(res: ServerResponse, message: string): void {
   sendJson(res, 403, { allow: false, status: 403, reason: "request_invalid", message }, { "x-portier-reason": "request_invalid", "cache-control": "no-store" });
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | "too_large"> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers["content-length"]);
-    if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
-      return resolve("too_large");
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > limit) over = true;
-      else chunks.push(c);
-    });
-    req.on("end", () => resolve(over ? "too_large" : Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
-}
-
-async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: Decide, maxBodyBytes: number): Promise<void> {
-  const raw = await readBody(req, maxBodyBytes);
-  if (raw === "too_large") return sendJson(res, 413, { error: "payload_too_large", message: `body over ${maxBodyBytes} bytes` }, { connection: "close" });
+async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: Decide, limits: BodyLimits): Promise<void> {
+  const raw = await readBody(req, limits);
+  // A refused body is not read further, so the connection cannot carry another request: close it.
+  if (!raw.ok) return sendJson(res, raw.status, { error: raw.error, message: raw.message }, { connection: "close" });
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString("utf8"));
+    body = JSON.parse(raw.body.toString("utf8"));
   } catch (err) {
     return sendJson(res, 400, { error: "invalid_json", message: `body: ${(err as Error).message}` });
   }
@@ -103,7 +85,7 @@ async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: D
  * refused before any decision (request_invalid: headers the gateway should have set or removed) is logged, as
  * it is either a misconfigured gateway or a client forging headers.
  */
-export function decisionListener(decide: Decide, maxBodyBytes: number, next: (req: IncomingMessage, res: ServerResponse) => void, logger?: Logger) {
+export function decisionListener(decide: Decide, limits: BodyLimits, next: (req: IncomingMessage, res: ServerResponse) => void, logger?: Logger) {
   const refuse = (res: ServerResponse, endpoint: string, message: string): void => {
     logger?.warn({ event: "gateway_request_refused", endpoint, reason: "request_invalid", message }, "gateway request refused");
     gatewayBad(res, message);
@@ -127,7 +109,7 @@ export function decisionListener(decide: Decide, maxBodyBytes: number, next: (re
       req.resume();
       work = decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy").then((a) => sendGateway(res, a));
     } else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?"))) {
-      work = handleDecide(req, res, decide, maxBodyBytes);
+      work = handleDecide(req, res, decide, limits);
     } else {
       return next(req, res);
     }

@@ -13,6 +13,7 @@ export function createMetrics(sources: {
   keys: () => { refreshes: number; refreshFailures: number; ready: boolean; lastError?: string };
   policy: () => { revision?: string; loaded: boolean; reloadFailures: number; lastError?: string };
   directory: () => { size: number; reloadFailures: number; lastError?: string } | undefined;
+  log?: () => { droppedLines: number; bufferedBytes: number };
 }): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -44,5 +45,10 @@ export function createMetrics(sources: {
   new Gauge({ name: "portier_directory_size", help: "Synced users in the directory", registers: [registry], collect() { this.set(sources.directory()?.size ?? 0); } });
   new Gauge({ name: "portier_directory_last_load_failed", help: "1 when the last directory reload was refused", registers: [registry], collect() { this.set(sources.directory()?.lastError ? 1 : 0); } });
   new Gauge({ name: "portier_directory_reload_failures_total", help: "Refused directory reloads", registers: [registry], collect() { this.set(sources.directory()?.reloadFailures ?? 0); } });
+  const log = sources.log;
+  if (log) {
+    new Counter({ name: "portier_log_lines_dropped_total", help: "Log lines dropped because stdout was not drained and the log buffer was full", registers: [registry], collect() { this.reset(); this.inc(log().droppedLines); } });
+    new Gauge({ name: "portier_log_buffer_bytes", help: "Log bytes waiting for stdout (capped by --log-buffer-bytes)", registers: [registry], collect() { this.set(log().bufferedBytes); } });
+  }
   return { registry, decisions, latency };
 }

@@ -12,6 +12,7 @@ import { createApp } from "./app.js";
 import { decisionListener } from "./fast-adapters.js";
 import { createDecide, type Decide } from "./decide.js";
 import { createMetrics } from "./metrics.js";
+import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder } from "./policy.js";
 
 export interface RunningService {
@@ -28,11 +29,11 @@ export interface RunningService {
 export class StartError extends Error {}
 
 export async function startService(config: ServiceConfig, options: { logger?: Logger; listen?: boolean } = {}): Promise<RunningService> {
-  // Decision lines are buffered (one write per 4 KiB instead of one per decision) and flushed at least
-  // every 200 ms and on exit.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  const flushTimer = setInterval(() => destination.flush(), 200);
-  flushTimer.unref();
+  // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
+  // 200 ms and on exit, and capped: with stdout not drained, lines past the cap are dropped and counted.
+  // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
+  void process.stdout;
+  const destination = new BoundedLogDestination({ fd: 1, maxBufferBytes: config.logBufferBytes });
   process.once("exit", () => destination.flushSync());
   const logger =
     options.logger ??
@@ -72,11 +73,15 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     if (policy.resolveRole !== names) void dir.prepareRoles(policy.resolveRole).then((commit) => commit()); // a bundle landed while it opened
   }
 
-  const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status() });
+  const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status(), log: () => destination });
   const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, roleCheck: config.roleCheck, logger, metrics });
   const app = createApp({ decide, verifier, policy, directory, metrics, maxBodyBytes: config.maxBodyBytes });
-  const server = createServer(decisionListener(decide, config.maxBodyBytes, app, logger));
-  server.keepAliveTimeout = 65_000;
+  const server = createServer(
+    // Header and request timeouts are enforced by a sweep every connectionsCheckingInterval.
+    { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
+    decisionListener(decide, { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs }, app, logger),
+  );
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
   let url = "";
   if (options.listen !== false) {
     await new Promise<void>((resolve, reject) => {
@@ -105,8 +110,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       verifier.close();
       directory?.close();
       await policy.close();
-      clearInterval(flushTimer);
-      destination.flushSync();
+      await destination.end(1000);
     },
   };
 }

@@ -8,7 +8,9 @@ import { loadConfig, ConfigError, startService, StartError } from "../../service
 const USAGE = `usage: portier serve [--issuer URL] [--jwks FILE|URL] [--jwks-refresh-seconds N] [--bundle FILE] [--bundle-url URL]
   [--bundle-poll-seconds N] [--bundle-max-bytes N] [--directory FILE] [--directory-max-shrink 0..1] [--allow-directory-shrink true|false]
   [--roles-claim NAME] [--port N] [--host H] [--workers N] [--role-check enforce|audit]
-  [--log-level LEVEL] [--max-body-bytes N] [--watch true|false] [--config FILE]   (env: PORTIER_<OPTION>)`;
+  [--log-level LEVEL] [--max-body-bytes N] [--watch true|false] [--config FILE]
+  [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N] [--body-timeout-ms N]
+  [--log-buffer-bytes N]   (env: PORTIER_<OPTION>)`;
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
