@@ -203,7 +203,9 @@ describe("paths and tenant codes through real gateways (issue 9, items 2 and 8)"
       const uri = typeof c.target === "string" ? c.target : c.target.toString("latin1");
       const res = await send(service!.url, "/forward-auth", { headers: { ...bearer(tokens.get(c.caller)!), "x-original-method": "GET", "x-original-uri": uri } });
       expect(res.status, describeResponse(res)).toBe(c.nginx.status);
-      if (c.nginx.status === 403) expect(res.headers["x-portier-reason"], describeResponse(res)).toBe(c.nginx.reason);
+      // Raw non-ASCII bytes in the header may be refused by the header decoding before the path rules.
+      const reason = typeof c.target === "string" || c.nginx.status !== 403 ? undefined : expect.stringMatching(/_invalid$/);
+      if (c.nginx.status === 403) expect(res.headers["x-portier-reason"], describeResponse(res)).toEqual(reason ?? c.nginx.reason);
     });
   });
 
