@@ -93,7 +93,7 @@ const ALL = [...TARGETS, ...TENANTS];
 const KINDS: GatewayKind[] = ["nginx", "caddy"];
 
 /** Go net/http + ServeMux: the path is everything before "?" (a "#" is kept), unescaped, then cleaned. */
-export function goServedPath(received: string): string | undefined {
+function goServedPath(received: string): string | undefined {
   const raw = received.split("?")[0] as string;
   const bytes: number[] = [];
   for (let i = 0; i < raw.length; i++) {
@@ -108,7 +108,7 @@ export function goServedPath(received: string): string | undefined {
 }
 
 /** A servlet container: ";params" stripped from every segment before decoding, then cleaned. */
-export function servletServedPath(received: string): string | undefined {
+function servletServedPath(received: string): string | undefined {
   const raw = (received.split("?")[0] as string).split("/").map((segment) => segment.split(";")[0]).join("/");
   return goServedPath(raw);
 }

@@ -59,6 +59,8 @@ const refused: [string, RegExp][] = [
   ["/v1/%C3%28", /not valid UTF-8/],
   ["/v1/%FF", /not valid UTF-8/],
   ["/v1/%ED%A0%80", /not valid UTF-8/], // an encoded UTF-16 surrogate
+  ["/v1/%C0%AF", /not valid UTF-8/], // an overlong "/"
+  ["/v1/%C0%AE%C0%AE/admin", /not valid UTF-8/], // an overlong ".."
   ["/v1/roles%00", /control or invisible character U\+0000/],
   ["/v1/roles%0a", /control or invisible character U\+000A/],
   ["/v1/%C2%85", /control or invisible character U\+0085/], // C1 control (NEL)
