@@ -1,8 +1,13 @@
-# The catalog entrypoint (portier/catalog): which routes and roles the compiled bundle knows, so that
-# review tools can enumerate them and ask the decision entrypoint about every cell. Grants are not
-# exposed here on purpose: the tools learn them only by evaluating decisions.
+# The catalog entrypoint (portier/catalog): which routes, roles, tenants and organisation codes the
+# compiled bundle knows, so that review tools can enumerate them and ask the decision entrypoint about
+# every cell. Grants and tenant bindings are not exposed here on purpose: the tools learn them only by
+# evaluating decisions.
 package portier.catalog
 
 routes := [{"product": r.product, "api": r.api, "template": r.template} | some r in data.catalog.routes]
 
 roles := [{"id": r.id, "label": r.label} | some r in data.catalog.roles]
+
+tenants := [{"tenant_id": t.tenant_id, "name": object.get(t, "name", "")} | some t in data.catalog.tenants]
+
+codes := sort({code | some t in data.catalog.tenants; some code in t.codeOrganisme})

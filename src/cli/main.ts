@@ -11,6 +11,7 @@ const COMMANDS: Record<string, string> = {
   explain: "explain one decision of the compiled policy",
   matrix: "print the route x role access matrix",
   diff: "list grants gained or lost between two policies",
+  replay: "what a candidate policy would change in a real decision log",
   test: "run the policy tests with coverage",
   bundle: "build the wasm policy bundle (bundle build)",
   data: "validate data/ (data check | data build)",

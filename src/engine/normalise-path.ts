@@ -3,10 +3,12 @@
  * The rule it holds: Portier judges exactly the path the upstream receives, never a shortened or
  * re-spelled one, so anything that upstreams (nginx, Go net/http, Node, Tomcat/Spring, IIS) could read
  * differently is refused instead of guessed. Steps, in order:
- *   1. the raw value must be an RFC 9112 origin-form request-target: "/" path [ "?" query ], ASCII only,
- *      the path of RFC 3986 pchar and "/", the query of pchar, "/" and "?", every "%" followed by two hex
- *      digits. So no "#" (a request-target never has a fragment), no space, control, backslash, raw
- *      non-ASCII or other character outside pchar; at most MAX_PATH_BYTES before the query;
+ *   1. the raw value must be an RFC 9112 origin-form request-target: "/" path [ "?" query ], the path of
+ *      RFC 3986 pchar and "/", the query of pchar, "/" and "?", every "%" followed by two hex digits. So no
+ *      "#" (a request-target never has a fragment), no space, control, backslash or other ASCII character
+ *      outside pchar; at most MAX_PATH_BYTES before the query. Raw non-ASCII characters stand for their
+ *      UTF-8 percent-escapes (as Go and Tomcat read raw bytes; gateway headers arrive so, gateway-headers.ts);
+ *      a lone UTF-16 surrogate is refused;
  *   2. refuse ";" (path parameters, which Tomcat and Spring strip from a segment);
  *   3. percent-decode the path once as UTF-8, refusing invalid UTF-8 and the encoded delimiters "/", "\",
  *      "?", "#", ";" and "%" (an upstream that decodes before routing, or twice, would see another path);
@@ -58,7 +60,6 @@ function rawCharProblem(ch: string, position: number): string {
   if (ch === "\\") return `backslash ${at} is not allowed`;
   if (ch === " ") return `space ${at} is not allowed: percent-encode it`;
   if (/[\u0000-\u001f\u007f]/.test(ch)) return `control character ${at} is not allowed`;
-  if (ch.charCodeAt(0) > 0x7e) return `non-ASCII character ${codePoint(ch)} ${at} is not allowed: percent-encode it as UTF-8`;
   return `"${ch}" ${at} is not allowed in a request-target (RFC 3986): percent-encode it`;
 }
 
@@ -71,7 +72,7 @@ function targetProblem(raw: string): string | undefined {
     if (ch === "%") {
       if (hexValue(raw.charCodeAt(i + 1)) < 0 || hexValue(raw.charCodeAt(i + 2)) < 0) return `malformed percent-escape at position ${i}`;
       i += 2;
-    } else if (ch !== "?" && !PATH_CHAR.test(ch)) {
+    } else if (ch !== "?" && ch.charCodeAt(0) < 0x80 && !PATH_CHAR.test(ch)) {
       // "?" only ever appears in the query: the first one starts it.
       return rawCharProblem(ch, i);
     }
@@ -79,7 +80,9 @@ function targetProblem(raw: string): string | undefined {
   return undefined;
 }
 
-/** Step 3: decodes %XX escapes once (the path is ASCII by now). */
+const encoder = new TextEncoder();
+
+/** Step 3: decodes %XX escapes once; a raw non-ASCII character counts as its UTF-8 bytes. */
 function percentDecode(path: string): { value: string } | { error: string } {
   if (!path.includes("%")) return { value: path };
   const bytes: number[] = [];
@@ -91,8 +94,12 @@ function percentDecode(path: string): { value: string } | { error: string } {
       if (refused !== undefined) return { error: `encoded "${refused}" at position ${i} is not allowed` };
       bytes.push(byte);
       i += 2;
-    } else {
+    } else if (ch < 128) {
       bytes.push(ch);
+    } else {
+      const width = (path.codePointAt(i) as number) > 0xffff ? 2 : 1;
+      for (const b of encoder.encode(path.slice(i, i + width))) bytes.push(b);
+      i += width - 1;
     }
   }
   try {
@@ -137,6 +144,8 @@ export function normalisePath(raw: string): PathResult {
   const query = raw.indexOf("?");
   const path = query === -1 ? raw : raw.slice(0, query);
   if (Buffer.byteLength(path, "utf8") > MAX_PATH_BYTES) return invalid(`path is longer than ${MAX_PATH_BYTES} bytes`);
+  const surrogate = raw.search(/\p{Cs}/u);
+  if (surrogate !== -1) return invalid(`lone UTF-16 surrogate at position ${surrogate} is not allowed`);
   const problem = targetProblem(raw);
   if (problem !== undefined) return invalid(problem);
   const semicolon = path.indexOf(";");

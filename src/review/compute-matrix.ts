@@ -1,7 +1,9 @@
 /**
  * The access matrix, computed by asking the compiled policy (not by reading data/): for every route the
  * bundle lists (portier/catalog), one decision per role, for a synced user without a listed role, for an
- * unsynced user, and for an application (client credentials) token.
+ * unsynced user, and for an application (client credentials) token. Beside the grid, probes cover every
+ * other input the policy decides on: methods other than GET, token shapes, and tenant bindings (each
+ * tenant the catalog lists, and one it does not, on each organisation code, and on one nobody owns).
  */
 import { CATALOG_ENTRYPOINT, type InProcessEngine, type Decision } from "../engine/index.js";
 import { explainInput } from "./explain.js";
@@ -17,47 +19,137 @@ export interface MatrixRole {
   id: string;
   label: string;
 }
+export interface MatrixTenant {
+  tenant_id: string;
+  name: string;
+}
 export interface MatrixCell {
   allow: boolean;
   reason: string;
 }
+
+/** One decision beyond the GET grid. `caller` and `detail` say who asks what; `template` which route. */
+export interface MatrixProbe {
+  kind: "method" | "token" | "tenant";
+  caller: string;
+  detail: string;
+  template: string;
+  cell: MatrixCell;
+}
+
+/** The tenants and codes the tenant probes run over (a diff passes the union of both sides). */
+export interface ProbeUniverse {
+  tenants: MatrixTenant[];
+  codes: string[];
+}
+
 export interface AccessMatrix {
   revision: string;
   roles: MatrixRole[];
   /** Column ids: role ids, then PROBE_COLUMNS. */
   columns: string[];
   rows: (MatrixRoute & { cells: Record<string, MatrixCell> })[];
+  tenants: MatrixTenant[];
+  codes: string[];
+  probes: MatrixProbe[];
 }
+
+export const PROBE_METHODS = ["HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+/** A tenant no catalog lists, and an organisation code nobody owns. */
+export const UNLISTED_TENANT: MatrixTenant = { tenant_id: "00000000-0000-4000-8000-000000000000", name: "a tenant not listed" };
+export const UNLISTED_CODE = "sample-codeOrganisme";
+const CODE_PARAMETER = "{codeOrganisme}";
 
 /** A path that matches the template: parameters get placeholder values no tenant owns. */
-export function samplePath(template: string): string {
-  return template.replace(/\{([^}]+)\}/g, (_, name: string) => `sample-${name}`);
+export function samplePath(template: string, values: Record<string, string> = {}): string {
+  return template.replace(/\{([^}]+)\}/g, (_, name: string) => values[name] ?? `sample-${name}`);
 }
 
-const PROBE_TENANT = "00000000-0000-4000-8000-000000000000";
-
-function probe(path: string, flow: "accessCode" | "application", roles: string[], synced: boolean) {
-  return explainInput({ method: "GET", path, flow, roles, synced, tenantId: PROBE_TENANT, mode: "enforce" }, path);
+interface Catalog {
+  routes: MatrixRoute[];
+  roles: MatrixRole[];
+  tenants: MatrixTenant[];
+  codes: string[];
 }
 
-function cell(d: Decision): MatrixCell {
+/** What the bundle's portier/catalog entrypoint lists; tenants and codes are empty for older bundles. */
+export function readCatalog(engine: InProcessEngine): Catalog {
+  const c = engine.query(CATALOG_ENTRYPOINT) as Partial<Catalog> | undefined;
+  if (!c || !Array.isArray(c.routes) || !Array.isArray(c.roles)) {
+    throw new Error("the bundle's portier/catalog entrypoint did not list routes and roles");
+  }
+  return { routes: c.routes, roles: c.roles, tenants: Array.isArray(c.tenants) ? c.tenants : [], codes: Array.isArray(c.codes) ? c.codes : [] };
+}
+
+/** Every tenant and code either engine knows, so both sides of a diff are probed alike. */
+export function probeUniverse(...engines: InProcessEngine[]): ProbeUniverse {
+  const tenants = new Map<string, MatrixTenant>();
+  const codes = new Set<string>();
+  for (const engine of engines) {
+    const c = readCatalog(engine);
+    for (const t of c.tenants) if (!tenants.has(t.tenant_id)) tenants.set(t.tenant_id, t);
+    for (const code of c.codes) codes.add(code);
+  }
+  return { tenants: [...tenants.values()], codes: [...codes].sort() };
+}
+
+type Caller = { flow: "accessCode" | "application"; roles: string[]; synced: boolean; tenantId: string; token?: Record<string, unknown> };
+
+function decide(engine: InProcessEngine, method: string, path: string, caller: Caller): MatrixCell {
+  const input = explainInput({ method, path, flow: caller.flow, roles: caller.roles, synced: caller.synced, tenantId: caller.tenantId, mode: "enforce" }, path);
+  if (caller.token) input.token = { ...input.token, ...caller.token };
+  const d: Decision = engine.decideSync(input);
   return { allow: d.allow, reason: d.reason };
 }
 
-export function computeMatrix(engine: InProcessEngine): AccessMatrix {
-  const catalog = engine.query(CATALOG_ENTRYPOINT) as { routes?: MatrixRoute[]; roles?: MatrixRole[] } | undefined;
-  if (!catalog || !Array.isArray(catalog.routes) || !Array.isArray(catalog.roles)) {
-    throw new Error("the bundle's portier/catalog entrypoint did not list routes and roles");
-  }
-  const roles = catalog.roles;
+export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse): AccessMatrix {
+  const catalog = readCatalog(engine);
+  const { roles } = catalog;
+  const allRoles = roles.map((r) => r.id);
+  const neutral = UNLISTED_TENANT.tenant_id;
+  const application: Caller = { flow: "application", roles: [], synced: false, tenantId: neutral };
+  const everyRole: Caller = { flow: "accessCode", roles: allRoles, synced: true, tenantId: neutral };
   const rows = catalog.routes.map((route) => {
     const path = samplePath(route.template);
     const cells: Record<string, MatrixCell> = {};
-    for (const role of roles) cells[role.id] = cell(engine.decideSync(probe(path, "accessCode", [role.id], true)));
-    cells.synced_without_role = cell(engine.decideSync(probe(path, "accessCode", [], true)));
-    cells.not_synced = cell(engine.decideSync(probe(path, "accessCode", [], false)));
-    cells.application = cell(engine.decideSync(probe(path, "application", [], false)));
+    for (const role of roles) cells[role.id] = decide(engine, "GET", path, { ...everyRole, roles: [role.id] });
+    cells.synced_without_role = decide(engine, "GET", path, { ...everyRole, roles: [] });
+    cells.not_synced = decide(engine, "GET", path, { ...everyRole, roles: [], synced: false });
+    cells.application = decide(engine, "GET", path, application);
     return { product: route.product, api: route.api, template: route.template, cells };
   });
-  return { revision: engine.revision, roles, columns: [...roles.map((r) => r.id), ...PROBE_COLUMNS], rows };
+
+  const probes: MatrixProbe[] = [];
+  const callers: [string, Caller][] = [
+    ["application", application],
+    ["user with every role", everyRole],
+  ];
+  const shapes: [string, Caller][] = [
+    ["user token without the apiclients scope", { ...everyRole, token: { scope: ["openid"] } }],
+    ["ID token (nonce, at_hash)", { ...everyRole, token: { nonce: "n", at_hash: "h" } }],
+    ["token of no flow (neither sub nor aud apiclients)", { ...application, token: { aud: [] } }],
+  ];
+  for (const route of catalog.routes) {
+    const path = samplePath(route.template);
+    for (const method of PROBE_METHODS) {
+      for (const [name, caller] of callers) probes.push({ kind: "method", caller: name, detail: method, template: route.template, cell: decide(engine, method, path, caller) });
+    }
+    for (const [name, caller] of shapes) probes.push({ kind: "token", caller: name, detail: "GET", template: route.template, cell: decide(engine, "GET", path, caller) });
+  }
+  const { tenants, codes } = universe ?? { tenants: catalog.tenants, codes: catalog.codes };
+  for (const route of catalog.routes.filter((r) => r.template.includes(CODE_PARAMETER))) {
+    for (const tenant of [...tenants, UNLISTED_TENANT]) {
+      for (const code of [...codes, UNLISTED_CODE]) {
+        const path = samplePath(route.template, { codeOrganisme: code });
+        for (const [name, caller] of callers) {
+          probes.push({ kind: "tenant", caller: `${name} of ${tenantLabel(tenant)}`, detail: `codeOrganisme ${code}`, template: route.template, cell: decide(engine, "GET", path, { ...caller, tenantId: tenant.tenant_id }) });
+        }
+      }
+    }
+  }
+  return { revision: engine.revision, roles, columns: [...roles.map((r) => r.id), ...PROBE_COLUMNS], rows, tenants: catalog.tenants, codes: catalog.codes, probes };
+}
+
+export function tenantLabel(t: MatrixTenant): string {
+  return t.tenant_id === UNLISTED_TENANT.tenant_id ? UNLISTED_TENANT.name : `tenant ${t.tenant_id}${t.name ? ` (${t.name})` : ""}`;
 }

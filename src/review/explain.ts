@@ -1,8 +1,11 @@
 /**
  * Explains one decision for a reviewer: builds the input a caller with the given role(s), flow and
- * tenant would produce, normalises the path as the service does, and renders the decision in words.
+ * tenant would produce (or takes a decision input as logged), normalises the path as the service does,
+ * and renders the decision in words with every check of the policy in order, each with its outcome.
  */
 import { normalisePath, engineDeny, type Decision, type DecisionInput, type InProcessEngine, type RoleCheckMode } from "../engine/index.js";
+
+export const CHECKS_ENTRYPOINT = "portier/explain/checks";
 
 export interface ExplainRequest {
   method: string;
@@ -10,8 +13,23 @@ export interface ExplainRequest {
   flow: "accessCode" | "application";
   roles: string[];
   synced: boolean;
-  tenantId?: string;
+  tenantId?: string | undefined;
   mode: RoleCheckMode;
+}
+
+export interface CheckOutcome {
+  check: string;
+  outcome: "pass" | "fail" | "not_applicable";
+  reason: string;
+  message: string;
+}
+
+export interface Explanation {
+  decision: Decision;
+  /** Every check in the policy's order; empty when the path was refused before the policy. */
+  checks: CheckOutcome[];
+  /** Hints for the reviewer (e.g. a tenant mismatch with no --tenant given). */
+  hints: string[];
 }
 
 export function explainInput(req: ExplainRequest, path: string): DecisionInput {
@@ -29,10 +47,36 @@ export function explain(engine: InProcessEngine, req: ExplainRequest): Decision 
   return engine.decideSync(explainInput(req, normalised.path));
 }
 
-export function renderExplanation(req: ExplainRequest, d: Decision): string {
-  const who = req.flow === "application" ? "an application token" : `a user token with role(s) [${req.roles.join(", ")}]${req.synced ? "" : ", not synced"}`;
+/** The decision for an input as the service built it, every check's outcome, and hints. */
+export function explainDecisionInput(engine: InProcessEngine, input: DecisionInput, hints: string[] = []): Explanation {
+  const decision = engine.decideSync(input);
+  let checks: CheckOutcome[] = [];
+  try {
+    const value = engine.query(CHECKS_ENTRYPOINT, input);
+    if (Array.isArray(value)) checks = value as CheckOutcome[];
+  } catch {
+    hints.push(`this bundle has no ${CHECKS_ENTRYPOINT} entrypoint (built by an older Portier): only the first failing check is shown`);
+  }
+  const tenantFailed = decision.reason === "tenant_mismatch" || checks.some((c) => c.outcome === "fail" && c.reason === "tenant_mismatch");
+  if (tenantFailed && input.token.tenant_id === undefined) {
+    hints.push("the caller has no tenant: pass --tenant <tenant_id> to explain a call of a given tenant");
+  }
+  return { decision, checks, hints };
+}
+
+/** Like explain(), with the checks and hints; a refused path is answered before the policy. */
+export function explainRequest(engine: InProcessEngine, req: ExplainRequest): Explanation {
+  const normalised = normalisePath(req.path);
+  if (!normalised.ok) return { decision: engineDeny("path_invalid", normalised.message, req.mode), checks: [], hints: [] };
+  return explainDecisionInput(engine, explainInput(req, normalised.path));
+}
+
+const OUTCOME_WORD: Record<CheckOutcome["outcome"], string> = { pass: "pass", fail: "FAIL", not_applicable: "n/a " };
+
+export function renderExplanation(req: { method: string; path: string; who: string }, e: Explanation): string {
+  const { decision: d, checks, hints } = e;
   const lines = [
-    `${d.allow ? "ALLOW" : "DENY"} ${req.method.toUpperCase()} ${req.path} for ${who}`,
+    `${d.allow ? "ALLOW" : "DENY"} ${req.method.toUpperCase()} ${req.path} for ${req.who}`,
     `  status:     ${d.status}`,
     `  reason:     ${d.reason}`,
     `  why:        ${d.message}`,
@@ -44,5 +88,16 @@ export function renderExplanation(req: ExplainRequest, d: Decision): string {
   }
   lines.push(`  deprecated: ${d.deprecated ? "yes (relied on the deprecated role list of spec 4.3)" : "no"}`);
   if (d.would_deny) lines.push(`  audit:      would deny: ${d.would_deny.reason} (${d.would_deny.message})`);
+  if (checks.length > 0) {
+    lines.push("  checks, in the policy's order:");
+    const width = Math.max(...checks.map((c) => c.check.length));
+    for (const c of checks) lines.push(`    ${OUTCOME_WORD[c.outcome]}  ${c.check.padEnd(width)}  ${c.reason ? `${c.reason}: ` : ""}${c.message}`);
+  }
+  for (const h of hints) lines.push(`  hint:       ${h}`);
   return lines.join("\n") + "\n";
+}
+
+/** Who the request describes, in words. */
+export function describeCaller(req: ExplainRequest): string {
+  return req.flow === "application" ? "an application token" : `a user token with role(s) [${req.roles.join(", ")}]${req.synced ? "" : ", not synced"}`;
 }

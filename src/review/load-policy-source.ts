@@ -41,7 +41,12 @@ export async function loadPolicySource(source: string, opts: { opa?: string; rep
       const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? "";
       throw new Error(`${source}: not a bundle file, a policy folder, or a git revision of ${repo} (${detail})`);
     }
-    return await engineFromFolder(work, opaPath(opts.opa));
+    try {
+      return await engineFromFolder(work, opaPath(opts.opa));
+    } catch (err) {
+      // Name the revision the reviewer gave, not the temporary folder it was exported to.
+      throw new Error(`git revision ${source}: ${(err as Error).message.split(work).join(source + ":")}`);
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -1,8 +1,9 @@
 /**
  * Renders the access matrix for people: Markdown that reads like spec 4.3 (per product: API, route,
- * allowed roles or "All synced", application flow), then the full route x role grid; or CSV, JSON, HTML.
+ * allowed roles or "All synced", application flow), the full route x role grid, tenant bindings, and the
+ * answers for other methods and token shapes; or CSV and HTML (the grid), or JSON (everything).
  */
-import type { AccessMatrix } from "./compute-matrix.js";
+import { tenantLabel, UNLISTED_CODE, UNLISTED_TENANT, type AccessMatrix, type MatrixProbe } from "./compute-matrix.js";
 
 export type MatrixFormat = "md" | "csv" | "json" | "html";
 export const MATRIX_FORMATS: MatrixFormat[] = ["md", "csv", "json", "html"];
@@ -52,7 +53,66 @@ function renderMd(m: AccessMatrix): string {
   for (const row of m.rows) {
     out.push(`| ${mdEscape(row.template)} | ${m.columns.map((c) => (row.cells[c]?.allow ? "Y" : "-")).join(" | ")} |`);
   }
+  out.push("", ...renderTenancyMd(m), "", ...renderOtherProbesMd(m));
   return out.join("\n") + "\n";
+}
+
+/** How a set of probes answered, in words: "allowed", "denied (reason)", or the routes that differ. */
+function answerText(probes: MatrixProbe[]): string {
+  if (probes.length === 0) return "not probed";
+  const allowed = probes.filter((p) => p.cell.allow);
+  if (allowed.length === probes.length) return "allowed";
+  const reasons = [...new Set(probes.filter((p) => !p.cell.allow).map((p) => p.cell.reason))].join(", ");
+  if (allowed.length === 0) return `denied (${reasons})`;
+  return `allowed on ${allowed.length} of ${probes.length} routes (${allowed.map((p) => p.template).join(", ")}), else denied (${reasons})`;
+}
+
+const TENANCY_NOTE = "GET on every route with `{codeOrganisme}`, by a caller of each tenant (the application flow, and a synced user holding every role).";
+
+/** Tenant bindings as a table: header row, then one row per tenant (and an unlisted one), a cell per code. */
+function tenancyTable(m: AccessMatrix): string[][] {
+  const tenantProbes = m.probes.filter((p) => p.kind === "tenant");
+  const codes = [...m.codes, UNLISTED_CODE];
+  const rows = [["Caller's tenant", ...codes.map((c) => (c === UNLISTED_CODE ? "a code nobody owns" : c))]];
+  for (const tenant of [...m.tenants, UNLISTED_TENANT]) {
+    const who = tenantLabel(tenant);
+    const cells = codes.map((code) => {
+      const of = (caller: string) => tenantProbes.filter((p) => p.caller === `${caller} of ${who}` && p.detail === `codeOrganisme ${code}`);
+      const app = answerText(of("application"));
+      const user = answerText(of("user with every role"));
+      return app === user ? app : `application: ${app}; user: ${user}`;
+    });
+    rows.push([who, ...cells]);
+  }
+  return rows;
+}
+
+/** Other methods and token shapes as a table: one row per request and caller, over every route. */
+function otherProbesTable(m: AccessMatrix): string[][] {
+  const groups = new Map<string, MatrixProbe[]>();
+  for (const p of m.probes.filter((p) => p.kind !== "tenant")) {
+    const key = `${p.detail}\0${p.caller}`;
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  const rows = [["Request", "Caller", "Answer"]];
+  for (const probes of groups.values()) {
+    const first = probes[0] as MatrixProbe;
+    rows.push([first.detail, first.caller, answerText(probes)]);
+  }
+  return rows;
+}
+
+function mdTable(rows: string[][]): string[] {
+  const [head = [], ...rest] = rows;
+  return [`| ${head.map(mdEscape).join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rest.map((r) => `| ${r.map(mdEscape).join(" | ")} |`)];
+}
+
+function renderTenancyMd(m: AccessMatrix): string[] {
+  return ["## Tenant bindings", "", TENANCY_NOTE, "", ...mdTable(tenancyTable(m))];
+}
+
+function renderOtherProbesMd(m: AccessMatrix): string[] {
+  return ["## Other methods and token shapes", "", "Every route, parameters filled in as in the grid.", "", ...mdTable(otherProbesTable(m))];
 }
 
 function csvField(s: string): string {
@@ -68,27 +128,105 @@ function renderCsv(m: AccessMatrix): string {
 }
 
 function html(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }
 
+const COLUMN_NAMES: Record<string, string> = { synced_without_role: "synced, no role", not_synced: "not synced", application: "application" };
+
+/** A page a reviewer can use on a laptop: fitting columns, sticky header, legend, reasons shown, filters. */
 function renderHtml(m: AccessMatrix): string {
-  const head = ["Product", "API", "Route", ...m.roles.map((r) => r.label), "synced, no role", "not synced", "application"];
-  const rows = m.rows.map(
-    (row) =>
-      `<tr><td>${html(row.product)}</td><td>${html(row.api)}</td><td><code>${html(row.template)}</code></td>${m.columns
+  const names = (c: string) => m.roles.find((r) => r.id === c)?.label ?? COLUMN_NAMES[c] ?? c;
+  const head = m.columns.map((c) => `<th class="grant" data-col="${html(c)}" scope="col">${html(names(c))}</th>`).join("");
+  const body: string[] = [];
+  for (const product of products(m)) {
+    body.push(`<tr class="product"><th colspan="${m.columns.length + 1}" scope="rowgroup">API product: ${html(product)}</th></tr>`);
+    for (const row of m.rows.filter((r) => r.product === product)) {
+      const cells = m.columns
         .map((c) => {
           const cell = row.cells[c];
-          return cell?.allow ? `<td class="allow">allow</td>` : `<td class="deny" title="${html(cell?.reason ?? "")}">deny</td>`;
+          return cell?.allow
+            ? `<td class="allow" data-col="${html(c)}">allow</td>`
+            : `<td class="deny" data-col="${html(c)}">deny<span class="reason">${html(cell?.reason ?? "absent").replace(/_/g, "_<wbr>")}</span></td>`;
         })
-        .join("")}</tr>`,
-  );
+        .join("");
+      body.push(`<tr class="route" data-route="${html(row.template.toLowerCase())} ${html(row.api.toLowerCase())}"><th scope="row"><code>${html(row.template)}</code><span class="api">${html(row.api)}</span></th>${cells}</tr>`);
+    }
+  }
+  const table = (rows: string[][], cls: string) => {
+    const [first = [], ...rest] = rows;
+    const cell = (c: string, i: number) => (i === 0 ? `<th scope="row">${html(c)}</th>` : `<td class="${c.startsWith("allowed") ? "allow" : c.startsWith("denied") ? "deny" : ""}">${html(c)}</td>`);
+    return `<table class="${cls}"><thead><tr>${first.map((c) => `<th scope="col">${html(c)}</th>`).join("")}</tr></thead><tbody>${rest.map((r) => `<tr>${r.map(cell).join("")}</tr>`).join("")}</tbody></table>`;
+  };
+  const roleOptions = m.columns.map((c) => `<option value="${html(c)}">${html(names(c))}</option>`).join("");
   return `<!doctype html>
-<html lang="fr"><head><meta charset="utf-8"><title>Portier access matrix (${html(m.revision)})</title>
-<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}.allow{background:#d4f4d4}.deny{background:#f8d7d7}</style></head>
-<body><h1>Access matrix</h1><p>Policy revision ${html(m.revision)}. Each cell is a decision of the compiled policy.</p>
-<table><thead><tr>${head.map((h) => `<th>${html(h)}</th>`).join("")}</tr></thead><tbody>
-${rows.join("\n")}
-</tbody></table></body></html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Portier access matrix (${html(m.revision)})</title>
+<style>
+body{font:14px/1.35 system-ui,sans-serif;margin:0 16px 32px;color:#1b1b1b}
+h1{font-size:20px;margin:12px 0 4px}h2{font-size:16px;margin:24px 0 6px}
+.legend{display:flex;flex-wrap:wrap;gap:6px 18px;margin:6px 0 10px;padding:0;list-style:none;font-size:13px}
+.legend .swatch{display:inline-block;width:12px;height:12px;border:1px solid #999;vertical-align:-2px;margin-right:4px}
+.filters{display:flex;gap:16px;align-items:center;margin:8px 0;font-size:13px}
+table{border-collapse:separate;border-spacing:0;width:100%}
+td,th{border-right:1px solid #ddd;border-bottom:1px solid #ddd;padding:3px 5px;vertical-align:top;text-align:left}
+#grid{table-layout:fixed}
+#grid thead th{position:sticky;top:0;z-index:2;background:#f2f2f2;font-size:12px;font-weight:600;overflow-wrap:break-word;border-top:1px solid #ddd}
+#grid thead th.route-col{width:24%}
+#grid tbody th{font-weight:normal;overflow-wrap:anywhere}
+#grid code{font-size:12px}
+.api{display:block;color:#555;font-size:11px}
+tr.product th{background:#e6ecf5;font-weight:600;position:static}
+td.allow{background:#d9f2d9}
+td.deny{background:#f9e0e0}
+#grid td{font-size:12px}
+.reason{display:block;font-size:10.5px;color:#6b2222;overflow-wrap:break-word}
+.hidden{display:none}
+.probes{width:auto;margin-top:4px}.probes td,.probes th{font-size:12.5px}
+</style></head>
+<body>
+<h1>Access matrix</h1>
+<p>Policy revision <code>${html(m.revision)}</code>. Every cell is a decision the compiled (wasm) policy returned for a GET on the
+route with its parameters filled in; it is not a copy of <code>data/</code>. Role columns are user (accessCode) calls with that one role,
+synced in identity management (spec 4.3, a deprecated list).</p>
+<ul class="legend" id="legend">
+<li><span class="swatch" style="background:#d9f2d9"></span><b>allow</b>: the policy allows the call</li>
+<li><span class="swatch" style="background:#f9e0e0"></span><b>deny</b>: refused, with the policy's reason under it</li>
+<li><b>synced, no role</b>: a user synced in identity management who holds none of the listed roles ("All synced" routes)</li>
+<li><b>not synced</b>: a user unknown to identity management</li>
+<li><b>application</b>: a client-credentials token (audience and scope <code>apiclients</code>), not role-restricted</li>
+</ul>
+<div class="filters">
+<label>Role <select id="role-filter"><option value="">all columns</option>${roleOptions}</select></label>
+<label>Route <input id="route-filter" type="search" placeholder="filter routes, e.g. eleves" size="28"></label>
+<span id="shown"></span>
+</div>
+<table id="grid"><thead><tr><th class="route-col" scope="col">Route (API)</th>${head}</tr></thead><tbody>
+${body.join("\n")}
+</tbody></table>
+<h2>Tenant bindings</h2>
+<p>${html(TENANCY_NOTE).replace(/`([^`]+)`/g, "<code>$1</code>")}</p>
+${table(tenancyTable(m), "probes tenancy")}
+<h2>Other methods and token shapes</h2>
+${table(otherProbesTable(m), "probes other")}
+<script>
+(function () {
+  var role = document.getElementById("role-filter"), route = document.getElementById("route-filter"), shown = document.getElementById("shown");
+  function apply() {
+    var col = role.value, q = route.value.trim().toLowerCase(), n = 0;
+    document.querySelectorAll("#grid [data-col]").forEach(function (el) { el.classList.toggle("hidden", col !== "" && el.getAttribute("data-col") !== col); });
+    document.querySelectorAll("#grid tr.route").forEach(function (tr) {
+      var hide = q !== "" && tr.getAttribute("data-route").indexOf(q) === -1;
+      tr.classList.toggle("hidden", hide);
+      if (!hide) n++;
+    });
+    shown.textContent = n + " route(s) shown";
+  }
+  role.addEventListener("change", apply);
+  route.addEventListener("input", apply);
+  apply();
+})();
+</script>
+</body></html>
 `;
 }
 

@@ -70,14 +70,14 @@ export function createApp(deps: AppDeps): express.Express {
     }
   });
 
-  // POST /decide, /forward-auth and /envoy are answered before Express (fast-adapters.ts).
+  // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (fast-adapters.ts).
   app.all("/decide", (_req, res) => {
     res.setHeader("Allow", "POST");
     res.status(405).json({ error: "method_not_allowed", message: "use POST /decide" });
   });
 
   app.use((_req, res) => {
-    res.status(404).json({ error: "not_found", message: "endpoints: POST /decide, /forward-auth, /envoy/<path>, GET /health, /ready, /metrics" });
+    res.status(404).json({ error: "not_found", message: "endpoints: POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /health, /ready, /metrics" });
   });
 
   // Errors never take the process down and never allow.

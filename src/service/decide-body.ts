@@ -44,10 +44,23 @@ function describe(errors: ErrorObject[] | null | undefined): string {
 
 export type ParsedBody = { ok: true; batch: false; request: DecideBody } | { ok: true; batch: true; requests: DecideBody[] } | { ok: false; error: string };
 
+/** `headers` with two spellings of authorization (e.g. "Authorization" and "authorization"): which one counts is unclear. */
+function duplicateAuthorization(request: DecideBody, at: string): string | undefined {
+  const names = Object.keys(request.headers ?? {}).filter((n) => n.toLowerCase() === "authorization");
+  return names.length > 1 ? `${at}.headers: more than one authorization header (${names.join(", ")})` : undefined;
+}
+
 export function parseDecideBody(body: unknown): ParsedBody {
   if (typeof body === "object" && body !== null && !Array.isArray(body) && "requests" in body) {
-    return validateBatch(body) ? { ok: true, batch: true, requests: body.requests } : { ok: false, error: describe(validateBatch.errors) };
+    if (!validateBatch(body)) return { ok: false, error: describe(validateBatch.errors) };
+    for (const [i, r] of body.requests.entries()) {
+      const error = duplicateAuthorization(r, `body.requests.${i}`);
+      if (error) return { ok: false, error };
+    }
+    return { ok: true, batch: true, requests: body.requests };
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) return { ok: false, error: "body: must be a JSON object" };
-  return validateSingle(body) ? { ok: true, batch: false, request: body } : { ok: false, error: describe(validateSingle.errors) };
+  if (!validateSingle(body)) return { ok: false, error: describe(validateSingle.errors) };
+  const error = duplicateAuthorization(body, "body");
+  return error ? { ok: false, error } : { ok: true, batch: false, request: body };
 }

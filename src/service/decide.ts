@@ -90,6 +90,8 @@ export function createDecide(ctx: DecideContext): Decide {
     let subject: Subject | null = null;
     let www: string | undefined;
     let path: string | undefined;
+    let input: DecisionInput | undefined;
+    let revision: string | undefined;
     try {
       let claims: Record<string, unknown> | undefined;
       try {
@@ -130,7 +132,8 @@ export function createDecide(ctx: DecideContext): Decide {
           if (!engine) {
             decision = engineDeny("policy_unavailable", "no policy is loaded", mode, 403);
           } else {
-            const input: DecisionInput = { method: req.method.toUpperCase(), path, token: tokenFacts(claims), roles, synced, role_check: mode };
+            input = { method: req.method.toUpperCase(), path, token: tokenFacts(claims), roles, synced, role_check: mode };
+            revision = engine.revision;
             decision = await engine.decide(input);
           }
         }
@@ -162,7 +165,11 @@ export function createDecide(ctx: DecideContext): Decide {
         status: decision.status,
         reason: decision.reason,
         would_deny: decision.would_deny?.reason ?? null,
-        revision: ctx.policy.engine?.revision ?? null,
+        // The revision that decided (a reload may swap the engine while a decision runs).
+        revision: revision ?? ctx.policy.engine?.revision ?? null,
+        // The exact policy input (verified claims the policy reads; never the token), so that
+        // `portier replay` can recompute this decision under another policy.
+        input: input ?? null,
         latency_ms: Math.round(seconds * 1e6) / 1000,
       },
       "decision",

@@ -1,11 +1,14 @@
 /**
  * The decision adapters on plain node:http (Express costs ~5x a bare server on this path): POST /decide,
- * /forward-auth (nginx, Traefik, Caddy) and Envoy ext_authz under /envoy. Each maps its request to a
- * DecisionRequest and the answer back; everything else goes to the Express app.
+ * /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik (what each trusts: gateway-headers.ts)
+ * and Envoy ext_authz under /envoy. Each maps its request to a DecisionRequest and the answer back;
+ * everything else goes to the Express app.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "pino";
 import { bearerToken, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
+import { isGatewayFamily, readEnvoy, readForwardAuth } from "./gateway-headers.js";
 
 function fromBody(body: DecideBody): DecisionRequest {
   let auth: string | undefined;
@@ -18,10 +21,6 @@ function fromBody(body: DecideBody): DecisionRequest {
 function publicAnswer(a: DecisionAnswer): Omit<DecisionAnswer, "www_authenticate"> {
   const { www_authenticate: _omit, ...rest } = a;
   return rest;
-}
-
-function one(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
 }
 
 /** Copy only safe characters into response headers. */
@@ -38,23 +37,19 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 function sendGateway(res: ServerResponse, a: DecisionAnswer): void {
   const headers: Record<string, string> = { "x-portier-decision-id": a.decision_id, "cache-control": "no-store" };
   if (a.allow) {
+    // Every X-Portier-* header (PORTIER_HEADERS), empty when not applicable, so the gateway replaces each one.
     const s = a.subject;
     headers["x-portier-subject"] = headerValue(s?.sub ?? s?.client_id ?? "");
     headers["x-portier-tenant"] = headerValue(s?.tenant_id ?? "");
     headers["x-portier-roles"] = headerValue((s?.roles ?? []).join(","));
-    if (s?.client_id) headers["x-portier-client-id"] = headerValue(s.client_id);
-    if (a.flow) headers["x-portier-flow"] = a.flow;
+    headers["x-portier-client-id"] = headerValue(s?.client_id ?? "");
+    headers["x-portier-flow"] = headerValue(a.flow ?? "");
+    headers["x-portier-reason"] = headerValue(a.reason);
     return sendJson(res, 200, { allow: true, decision_id: a.decision_id }, headers);
   }
   headers["x-portier-reason"] = a.reason;
   if (a.status === 401) headers["www-authenticate"] = a.www_authenticate ?? 'Bearer error="invalid_token"';
   sendJson(res, a.status === 401 ? 401 : 403, { allow: false, status: a.status, reason: a.reason, message: a.message, decision_id: a.decision_id }, headers);
-}
-
-function gatewayRequest(req: IncomingMessage, method: string | undefined, uri: string | undefined): DecisionRequest | undefined {
-  if (!method || !uri) return undefined;
-  const b = bearerToken(req.headers.authorization);
-  return { method, path: uri, token: b.token, ...(b.invalid ? { authorizationInvalid: true } : {}) };
 }
 
 function gatewayBad(res: ServerResponse, message: string): void {
@@ -97,23 +92,33 @@ async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: D
   sendJson(res, 200, answers.map(publicAnswer));
 }
 
-/** A request listener that answers the decision endpoints and passes anything else to `next`. */
-export function decisionListener(decide: Decide, maxBodyBytes: number, next: (req: IncomingMessage, res: ServerResponse) => void) {
+/**
+ * A request listener that answers the decision endpoints and passes anything else to `next`. A gateway request
+ * refused before any decision (request_invalid: headers the gateway should have set or removed) is logged, as
+ * it is either a misconfigured gateway or a client forging headers.
+ */
+export function decisionListener(decide: Decide, maxBodyBytes: number, next: (req: IncomingMessage, res: ServerResponse) => void, logger?: Logger) {
+  const refuse = (res: ServerResponse, endpoint: string, message: string): void => {
+    logger?.warn({ event: "gateway_request_refused", endpoint, reason: "request_invalid", message }, "gateway request refused");
+    gatewayBad(res, message);
+  };
   return (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? "/";
     let work: Promise<void> | undefined;
-    if (url === "/forward-auth" || url.startsWith("/forward-auth?")) {
-      const method = one(req.headers["x-original-method"]) ?? one(req.headers["x-forwarded-method"]);
-      const uri = one(req.headers["x-original-uri"]) ?? one(req.headers["x-forwarded-uri"]);
-      const r = gatewayRequest(req, method, uri);
+    // Caddy keeps the original query string on the auth request: the endpoint is the path before "?".
+    const endpoint = url.split("?", 1)[0]!;
+    if (endpoint === "/forward-auth" || endpoint.startsWith("/forward-auth/")) {
+      const family = endpoint.slice("/forward-auth/".length);
       req.resume();
-      if (!r) return gatewayBad(res, "X-Original-Method/X-Original-URI (nginx) or X-Forwarded-Method/X-Forwarded-Uri (Traefik, Caddy) are required");
-      work = decide(r, "forward-auth").then((a) => sendGateway(res, a));
+      // The generic /forward-auth is not served (README, Gateways): the endpoint names the gateway in front.
+      if (!isGatewayFamily(family)) return refuse(res, endpoint, "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik (X-Forwarded-Method, X-Forwarded-Uri)");
+      const r = readForwardAuth(req, family);
+      if (!r.ok) return refuse(res, endpoint, r.message);
+      work = decide(r.request, `forward-auth/${family}`).then((a) => sendGateway(res, a));
     } else if (url.startsWith("/envoy/") || url === "/envoy") {
-      // Envoy ext_authz HTTP service: the original request's method, path (after the prefix) and headers.
-      const r = gatewayRequest(req, req.method, url.slice("/envoy".length) || "/");
+      // Envoy ext_authz HTTP service: the original request's method and path (after the prefix); Authorization.
+      const r = readEnvoy(req, url.slice("/envoy".length) || "/");
       req.resume();
-      if (!r) return gatewayBad(res, "no original path");
       work = decide(r, "envoy").then((a) => sendGateway(res, a));
     } else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?"))) {
       work = handleDecide(req, res, decide, maxBodyBytes);

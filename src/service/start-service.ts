@@ -72,7 +72,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status() });
   const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, resolveRole, roleCheck: config.roleCheck, logger, metrics });
   const app = createApp({ decide, verifier, policy, directory, metrics, maxBodyBytes: config.maxBodyBytes });
-  const server = createServer(decisionListener(decide, config.maxBodyBytes, app));
+  const server = createServer(decisionListener(decide, config.maxBodyBytes, app, logger));
   server.keepAliveTimeout = 65_000;
   let url = "";
   if (options.listen !== false) {

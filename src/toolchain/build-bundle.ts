@@ -9,7 +9,7 @@ import { join, relative } from "node:path";
 import { loadCatalog, bundleData } from "../catalog/index.js";
 import { runOpa } from "./opa.js";
 
-export const ENTRYPOINTS = ["portier/decision", "portier/catalog"];
+export const ENTRYPOINTS = ["portier/decision", "portier/catalog", "portier/explain/checks"];
 
 export class BuildError extends Error {
   readonly code = "build_failed";

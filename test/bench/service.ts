@@ -1,7 +1,7 @@
 /**
  * Decision-service benchmark, one run: autocannon (keep-alive, bounded seconds) against
  *   - a bare node:http server answering a fixed JSON (the baseline),
- *   - Portier POST /decide and GET /forward-auth (token cache warm, decision log on, to /dev/null),
+ *   - Portier POST /decide and GET /forward-auth/nginx (token cache warm, decision log on, to /dev/null),
  *   - the real OPA server (`opa run --server`, pinned binary) answering POST /v1/data/portier/decision
  *     with the same decision input (claims already verified),
  * each in its own process; then in-process decisions per second (normalise + cached verify + evaluate)
@@ -136,7 +136,7 @@ export async function main(): Promise<void> {
     await autocannon({ url: `${portierUrl}/decide`, method: "POST", headers: { "content-type": "application/json" }, body: decideBody, connections: CONNECTIONS, duration: 1 });
     runs.push(await load("bare node:http (fixed JSON)", { url: `http://127.0.0.1:${barePort}/` }));
     runs.push(await load("Portier POST /decide", { url: `${portierUrl}/decide`, method: "POST", headers: { "content-type": "application/json" }, body: decideBody }));
-    runs.push(await load("Portier GET /forward-auth", { url: `${portierUrl}/forward-auth`, headers: { "x-original-method": "GET", "x-original-uri": PATH, authorization: `Bearer ${token}` } }));
+    runs.push(await load("Portier GET /forward-auth/nginx", { url: `${portierUrl}/forward-auth/nginx`, headers: { "x-original-method": "GET", "x-original-uri": PATH, authorization: `Bearer ${token}` } }));
     if (opaUrl) runs.push(await load("OPA POST /v1/data/portier/decision", { url: `${opaUrl}/v1/data/portier/decision`, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input }) }));
     const bareRps = runs[0]!.rps;
     const opaRun = runs.find((r) => r.name.startsWith("OPA"));

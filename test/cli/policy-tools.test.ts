@@ -1,8 +1,9 @@
-import { readFileSync, writeFileSync, appendFileSync } from "node:fs";
+import { readFileSync, writeFileSync, appendFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { portier, scratchProject } from "../support/cli.js";
+import { newerSource } from "../../src/review/index.js";
 
 describe("portier test", () => {
   it("passes on the project with full coverage", () => {
@@ -78,10 +79,38 @@ describe("portier diff", () => {
     expect(r.stdout.length).toBeGreaterThan(0);
   });
 
-  it("says what it could not read", () => {
+  it("says what it could not read, with exit 2 (1 means changes)", () => {
     const r = portier(["diff", "no-such-revision-or-file", PROJECT_ROOT]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/no-such-revision-or-file: not a bundle file, a policy folder, or a git revision/);
+  });
+
+  it("sees a tenant binding moved in data/tenants.json, in text and Markdown", () => {
+    const dir = scratchProject();
+    const file = join(dir, "data", "tenants.json");
+    const doc = JSON.parse(readFileSync(file, "utf8"));
+    doc.tenants[0].codeOrganisme.push("ORG002");
+    doc.tenants[1].codeOrganisme = doc.tenants[1].codeOrganisme.filter((c: string) => c !== "ORG002");
+    writeFileSync(file, JSON.stringify(doc, null, 2));
+    const bundle = join(PROJECT_ROOT, "build", "bundle.tar.gz");
+    const r = portier(["diff", bundle, dir]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^\+ application of tenant 3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01 .* with codeOrganisme ORG002 on \d+ routes .*: deny \(tenant_mismatch\) -> allow$/m);
+    expect(r.stdout).toMatch(/^- user with every role of tenant 7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13 .* with codeOrganisme ORG002 on .*: allow -> deny \(tenant_mismatch\)$/m);
+    expect(r.stdout).not.toContain("no change");
+    const md = portier(["diff", "--format", "md", bundle, dir]);
+    expect(md.code).toBe(1);
+    expect(md.stdout).toMatch(/^### Portier policy diff: /);
+    expect(md.stdout).toContain("| Change | Who | Route(s) | Before | After |");
+    expect(md.stdout).toMatch(/^\| gained \| application of tenant 3f7c1a52.* with codeOrganisme ORG002 \|/m);
+    const json = JSON.parse(portier(["diff", "--format", "json", bundle, dir]).stdout);
+    expect(json.probeChanges.some((c: { kind: string; change: string }) => c.kind === "tenant" && c.change === "gained")).toBe(true);
+  });
+
+  it("refuses an unknown --format with exit 2", () => {
+    const r = portier(["diff", "--format", "pdf", PROJECT_ROOT, PROJECT_ROOT]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--format must be one of text, md, json/);
   });
 });
 
@@ -95,7 +124,50 @@ describe("portier explain and matrix", () => {
     expect(deny.stdout).toContain("reason:     role_not_allowed");
     expect(deny.code).toBe(1);
     const app = portier(["explain", "--flow", "application", "--json", "GET", "/v1/roles"]);
-    expect(JSON.parse(app.stdout)).toMatchObject({ allow: true, flow: "application" });
+    expect(JSON.parse(app.stdout).decision).toMatchObject({ allow: true, flow: "application" });
+  });
+
+  it("refuses an unknown role and lists the known ones", () => {
+    const r = portier(["explain", "--role", "nope", "GET", "/v1/roles"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/unknown role\(s\) nope; the policy knows: .*enseignant_jeune.*eleve_adulte/);
+  });
+
+  it("shows every check with its outcome, and hints at --tenant on a tenant mismatch", () => {
+    const r = portier(["explain", "--role", "eleve_jeune", "POST", "/v2/ORG002/elevesJeunes"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^ {4}FAIL {2}method +method_not_allowed/m);
+    expect(r.stdout).toMatch(/^ {4}FAIL {2}tenant binding +tenant_mismatch/m);
+    expect(r.stdout).toMatch(/^ {4}FAIL {2}role list +role_not_allowed/m);
+    expect(r.stdout).toMatch(/^ {4}pass {2}route +matches/m);
+    expect(r.stdout).toMatch(/hint: +the caller has no tenant: pass --tenant/);
+  });
+
+  it("evaluates a decision input as logged (--input), from a log line or the input alone", () => {
+    const dir = scratchProject();
+    const input = { method: "GET", path: "/v2/ORG001/centres", token: { client_id: "m", aud: ["apiclients"], scope: ["apiclients"], tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01" }, roles: [], synced: false, role_check: "enforce" };
+    writeFileSync(join(dir, "line.json"), JSON.stringify({ event: "decision", input, allow: true }));
+    const r = portier(["explain", "--input", join(dir, "line.json")]);
+    expect(r.stdout).toMatch(/^ALLOW GET \/v2\/ORG001\/centres for the logged caller \(flow application/);
+    expect(r.code).toBe(0);
+    writeFileSync(join(dir, "input.json"), JSON.stringify({ ...input, path: "/v2/ORG002/centres" }));
+    const d = portier(["explain", "--input", join(dir, "input.json"), "--json"]);
+    expect(JSON.parse(d.stdout).decision.reason).toBe("tenant_mismatch");
+    expect(d.code).toBe(1);
+  });
+
+  it("warns when policies/ or data/ changed after the bundle was built, and --source explains the sources", () => {
+    const dir = scratchProject();
+    const bundle = join(dir, "bundle.tar.gz");
+    expect(portier(["bundle", "build", "--project", dir, "--out", bundle]).code).toBe(0);
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(bundle, past, past);
+    expect(newerSource(bundle, dir)).toMatch(/^(policies|data)\//);
+    utimesSync(bundle, new Date(), new Date());
+    expect(newerSource(bundle, dir)).toBeUndefined();
+    const fromSource = portier(["explain", "--source", dir, "--flow", "application", "GET", "/v1/roles"]);
+    expect(fromSource.code).toBe(0);
   });
 
   it("rejects bad options with exit 2 and the usage", () => {

@@ -2,7 +2,8 @@
  * End to end with real gateways (issue 6): the local issuer and the decision service run as processes
  * (`portier issuer`, `portier serve`), tokens come from the issuer through openid-client (client
  * credentials, and authorization code + PKCE), and real nginx (auth_request) and caddy (forward_auth)
- * sit in front of an echo upstream with Portier's /forward-auth as their auth endpoint. Each case checks
+ * with the shipped configs of docs/gateways/ sit in front of an echo upstream, Portier's
+ * /forward-auth/nginx and /forward-auth/caddy as their auth endpoints. Each case checks
  * the status the client gets, whether the upstream was reached, and the X-Portier-* headers it received.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -126,10 +127,10 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
     });
   });
 
-  describe("/forward-auth itself answers only 200, 401 or 403", () => {
-    const odd: Array<{ why: string; headers: (t: string) => Record<string, string> }> = [
+  describe("/forward-auth/<gateway> itself answers only 200, 401 or 403", () => {
+    const odd: Array<{ why: string; endpoint?: string; headers: (t: string) => Record<string, string> }> = [
       { why: "nginx style, allowed", headers: (t) => ({ ...bearer(t), "x-original-method": "GET", "x-original-uri": "/v2/ORG001/centres" }) },
-      { why: "caddy style, allowed", headers: (t) => ({ ...bearer(t), "x-forwarded-method": "GET", "x-forwarded-uri": "/v2/ORG001/centres" }) },
+      { why: "caddy style, allowed", endpoint: "/forward-auth/caddy", headers: (t) => ({ ...bearer(t), "x-forwarded-method": "GET", "x-forwarded-uri": "/v2/ORG001/centres" }) },
       { why: "no original URI", headers: (t) => ({ ...bearer(t), "x-original-method": "GET" }) },
       { why: "no original method", headers: (t) => ({ ...bearer(t), "x-original-uri": "/v2/ORG001/centres" }) },
       { why: "no headers at all", headers: () => ({}) },
@@ -140,8 +141,8 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
       { why: "empty bearer", headers: () => ({ authorization: "Bearer ", "x-original-method": "GET", "x-original-uri": "/v2/ORG001/centres" }) },
       { why: "very long URI", headers: (t) => ({ ...bearer(t), "x-original-method": "GET", "x-original-uri": `/v2/ORG001/${"a".repeat(6000)}` }) },
     ];
-    it.each(odd)("$why", async ({ why, headers }) => {
-      const res = await send(service!.url, "/forward-auth", { headers: headers(tokens.get("enseignant.jeune")!) });
+    it.each(odd)("$why", async ({ why, endpoint, headers }) => {
+      const res = await send(service!.url, endpoint ?? "/forward-auth/nginx", { headers: headers(tokens.get("enseignant.jeune")!) });
       expect([200, 401, 403], describeResponse(res)).toContain(res.status);
       if (res.status === 401) expect(res.headers["www-authenticate"], why).toMatch(/^Bearer\b/);
       if (why.endsWith("allowed")) expect(res.status, describeResponse(res)).toBe(200);
@@ -149,9 +150,9 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
     });
   });
 
-  describe("the same denials asked of /forward-auth directly (nginx-style headers): status and reason", () => {
+  describe("the same denials asked of /forward-auth/nginx directly: status and reason", () => {
     it.each(DENIED)("$status $reason: $caller $method $path ($why)", async ({ caller, path, method, status, reason }) => {
-      const res = await send(service!.url, "/forward-auth", {
+      const res = await send(service!.url, "/forward-auth/nginx", {
         headers: { ...headersFor(caller), "x-original-method": method ?? "GET", "x-original-uri": path },
       });
       expect(res.status, describeResponse(res)).toBe(status);

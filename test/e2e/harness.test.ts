@@ -47,7 +47,7 @@ for (const kind of KINDS) {
       expect(auth.seen).toHaveLength(1);
       expect(auth.seen[0]).toMatchObject({ originalMethod: "GET", originalUri: path, authorization: "Bearer allow" });
       // Caddy keeps the original query string on the auth request; nginx sends the bare URI.
-      expect(auth.seen[0]?.path.split("?")[0]).toBe("/forward-auth");
+      expect(auth.seen[0]?.path.split("?")[0]).toBe(`/forward-auth/${kind}`);
     });
 
     it("passes the raw path and the original method to the auth endpoint", async () => {

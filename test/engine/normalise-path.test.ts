@@ -11,6 +11,10 @@ const ok: [string, string][] = [
   ["/v2/ORG001/%C3%A9coles", "/v2/ORG001/écoles"],
   ["/v2/ORG001/e%CC%81coles", "/v2/ORG001/écoles"],
   ["/v2/ORG001/b%C3%A2timents", "/v2/ORG001/bâtiments"],
+  // Raw non-ASCII stands for its UTF-8 escapes (gateway headers turn raw bytes into escapes before this).
+  ["/v2/ORG001/écoles", "/v2/ORG001/écoles"],
+  ["/v2/ORG001/e\u0301coles", "/v2/ORG001/écoles"],
+  ["/v2/ORG001/%C3%A9coles/\u{1F600}", "/v2/ORG001/écoles/\u{1F600}"],
   ["/v2/ORG001/elevesAdultes/1/pre%CC%81sences", "/v2/ORG001/elevesAdultes/1/présences"],
   ["/v2/ORG%20001", "/v2/ORG 001"],
   ["/v2/%4FRG001", "/v2/ORG001"], // an escaped unreserved character is that character
@@ -35,9 +39,9 @@ const refused: [string, RegExp][] = [
   ["/v1\\roles", /backslash at position 3/],
   ["/v1/ro\u0007les", /control character at position 6/],
   ["/v1/ro\tles", /control character at position 6/],
-  ["/v2/ORG001/écoles", /non-ASCII character U\+00E9 at position 11 is not allowed: percent-encode it as UTF-8/],
-  ["/v2/ORG001/e\u0301coles", /non-ASCII character U\+0301/],
-  ["/v2/ORG001/Ã©coles", /non-ASCII character U\+00C3/], // raw UTF-8 bytes read as Latin-1
+  ["/v2/ORG001/\ud800coles", /lone UTF-16 surrogate at position 11/],
+  ["/v2/\uff2fRG002/centres", /compatibility character "Ｏ"/], // raw, as a /decide body may carry it
+  ["/v2/ORG\u00a0002", /control or invisible character U\+00A0/],
   ["/v1/%zz", /malformed percent-escape at position 4/],
   ["/v1/%4", /malformed percent-escape/],
   ["/v1/a%", /malformed percent-escape at position 5/],

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadEngine, type InProcessEngine } from "../../src/engine/index.js";
-import { computeMatrix, renderMatrix, diffMatrices, renderDiff, explain, renderExplanation, samplePath, type AccessMatrix } from "../../src/review/index.js";
+import { computeMatrix, renderMatrix, diffMatrices, renderDiff, renderDiffMarkdown, hasChanges, explain, explainRequest, renderExplanation, samplePath, type AccessMatrix } from "../../src/review/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
 
@@ -35,9 +35,10 @@ describe("rendering the matrix", () => {
   it("writes JSON and escaped HTML", () => {
     expect(JSON.parse(renderMatrix(matrix, "json")).rows).toHaveLength(29);
     const html = renderMatrix(matrix, "html");
-    expect(html).toContain("Absences d&#39;un".replace("&#39;", "'"));
+    expect(html).toContain("Absences d&#39;un élève jeune");
     expect(html).not.toMatch(/<td>[^<]*<script/);
-    expect(html.match(/<tr>/g)?.length).toBe(30);
+    expect(html.match(/<tr class="route"/g)?.length).toBe(29);
+    expect(html).toContain('<html lang="en">');
   });
 
   it("fills every parameter of a template", () => {
@@ -72,6 +73,41 @@ describe("diffing matrices", () => {
     );
     expect(renderDiff(d)).toContain("+ eleve_adulte on /v2/{codeOrganisme}/elevesAdultes: deny (role_not_allowed) -> allow");
   });
+
+  it("reports a method newly allowed, grouped over the routes it changed on, gains first", () => {
+    const after: AccessMatrix = structuredClone(matrix);
+    let flipped = 0;
+    for (const p of after.probes) {
+      if (p.kind === "method" && p.detail === "DELETE" && p.caller === "application") {
+        p.cell = { allow: true, reason: "allowed" };
+        flipped++;
+      }
+    }
+    const lost = after.probes.find((p) => p.kind === "method" && p.detail === "HEAD" && p.template === "/v1/roles" && p.caller === "application")!;
+    lost.cell = { allow: false, reason: "method_not_allowed" };
+    const d = diffMatrices(matrix, after);
+    expect(hasChanges(d)).toBe(true);
+    expect(d.changes).toEqual([]);
+    expect(d.probeChanges[0]).toMatchObject({ kind: "method", caller: "application", detail: "DELETE", change: "gained", before: "deny (method_not_allowed)", after: "allow" });
+    expect(d.probeChanges[0]?.templates).toHaveLength(flipped);
+    expect(d.probeChanges[1]).toMatchObject({ detail: "HEAD", change: "lost", templates: ["/v1/roles"] });
+    expect(renderDiff(d)).toMatch(/^\+ DELETE by application on 29 routes \(.*\): deny \(method_not_allowed\) -> allow$/m);
+    expect(renderDiff(d)).toMatch(/^- HEAD by application on \/v1\/roles: allow -> deny \(method_not_allowed\)$/m);
+    expect(renderDiffMarkdown(d, { before: "a", after: "b" })).toMatch(/^\| gained \| DELETE by application \| /m);
+  });
+
+  it("covers every tenant, code and other input of the policy in the probes", () => {
+    expect(matrix.tenants.map((t) => t.tenant_id)).toEqual(["3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", "7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13"]);
+    expect(matrix.codes).toEqual(["ORG001", "ORG002"]);
+    const kinds = new Set(matrix.probes.map((p) => p.kind));
+    expect([...kinds].sort()).toEqual(["method", "tenant", "token"]);
+    const own = matrix.probes.filter((p) => p.kind === "tenant" && p.caller.startsWith("application of tenant 3f7c1a52") && p.detail === "codeOrganisme ORG001");
+    expect(own.length).toBeGreaterThan(10);
+    expect(own.every((p) => p.cell.allow)).toBe(true);
+    const other = matrix.probes.filter((p) => p.kind === "tenant" && p.caller.startsWith("application of tenant 3f7c1a52") && p.detail === "codeOrganisme ORG002");
+    expect(other.every((p) => !p.cell.allow && p.cell.reason === "tenant_mismatch")).toBe(true);
+    expect(renderMatrix(matrix, "md")).toContain("## Tenant bindings");
+  });
 });
 
 describe("explaining a decision", () => {
@@ -79,7 +115,19 @@ describe("explaining a decision", () => {
     const req = { method: "get", path: "/v2/ORG001/e%CC%81coles?x=1", flow: "accessCode" as const, roles: [], synced: false, tenantId: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", mode: "enforce" as const };
     const d = explain(engine, req);
     expect(d).toMatchObject({ allow: false, reason: "not_synced", route: { template: "/v2/{codeOrganisme}/écoles" } });
-    expect(renderExplanation(req, d)).toContain("reason:     not_synced");
+    const e = explainRequest(engine, req);
+    expect(e.decision).toEqual(d);
+    expect(e.checks.map((c) => [c.check, c.outcome])).toEqual([
+      ["token shape", "pass"],
+      ["method", "pass"],
+      ["route", "pass"],
+      ["organisation code", "pass"],
+      ["apiclients scope", "pass"],
+      ["tenant binding", "pass"],
+      ["role list", "fail"],
+    ]);
+    expect(e.hints).toEqual([]);
+    expect(renderExplanation({ ...req, who: "x" }, e)).toContain("reason:     not_synced");
   });
 
   it("refuses an invalid path", () => {

@@ -126,8 +126,8 @@ describe("POST /decide", () => {
   });
 });
 
-describe("GET /forward-auth (nginx, Traefik, Caddy)", () => {
-  const fa = (headers: Record<string, string>, method = "GET") => fetch(`${svc.url}/forward-auth`, { method, headers });
+describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", () => {
+  const fa = (headers: Record<string, string>, method = "GET", family = "nginx") => fetch(`${svc.url}/forward-auth/${family}`, { method, headers });
 
   it("nginx: 200 with the X-Portier-* headers", async () => {
     const res = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v2/ORG001/elevesJeunes?page=2", Authorization: `Bearer ${tokens.teacher}` });
@@ -139,7 +139,7 @@ describe("GET /forward-auth (nginx, Traefik, Caddy)", () => {
   });
 
   it("Traefik/Caddy: X-Forwarded-Method / X-Forwarded-Uri; machine subject is the client id", async () => {
-    const res = await fa({ "X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/v1/roles", Authorization: `Bearer ${tokens.machine}` });
+    const res = await fa({ "X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/v1/roles", Authorization: `Bearer ${tokens.machine}` }, "GET", "caddy");
     expect(res.status).toBe(200);
     expect(res.headers.get("x-portier-subject")).toBe("machine");
     expect(res.headers.get("x-portier-roles")).toBe("");
@@ -196,15 +196,15 @@ describe("fail closed, never crash on input", () => {
     ["v2/ORG001/centres", "path_invalid"],
     ["/v2/ORG001//centres", "path_invalid"],
   ])("forward-auth %s -> 403 %s", async (uri, reason) => {
-    const res = await fetch(`${svc.url}/forward-auth`, { headers: { "X-Original-Method": "GET", "X-Original-URI": uri, Authorization: `Bearer ${tokens.teacher}` } });
+    const res = await fetch(`${svc.url}/forward-auth/nginx`, { headers: { "X-Original-Method": "GET", "X-Original-URI": uri, Authorization: `Bearer ${tokens.teacher}` } });
     expect(res.status).toBe(403);
     expect(res.headers.get("x-portier-reason")).toBe(reason);
   });
 
   it("odd methods, empty bearer and binary bodies are denied; the service stays up", async () => {
-    const odd = await fetch(`${svc.url}/forward-auth`, { headers: { "X-Original-Method": "PROPFIND", "X-Original-URI": "/v1/roles", Authorization: `Bearer ${tokens.teacher}` } });
+    const odd = await fetch(`${svc.url}/forward-auth/nginx`, { headers: { "X-Original-Method": "PROPFIND", "X-Original-URI": "/v1/roles", Authorization: `Bearer ${tokens.teacher}` } });
     expect(odd.status).toBe(403);
-    const empty = await fetch(`${svc.url}/forward-auth`, { headers: { "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: "Bearer " } });
+    const empty = await fetch(`${svc.url}/forward-auth/nginx`, { headers: { "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: "Bearer " } });
     expect(empty.status).toBe(401);
     const binary = await fetch(`${svc.url}/decide`, { method: "POST", body: new Uint8Array([0xff, 0xfe, 0, 1, 2]) });
     expect(binary.status).toBe(400);

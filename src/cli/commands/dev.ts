@@ -31,7 +31,7 @@ export function curlLines(issuerUrl: string, serviceUrl: string): string[] {
     ask("USER_TOKEN", "/v2/ORG001/elevesAdultes"),
     ask("USER_TOKEN", "/v2/ORG002/centres"),
     ask("MACHINE_TOKEN", "/v2/ORG001/elevesAdultes"),
-    `curl -s -i ${serviceUrl}/forward-auth -H 'X-Original-Method: GET' -H 'X-Original-URI: /v1/roles' -H "Authorization: Bearer $USER_TOKEN"`,
+    `curl -s -i ${serviceUrl}/forward-auth/nginx -H 'X-Original-Method: GET' -H 'X-Original-URI: /v1/roles' -H "Authorization: Bearer $USER_TOKEN"`,
   ];
 }
 

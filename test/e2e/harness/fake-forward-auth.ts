@@ -21,11 +21,15 @@ export interface FakeForwardAuth {
   close(): Promise<void>;
 }
 
+/** Every X-Portier-* header, as Portier sends them all on a 200 (the shipped Caddyfile copies each one). */
 export const FAKE_HEADERS = {
   "x-portier-subject": "fake-subject",
   "x-portier-tenant": "fake-tenant",
   "x-portier-roles": "enseignant_jeune",
   "x-portier-decision-id": "fake-decision",
+  "x-portier-client-id": "fake-client",
+  "x-portier-flow": "accessCode",
+  "x-portier-reason": "allowed",
 };
 
 function one(value: string | string[] | undefined): string | undefined {

@@ -1,7 +1,9 @@
 /**
- * Real gateways for the end-to-end tests: finds the nginx and caddy binaries, fills the config
- * templates of test/e2e/gateways/ into a fresh temp dir, runs the gateway in the foreground on
- * 127.0.0.1 and a free port with every path (pid, logs, temp, storage) in that dir, and stops it.
+ * Real gateways for the end-to-end tests: finds the nginx and caddy binaries, takes the shipped configs of
+ * docs/gateways/ with only their ports (and nginx's log directory) filled in, wraps them in a test-only
+ * main config (test/e2e/gateways/: pid, temp dirs, loopback) in a fresh temp dir, runs the gateway in the
+ * foreground on 127.0.0.1 and a free port, and stops it. `shippedConfig` gives the same filled text for
+ * the gateways that are not installed here (Traefik, Envoy), whose request shapes the tests reproduce.
  */
 import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
@@ -19,6 +21,45 @@ process.once("exit", () => {
 });
 
 const TEMPLATES = fileURLToPath(new URL("../gateways/", import.meta.url));
+export const SHIPPED_DIR = fileURLToPath(new URL("../../../docs/gateways/", import.meta.url));
+
+export type ShippedFile = "nginx.conf" | "Caddyfile" | "traefik.yml" | "envoy.yaml";
+
+export interface ShippedValues {
+  /** The gateway's own port. */
+  port: number;
+  authPort: number;
+  upstreamPort: number;
+  /** nginx's log directory. */
+  dir?: string;
+}
+
+/**
+ * The defaults written in each shipped config and what the tests put in their place. Each one must occur in
+ * the file, so a changed default fails here instead of the tests running something else.
+ */
+function shippedReplacements(file: ShippedFile, v: ShippedValues): Array<[string, string]> {
+  switch (file) {
+    case "nginx.conf":
+      return [["listen 8080;", `listen ${LOOPBACK}:${v.port};`], ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`], ["127.0.0.1:9000", `${LOOPBACK}:${v.upstreamPort}`], ["/var/log/nginx/", `${v.dir}/`]];
+    case "Caddyfile":
+      return [["http://:8080", `http://${LOOPBACK}:${v.port}`], ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`], ["127.0.0.1:9000", `${LOOPBACK}:${v.upstreamPort}`]];
+    case "traefik.yml":
+      return [["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`], ["127.0.0.1:9000", `${LOOPBACK}:${v.upstreamPort}`]];
+    case "envoy.yaml":
+      return [["port_value: 8080", `port_value: ${v.port}`], ["port_value: 8181", `port_value: ${v.authPort}`], ["port_value: 9000", `port_value: ${v.upstreamPort}`], ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`]];
+  }
+}
+
+/** A shipped config of docs/gateways/ with only its ports (and nginx's log directory) filled in. */
+export function shippedConfig(file: ShippedFile, values: ShippedValues): string {
+  let text = readFileSync(join(SHIPPED_DIR, file), "utf8");
+  for (const [from, to] of shippedReplacements(file, values)) {
+    if (!text.includes(from)) throw new Error(`docs/gateways/${file}: the default "${from}" the tests replace is not in the file`);
+    text = text.split(from).join(to);
+  }
+  return text;
+}
 
 export const INSTALL_HINT: Record<GatewayKind, string> = {
   nginx: "apt-get install nginx-light (Debian package with the auth_request module)",
@@ -97,24 +138,25 @@ async function launch(kind: GatewayKind, binary: string, dir: string, opts: Gate
   const values: Record<string, string> = {
     DIR: dir,
     PORT: String(port),
-    PORTIER_PORT: String(opts.authPort),
-    UPSTREAM_PORT: String(opts.upstreamPort),
     // As root, nginx would switch its workers to "nobody"; keep them as the current user instead.
     USER_DIRECTIVE: process.getuid?.() === 0 ? `user ${userInfo().username};` : "",
   };
 
   let proc: Managed;
   let logFiles: string[];
+  const shipped: ShippedValues = { port, authPort: opts.authPort, upstreamPort: opts.upstreamPort, dir };
   if (kind === "nginx") {
     for (const sub of ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]) mkdirSync(join(dir, sub));
     const conf = join(dir, "nginx.conf");
-    writeFileSync(conf, fill(readFileSync(join(TEMPLATES, "nginx.conf.template"), "utf8"), values));
-    logFiles = [join(dir, "error.log")];
+    writeFileSync(join(dir, "portier.conf"), shippedConfig("nginx.conf", shipped));
+    writeFileSync(conf, fill(readFileSync(join(TEMPLATES, "nginx-main.conf.template"), "utf8"), values));
+    logFiles = [join(dir, "error.log"), join(dir, "portier.log")];
     // -p: prefix for any relative path; -e: start-up error log before the config is read.
     proc = startProcess("nginx", binary, ["-p", `${dir}/`, "-c", conf, "-e", join(dir, "error.log")], { cwd: dir });
   } else {
     const conf = join(dir, "Caddyfile");
-    writeFileSync(conf, fill(readFileSync(join(TEMPLATES, "Caddyfile.template"), "utf8"), values));
+    writeFileSync(join(dir, "portier.Caddyfile"), shippedConfig("Caddyfile", shipped));
+    writeFileSync(conf, fill(readFileSync(join(TEMPLATES, "Caddyfile-main.template"), "utf8"), values));
     logFiles = [join(dir, "caddy.log")];
     const env = { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, "data"), XDG_CONFIG_HOME: join(dir, "config") };
     proc = startProcess("caddy", binary, ["run", "--config", conf, "--adapter", "caddyfile"], { cwd: dir, env });

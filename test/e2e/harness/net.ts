@@ -2,7 +2,7 @@
  * Loopback networking helpers for the end-to-end tests: pick a free ephemeral port on 127.0.0.1, and
  * wait (bounded) until something accepts TCP connections on a port.
  */
-import { createConnection, createServer, type AddressInfo } from "node:net";
+import { createConnection, createServer, type AddressInfo, type Server as NetServer } from "node:net";
 import type { Server as HttpServer } from "node:http";
 
 export const LOOPBACK = "127.0.0.1";
@@ -59,8 +59,8 @@ export async function waitForPort(
   }
 }
 
-/** Starts an HTTP server on a free loopback port; returns the port and a close that ends open connections. */
-export async function listenOnLoopback(server: HttpServer): Promise<{ port: number; close(): Promise<void> }> {
+/** Starts a server on a free loopback port; returns the port and a close that ends open HTTP connections. */
+export async function listenOnLoopback(server: HttpServer | NetServer): Promise<{ port: number; close(): Promise<void> }> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, LOOPBACK, () => resolve());
@@ -70,7 +70,7 @@ export async function listenOnLoopback(server: HttpServer): Promise<{ port: numb
     port,
     close: () =>
       new Promise<void>((resolve) => {
-        server.closeAllConnections();
+        if ("closeAllConnections" in server) server.closeAllConnections();
         server.close(() => resolve());
       }),
   };

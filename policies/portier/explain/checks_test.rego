@@ -1,0 +1,50 @@
+package portier.explain_test
+
+import data.portier.explain
+
+tenant_a := "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01"
+
+user := {"sub": "u1", "auth_time": 1700000000, "idp": "local", "scope": ["openid", "apiclients"], "tenant_id": tenant_a}
+
+machine := {"client_id": "m1", "aud": ["apiclients"], "scope": ["apiclients"], "tenant_id": tenant_a}
+
+request(method, path, token, roles) := {"method": method, "path": path, "token": token, "roles": roles, "synced": true, "role_check": "enforce"}
+
+# name: [request, outcomes of token shape, method, route, organisation code, scope, tenant binding, role list]
+cases := {
+	"teacher on absences": [
+		request("GET", "/v2/ORG001/elevesJeunes/J1/absences", user, ["enseignant_jeune"]),
+		["pass", "pass", "pass", "pass", "pass", "pass", "pass"],
+	],
+	"machine on a route without codeOrganisme": [
+		request("GET", "/v1/roles", machine, []),
+		["pass", "pass", "pass", "not_applicable", "not_applicable", "not_applicable", "not_applicable"],
+	],
+	"every failure at once": [
+		request("POST", "/v2/ORG002/elevesJeunes", object.union(user, {"scope": ["openid"]}), ["eleve_jeune"]),
+		["pass", "fail", "pass", "pass", "fail", "fail", "fail"],
+	],
+	"ID token on an unknown route": [
+		request("GET", "/v9/nothing", object.union(user, {"nonce": "n"}), []),
+		["fail", "pass", "fail", "not_applicable", "not_applicable", "not_applicable", "not_applicable"],
+	],
+	"machine on a code that is not one": [
+		request("GET", "/v2/ORG002./centres", machine, []),
+		["pass", "pass", "pass", "fail", "not_applicable", "fail", "not_applicable"],
+	],
+}
+
+test_each_check_has_its_own_outcome[name] if {
+	some name, c in cases
+	[r.outcome | some r in explain.checks] == c[1] with input as c[0]
+}
+
+test_checks_are_named_in_decision_order if {
+	names := [r.check | some r in explain.checks] with input as request("GET", "/v1/roles", machine, [])
+	names == ["token shape", "method", "route", "organisation code", "apiclients scope", "tenant binding", "role list"]
+}
+
+test_failures_carry_the_decision_reasons if {
+	reasons := [r.reason | some r in explain.checks; r.outcome == "fail"] with input as cases["every failure at once"][0]
+	reasons == ["method_not_allowed", "scope_missing", "tenant_mismatch", "role_not_allowed"]
+}

@@ -1,0 +1,147 @@
+/**
+ * Impact replay: re-evaluates every decision of a decision log (the service's JSON lines, each carrying
+ * the exact policy input) under a candidate policy, and groups what would change by route, roles, flow
+ * and reason, newly allowed first. Lines decided before the policy (no token, bad token, invalid path)
+ * carry no input and are counted apart: no policy change can alter them.
+ */
+import { createReadStream } from "node:fs";
+import { createInterface } from "node:readline";
+import type { DecisionInput, InProcessEngine } from "../engine/index.js";
+
+export interface Outcome {
+  allow: boolean;
+  reason: string;
+}
+
+export interface ReplayChange {
+  change: "newly_allowed" | "newly_denied" | "reason_changed";
+  route: string | null;
+  roles: string[];
+  flow: string | null;
+  before: Outcome;
+  after: Outcome;
+  /** How many logged decisions changed this way. */
+  count: number;
+  /** The first of them: log line number, method and path. */
+  example: { line: number; method: string; path: string };
+}
+
+export interface ReplayReport {
+  /** Lines read; lines of other events and blank lines are skipped without further counting. */
+  lines: number;
+  replayed: number;
+  /** Decision lines without an input: decided before the policy ran. */
+  notReplayable: number;
+  /** Lines that are not JSON (the first few kept, with their numbers). */
+  malformed: { line: number; error: string }[];
+  malformedCount: number;
+  unchanged: number;
+  newlyAllowed: number;
+  newlyDenied: number;
+  reasonChanged: number;
+  changes: ReplayChange[];
+  /** Policy revisions the log was decided under. */
+  loggedRevisions: string[];
+  revision: string;
+}
+
+const MAX_MALFORMED_KEPT = 20;
+const ORDER: Record<ReplayChange["change"], number> = { newly_allowed: 0, newly_denied: 1, reason_changed: 2 };
+
+function isInput(v: unknown): v is DecisionInput {
+  const i = v as Partial<DecisionInput> | null;
+  return !!i && typeof i === "object" && typeof i.method === "string" && typeof i.path === "string" && typeof i.token === "object" && i.token !== null;
+}
+
+/** Replays log lines (strings, one JSON object each) under `engine`. */
+export async function replayLines(lines: AsyncIterable<string> | Iterable<string>, engine: InProcessEngine): Promise<ReplayReport> {
+  const report: ReplayReport = { lines: 0, replayed: 0, notReplayable: 0, malformed: [], malformedCount: 0, unchanged: 0, newlyAllowed: 0, newlyDenied: 0, reasonChanged: 0, changes: [], loggedRevisions: [], revision: engine.revision };
+  const groups = new Map<string, ReplayChange>();
+  const revisions = new Set<string>();
+  for await (const text of lines) {
+    const line = ++report.lines;
+    if (text.trim() === "") continue;
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(text) as Record<string, unknown>;
+    } catch (err) {
+      if (report.malformed.length < MAX_MALFORMED_KEPT) report.malformed.push({ line, error: (err as Error).message });
+      report.malformedCount++;
+      continue;
+    }
+    if (!entry || typeof entry !== "object" || entry.event !== "decision") continue;
+    if (typeof entry.revision === "string") revisions.add(entry.revision);
+    if (!isInput(entry.input)) {
+      report.notReplayable++;
+      continue;
+    }
+    const before: Outcome = { allow: entry.allow === true, reason: String(entry.reason ?? "") };
+    const d = engine.decideSync(entry.input);
+    const after: Outcome = { allow: d.allow, reason: d.reason };
+    report.replayed++;
+    if (before.allow === after.allow && before.reason === after.reason) {
+      report.unchanged++;
+      continue;
+    }
+    const change: ReplayChange["change"] = after.allow && !before.allow ? "newly_allowed" : before.allow && !after.allow ? "newly_denied" : "reason_changed";
+    if (change === "newly_allowed") report.newlyAllowed++;
+    else if (change === "newly_denied") report.newlyDenied++;
+    else report.reasonChanged++;
+    const route = d.route?.template ?? (typeof entry.route === "string" ? entry.route : null);
+    const roles = [...(entry.input.roles ?? [])].sort();
+    const flow = d.flow ?? (typeof entry.flow === "string" ? entry.flow : null);
+    const key = JSON.stringify([change, route, roles, flow, before, after]);
+    const group = groups.get(key);
+    if (group) group.count++;
+    else groups.set(key, { change, route, roles, flow, before, after, count: 1, example: { line, method: entry.input.method, path: entry.input.path } });
+  }
+  report.changes = [...groups.values()].sort((a, b) => ORDER[a.change] - ORDER[b.change] || b.count - a.count);
+  report.loggedRevisions = [...revisions];
+  return report;
+}
+
+/** Replays a decision log file, read line by line (never whole). */
+export function replayLogFile(file: string, engine: InProcessEngine): Promise<ReplayReport> {
+  const rl = createInterface({ input: createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
+  return replayLines(rl, engine);
+}
+
+function outcomeText(o: Outcome): string {
+  return o.allow ? "allow" : `deny (${o.reason})`;
+}
+
+export function replayChanged(r: ReplayReport): boolean {
+  return r.changes.length > 0;
+}
+
+function summary(r: ReplayReport): string {
+  return (
+    `${r.replayed} decision(s) replayed under revision ${r.revision}: ${r.newlyAllowed} newly allowed, ${r.newlyDenied} newly denied, ` +
+    `${r.reasonChanged} with another deny reason, ${r.unchanged} unchanged; ${r.notReplayable} decided before the policy (not replayable)` +
+    (r.malformedCount ? `; ${r.malformedCount} unreadable line(s)` : "")
+  );
+}
+
+export function renderReplay(r: ReplayReport): string {
+  const lines: string[] = [];
+  for (const c of r.changes) {
+    const sign = c.change === "newly_allowed" ? "+" : c.change === "newly_denied" ? "-" : "~";
+    lines.push(
+      `${sign} ${c.count} x ${c.route ?? "(no route)"} flow ${c.flow ?? "none"} roles [${c.roles.join(", ")}]: ${outcomeText(c.before)} -> ${outcomeText(c.after)}` +
+        `   e.g. line ${c.example.line}: ${c.example.method} ${c.example.path}`,
+    );
+  }
+  for (const m of r.malformed) lines.push(`! line ${m.line}: not JSON (${m.error})`);
+  lines.push(summary(r));
+  return lines.join("\n") + "\n";
+}
+
+export function renderReplayMarkdown(r: ReplayReport): string {
+  const out = [`### Portier impact replay under revision \`${r.revision}\``, "", `**${summary(r)}**`, ""];
+  if (r.changes.length === 0) return out.concat("No logged decision would change.", "").join("\n");
+  out.push("| Change | Decisions | Route | Flow | Roles | Before | After | Example |", "|---|---|---|---|---|---|---|---|");
+  for (const c of r.changes) {
+    out.push(`| ${c.change.replace("_", " ")} | ${c.count} | \`${c.route ?? "(none)"}\` | ${c.flow ?? "none"} | ${c.roles.join(", ")} | ${outcomeText(c.before)} | ${outcomeText(c.after)} | line ${c.example.line}: \`${c.example.method} ${c.example.path.replace(/\|/g, "\\|")}\` |`);
+  }
+  return out.join("\n") + "\n";
+}

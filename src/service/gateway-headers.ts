@@ -1,0 +1,105 @@
+/**
+ * What Portier trusts in a gateway's auth request, and the headers it answers with.
+ *
+ * Each forward-auth endpoint reads only the headers its gateway family sets itself on every auth request
+ * (nginx: X-Original-Method/-URI from the shipped config; Caddy and Traefik: X-Forwarded-Method/-Uri/-Host,
+ * which they overwrite), from `rawHeaders` so that duplicates are seen (Node folds or drops them in
+ * `req.headers`). A request that also carries the other family's method/URI headers, or several values of
+ * one trusted header, is refused: some gateway copied a client's header, and Portier cannot tell whose
+ * value is the real one. Every adapter also requires at most one Authorization header.
+ */
+import type { IncomingMessage } from "node:http";
+import { bearerToken, type DecisionRequest } from "./decide.js";
+
+export type GatewayFamily = "nginx" | "caddy" | "traefik";
+
+interface FamilyHeaders {
+  method: string;
+  uri: string;
+  /** Headers of this family: each may appear at most once. */
+  own: string[];
+  /** The other family's method/URI headers: their presence refuses the request. */
+  foreign: string[];
+}
+
+const ORIGINAL = ["X-Original-Method", "X-Original-URI"];
+const FORWARDED = ["X-Forwarded-Method", "X-Forwarded-Uri"];
+const FORWARDED_FAMILY: FamilyHeaders = { method: "X-Forwarded-Method", uri: "X-Forwarded-Uri", own: [...FORWARDED, "X-Forwarded-Host"], foreign: ORIGINAL };
+
+export const GATEWAY_FAMILIES: Record<GatewayFamily, FamilyHeaders> = {
+  nginx: { method: "X-Original-Method", uri: "X-Original-URI", own: ORIGINAL, foreign: FORWARDED },
+  caddy: FORWARDED_FAMILY,
+  traefik: FORWARDED_FAMILY,
+};
+
+export function isGatewayFamily(name: string): name is GatewayFamily {
+  return Object.hasOwn(GATEWAY_FAMILIES, name);
+}
+
+/**
+ * Every header Portier sets on a forward-auth or Envoy answer. On 200 all of them are sent (empty when not
+ * applicable), so a gateway that copies them upstream replaces whatever the client sent under these names.
+ */
+export const PORTIER_HEADERS = [
+  "X-Portier-Decision-Id",
+  "X-Portier-Subject",
+  "X-Portier-Tenant",
+  "X-Portier-Roles",
+  "X-Portier-Client-Id",
+  "X-Portier-Flow",
+  "X-Portier-Reason",
+] as const;
+
+/** Every value of the named headers, in order, from the raw header list (names compared case-insensitively). */
+function rawValues(req: IncomingMessage, names: string[]): Map<string, string[]> {
+  const wanted = new Map(names.map((n) => [n.toLowerCase(), n]));
+  const out = new Map<string, string[]>();
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = wanted.get(raw[i]!.toLowerCase());
+    if (name === undefined) continue;
+    const list = out.get(name);
+    if (list) list.push(raw[i + 1]!);
+    else out.set(name, [raw[i + 1]!]);
+  }
+  return out;
+}
+
+/**
+ * Node hands header bytes over as latin1 characters. A gateway passes a raw UTF-8 URI byte for byte (nginx's
+ * $request_uri), so bytes 0x80-0xff are turned back into percent-escapes: the path normaliser then decodes
+ * them as UTF-8 like any escaped path, and refuses invalid UTF-8 (path_invalid).
+ */
+export function uriFromHeader(value: string): string {
+  return value.replace(/[\u0080-\u00ff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** The bearer token of the one Authorization header; several headers (or another shape) are invalid. */
+function credentials(values: string[] | undefined): Pick<DecisionRequest, "token" | "authorizationInvalid"> {
+  if (values !== undefined && values.length > 1) return { token: undefined, authorizationInvalid: true };
+  const b = bearerToken(values?.[0]);
+  return { token: b.token, ...(b.invalid ? { authorizationInvalid: true } : {}) };
+}
+
+export type GatewayRead = { ok: true; request: DecisionRequest } | { ok: false; message: string };
+
+/** The decision request of a forward-auth call from the given gateway family, or why it is refused. */
+export function readForwardAuth(req: IncomingMessage, family: GatewayFamily): GatewayRead {
+  const spec = GATEWAY_FAMILIES[family];
+  const seen = rawValues(req, [...spec.own, ...spec.foreign, "Authorization"]);
+  const foreign = spec.foreign.filter((n) => seen.has(n));
+  if (foreign.length > 0) {
+    return { ok: false, message: `/forward-auth/${family} reads ${spec.method} and ${spec.uri} only; the request also carries ${foreign.join(", ")}, so some hop passed a client's header` };
+  }
+  const repeated = spec.own.filter((n) => (seen.get(n)?.length ?? 0) > 1);
+  if (repeated.length > 0) return { ok: false, message: `several ${repeated.join(", ")} headers: exactly one is expected` };
+  const method = seen.get(spec.method)?.[0];
+  const uri = seen.get(spec.uri)?.[0];
+  if (!method || !uri) return { ok: false, message: `${spec.method} and ${spec.uri} are required (set by the gateway)` };
+  return { ok: true, request: { method, path: uriFromHeader(uri), ...credentials(seen.get("Authorization")) } };
+}
+
+/** Envoy ext_authz HTTP service: the original method and path are the check request's own; only Authorization is read. */
+export function readEnvoy(req: IncomingMessage, path: string): DecisionRequest {
+  return { method: req.method ?? "", path, ...credentials(rawValues(req, ["Authorization"]).get("Authorization")) };
+}
