@@ -5,3 +5,5 @@ export { loadCatalog, bundleData, routeIndex, routeKey, fieldPath } from "./load
 export type { Catalog, RoleEntry, RouteEntry, TenantEntry, RouteIndex } from "./load-catalog.js";
 export { DataError } from "./data-error.js";
 export { readJsonFile, parseJsonText, lineAndColumn } from "./read-json-file.js";
+export { roleNameKey, indexRoleNames, RoleNameError } from "./role-names.js";
+export type { RoleNames } from "./role-names.js";

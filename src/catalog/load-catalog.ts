@@ -1,12 +1,14 @@
 /**
  * Loads data/roles.json, data/routes.json and data/tenants.json, validates each with its ajv schema
  * (data/schemas/) and across files (a route's roles exist, templates are unique, a code belongs to one
- * tenant, whatever its case), and composes the bundle's data document (data.catalog in the policies).
+ * tenant whatever its case, no role name names two roles), and composes the bundle's data document
+ * (data.catalog in the policies).
  */
 import { join } from "node:path";
 import { Ajv, type ErrorObject } from "ajv";
 import { readJsonFile } from "./read-json-file.js";
 import { DataError } from "./data-error.js";
+import { indexRoleNames, RoleNameError } from "./role-names.js";
 
 export interface RoleEntry {
   id: string;
@@ -67,14 +69,12 @@ export function loadCatalog(dir: string): Catalog {
   const tenants = validated<{ tenants: TenantEntry[] }>(dir, "tenants").tenants;
 
   const rolesFile = join(dir, "roles.json");
-  const names = new Map<string, string>();
-  roles.forEach((role, i) => {
-    for (const name of [role.id, role.label, ...role.aliases]) {
-      const owner = names.get(name.normalize("NFC"));
-      if (owner && owner !== role.id) throw new DataError(rolesFile, `roles[${i}]`, `"${name}" already names role ${owner}`);
-      names.set(name.normalize("NFC"), role.id);
-    }
-  });
+  try {
+    indexRoleNames(roles);
+  } catch (err) {
+    if (err instanceof RoleNameError) throw new DataError(rolesFile, err.where, err.problem);
+    throw err;
+  }
   const ids = new Set(roles.map((r) => r.id));
 
   const routesFile = join(dir, "routes.json");

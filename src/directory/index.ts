@@ -1,15 +1,17 @@
 /**
  * The synced-users directory: an in-memory index (Map, O(1) lookups) loaded from a file and reloaded
  * when it changes (watch, debounce, atomic swap). A broken file keeps the old index and is reported.
+ * Role names are resolved at load with the given resolver; prepareRoles re-resolves for a new one.
  */
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
-import { loadDirectoryFile, type DirectoryEntry } from "./load-directory.js";
-import { loadRoleResolver, type RoleResolver } from "./role-names.js";
+import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
+import type { RoleResolver } from "./role-names.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
 export type { DirectoryEntry, DirectoryIndex } from "./load-directory.js";
-export { loadRoleResolver } from "./role-names.js";
+export { loadRoleResolver, roleResolver, NO_ROLE_NAMES } from "./role-names.js";
+export type { RoleResolver } from "./role-names.js";
 
 export interface DirectoryLogger {
   info(obj: object, msg?: string): void;
@@ -36,13 +38,16 @@ export class Directory {
   /** Called after every successful (re)load. */
   onChange: (() => void) | undefined;
 
-  private constructor(readonly file: string, private readonly resolve: RoleResolver, private readonly logger?: DirectoryLogger) {
+  /** Bumped by every index swap, so a role re-resolution can tell that a newer file load landed meanwhile. */
+  private generation = 0;
+
+  private constructor(readonly file: string, private resolve: RoleResolver, private readonly logger?: DirectoryLogger) {
     this.state = { file, loaded: false, size: 0, rejected: 0, reloads: 0, reloadFailures: 0 };
   }
 
   /** Loads the file once (throws on an unreadable or unparsable file) and optionally watches it. */
-  static async open(file: string, rolesFile: string, options: { watch?: boolean; logger?: DirectoryLogger } = {}): Promise<Directory> {
-    const dir = new Directory(file, loadRoleResolver(rolesFile), options.logger);
+  static async open(file: string, resolve: RoleResolver, options: { watch?: boolean; logger?: DirectoryLogger } = {}): Promise<Directory> {
+    const dir = new Directory(file, resolve, options.logger);
     await dir.reload(true);
     if (options.watch !== false) dir.startWatching();
     return dir;
@@ -64,13 +69,11 @@ export class Directory {
   async reload(first = false): Promise<boolean> {
     const started = Date.now();
     try {
-      const index = await loadDirectoryFile(this.file, this.resolve);
-      this.entries = index.entries;
-      Object.assign(this.state, { loaded: true, size: index.entries.size, rejected: index.rejected, loadedAt: new Date().toISOString(), lastError: undefined });
-      if (!first) this.state.reloads++;
-      for (const p of index.problems) this.logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
-      this.logger?.info({ event: "directory_loaded", file: this.file, size: index.entries.size, rejected: index.rejected, ms: Date.now() - started }, "directory loaded");
-      this.onChange?.();
+      const resolve = this.resolve;
+      const index = await loadDirectoryFile(this.file, resolve);
+      // The role names changed during the load: this index used the old ones, load again.
+      if (resolve !== this.resolve) return this.reload(first);
+      this.swapIn(index, first, Date.now() - started);
       return true;
     } catch (err) {
       if (first) throw err;
@@ -79,6 +82,33 @@ export class Directory {
       this.logger?.error({ event: "directory_reload_failed", file: this.file, error: (err as Error).message }, "directory reload refused; the previous index keeps serving");
       return false;
     }
+  }
+
+  /**
+   * Loads the file with another resolver (a new bundle's role names) without swapping it in; the returned
+   * function swaps resolver and index. When the file cannot be read, it swaps the resolver only (the old
+   * index keeps serving, reported) and the next reload uses the new names.
+   */
+  async prepareRoles(resolve: RoleResolver): Promise<() => void> {
+    const generation = this.generation;
+    const started = Date.now();
+    const index = await loadDirectoryFile(this.file, resolve).catch(() => undefined);
+    return () => {
+      this.resolve = resolve;
+      // Unreadable now, or a newer file landed meanwhile (resolved with the old names): reload reports or fixes it.
+      if (!index || generation !== this.generation) return void this.reload();
+      this.swapIn(index, false, Date.now() - started);
+    };
+  }
+
+  private swapIn(index: DirectoryIndex, first: boolean, ms: number): void {
+    this.generation++;
+    this.entries = index.entries;
+    Object.assign(this.state, { loaded: true, size: index.entries.size, rejected: index.rejected, loadedAt: new Date().toISOString(), lastError: undefined });
+    if (!first) this.state.reloads++;
+    for (const p of index.problems) this.logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
+    this.logger?.info({ event: "directory_loaded", file: this.file, size: index.entries.size, rejected: index.rejected, ms }, "directory loaded");
+    this.onChange?.();
   }
 
   private startWatching(): void {

@@ -6,7 +6,8 @@ import type { Bundle } from "./read-bundle.js";
 import { PolicyInstance } from "./policy-instance.js";
 import { inputProblem } from "./validate-input.js";
 import { engineDeny } from "./deny.js";
-import type { Decision, DecisionEngine, DecisionInput, RoleCheckMode } from "./types.js";
+import { catalogRoles } from "./catalog-roles.js";
+import type { CatalogRole, Decision, DecisionEngine, DecisionInput, RoleCheckMode } from "./types.js";
 
 export const DECISION_ENTRYPOINT = "portier/decision";
 export const CATALOG_ENTRYPOINT = "portier/catalog";
@@ -29,12 +30,14 @@ function decisionProblem(value: unknown): string | null {
 export class InProcessEngine implements DecisionEngine {
   readonly revision: string;
   readonly manifest: Bundle["manifest"];
+  readonly roles: readonly CatalogRole[];
   private readonly instance: PolicyInstance;
 
   constructor(bundle: Bundle, source: string) {
     this.revision = bundle.revision;
     this.manifest = bundle.manifest;
     this.instance = new PolicyInstance(bundle, source);
+    this.roles = catalogRoles(bundle.data, source);
   }
 
   get traps(): number {

@@ -36,5 +36,5 @@ export async function loadEngine(bundle: string | Uint8Array, options: LoadEngin
   // Instantiating here also proves the module loads before any worker is started.
   const engine = new InProcessEngine(parsed, source);
   if (workers === 0) return engine;
-  return WorkerPoolEngine.start(bytes, source, parsed.revision, workers);
+  return WorkerPoolEngine.start(bytes, source, parsed.revision, workers, engine.roles);
 }

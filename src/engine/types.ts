@@ -27,7 +27,7 @@ export interface DecisionInput {
   /** Normalised path (see normalisePath): decoded once, NFC, no query or fragment. */
   path: string;
   token: TokenFacts;
-  /** Role ids (roles.json) of the caller, from the synced-users directory or a claim. */
+  /** Role ids (the bundle's role catalog) of the caller, from the synced-users directory or a claim. */
   roles: string[];
   /** Whether the caller (sub) is synchronised in identity management. */
   synced: boolean;
@@ -71,9 +71,18 @@ export interface Decision {
   would_deny: { reason: DecisionReason; message: string } | null;
 }
 
+/** One role of the bundle's catalog (data.catalog.roles). */
+export interface CatalogRole {
+  id: string;
+  label: string;
+  aliases: string[];
+}
+
 /** What every engine (in-process or worker pool) offers the service. */
 export interface DecisionEngine {
   decide(input: DecisionInput): Promise<Decision>;
+  /** The role catalog of the bundle (data.catalog.roles): the names the service resolves to role ids. */
+  readonly roles: readonly CatalogRole[];
   /** Bundle revision from its manifest (or a content hash when the manifest has none). */
   readonly revision: string;
   close(): Promise<void>;

@@ -6,7 +6,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { engineDeny } from "./deny.js";
-import type { Decision, DecisionEngine, DecisionInput } from "./types.js";
+import type { CatalogRole, Decision, DecisionEngine, DecisionInput } from "./types.js";
 
 interface Slot {
   worker: Worker;
@@ -26,12 +26,13 @@ export class WorkerPoolEngine implements DecisionEngine {
     private readonly bytes: Uint8Array,
     private readonly source: string,
     revision: string,
+    readonly roles: readonly CatalogRole[],
   ) {
     this.revision = revision;
   }
 
-  static async start(bytes: Uint8Array, source: string, revision: string, size: number): Promise<WorkerPoolEngine> {
-    const pool = new WorkerPoolEngine(bytes, source, revision);
+  static async start(bytes: Uint8Array, source: string, revision: string, size: number, roles: readonly CatalogRole[]): Promise<WorkerPoolEngine> {
+    const pool = new WorkerPoolEngine(bytes, source, revision, roles);
     await Promise.all(Array.from({ length: size }, () => pool.spawn()));
     return pool;
   }

@@ -2,6 +2,7 @@
  * The Express app for everything but the hot decision endpoints: /health, /ready, /metrics, 405/404,
  * and an error handler that never crashes or allows. See fast-adapters.ts for /decide, forward-auth, Envoy.
  */
+import { readFileSync } from "node:fs";
 import express, { type Request, type Response, type NextFunction } from "express";
 import type { AccessTokenVerifier } from "../auth/index.js";
 import type { Directory } from "../directory/index.js";
@@ -42,7 +43,11 @@ export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory
   return { ready: missing.length === 0, missing, problems };
 }
 
+/** The OpenAPI 3.1 description of this service (docs/openapi.json; a test checks real answers against it). */
+export const OPENAPI_FILE = new URL("../../docs/openapi.json", import.meta.url);
+
 export function createApp(deps: AppDeps): express.Express {
+  const openapi = readFileSync(OPENAPI_FILE, "utf8");
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -70,6 +75,10 @@ export function createApp(deps: AppDeps): express.Express {
     }
   });
 
+  app.get("/openapi.json", (_req, res) => {
+    res.type("application/json").send(openapi);
+  });
+
   // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (fast-adapters.ts).
   app.all("/decide", (_req, res) => {
     res.setHeader("Allow", "POST");
@@ -77,7 +86,7 @@ export function createApp(deps: AppDeps): express.Express {
   });
 
   app.use((_req, res) => {
-    res.status(404).json({ error: "not_found", message: "endpoints: POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /health, /ready, /metrics" });
+    res.status(404).json({ error: "not_found", message: "endpoints: POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /health, /ready, /metrics, /openapi.json" });
   });
 
   // Errors never take the process down and never allow.

@@ -9,7 +9,6 @@ import { parseArgs } from "node:util";
 import { Ajv } from "ajv";
 
 export const DEFAULT_BUNDLE = fileURLToPath(new URL("../../build/bundle.tar.gz", import.meta.url));
-export const DEFAULT_ROLES = fileURLToPath(new URL("../../data/roles.json", import.meta.url));
 
 export interface ServiceConfig {
   issuer: string;
@@ -19,7 +18,6 @@ export interface ServiceConfig {
   bundlePollSeconds: number;
   directory?: string;
   rolesClaim?: string;
-  roles: string;
   port: number;
   host: string;
   workers: number;
@@ -45,7 +43,6 @@ const OPTIONS = {
   "bundle-poll-seconds": { type: "string" },
   directory: { type: "string" },
   "roles-claim": { type: "string" },
-  roles: { type: "string" },
   port: { type: "string" },
   host: { type: "string" },
   workers: { type: "string" },
@@ -69,7 +66,6 @@ const SCHEMA = {
     bundlePollSeconds: { type: "number", minimum: 0.05, maximum: 86400 },
     directory: { type: "string", minLength: 1 },
     rolesClaim: { type: "string", minLength: 1 },
-    roles: { type: "string", minLength: 1 },
     port: { type: "integer", minimum: 0, maximum: 65535 },
     host: { type: "string", minLength: 1 },
     workers: { type: "integer", minimum: 1, maximum: 256 },
@@ -123,7 +119,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   for (const key of Object.keys(merged)) merged[key] = coerce(key, merged[key]);
   const config: Record<string, unknown> = {
     bundle: DEFAULT_BUNDLE,
-    roles: DEFAULT_ROLES,
     bundlePollSeconds: 30,
     port: 8181,
     host: "127.0.0.1",

@@ -12,7 +12,8 @@ export interface DecideBody {
 
 export const MAX_BATCH = 100;
 
-const single = {
+/** One decision request; docs/openapi.json carries the same schema (a test keeps them equal). */
+export const DECIDE_REQUEST_SCHEMA = {
   type: "object",
   additionalProperties: false,
   required: ["method", "path"],
@@ -25,12 +26,12 @@ const single = {
 } as const;
 
 const ajv = new Ajv({ allErrors: false });
-const validateSingle = ajv.compile<DecideBody>(single);
+const validateSingle = ajv.compile<DecideBody>(DECIDE_REQUEST_SCHEMA);
 const validateBatch = ajv.compile<{ requests: DecideBody[] }>({
   type: "object",
   additionalProperties: false,
   required: ["requests"],
-  properties: { requests: { type: "array", minItems: 1, maxItems: MAX_BATCH, items: single } },
+  properties: { requests: { type: "array", minItems: 1, maxItems: MAX_BATCH, items: DECIDE_REQUEST_SCHEMA } },
 });
 
 function describe(errors: ErrorObject[] | null | undefined): string {

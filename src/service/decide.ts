@@ -6,6 +6,7 @@
  *   | extract the token    | 401 token_missing                              |
  *   | verify (src/auth)    | 401 <TokenError code>                          |
  *   | directory lookup     | roles [] / synced false (the policy decides)   |
+ *   | (or roles claim)     | names resolved with the active bundle's roles  |
  *   | normalise the path   | 403 path_invalid                               |
  *   | build DecisionInput  |                                                |
  *   | engine.decide        | 403 policy_error (no policy: policy_unavailable)|
@@ -32,7 +33,18 @@ export interface DecisionRequest {
   token: string | undefined;
   /** Set when an Authorization header was present but not a single Bearer credential. */
   authorizationInvalid?: boolean;
+  /** For the decision log only (never decided on): the gateway's request id, W3C traceparent, client address. */
+  trace?: RequestTrace;
 }
+
+export interface RequestTrace {
+  requestId?: string;
+  traceparent?: string;
+  clientAddress?: string;
+}
+
+/** A raw path kept in the log when it cannot be normalised: bounded, so a huge path cannot bloat the log. */
+const MAX_LOGGED_RAW_PATH = 512;
 
 export interface Subject {
   sub?: string;
@@ -50,10 +62,9 @@ export interface DecisionAnswer extends Decision {
 
 export interface DecideContext {
   verifier: AccessTokenVerifier;
-  policy: PolicyHolder;
-  directory: Directory | undefined;
+  policy: Pick<PolicyHolder, "engine" | "resolveRole">;
+  directory: Pick<Directory, "lookup"> | undefined;
   rolesClaim: string | undefined;
-  resolveRole: RoleResolver;
   roleCheck: RoleCheckMode;
   logger: Logger;
   metrics: ServiceMetrics | undefined;
@@ -69,8 +80,12 @@ export function bearerToken(header: string | string[] | undefined): { token?: st
   return m?.[1] ? { token: m[1] } : { invalid: true };
 }
 
+/**
+ * A roles claim: a JSON array of role names, or a string holding one name or a comma-separated list.
+ * Never split on spaces: spec labels have spaces ("Enseignant jeune"). Unknown names are dropped.
+ */
 function rolesFromClaim(value: unknown, resolve: RoleResolver): string[] | undefined {
-  const list = typeof value === "string" ? value.split(/[ ,]+/).filter(Boolean) : Array.isArray(value) ? value : undefined;
+  const list = typeof value === "string" ? value.split(",") : Array.isArray(value) ? value : undefined;
   if (!list) return undefined;
   const ids: string[] = [];
   for (const name of list) {
@@ -86,10 +101,12 @@ export function createDecide(ctx: DecideContext): Decide {
     const started = process.hrtime.bigint();
     const decision_id = randomUUID();
     const mode = ctx.roleCheck;
-    let decision: Decision;
+    let decision: Decision | undefined;
     let subject: Subject | null = null;
     let www: string | undefined;
-    let path: string | undefined;
+    // Normalised up front so that the log names the path even when the token fails; checked after the token.
+    const normalised = normalisePath(req.path);
+    const path = normalised.ok ? normalised.path : undefined;
     let input: DecisionInput | undefined;
     let revision: string | undefined;
     try {
@@ -110,29 +127,27 @@ export function createDecide(ctx: DecideContext): Decide {
         let synced = false;
         if (sub !== undefined) {
           if (ctx.rolesClaim) {
-            const fromClaim = rolesFromClaim(claims[ctx.rolesClaim], ctx.resolveRole);
+            const fromClaim = rolesFromClaim(claims[ctx.rolesClaim], ctx.policy.resolveRole);
             roles = fromClaim ?? [];
             synced = fromClaim !== undefined;
           } else {
             const entry = ctx.directory?.lookup(sub);
-            // A record filed under another tenant is not this caller: not synced here.
-            if (entry && (tenant === undefined || entry.tenant_id === tenant)) {
+            // A record filed under another tenant (or a token naming no tenant) is not this caller: not synced.
+            if (entry && entry.tenant_id === tenant) {
               roles = entry.roles;
               synced = true;
             }
           }
         }
         subject = { ...(sub !== undefined ? { sub } : {}), ...(typeof claims.client_id === "string" ? { client_id: claims.client_id } : {}), ...(tenant !== undefined ? { tenant_id: tenant } : {}), roles };
-        const normalised = normalisePath(req.path);
         if (!normalised.ok) {
           decision = engineDeny("path_invalid", normalised.message, mode, 403);
         } else {
-          path = normalised.path;
           const engine = ctx.policy.engine;
           if (!engine) {
             decision = engineDeny("policy_unavailable", "no policy is loaded", mode, 403);
           } else {
-            input = { method: req.method.toUpperCase(), path, token: tokenFacts(claims), roles, synced, role_check: mode };
+            input = { method: req.method.toUpperCase(), path: normalised.path, token: tokenFacts(claims), roles, synced, role_check: mode };
             revision = engine.revision;
             decision = await engine.decide(input);
           }
@@ -142,7 +157,8 @@ export function createDecide(ctx: DecideContext): Decide {
       logger.error({ event: "decision_error", decision_id, error: (err as Error)?.message ?? String(err) }, "decision failed; denied");
       decision = engineDeny("internal_error", "the decision could not be made", mode, 403);
     }
-    decision = decision!;
+    // No step decided (a verifier that answered no claims): deny.
+    decision ??= engineDeny("internal_error", "the decision could not be made", mode, 403);
     // Fail closed: only a well-formed allow is an allow.
     if (decision.allow !== true || decision.status !== 200) decision = { ...decision, allow: false, status: decision.status === 401 ? 401 : 403 };
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -155,6 +171,8 @@ export function createDecide(ctx: DecideContext): Decide {
         adapter,
         method: req.method,
         path: path ?? null,
+        // An invalid path is logged as received (bounded), so the refusal can be traced.
+        raw_path: path === undefined ? String(req.path).slice(0, MAX_LOGGED_RAW_PATH) : undefined,
         route: decision.route?.template ?? null,
         flow: decision.flow,
         client_id: subject?.client_id ?? null,
@@ -164,6 +182,10 @@ export function createDecide(ctx: DecideContext): Decide {
         allow: decision.allow,
         status: decision.status,
         reason: decision.reason,
+        message: decision.message,
+        request_id: req.trace?.requestId ?? null,
+        traceparent: req.trace?.traceparent ?? null,
+        client_address: req.trace?.clientAddress ?? null,
         would_deny: decision.would_deny?.reason ?? null,
         // The revision that decided (a reload may swap the engine while a decision runs).
         revision: revision ?? ctx.policy.engine?.revision ?? null,

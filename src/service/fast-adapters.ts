@@ -8,7 +8,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { bearerToken, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
-import { isGatewayFamily, readEnvoy, readForwardAuth } from "./gateway-headers.js";
+import { CLIENT_ADDRESS_HEADER, isGatewayFamily, readEnvoy, readForwardAuth, requestTrace } from "./gateway-headers.js";
+
+/** Adds the request id, traceparent and client address (where `address` says) that the decision log records. */
+function withTrace(r: DecisionRequest, req: IncomingMessage, address?: "X-Real-IP" | "X-Forwarded-For"): DecisionRequest {
+  const trace = requestTrace(req, address);
+  return trace ? { ...r, trace } : r;
+}
 
 function fromBody(body: DecideBody): DecisionRequest {
   let auth: string | undefined;
@@ -87,8 +93,8 @@ async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: D
   }
   const parsed = parseDecideBody(body);
   if (!parsed.ok) return sendJson(res, 400, { error: "invalid_request", message: parsed.error });
-  if (!parsed.batch) return sendJson(res, 200, publicAnswer(await decide(fromBody(parsed.request), "decide")));
-  const answers = await Promise.all(parsed.requests.map((r) => decide(fromBody(r), "decide")));
+  if (!parsed.batch) return sendJson(res, 200, publicAnswer(await decide(withTrace(fromBody(parsed.request), req), "decide")));
+  const answers = await Promise.all(parsed.requests.map((r) => decide(withTrace(fromBody(r), req), "decide")));
   sendJson(res, 200, answers.map(publicAnswer));
 }
 
@@ -114,12 +120,12 @@ export function decisionListener(decide: Decide, maxBodyBytes: number, next: (re
       if (!isGatewayFamily(family)) return refuse(res, endpoint, "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik (X-Forwarded-Method, X-Forwarded-Uri)");
       const r = readForwardAuth(req, family);
       if (!r.ok) return refuse(res, endpoint, r.message);
-      work = decide(r.request, `forward-auth/${family}`).then((a) => sendGateway(res, a));
+      work = decide(withTrace(r.request, req, CLIENT_ADDRESS_HEADER[family]), `forward-auth/${family}`).then((a) => sendGateway(res, a));
     } else if (url.startsWith("/envoy/") || url === "/envoy") {
       // Envoy ext_authz HTTP service: the original request's method and path (after the prefix); Authorization.
       const r = readEnvoy(req, url.slice("/envoy".length) || "/");
       req.resume();
-      work = decide(r, "envoy").then((a) => sendGateway(res, a));
+      work = decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy").then((a) => sendGateway(res, a));
     } else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?"))) {
       work = handleDecide(req, res, decide, maxBodyBytes);
     } else {

@@ -9,7 +9,7 @@
  * value is the real one. Every adapter also requires at most one Authorization header.
  */
 import type { IncomingMessage } from "node:http";
-import { bearerToken, type DecisionRequest } from "./decide.js";
+import { bearerToken, type DecisionRequest, type RequestTrace } from "./decide.js";
 
 export type GatewayFamily = "nginx" | "caddy" | "traefik";
 
@@ -103,3 +103,37 @@ export function readForwardAuth(req: IncomingMessage, family: GatewayFamily): Ga
 export function readEnvoy(req: IncomingMessage, path: string): DecisionRequest {
   return { method: req.method ?? "", path, ...credentials(rawValues(req, ["Authorization"]).get("Authorization")) };
 }
+
+const MAX_TRACE_CHARS = 128;
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+function printable(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim().slice(0, MAX_TRACE_CHARS).replace(/[^\x21-\x7e]/g, "?");
+  return v === "" ? undefined : v;
+}
+
+/**
+ * What the decision log records to tie a decision to the gateway's request (never used to decide):
+ * X-Request-Id, a well-formed W3C traceparent, and the client address as the gateway reports it. Where that
+ * address comes from depends on the gateway: nginx's shipped config sets X-Real-IP; Caddy, Traefik and Envoy
+ * append to X-Forwarded-For, whose last entry is the one the nearest gateway added (earlier entries are
+ * whatever the client sent). /decide records none: the sidecar is the caller. Values are bounded and printable.
+ */
+export function requestTrace(req: IncomingMessage, address: "X-Real-IP" | "X-Forwarded-For" | undefined): RequestTrace | undefined {
+  const seen = rawValues(req, ["X-Request-Id", "traceparent", ...(address ? [address] : [])]);
+  const requestId = printable(seen.get("X-Request-Id")?.at(-1));
+  const tp = seen.get("traceparent")?.at(-1)?.trim().toLowerCase();
+  const traceparent = tp !== undefined && TRACEPARENT.test(tp) ? tp : undefined;
+  const clientAddress = address === undefined ? undefined : printable(seen.get(address)?.join(",").split(",").at(-1));
+  if (requestId === undefined && traceparent === undefined && clientAddress === undefined) return undefined;
+  return { ...(requestId !== undefined ? { requestId } : {}), ...(traceparent !== undefined ? { traceparent } : {}), ...(clientAddress !== undefined ? { clientAddress } : {}) };
+}
+
+/** Where each adapter finds the client address its gateway reports. */
+export const CLIENT_ADDRESS_HEADER: Record<GatewayFamily | "envoy", "X-Real-IP" | "X-Forwarded-For"> = {
+  nginx: "X-Real-IP",
+  caddy: "X-Forwarded-For",
+  traefik: "X-Forwarded-For",
+  envoy: "X-Forwarded-For",
+};

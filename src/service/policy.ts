@@ -2,11 +2,15 @@
  * The current policy engine, swapped atomically on reload: the bundle file is watched, or a bundle
  * server is polled (HTTP GET with If-None-Match/ETag, interval, exponential backoff). A broken bundle is
  * refused and the previous engine keeps serving; the refusal is kept for /ready and metrics.
+ * The role names of the bundle's catalog go live with its policy: the resolver, and whatever was prepared
+ * with it (the directory re-resolved), are swapped in the same tick as the engine.
  */
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import { loadEngine } from "../engine/index.js";
 import type { DecisionEngine } from "../engine/types.js";
+import { NO_ROLE_NAMES, roleResolver, type RoleResolver } from "../directory/role-names.js";
+import { RoleNameError } from "../catalog/role-names.js";
 import type { Logger } from "pino";
 
 export interface PolicyStatus {
@@ -21,6 +25,13 @@ export interface PolicyStatus {
 
 export class PolicyHolder {
   engine: DecisionEngine | undefined;
+  /** Role names of the active bundle's catalog -> role ids (knows no name until a bundle is loaded). */
+  resolveRole: RoleResolver = NO_ROLE_NAMES;
+  /**
+   * Prepares what depends on role names for a candidate bundle (runs before the swap, may take time);
+   * the function it returns is called at the swap, in the same tick as the engine goes live.
+   */
+  prepareRoles: ((resolve: RoleResolver) => Promise<() => void>) | undefined;
   private readonly state: PolicyStatus;
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -49,8 +60,19 @@ export class PolicyHolder {
     const first = !this.state.loaded;
     try {
       const next = await loadEngine(bundle, { source });
+      let resolveRole: RoleResolver;
+      let commit: (() => void) | undefined;
+      try {
+        resolveRole = roleResolver(next.roles, "catalog.roles");
+        commit = await this.prepareRoles?.(resolveRole);
+      } catch (err) {
+        await next.close();
+        throw err instanceof RoleNameError ? new Error(`${source}:/data.json: ${err.message}`) : err;
+      }
       const old = this.engine;
       this.engine = next;
+      this.resolveRole = resolveRole;
+      commit?.();
       Object.assign(this.state, { loaded: true, revision: next.revision, source, loadedAt: new Date().toISOString(), lastError: undefined });
       if (!first) this.state.reloads++;
       this.logger.info({ event: "policy_loaded", source, revision: next.revision }, "policy loaded");

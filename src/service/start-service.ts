@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { existsSync } from "node:fs";
 import { pino, type Logger } from "pino";
 import { createAccessTokenVerifier, type AccessTokenVerifier } from "../auth/index.js";
-import { Directory, loadRoleResolver } from "../directory/index.js";
+import { Directory } from "../directory/index.js";
 import type { ServiceConfig } from "./config.js";
 import { createApp } from "./app.js";
 import { decisionListener } from "./fast-adapters.js";
@@ -45,17 +45,6 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   // Key loading runs in the background: readiness reports it; decisions deny keys_unavailable meanwhile.
   verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));
 
-  const resolveRole = loadRoleResolver(config.roles);
-  let directory: Directory | undefined;
-  if (config.directory) {
-    try {
-      directory = await Directory.open(config.directory, config.roles, { watch: config.watch, logger });
-    } catch (err) {
-      verifier.close();
-      throw new StartError(`config.directory: ${(err as Error).message}`);
-    }
-  }
-
   const policy = new PolicyHolder(logger, config.bundleUrl ?? config.bundle);
   if (config.bundleUrl) {
     await policy.poll(config.bundleUrl, config.bundlePollSeconds);
@@ -63,14 +52,31 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     const ok = await policy.load(config.bundle, config.bundle);
     if (!ok) {
       verifier.close();
-      directory?.close();
+      await policy.close();
       throw new StartError(`config.bundle: ${policy.status().lastError}`);
     }
     if (config.watch) policy.watchFile(config.bundle);
   }
 
+  // Role names come from the loaded bundle's catalog (none until one is loaded); a new bundle re-resolves
+  // the directory before it goes live, so names and policy activate together.
+  let directory: Directory | undefined;
+  if (config.directory) {
+    const names = policy.resolveRole;
+    try {
+      directory = await Directory.open(config.directory, names, { watch: config.watch, logger });
+    } catch (err) {
+      verifier.close();
+      await policy.close();
+      throw new StartError(`config.directory: ${(err as Error).message}`);
+    }
+    const dir = directory;
+    policy.prepareRoles = (resolve) => dir.prepareRoles(resolve);
+    if (policy.resolveRole !== names) void dir.prepareRoles(policy.resolveRole).then((commit) => commit()); // a bundle landed while it opened
+  }
+
   const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status() });
-  const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, resolveRole, roleCheck: config.roleCheck, logger, metrics });
+  const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, roleCheck: config.roleCheck, logger, metrics });
   const app = createApp({ decide, verifier, policy, directory, metrics, maxBodyBytes: config.maxBodyBytes });
   const server = createServer(decisionListener(decide, config.maxBodyBytes, app, logger));
   server.keepAliveTimeout = 65_000;

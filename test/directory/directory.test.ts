@@ -1,13 +1,14 @@
 /**
  * The synced-users directory: JSON and NDJSON, role labels/aliases mapped to ids, unknown roles reported,
- * reload on change with a broken file keeping the old index, and 1,000,000 records loading in seconds.
+ * reload on change with a broken file keeping the old index, re-resolution for new role names (a new
+ * bundle's catalog), and 1,000,000 records loading in seconds.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Directory, DirectoryLoadError, loadRoleResolver, parseDirectory } from "../../src/directory/index.js";
+import { Directory, DirectoryLoadError, loadRoleResolver, parseDirectory, roleResolver } from "../../src/directory/index.js";
 
 const ROLES = fileURLToPath(new URL("../../data/roles.json", import.meta.url));
 const resolve = loadRoleResolver(ROLES);
@@ -76,7 +77,7 @@ describe("Directory (file, watch, reload)", () => {
     const dir = mkdtempSync(join(tmpdir(), "portier-dir-"));
     const file = join(dir, "users.json");
     writeFileSync(file, JSON.stringify([{ sub: "a", tenant_id: T, roles: ["enseignant_jeune"] }]));
-    const d = await Directory.open(file, ROLES);
+    const d = await Directory.open(file, resolve);
     opened.push(d);
     expect(d.lookup("a")?.roles).toEqual(["enseignant_jeune"]);
 
@@ -95,6 +96,54 @@ describe("Directory (file, watch, reload)", () => {
   });
 
   it("refuses to open a missing file", async () => {
-    await expect(Directory.open("/nonexistent/users.json", ROLES, { watch: false })).rejects.toThrow(/cannot read/);
+    await expect(Directory.open("/nonexistent/users.json", resolve, { watch: false })).rejects.toThrow(/cannot read/);
+  });
+
+  it("prepareRoles loads with new role names but swaps only when committed; a broken file then keeps the index", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "portier-dir-"));
+    const file = join(dir, "users.json");
+    writeFileSync(file, JSON.stringify([{ sub: "a", tenant_id: T, roles: ["Professeur"] }]));
+    const d = await Directory.open(file, resolve, { watch: false });
+    opened.push(d);
+    expect(d.lookup("a")).toBeUndefined();
+    const withProfesseur = roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur"] }]);
+    const commit = await d.prepareRoles(withProfesseur);
+    expect(d.lookup("a")).toBeUndefined();
+    commit();
+    expect(d.lookup("a")?.roles).toEqual(["enseignant_jeune"]);
+
+    // Prepared, then a newer file lands before the commit: the commit reloads it with the new names.
+    const back = await d.prepareRoles(resolve);
+    writeFileSync(file, JSON.stringify([{ sub: "b", tenant_id: T, roles: ["Enseignant jeune"] }, { sub: "c", tenant_id: T, roles: ["Professeur"] }]));
+    await d.reload();
+    expect(d.lookup("c")?.roles).toEqual(["enseignant_jeune"]);
+    back();
+    await until(() => d.lookup("c") === undefined);
+    expect(d.lookup("b")?.roles).toEqual(["enseignant_jeune"]);
+    expect(d.status().rejected).toBe(1);
+
+    // The file cannot be parsed when prepared: the names swap, the index stays, the failure is reported,
+    // and the next load uses the new names.
+    writeFileSync(file, "[{ broken");
+    const again = await d.prepareRoles(withProfesseur);
+    again();
+    await until(() => d.status().reloadFailures > 0);
+    expect(d.status().lastError).toContain("users.json");
+    expect(d.status().rejected).toBe(1);
+    writeFileSync(file, JSON.stringify([{ sub: "d", tenant_id: T, roles: ["professeur"] }]));
+    await d.reload();
+    expect(d.lookup("d")?.roles).toEqual(["enseignant_jeune"]);
+  });
+
+  it("a reload that started with the old role names and ends after the swap loads again with the new ones", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "portier-dir-")), "users.json");
+    writeFileSync(file, JSON.stringify([{ sub: "a", tenant_id: T, roles: ["Professeur"] }]));
+    const d = await Directory.open(file, resolve, { watch: false });
+    opened.push(d);
+    const commit = await d.prepareRoles(roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur"] }]));
+    const pending = d.reload();
+    commit();
+    expect(await pending).toBe(true);
+    expect(d.lookup("a")?.roles).toEqual(["enseignant_jeune"]);
   });
 });

@@ -12,8 +12,6 @@ import { loadPolicySource, renderReplay, renderReplayMarkdown, replayLines } fro
 import { createDecide } from "../../src/service/decide.js";
 import type { AccessTokenVerifier } from "../../src/auth/index.js";
 import { TokenError } from "../../src/auth/index.js";
-import type { Directory } from "../../src/directory/index.js";
-import type { PolicyHolder } from "../../src/service/policy.js";
 import { requireBundle } from "../support/bundle.js";
 import { portier, scratchProject } from "../support/cli.js";
 
@@ -51,10 +49,9 @@ async function decisionLog(): Promise<string[]> {
   } as unknown as AccessTokenVerifier;
   const decide = createDecide({
     verifier,
-    policy: { engine: current } as unknown as PolicyHolder,
-    directory: { lookup: (sub: string) => DIRECTORY[sub] } as unknown as Directory,
+    policy: { engine: current, resolveRole: (n: string) => n },
+    directory: { lookup: (sub: string) => DIRECTORY[sub] },
     rolesClaim: undefined,
-    resolveRole: (n) => n,
     roleCheck: "enforce",
     logger: pino(sink),
     metrics: undefined,

@@ -1,5 +1,6 @@
 /**
- * Test bundles: the project's bundle re-packed with another manifest revision, and broken bytes.
+ * Test bundles: the project's bundle re-packed with another manifest revision or an edited data document,
+ * and broken bytes.
  */
 import { readFileSync } from "node:fs";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -32,12 +33,21 @@ async function entries(tarBytes: Buffer): Promise<Record<string, Buffer>> {
 }
 
 /** The project's bundle with its manifest revision set to `revision`. */
-export async function bundleWithRevision(revision: string): Promise<Buffer> {
+export function bundleWithRevision(revision: string): Promise<Buffer> {
+  return bundleWithData(revision, () => undefined);
+}
+
+/** The project's bundle with its data document (/data.json) edited, under another manifest revision. */
+export async function bundleWithData(revision: string, edit: (data: any) => void): Promise<Buffer> {
   const files = await entries(gunzipSync(readFileSync(BUNDLE)));
-  const manifestName = Object.keys(files).find((n) => n.replace(/^\//, "") === ".manifest");
-  if (!manifestName) throw new Error("bundle has no .manifest");
-  const manifest = JSON.parse(files[manifestName]!.toString()) as Record<string, unknown>;
-  files[manifestName] = Buffer.from(JSON.stringify({ ...manifest, revision }));
+  const find = (name: string) => Object.keys(files).find((n) => n.replace(/^\//, "") === name);
+  const manifestName = find(".manifest");
+  const dataName = find("data.json");
+  if (!manifestName || !dataName) throw new Error("bundle has no .manifest or data.json");
+  const data = JSON.parse(files[dataName]!.toString()) as unknown;
+  edit(data);
+  files[dataName] = Buffer.from(JSON.stringify(data));
+  files[manifestName] = Buffer.from(JSON.stringify({ ...(JSON.parse(files[manifestName]!.toString()) as object), revision }));
   return gzipSync(tarOf(files));
 }
 

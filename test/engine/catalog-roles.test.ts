@@ -1,0 +1,37 @@
+/**
+ * The role catalog an engine exposes (data.catalog.roles of its bundle), in process and from a worker
+ * pool, and the refusal of a bundle whose catalog is missing or malformed, naming file and field.
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadCatalog } from "../../src/catalog/index.js";
+import { EngineLoadError, loadEngine } from "../../src/engine/index.js";
+import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
+import { bundleWithData } from "../service/bundles.js";
+
+const DATA_ROLES = loadCatalog(join(PROJECT_ROOT, "data")).roles;
+
+describe("engine.roles", () => {
+  it.each([0, 1])("is the bundle's role catalog (workers: %i)", async (workers) => {
+    const engine = await loadEngine(await bundleWithData("r", (d) => d.catalog.roles[0].aliases.push("Professeur")), { workers });
+    try {
+      expect(engine.roles[0]).toEqual({ ...DATA_ROLES[0], aliases: ["Professeur"] });
+      expect(engine.roles.slice(1)).toEqual(DATA_ROLES.slice(1));
+    } finally {
+      await engine.close();
+    }
+  });
+
+  type Edit = (data: any) => void;
+  const broken: [string, Edit, RegExp][] = [
+    ["has no catalog.roles", (d) => delete d.catalog.roles, /catalog\.roles must list the role catalog/],
+    ["has a role without a label", (d) => delete d.catalog.roles[2].label, /catalog\.roles\[2\]: id and label must be strings/],
+    ["has aliases that are not strings", (d) => (d.catalog.roles[4].aliases = ["x", 7]), /catalog\.roles\[4\]\.aliases must be a list of strings/],
+  ];
+  it.each(broken)("refuses a bundle whose data %s", async (_name, edit, message) => {
+    const err = await loadEngine(await bundleWithData("r", edit), { source: "b.tar.gz" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineLoadError);
+    expect((err as Error).message).toMatch(/^b\.tar\.gz:\/data\.json: /);
+    expect((err as Error).message).toMatch(message);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * Role names come from the loaded bundle's catalog, never from data/roles.json on disk: a bundle that adds
+ * an alias activates the alias with its policy (claims and directory records, re-resolved before the swap),
+ * a bundle whose catalog gives one name to two roles is refused, and the --roles option is gone.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pino } from "pino";
+import { Directory } from "../../src/directory/index.js";
+import { loadConfig, ConfigError } from "../../src/service/config.js";
+import { PolicyHolder } from "../../src/service/policy.js";
+import { startService, type RunningService } from "../../src/service/start-service.js";
+import { bundleWithData } from "./bundles.js";
+import { ISSUER, TEACHER, TENANT_A, makeKeys, tempDir, userToken, writeDirectory } from "./helpers.js";
+
+const ALIAS = "Professeur des écoles";
+const logger = pino({ level: "silent" });
+const cleanup: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const done of cleanup.splice(0)) await done();
+});
+
+type Role = { id: string; aliases: string[] };
+const withAlias = (id: string, alias: string) => (data: { catalog: { roles: Role[] } }) => data.catalog.roles.find((r) => r.id === id)!.aliases.push(alias);
+
+async function holderWithDirectory(records: unknown[]) {
+  const policy = new PolicyHolder(logger, "test");
+  cleanup.push(() => policy.close());
+  expect(await policy.load(await bundleWithData("base", () => undefined), "base")).toBe(true);
+  const file = writeDirectory(tempDir(), records);
+  const directory = await Directory.open(file, policy.resolveRole, { watch: false });
+  cleanup.push(() => directory.close());
+  policy.prepareRoles = (resolve) => directory.prepareRoles(resolve);
+  return { policy, directory };
+}
+
+describe("PolicyHolder: role names go live with the bundle", () => {
+  it("a bundle adding an alias resolves it in claims and re-resolves the directory in the same swap; removing it undoes both", async () => {
+    const { policy, directory } = await holderWithDirectory([{ sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] }]);
+    expect(policy.resolveRole(ALIAS)).toBeUndefined();
+    expect(directory.lookup(TEACHER)).toBeUndefined();
+    expect(directory.status().rejected).toBe(1);
+
+    // Watch every turn of the event loop during the reload: the new engine is never live without its names.
+    const seen: string[] = [];
+    const watcher = setInterval(() => seen.push(`${policy.engine?.revision}:${directory.lookup(TEACHER)?.roles.join() ?? "-"}`), 0);
+    const withAliasBundle = await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS));
+    const checkAtSwap: string[] = [];
+    policy.onChange = () => checkAtSwap.push(`${policy.engine?.revision}:${directory.lookup(TEACHER)?.roles.join() ?? "-"}`);
+    expect(await policy.load(withAliasBundle, "alias")).toBe(true);
+    clearInterval(watcher);
+    expect(checkAtSwap).toEqual(["alias:enseignant_jeune"]);
+    expect(seen.filter((s) => s.startsWith("alias:") && s !== "alias:enseignant_jeune")).toEqual([]);
+    expect(policy.resolveRole(ALIAS)).toBe("enseignant_jeune");
+    expect(policy.resolveRole(ALIAS.toUpperCase())).toBe("enseignant_jeune");
+
+    expect(await policy.load(await bundleWithData("plain", () => undefined), "plain")).toBe(true);
+    expect(policy.resolveRole(ALIAS)).toBeUndefined();
+    expect(directory.lookup(TEACHER)).toBeUndefined();
+  });
+
+  it('refuses a bundle whose catalog gives "ENSEIGNANT JEUNE" to directeur_jeune; the old policy and names keep serving', async () => {
+    const { policy, directory } = await holderWithDirectory([{ sub: TEACHER, tenant_id: TENANT_A, roles: ["Enseignant jeune"] }]);
+    const before = { engine: policy.engine, resolve: policy.resolveRole };
+    expect(await policy.load(await bundleWithData("clash", withAlias("directeur_jeune", "ENSEIGNANT JEUNE")), "clash.tar.gz")).toBe(false);
+    expect(policy.status().lastError).toMatch(/clash\.tar\.gz:\/data\.json: catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/);
+    expect(policy.engine).toBe(before.engine);
+    expect(policy.resolveRole).toBe(before.resolve);
+    expect(policy.resolveRole("Enseignant jeune")).toBe("enseignant_jeune");
+    expect(directory.lookup(TEACHER)?.roles).toEqual(["enseignant_jeune"]);
+  });
+
+  it("refuses a bundle without a role catalog", async () => {
+    const policy = new PolicyHolder(logger, "test");
+    cleanup.push(() => policy.close());
+    expect(await policy.load(await bundleWithData("none", (d) => delete d.catalog.roles), "none.tar.gz")).toBe(false);
+    expect(policy.status().lastError).toContain("none.tar.gz:/data.json: catalog.roles must list the role catalog");
+  });
+});
+
+describe("startService: names from the bundle, not from data/roles.json", () => {
+  async function start(bundle: Buffer, extra: Record<string, unknown>): Promise<{ svc: RunningService; dir: string; keys: Awaited<ReturnType<typeof makeKeys>> }> {
+    const keys = await makeKeys();
+    const dir = tempDir();
+    writeFileSync(join(dir, "jwks.json"), JSON.stringify(keys.jwks));
+    writeFileSync(join(dir, "bundle.tar.gz"), bundle);
+    const config = loadConfig(["--issuer", ISSUER, "--jwks", join(dir, "jwks.json"), "--bundle", join(dir, "bundle.tar.gz"), "--watch", "false", "--log-level", "silent"]);
+    const svc = await startService({ ...config, ...extra }, { logger, listen: false });
+    cleanup.push(() => svc.close());
+    return { svc, dir, keys };
+  }
+
+  it("a directory record named by a bundle-only alias is synced with that role, and a roles claim too", async () => {
+    const dir = tempDir();
+    const directory = writeDirectory(dir, [{ sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] }]);
+    const { svc, keys } = await start(await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)), { directory });
+    const answer = await svc.decide({ method: "GET", path: "/v1/roles", token: await userToken(keys, TEACHER) }, "test");
+    expect(answer).toMatchObject({ allow: true, subject: { roles: ["enseignant_jeune"] } });
+
+    const claims = await start(await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)), { rolesClaim: "roles" });
+    const byClaim = await claims.svc.decide({ method: "GET", path: "/v1/roles", token: await userToken(claims.keys, TEACHER, { roles: `${ALIAS}, Directeur adulte` }) }, "test");
+    expect(byClaim.subject?.roles).toEqual(["enseignant_jeune", "directeur_adulte"]);
+  });
+
+  it("a reloaded bundle re-resolves the service's directory", async () => {
+    const directory = writeDirectory(tempDir(), [{ sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] }]);
+    const { svc, keys, dir } = await start(await bundleWithData("plain", () => undefined), { directory });
+    const ask = async () => svc.decide({ method: "GET", path: "/v1/roles", token: await userToken(keys, TEACHER) }, "test");
+    expect(await ask()).toMatchObject({ allow: false, reason: "not_synced" });
+    writeFileSync(join(dir, "next.tar.gz"), await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)));
+    expect(await svc.policy.load(join(dir, "next.tar.gz"), "next")).toBe(true);
+    expect(await ask()).toMatchObject({ allow: true, subject: { roles: ["enseignant_jeune"] } });
+  });
+
+  it("--roles is no longer an option", () => {
+    expect(() => loadConfig(["--issuer", ISSUER, "--roles", "data/roles.json"])).toThrow(ConfigError);
+  });
+});
