@@ -37,6 +37,8 @@ const VALID_TARGET = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*(?:\
 const ENCODED_REFUSED: Record<number, string> = { 0x2f: "/", 0x5c: "\\", 0x3f: "?", 0x23: "#", 0x3b: ";", 0x25: "%" };
 /** After decoding: controls (C0, DEL, C1), format characters, separators, private use, unassigned, and any space but U+0020. */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]|(?! )\p{Zs}/u;
+/** The common case, which needs neither the Unicode checks nor NFC. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 function invalid(message: string): PathResult {
   return { ok: false, reason: "path_invalid", message };
@@ -131,8 +133,8 @@ function segmentProblem(segments: string[]): string | undefined {
  * U+212A into "K"), which a string-level NFKC-versus-NFC comparison would miss.
  */
 function compatibilityProblem(decoded: string): string | undefined {
-  if (!/[^\u0000-\u007f]/.test(decoded)) return undefined;
   for (const ch of decoded) {
+    if (ch.charCodeAt(0) < 0x80) continue; // ASCII is its own NFKC
     const folded = ch.normalize("NFKC");
     if (folded !== ch) return `compatibility character "${ch}" (${codePoint(ch)}) reads as "${folded}" under NFKC: not allowed`;
   }
@@ -153,7 +155,8 @@ export function normalisePath(raw: string): PathResult {
 
   const decoded = percentDecode(path);
   if ("error" in decoded) return invalid(decoded.error);
-  const hidden = decoded.value.search(INVISIBLE);
+  const plain = PRINTABLE_ASCII.test(decoded.value);
+  const hidden = plain ? -1 : decoded.value.search(INVISIBLE);
   if (hidden !== -1) {
     const ch = String.fromCodePoint(decoded.value.codePointAt(hidden) as number);
     return invalid(`control or invisible character ${codePoint(ch)} (encoded) at decoded position ${hidden} is not allowed`);
@@ -161,7 +164,7 @@ export function normalisePath(raw: string): PathResult {
   const segmentError = segmentProblem(decoded.value.split("/").slice(1));
   if (segmentError !== undefined) return invalid(segmentError);
 
-  const compatibility = compatibilityProblem(decoded.value);
+  const compatibility = plain ? undefined : compatibilityProblem(decoded.value);
   if (compatibility !== undefined) return invalid(compatibility);
-  return { ok: true, path: decoded.value.normalize("NFC") };
+  return { ok: true, path: plain ? decoded.value : decoded.value.normalize("NFC") };
 }
