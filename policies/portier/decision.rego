@@ -1,6 +1,7 @@
 # The decision entrypoint (portier/decision): may this verified token call this method and path?
 # Checks run in this order and the first failure is the answer:
-#   token shape -> method -> route -> scope (user tokens) -> tenant binding -> role list (user tokens).
+#   token shape -> method -> route -> organisation code well-formed -> scope (user tokens) -> tenant binding
+#   -> role list (user tokens).
 # In role-check mode "audit" a failed role check allows and reports would_deny instead.
 package portier
 
@@ -27,6 +28,8 @@ verdict := deny(401, "token_shape_unknown", token.shape_problem) if {
 	not method_is_allowed
 } else := deny(403, "route_unknown", concat("", ["no route of the catalog matches ", input.path])) if {
 	not routes.match
+} else := deny(403, "path_invalid", tenancy.malformed_message) if {
+	tenancy.code_malformed
 } else := deny(403, "scope_missing", "a user token must carry the apiclients scope") if {
 	token.flow == "accessCode"
 	not token.has_apiclients_scope

@@ -28,6 +28,10 @@ reason_cases := [
 	["user without apiclients scope", request("GET", "/v1/roles", object.union(user_token, {"scope": ["openid"]}), [], true), false, 403, "scope_missing", false],
 	["user of tenant A on ORG002", request("GET", "/v2/ORG002/centres", user_token, [], true), false, 403, "tenant_mismatch", false],
 	["machine of tenant A on ORG002", request("GET", "/v2/ORG002/centres", client_token, [], false), false, 403, "tenant_mismatch", false],
+	["machine of tenant A on org002 (case)", request("GET", "/v2/org002/centres", client_token, [], false), false, 403, "tenant_mismatch", false],
+	["machine of tenant A on its own code in lower case", request("GET", "/v2/org001/centres", client_token, [], false), true, 200, "allowed", false],
+	["machine on a code that is not one", request("GET", "/v2/ORG002./centres", client_token, [], false), false, 403, "path_invalid", false],
+	["malformed code before scope", request("GET", "/v2/ORG;2/centres", object.union(user_token, {"scope": ["openid"]}), [], true), false, 403, "path_invalid", false],
 	["pupil on teacher route", request("GET", "/v2/ORG001/elevesJeunes", user_token, ["eleve_jeune"], true), false, 403, "role_not_allowed", true],
 	["unsynced on all-synced route", request("GET", "/v2/ORG001/centres", user_token, [], false), false, 403, "not_synced", true],
 ]

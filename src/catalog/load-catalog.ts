@@ -1,7 +1,8 @@
 /**
  * Loads data/roles.json, data/routes.json and data/tenants.json, validates each with its ajv schema
  * (data/schemas/) and across files (a route's roles exist, templates are unique, a code belongs to one
- * tenant, no role name names two roles), and composes the bundle's data document (data.catalog in the policies).
+ * tenant whatever its case, no role name names two roles), and composes the bundle's data document
+ * (data.catalog in the policies).
  */
 import { join } from "node:path";
 import { Ajv, type ErrorObject } from "ajv";
@@ -96,10 +97,12 @@ export function loadCatalog(dir: string): Catalog {
   tenants.forEach((tenant, i) => {
     if (tenantIds.has(tenant.tenant_id)) throw new DataError(tenantsFile, `tenants[${i}].tenant_id`, `tenant ${tenant.tenant_id} is listed twice`);
     tenantIds.add(tenant.tenant_id);
+    // The policy compares codes case-insensitively, so "org001" and "ORG001" are one code.
     tenant.codeOrganisme.forEach((code, j) => {
-      const owner = owners.get(code);
-      if (owner) throw new DataError(tenantsFile, `tenants[${i}].codeOrganisme[${j}]`, `code ${code} already belongs to tenant ${owner}`);
-      owners.set(code, tenant.tenant_id);
+      const key = code.toLowerCase();
+      const owner = owners.get(key);
+      if (owner) throw new DataError(tenantsFile, `tenants[${i}].codeOrganisme[${j}]`, `code ${code} already belongs to ${owner} (codes compare case-insensitively)`);
+      owners.set(key, `tenant ${tenant.tenant_id} as ${code}`);
     });
   });
   return { roles, routes, tenants };

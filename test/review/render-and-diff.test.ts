@@ -121,6 +121,7 @@ describe("explaining a decision", () => {
       ["token shape", "pass"],
       ["method", "pass"],
       ["route", "pass"],
+      ["organisation code", "pass"],
       ["apiclients scope", "pass"],
       ["tenant binding", "pass"],
       ["role list", "fail"],

@@ -14,6 +14,7 @@ checks := [
 	outcome("token shape", token_shape),
 	outcome("method", method),
 	outcome("route", route),
+	outcome("organisation code", organisation_code),
 	outcome("apiclients scope", scope),
 	outcome("tenant binding", tenant_binding),
 	outcome("role list", role_list),
@@ -38,6 +39,12 @@ else := failed("method_not_allowed", concat("", ["method ", input.method, " is n
 route := passed(concat("", ["matches ", routes.match.template])) if routes.match
 
 else := failed("route_unknown", concat("", ["no route of the catalog matches ", input.path]))
+
+organisation_code := not_applicable("the route has no {codeOrganisme}") if not routes.match.parameters.codeOrganisme
+
+else := failed("path_invalid", tenancy.malformed_message) if tenancy.code_malformed
+
+else := passed(concat("", ["codeOrganisme ", routes.match.parameters.codeOrganisme, " is an organisation code"]))
 
 scope := not_applicable("only user (accessCode) tokens need the apiclients scope") if not is_user_call
 

@@ -5,6 +5,7 @@ import data.portier.tenancy
 tenants := [
 	{"tenant_id": "tA", "codeOrganisme": ["A1", "A2"]},
 	{"tenant_id": "tB", "codeOrganisme": ["B1"]},
+	{"tenant_id": "tC", "codeOrganisme": ["c1"]},
 ]
 
 # [tenant_id of the caller (null: none), path, mismatch expected]
@@ -19,8 +20,53 @@ binding_cases := [
 	[null, "/v2/Z9/centres", false],
 	["tA", "/v1/roles", false],
 	["tA", "/v2/ecoles/B1", false],
-	["tA", "/v2/a1/centres", true],
+	# codes compare case-insensitively, on both sides (issue 9, item 8)
+	["tA", "/v2/a1/centres", false],
+	["tA", "/v2/b1/centres", true],
+	["tB", "/v2/b1/centres", false],
+	["tZ", "/v2/b1/centres", true],
+	["tZ", "/v2/bB1/centres", false],
+	[null, "/v2/a1/centres", true],
+	["tC", "/v2/C1/centres", false],
+	["tZ", "/v2/C1/centres", true],
+	["tA", "/v2/C1/centres", true],
 ]
+
+# [codeOrganisme as it stands in the (already normalised) path, refused as malformed]
+code_cases := [
+	["ORG002", false],
+	["org002", false],
+	["Org-002_x", false],
+	["0", false],
+	["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", false],
+	["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", true],
+	["ORG002.", true],
+	["ORG002;x", true],
+	["ORG 002", true],
+	["ＯRG002", true],
+	["ORGı02", true],
+	["ORG%02", true],
+	["écoles", true],
+]
+
+malformed_of(code) if {
+	tenancy.code_malformed with input as {"token": {}, "path": concat("", ["/v2/", code, "/centres"])} with data.catalog.tenants as tenants
+} else := false
+
+test_code_alphabet_table if {
+	failures := {c | some c in code_cases; c[1] != malformed_of(c[0])}
+	print("wrong code_malformed:", failures)
+	count(failures) == 0
+}
+
+test_no_code_no_code_check if {
+	not tenancy.code_malformed with input as {"token": {}, "path": "/v1/roles"}
+}
+
+test_malformed_message_names_the_code if {
+	m := tenancy.malformed_message with input as {"token": {}, "path": "/v2/ORG002./centres"}
+	m == "codeOrganisme \"ORG002.\" is not an organisation code: ASCII letters, digits, \"-\" and \"_\" only, at most 64"
+}
 
 token_of(tenant) := {} if tenant == null
 

@@ -20,8 +20,9 @@ export type Username = keyof typeof USERS;
 
 const insecure = { execute: [oidc.allowInsecureRequests] };
 
-export async function machineToken(issuerUrl: string): Promise<string> {
-  const config = await oidc.discovery(new URL(issuerUrl), MACHINE_CLIENT, undefined, oidc.ClientSecretPost(MACHINE_SECRET), insecure);
+/** An application-flow token (client credentials); the sample machine client of tenant A unless told. */
+export async function machineToken(issuerUrl: string, clientId = MACHINE_CLIENT, secret = MACHINE_SECRET): Promise<string> {
+  const config = await oidc.discovery(new URL(issuerUrl), clientId, undefined, oidc.ClientSecretPost(secret), insecure);
   const tokens = await oidc.clientCredentialsGrant(config, { scope: "apiclients" });
   return tokens.access_token;
 }
