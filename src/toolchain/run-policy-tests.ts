@@ -102,9 +102,13 @@ function flatten(r: OpaTestResult): PolicyTestCase[] {
   return cases;
 }
 
+// opa's default is 5 s per test. The data-driven tests run under opa's test tracer, and the every-route x
+// every-role table takes a few seconds of wall time on a busy machine; a test still cannot run unbounded.
+const PER_TEST_TIMEOUT = "60s";
+
 export async function runPolicyTests(opts: { opa: string; projectDir: string; dataDir: string }): Promise<PolicyTestReport> {
   const policies = join(opts.projectDir, "policies");
-  const results = await runOpa(opts.opa, ["test", "--format", "json", policies, opts.dataDir]);
+  const results = await runOpa(opts.opa, ["test", "--timeout", PER_TEST_TIMEOUT, "--format", "json", policies, opts.dataDir]);
   let parsed: OpaTestResult[];
   try {
     parsed = JSON.parse(results.stdout) as OpaTestResult[];
@@ -123,7 +127,7 @@ export async function runPolicyTests(opts: { opa: string; projectDir: string; da
   // opa writes no coverage report when a test fails.
   if (failed.length > 0) return { cases, passed, failed, skipped, coverage: null, uncovered: [] };
 
-  const cov = await runOpa(opts.opa, ["test", "--coverage", "--format", "json", policies, opts.dataDir]);
+  const cov = await runOpa(opts.opa, ["test", "--timeout", PER_TEST_TIMEOUT, "--coverage", "--format", "json", policies, opts.dataDir]);
   // With failing tests, opa prints their names as text before the coverage JSON: parse from the JSON.
   const jsonStart = cov.stdout.search(/^\{/m);
   let report: OpaCoverage;
