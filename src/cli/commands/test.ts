@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { writeBundleData } from "../../toolchain/build-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { renderJunit } from "../../toolchain/policy-test-junit.js";
-import { runPolicyTests, type PolicyTestCase } from "../../toolchain/run-policy-tests.js";
+import { runPolicyTests, type PolicyTestCase, type PolicyTestReport } from "../../toolchain/run-policy-tests.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
 import { parse, UsageError } from "../args.js";
 
@@ -57,10 +57,17 @@ export async function run(argv: string[]): Promise<number> {
   if (values.output !== undefined && format !== "junit") throw new UsageError(`--output: only with --format junit\n${USAGE}`);
   const project = resolve(values.project ?? PROJECT_ROOT);
   const data = writeBundleData(project, join(project, "build", "bundle-data"));
-  const report = await runPolicyTests({ opa: opaPath(values.opa), projectDir: project, dataDir: data.dir });
-
   // With JUnit on stdout, the human-readable report goes to stderr so the XML stays clean.
   const say = format === "junit" && values.output === undefined ? (l: string) => console.error(l) : (l: string) => console.log(l);
+  let report: PolicyTestReport;
+  try {
+    report = await runPolicyTests({ opa: opaPath(values.opa), projectDir: project, dataDir: data.dir });
+  } catch (err) {
+    // Still close with the policy line, so that a log read from its end never misses that nothing ran.
+    console.error(`portier: ${(err as Error).message}`);
+    say("policy: not run (see the error above)");
+    return 1;
+  }
   for (const line of textLines(report.cases, values.verbose === true)) say(line);
   for (const line of report.uncovered) say(`not covered: ${line}`);
   say(report.coverage === null ? "coverage: not measured (opa reports coverage only when every test passes)" : `coverage: ${report.coverage.toFixed(2)}% (opa)`);
