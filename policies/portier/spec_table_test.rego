@@ -114,3 +114,17 @@ test_application_token[template] if {
 	some template, _ in spec_4_3
 	decide(request("GET", sample_path(template), client_token, [], false)).allow == true
 }
+
+# The oracle itself: every label it uses is a spec role with an id (a typo here would quietly expect a deny).
+test_spec_label_has_a_role_id[label] if {
+	some allowed in spec_4_3
+	is_array(allowed)
+	some label in allowed
+	spec_role_ids[label]
+}
+
+# The catalog's role labels are the spec's wording.
+test_catalog_role_label_is_a_spec_label[role.id] if {
+	some role in data.catalog.roles
+	spec_role_ids[role.label] == role.id
+}
