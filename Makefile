@@ -57,12 +57,17 @@ matrix-check: dist/cli/main.js
 	@$(PORTIER) matrix --bundle $(BUNDLE) --format md > build/access-matrix.md
 	@diff -u docs/access-matrix.md build/access-matrix.md || { echo "docs/access-matrix.md drifted from the policy: run make matrix and commit"; exit 1; }
 
+# `portier test` ends with `policy: N passed, N failed` also when tests fail (and exits 1); build/policy-junit.xml
+# is the same result as JUnit XML for CI dashboards.
 policy-test: opa data-check
-	$(PORTIER) test --opa $$(cat $(OPA_BIN))
+	$(PORTIER) test --opa $$(cat $(OPA_BIN)) --format junit --output build/policy-junit.xml
 
+# The closing `vitest: N passed, N failed` line is printed whether or not vitest passed; vitest's exit code is kept.
+VITEST_REPORT := build/vitest-report.json
+VITEST_RUN := npx vitest run --reporter=default --reporter=json --outputFile.json=$(VITEST_REPORT)
 unit: dist/cli/main.js policies
-	npx vitest run --reporter=default --reporter=json --outputFile.json=build/vitest-report.json
-	@node -e 'const r=require("./build/vitest-report.json"); console.log("vitest: " + r.numPassedTests + " passed, " + r.numFailedTests + " failed" + (r.numPendingTests ? ", " + r.numPendingTests + " skipped" : ""))'
+	@rm -f $(VITEST_REPORT)
+	rc=0; $(VITEST_RUN) || rc=$$?; $(NODE) tools/vitest-summary.mjs $(VITEST_REPORT) $$rc; exit $$rc
 
 test: deps dist/cli/main.js policies matrix-check policy-test typecheck unit
 

@@ -2,6 +2,12 @@
 # compiled bundle knows, so that review tools can enumerate them and ask the decision entrypoint about
 # every cell. Grants and tenant bindings are not exposed here on purpose: the tools learn them only by
 # evaluating decisions.
+
+# METADATA
+# title: Catalog
+# description: The routes, roles, tenants and organisation codes the bundle knows, for the review tools (no grants).
+# scope: package
+# entrypoint: true
 package portier.catalog
 
 routes := [{"product": r.product, "api": r.api, "template": r.template} | some r in data.catalog.routes]

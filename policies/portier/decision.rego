@@ -10,6 +10,10 @@ import data.portier.routes
 import data.portier.tenancy
 import data.portier.token
 
+# METADATA
+# title: Decision
+# description: Allow or deny one call, with status, reason and message; the service evaluates this rule.
+# entrypoint: true
 decision := {
 	"allow": verdict.reason == "allowed",
 	"status": verdict.status,

@@ -8,15 +8,16 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadEngine, type InProcessEngine } from "../engine/index.js";
-import { buildBundle } from "../toolchain/build-bundle.js";
+import { buildBundle, UNANNOTATED_ENTRYPOINTS } from "../toolchain/build-bundle.js";
 import { opaPath } from "../toolchain/opa.js";
 import { PROJECT_ROOT } from "../toolchain/project-root.js";
 
-async function engineFromFolder(folder: string, opa: string): Promise<InProcessEngine> {
+/** `unannotated`: entrypoints for policies older than the # METADATA annotations (git revisions only). */
+async function engineFromFolder(folder: string, opa: string, unannotated?: string[]): Promise<InProcessEngine> {
   const work = mkdtempSync(join(tmpdir(), "portier-build-"));
   try {
     const out = join(work, "bundle.tar.gz");
-    await buildBundle({ opa, projectDir: folder, workDir: work, out });
+    await buildBundle({ opa, projectDir: folder, workDir: work, out, ...(unannotated ? { unannotated } : {}) });
     return (await loadEngine(out, { source: folder })) as InProcessEngine;
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -42,7 +43,8 @@ export async function loadPolicySource(source: string, opts: { opa?: string; rep
       throw new Error(`${source}: not a bundle file, a policy folder, or a git revision of ${repo} (${detail})`);
     }
     try {
-      return await engineFromFolder(work, opaPath(opts.opa));
+      // A revision from before the entrypoints were annotated builds with the entrypoints it had then.
+      return await engineFromFolder(work, opaPath(opts.opa), UNANNOTATED_ENTRYPOINTS);
     } catch (err) {
       // Name the revision the reviewer gave, not the temporary folder it was exported to.
       throw new Error(`git revision ${source}: ${(err as Error).message.split(work).join(source + ":")}`);

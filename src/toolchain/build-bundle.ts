@@ -1,15 +1,14 @@
 /**
  * Builds the wasm bundle from a project folder (policies/ + data/): validates data/, writes the data
- * document, runs `opa check --strict` and `opa build -t wasm` with both entrypoints. The revision is a
- * hash of the policy files and the data document, so the same sources always give the same revision.
+ * document, runs `opa check --strict` and `opa build -t wasm` with the entrypoints that the policies declare
+ * themselves (`# METADATA` with `entrypoint: true`, read back with `opa inspect --annotations`). The revision
+ * is a hash of the policy files and the data document, so the same sources always give the same revision.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { loadCatalog, bundleData } from "../catalog/index.js";
 import { runOpa } from "./opa.js";
-
-export const ENTRYPOINTS = ["portier/decision", "portier/catalog", "portier/explain/checks"];
 
 export class BuildError extends Error {
   readonly code = "build_failed";
@@ -43,14 +42,46 @@ export function sourceRevision(projectDir: string, dataJson: string): string {
   return hash.digest("hex").slice(0, 12);
 }
 
-export async function buildBundle(opts: { opa: string; projectDir: string; workDir: string; out: string }): Promise<{ revision: string }> {
+interface InspectAnnotation {
+  annotations?: { entrypoint?: boolean };
+  location?: { file?: string };
+  path?: { type: string; value: unknown }[];
+}
+
+/**
+ * The entrypoints declared in the policies' `# METADATA` (`entrypoint: true`), as `package/rule` paths,
+ * sorted. Annotations in test files do not count. Fails when opa cannot read the policies or none is declared.
+ */
+/** The entrypoints of policies written before they were annotated (review tools building an old revision). */
+export const UNANNOTATED_ENTRYPOINTS = ["portier/catalog", "portier/decision"];
+
+export async function annotatedEntrypoints(opa: string, policiesDir: string): Promise<string[]> {
+  const inspected = await runOpa(opa, ["inspect", "--annotations", "--format", "json", policiesDir]);
+  if (inspected.code !== 0) throw new BuildError(`opa inspect failed:\n${(inspected.stderr || inspected.stdout).trim()}`);
+  const annotations = (JSON.parse(inspected.stdout) as { annotations?: InspectAnnotation[] }).annotations ?? [];
+  const entrypoints = annotations
+    .filter((a) => a.annotations?.entrypoint === true && !a.location?.file?.endsWith("_test.rego"))
+    .map((a) => (a.path ?? []).slice(1).map((term) => String(term.value)).join("/"));
+  if (entrypoints.length === 0) throw new BuildError(`${policiesDir}: no rule or package is annotated "# METADATA" with "entrypoint: true"`);
+  return [...new Set(entrypoints)].sort();
+}
+
+/**
+ * `unannotated`: the entrypoints to use when no policy is annotated (old revisions); without it, a build
+ * with no annotated entrypoint is refused.
+ */
+export async function buildBundle(opts: { opa: string; projectDir: string; workDir: string; out: string; unannotated?: string[] }): Promise<{ revision: string; entrypoints: string[] }> {
   const data = writeBundleData(opts.projectDir, join(opts.workDir, "bundle-data"));
   const policies = join(opts.projectDir, "policies");
   const check = await runOpa(opts.opa, ["check", "--strict", policies, data.dir]);
   if (check.code !== 0) throw new BuildError(`opa check --strict failed:\n${(check.stderr || check.stdout).trim()}`);
   const revision = sourceRevision(opts.projectDir, data.json);
-  const args = ["build", "-t", "wasm", ...ENTRYPOINTS.flatMap((e) => ["-e", e]), "--ignore", "*_test.rego", "-r", revision, "-o", opts.out, policies, data.dir];
+  const entrypoints = await annotatedEntrypoints(opts.opa, policies).catch((err: unknown) => {
+    if (opts.unannotated && err instanceof BuildError && /no rule or package is annotated/.test(err.message)) return opts.unannotated;
+    throw err;
+  });
+  const args = ["build", "-t", "wasm", ...entrypoints.flatMap((e) => ["-e", e]), "--ignore", "*_test.rego", "-r", revision, "-o", opts.out, policies, data.dir];
   const built = await runOpa(opts.opa, args);
   if (built.code !== 0) throw new BuildError(`opa build failed:\n${(built.stderr || built.stdout).trim()}`);
-  return { revision };
+  return { revision, entrypoints };
 }

@@ -23,11 +23,24 @@ export interface OpaRun {
   stderr: string;
 }
 
+const START_PROBLEMS: Record<string, string> = {
+  ENOENT: "no such file",
+  EACCES: "not executable (permission denied)",
+  ENOTDIR: "a path component is not a folder",
+  EISDIR: "a folder, not a program",
+};
+
+/** Runs opa; resolves with its exit code and output, rejects (naming the path and cause) when it cannot start. */
 export function runOpa(opa: string, args: string[], cwd = PROJECT_ROOT): Promise<OpaRun> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     execFile(opa, args, { cwd, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout, stderr });
+      const code = (err as { code?: unknown } | null)?.code;
+      if (typeof code === "string" && code !== "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") {
+        const cause = START_PROBLEMS[code] ?? (err as Error).message;
+        reject(new Error(`cannot run opa "${opa}": ${cause} (${code}); pass --opa PATH or set PORTIER_OPA to the pinned opa binary`));
+        return;
+      }
+      resolve({ code: err ? (typeof code === "number" ? code : 1) : 0, stdout, stderr });
     });
   });
 }

@@ -1,53 +1,133 @@
 /**
  * Runs `opa test` on policies/ with the bundle's data document, twice: once for per-test results
- * (file:line of each failure), once for line coverage of the policy files (test files excluded).
+ * (`--format json`: one entry per test, data-driven tests with one sub-result per case, printed output
+ * base64-encoded), once for coverage (`--coverage --format json`, whose `coverage` figure is reported as is).
  */
-import { join, relative } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { runOpa } from "./opa.js";
 
+export interface PolicyTestCase {
+  /** `data.<package>.<rule>`, followed by `[key]` per level for a case of a data-driven test. */
+  name: string;
+  /** The test rule the case belongs to (`name` without the keys). */
+  test: string;
+  package: string;
+  /** file:line of the test rule (relative to the working directory when inside it). */
+  location: string;
+  status: "pass" | "fail" | "skip";
+  /** Nanoseconds opa measured for the test rule (all cases of a data-driven test together). */
+  durationNs: number;
+  /** What the test rule printed, decoded; one text for all cases of a data-driven test. */
+  output: string;
+  /** An evaluation error opa reported for the test rule, or "". */
+  error: string;
+}
+
 export interface PolicyTestReport {
+  cases: PolicyTestCase[];
   passed: number;
-  failed: { name: string; location: string; output: string }[];
-  /** Percent of policy (non-test) lines covered; null when tests failed (opa then reports none). */
+  failed: PolicyTestCase[];
+  skipped: number;
+  /** OPA's own coverage figure (percent of the loaded files' lines, tests included); null when tests failed. */
   coverage: number | null;
+  /** file:line of each line opa reports not covered. */
   uncovered: string[];
 }
 
-interface OpaTestResult {
+interface OpaSubResult {
+  name?: string;
+  fail?: boolean;
+  skip?: boolean;
+  sub_results?: Record<string, OpaSubResult>;
+}
+
+interface OpaTestResult extends OpaSubResult {
   location?: { file: string; row: number };
   package?: string;
   name: string;
-  fail?: boolean;
-  error?: { message?: string } | unknown;
+  error?: unknown;
   output?: string;
-  skip?: boolean;
+  duration?: number;
 }
 
 interface OpaCoverage {
-  files?: Record<string, { covered?: { start: { row: number } }[]; not_covered?: { start: { row: number }; end: { row: number } }[] }>;
+  coverage?: number;
+  files?: Record<string, { not_covered?: { start: { row: number }; end: { row: number } }[] }>;
 }
+
+/** A file as reports show it: relative to the working directory when inside it, else absolute. */
+function shown(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel.startsWith("..") || isAbsolute(rel) ? resolve(file) : rel;
+}
+
+/** opa's `output` is Go's []byte, which encoding/json writes as base64. */
+function decodeOutput(output: string | undefined): string {
+  return output ? Buffer.from(output, "base64").toString("utf8") : "";
+}
+
+function describeError(error: unknown): string {
+  if (!error) return "";
+  const e = error as { code?: string; message?: string; location?: { file?: string; row?: number } };
+  if (typeof e.message !== "string") return JSON.stringify(error);
+  const at = e.location?.file ? `${shown(e.location.file)}:${e.location.row ?? "?"}: ` : "";
+  return `${at}${e.code ? `${e.code}: ` : ""}${e.message}`;
+}
+
+function status(r: OpaSubResult): PolicyTestCase["status"] {
+  return r.skip ? "skip" : r.fail ? "fail" : "pass";
+}
+
+/** One case per test rule, or per leaf of a data-driven test's sub-results. */
+function flatten(r: OpaTestResult): PolicyTestCase[] {
+  const test = `${r.package ?? "data"}.${r.name}`;
+  const base = {
+    test,
+    package: r.package ?? "data",
+    location: r.location ? `${shown(r.location.file)}:${r.location.row}` : "?",
+    durationNs: r.duration ?? 0,
+    output: decodeOutput(r.output),
+    error: describeError(r.error),
+  };
+  const cases: PolicyTestCase[] = [];
+  const walk = (name: string, node: OpaSubResult): void => {
+    const subs = Object.entries(node.sub_results ?? {});
+    if (subs.length === 0) {
+      cases.push({ ...base, name, status: status(node) });
+      return;
+    }
+    for (const [key, sub] of subs) walk(`${name}[${key}]`, sub);
+  };
+  walk(test, r);
+  return cases;
+}
+
+// opa's default is 5 s per test. The data-driven tests run under opa's test tracer, and the every-route x
+// every-role table takes a few seconds of wall time on a busy machine; a test still cannot run unbounded.
+const PER_TEST_TIMEOUT = "60s";
 
 export async function runPolicyTests(opts: { opa: string; projectDir: string; dataDir: string }): Promise<PolicyTestReport> {
   const policies = join(opts.projectDir, "policies");
-  const results = await runOpa(opts.opa, ["test", "--format", "json", policies, opts.dataDir]);
+  const results = await runOpa(opts.opa, ["test", "--timeout", PER_TEST_TIMEOUT, "--format", "json", policies, opts.dataDir]);
   let parsed: OpaTestResult[];
   try {
     parsed = JSON.parse(results.stdout) as OpaTestResult[];
+    if (!Array.isArray(parsed)) throw new Error("not a list");
   } catch {
-    throw new Error(`opa test did not run:\n${(results.stderr || results.stdout).trim()}`);
+    throw new Error(`opa test did not run (exit ${results.code}):\n${(results.stderr || results.stdout).trim() || "(no output)"}`);
   }
-  const failed = parsed
-    .filter((r) => r.fail || r.error)
-    .map((r) => ({
-      name: `${r.package ?? ""}.${r.name}`,
-      location: r.location ? `${relative(process.cwd(), r.location.file)}:${r.location.row}` : "?",
-      output: [r.output ?? "", r.error ? JSON.stringify(r.error) : ""].join(" ").trim(),
-    }));
+  // opa runs tests in parallel: order them by file and line so that reports are stable.
+  const byPlace = (r: OpaTestResult): [string, number] => [r.location?.file ?? "", r.location?.row ?? 0];
+  parsed.sort((a, b) => byPlace(a)[0].localeCompare(byPlace(b)[0]) || byPlace(a)[1] - byPlace(b)[1]);
+  const cases = parsed.flatMap(flatten);
+  const failed = cases.filter((c) => c.status === "fail");
+  const passed = cases.filter((c) => c.status === "pass").length;
+  const skipped = cases.filter((c) => c.status === "skip").length;
 
   // opa writes no coverage report when a test fails.
-  if (failed.length > 0) return { passed: parsed.length - failed.length, failed, coverage: null, uncovered: [] };
+  if (failed.length > 0) return { cases, passed, failed, skipped, coverage: null, uncovered: [] };
 
-  const cov = await runOpa(opts.opa, ["test", "--coverage", "--format", "json", policies, opts.dataDir]);
+  const cov = await runOpa(opts.opa, ["test", "--timeout", PER_TEST_TIMEOUT, "--coverage", "--format", "json", policies, opts.dataDir]);
   // With failing tests, opa prints their names as text before the coverage JSON: parse from the JSON.
   const jsonStart = cov.stdout.search(/^\{/m);
   let report: OpaCoverage;
@@ -56,18 +136,12 @@ export async function runPolicyTests(opts: { opa: string; projectDir: string; da
   } catch {
     throw new Error(`opa test --coverage gave no report:\n${(cov.stderr || cov.stdout).trim()}`);
   }
-  let covered = 0;
-  let total = 0;
+  if (typeof report.coverage !== "number") throw new Error(`opa test --coverage gave no "coverage" figure`);
   const uncovered: string[] = [];
   for (const [file, f] of Object.entries(report.files ?? {})) {
-    if (file.endsWith("_test.rego")) continue;
-    const notCovered = new Set<number>();
-    for (const range of f.not_covered ?? []) for (let row = range.start.row; row <= range.end.row; row++) notCovered.add(row);
-    const coveredRows = new Set((f.covered ?? []).map((c) => c.start.row));
-    for (const row of notCovered) coveredRows.delete(row);
-    covered += coveredRows.size;
-    total += coveredRows.size + notCovered.size;
-    for (const row of [...notCovered].sort((a, b) => a - b)) uncovered.push(`${relative(process.cwd(), file)}:${row}`);
+    for (const range of f.not_covered ?? []) {
+      for (let row = range.start.row; row <= range.end.row; row++) uncovered.push(`${shown(file)}:${row}`);
+    }
   }
-  return { passed: parsed.length - failed.length, failed, coverage: total === 0 ? 0 : (100 * covered) / total, uncovered };
+  return { cases, passed, failed, skipped, coverage: report.coverage, uncovered };
 }

@@ -2,7 +2,7 @@
  * Test support: runs the portier CLI from source as a child process, and makes scratch copies of
  * the project's policies/ and data/ to break on purpose.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,25 @@ export function portier(args: string[], opts: { cwd?: string } = {}): { code: nu
     timeout: 120_000,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * The same, without blocking the test worker's event loop (a long spawnSync starves vitest's RPC), so that
+ * slow runs (opa test) can be awaited, several at once.
+ */
+export function portierAsync(args: string[], opts: { cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(PROJECT_ROOT, "src", "cli", "main.ts"), ...args], {
+      cwd: opts.cwd ?? PROJECT_ROOT,
+      timeout: 120_000,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
+    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
 }
 
 export function scratchProject(): string {

@@ -10,6 +10,10 @@ import data.portier.routes
 import data.portier.tenancy
 import data.portier.token
 
+# METADATA
+# title: Checks
+# description: Every check of portier/decision in its order, each with its own outcome, for portier explain.
+# entrypoint: true
 checks := [
 	outcome("token shape", token_shape),
 	outcome("method", method),

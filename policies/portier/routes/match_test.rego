@@ -43,10 +43,9 @@ template_of(path) := template if {
 	template := routes.match.template with input as {"path": path}
 } else := null
 
-test_each_path_matches_its_template if {
-	failures := {[c.path, template_of(c.path)] | some c in match_cases; template_of(c.path) != c.template}
-	print("wrong matches [path, got]:", failures)
-	count(failures) == 0
+test_each_path_matches_its_template[c.path] if {
+	some c in match_cases
+	template_of(c.path) == c.template
 }
 
 test_parameters_are_extracted_with_their_case if {
@@ -71,10 +70,9 @@ sample_segment(seg) := "X1" if {
 	startswith(seg, "{")
 } else := seg
 
-test_every_template_matches_itself if {
-	failures := {r.template | some r in data.catalog.routes; template_of(sample_path(r.template)) != r.template}
-	print("templates that do not match themselves:", failures)
-	count(failures) == 0
+test_every_template_matches_itself[r.template] if {
+	some r in data.catalog.routes
+	template_of(sample_path(r.template)) == r.template
 }
 
 test_specificity_breaks_ties_by_first_differing_segment if {

@@ -1,6 +1,6 @@
 /**
  * `portier bundle build [--out build/bundle.tar.gz] [--opa PATH]`: validates data/, checks the policies
- * with `opa check --strict` and compiles them with `opa build -t wasm`.
+ * with `opa check --strict` and compiles them with `opa build -t wasm` for the entrypoints they annotate.
  */
 import { dirname, join, resolve } from "node:path";
 import { mkdirSync } from "node:fs";
@@ -17,7 +17,7 @@ export async function run(argv: string[]): Promise<number> {
   const project = resolve(values.project ?? PROJECT_ROOT);
   const out = resolve(values.out ?? join(project, "build", "bundle.tar.gz"));
   mkdirSync(dirname(out), { recursive: true });
-  const { revision } = await buildBundle({ opa: opaPath(values.opa), projectDir: project, workDir: join(project, "build"), out });
-  console.log(`bundle ok: ${out} (revision ${revision})`);
+  const { revision, entrypoints } = await buildBundle({ opa: opaPath(values.opa), projectDir: project, workDir: join(project, "build"), out });
+  console.log(`bundle ok: ${out} (revision ${revision}; entrypoints ${entrypoints.join(", ")})`);
   return 0;
 }

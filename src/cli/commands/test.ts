@@ -1,31 +1,84 @@
 /**
- * `portier test [--opa PATH] [--min-coverage 100]`: runs the policy tests with opa and prints one line per
- * failing test (file:line), a line `coverage: X%`, and `N passed, N failed`. Non-zero exit on a failure
- * or coverage below the minimum.
+ * `portier test [--opa PATH] [--min-coverage 100] [-v] [--format text|junit] [--output FILE]`: runs the
+ * policy tests with opa. Text: one line per failing test or data-driven case (file:line) with what the test
+ * printed, every test with -v, OPA's coverage figure, and `policy: N passed, N failed`. JUnit XML goes to
+ * --output, or to stdout with the text moved to stderr. Non-zero exit on a failure or coverage below the minimum.
  */
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeBundleData } from "../../toolchain/build-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
-import { runPolicyTests } from "../../toolchain/run-policy-tests.js";
+import { renderJunit } from "../../toolchain/policy-test-junit.js";
+import { runPolicyTests, type PolicyTestCase, type PolicyTestReport } from "../../toolchain/run-policy-tests.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse } from "../args.js";
+import { parse, UsageError } from "../args.js";
 
-const USAGE = "usage: portier test [--project DIR] [--opa PATH] [--min-coverage PERCENT]";
+const USAGE = "usage: portier test [--project DIR] [--opa PATH] [--min-coverage PERCENT] [-v|--verbose] [--format text|junit] [--output FILE]";
+
+function minCoverage(raw: string | undefined): number {
+  if (raw === undefined) return 100;
+  const value = /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
+  if (!(value >= 0 && value <= 100)) throw new UsageError(`--min-coverage: "${raw}" is not a percentage from 0 to 100\n${USAGE}`);
+  return value;
+}
+
+function indent(text: string): string[] {
+  return text.replace(/\n$/, "").split("\n").map((l) => `    ${l}`);
+}
+
+/** The text report: failing cases (all cases with verbose), each test's printed output once after its cases. */
+function textLines(cases: PolicyTestCase[], verbose: boolean): string[] {
+  const lines: string[] = [];
+  const shown = cases.filter((c) => verbose || c.status === "fail");
+  shown.forEach((c, i) => {
+    lines.push(`${c.status.toUpperCase()} ${c.location} ${c.name}${c.error ? `: ${c.error}` : ""}`);
+    const lastOfTest = shown[i + 1]?.test !== c.test;
+    if (lastOfTest && c.output && (verbose || c.status === "fail")) lines.push(...indent(c.output));
+  });
+  return lines;
+}
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { project: { type: "string" }, opa: { type: "string" }, "min-coverage": { type: "string" } }, USAGE);
+  const { values } = parse(
+    argv,
+    {
+      project: { type: "string" },
+      opa: { type: "string" },
+      "min-coverage": { type: "string" },
+      verbose: { type: "boolean", short: "v" },
+      format: { type: "string" },
+      output: { type: "string" },
+    },
+    USAGE,
+  );
+  const min = minCoverage(values["min-coverage"]);
+  const format = values.format ?? "text";
+  if (format !== "text" && format !== "junit") throw new UsageError(`--format: "${format}" is not text or junit\n${USAGE}`);
+  if (values.output !== undefined && format !== "junit") throw new UsageError(`--output: only with --format junit\n${USAGE}`);
   const project = resolve(values.project ?? PROJECT_ROOT);
-  const min = Number(values["min-coverage"] ?? "100");
   const data = writeBundleData(project, join(project, "build", "bundle-data"));
-  const report = await runPolicyTests({ opa: opaPath(values.opa), projectDir: project, dataDir: data.dir });
-  for (const f of report.failed) console.log(`FAIL ${f.location} ${f.name}${f.output ? `: ${f.output}` : ""}`);
-  for (const line of report.uncovered) console.log(`not covered: ${line}`);
-  console.log(report.coverage === null ? "coverage: not measured (opa reports coverage only when every test passes)" : `coverage: ${report.coverage.toFixed(2)}%`);
-  console.log(`policy: ${report.passed} passed, ${report.failed.length} failed`);
-  if (report.failed.length > 0 || report.coverage === null) return 1;
-  if (report.coverage < min) {
-    console.log(`coverage ${report.coverage.toFixed(2)}% is below the required ${min}%`);
+  // With JUnit on stdout, the human-readable report goes to stderr so the XML stays clean.
+  const say = format === "junit" && values.output === undefined ? (l: string) => console.error(l) : (l: string) => console.log(l);
+  let report: PolicyTestReport;
+  try {
+    report = await runPolicyTests({ opa: opaPath(values.opa), projectDir: project, dataDir: data.dir });
+  } catch (err) {
+    // Still close with the policy line, so that a log read from its end never misses that nothing ran.
+    console.error(`portier: ${(err as Error).message}`);
+    say("policy: not run (see the error above)");
     return 1;
   }
-  return 0;
+  for (const line of textLines(report.cases, values.verbose === true)) say(line);
+  for (const line of report.uncovered) say(`not covered: ${line}`);
+  say(report.coverage === null ? "coverage: not measured (opa reports coverage only when every test passes)" : `coverage: ${report.coverage.toFixed(2)}% (opa)`);
+  const belowMin = report.coverage !== null && report.coverage < min;
+  if (belowMin) say(`coverage ${report.coverage!.toFixed(2)}% is below the required ${min}%`);
+  say(`policy: ${report.passed} passed, ${report.failed.length} failed${report.skipped ? `, ${report.skipped} skipped` : ""}`);
+
+  if (format === "junit") {
+    const xml = renderJunit(report, min);
+    if (values.output === undefined) process.stdout.write(xml);
+    else writeFileSync(resolve(values.output), xml);
+  }
+  return report.failed.length > 0 || report.coverage === null || belowMin ? 1 : 0;
 }
