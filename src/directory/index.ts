@@ -4,11 +4,11 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
-import { loadDirectoryFile, type DirectoryEntry } from "./load-directory.js";
+import { loadDirectoryFile, type DirectoryEntries, type DirectoryEntry } from "./load-directory.js";
 import { loadRoleResolver, type RoleResolver } from "./role-names.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
-export type { DirectoryEntry, DirectoryIndex } from "./load-directory.js";
+export type { DirectoryEntries, DirectoryEntry, DirectoryIndex } from "./load-directory.js";
 export { loadRoleResolver } from "./role-names.js";
 
 export interface DirectoryLogger {
@@ -29,7 +29,7 @@ export interface DirectoryStatus {
 }
 
 export class Directory {
-  private entries = new Map<string, DirectoryEntry>();
+  private entries: DirectoryEntries = new Map<string, DirectoryEntry>();
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly state: DirectoryStatus;
