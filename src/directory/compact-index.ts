@@ -1,10 +1,11 @@
 /**
  * A compact sub -> entry index for millions of directory records. Instead of a Map holding one key string
- * and one entry object per record, it keeps every sub's UTF-8 bytes in one byte arena, an open-addressing
- * hash table and per-record offsets/hashes/values in typed arrays, and each record's value as the number of
- * a shared {tenant_id, roles} entry. About 60 B per record for UUID subs, and only a handful of heap
- * objects whatever the size, so the garbage collector has nothing per record to trace (a 1M-entry Map
- * made every major GC walk a million keys and objects, which slowed decisions while it served).
+ * and one entry object per record, it keeps every sub's UTF-8 bytes in byte pages, each record's start,
+ * length, hash and value in pages of typed arrays, and an open-addressing hash table in one typed array;
+ * a record's value is the number of a shared {tenant_id, roles} entry. About 70 B per record for UUID
+ * subs, and a few thousand typed arrays whatever the size, so the garbage collector has nothing per record
+ * to trace (a 1M-entry Map made every major GC walk a million keys and objects). Pages, not arrays grown
+ * by doubling: growing never copies, so no single step of a load takes long.
  */
 
 export interface DirectoryEntry {
@@ -58,23 +59,43 @@ function mix(h: number): number {
   return h >>> 0;
 }
 
-function grown<T extends Uint8Array | Uint32Array>(a: T, need: number): T {
-  if (need <= a.length) return a;
-  let size = a.length * 2;
-  while (size < need) size *= 2;
-  const b = new (a.constructor as new (n: number) => T)(size);
-  b.set(a);
-  return b;
+/** Byte pages grow from 64 KiB to 1 MiB; an address is page << 20 | offset (32 bits: 4096 pages). */
+const ADDRESS_BITS = 20;
+const MAX_ARENA_PAGE = 1 << ADDRESS_BITS;
+const MAX_ARENA_PAGES = 2 ** (32 - ADDRESS_BITS);
+/** Per-record arrays come in pages of 4096 records. */
+const RECORD_BITS = 12;
+const RECORD_PAGE = 1 << RECORD_BITS;
+const RECORD_MASK = RECORD_PAGE - 1;
+/** The hash table is at most 70% full. */
+const MAX_LOAD = 0.7;
+
+interface Records {
+  arena: Uint8Array[];
+  starts: Uint32Array[];
+  lengths: Uint32Array[];
+  hashes: Uint32Array[];
+  values: Uint32Array[];
 }
 
-/** Collects records in arrival order; `finish` builds the hash table (a later record for a sub wins). */
+function sameBytes(r: Records, rec: number, key: Uint8Array, length: number): boolean {
+  const p = rec >>> RECORD_BITS;
+  const i = rec & RECORD_MASK;
+  if ((r.lengths[p] as Uint32Array)[i] !== length) return false;
+  const address = (r.starts[p] as Uint32Array)[i] as number;
+  const page = r.arena[address >>> ADDRESS_BITS] as Uint8Array;
+  const at = address & (MAX_ARENA_PAGE - 1);
+  for (let k = 0; k < length; k++) if (page[at + k] !== key[k]) return false;
+  return true;
+}
+
+const hashOf = (r: Records, rec: number) => (r.hashes[rec >>> RECORD_BITS] as Uint32Array)[rec & RECORD_MASK] as number;
+
+/** Collects records in arrival order; the hash table is built afterwards (a later record for a sub wins). */
 export class CompactIndexBuilder {
-  private bytes = new Uint8Array(1 << 16);
+  private readonly r: Records = { arena: [], starts: [], lengths: [], hashes: [], values: [] };
+  private page = new Uint8Array(0);
   private used = 0;
-  /** offsets[i] .. offsets[i + 1] are record i's bytes. */
-  private offsets = new Uint32Array(1 << 12);
-  private hashes = new Uint32Array(1 << 12);
-  private values = new Uint32Array(1 << 12);
   private count = 0;
   private table: Uint32Array | undefined;
   private mask = 0;
@@ -89,19 +110,30 @@ export class CompactIndexBuilder {
 
   /** `value` is the number of the record's entry in the shared list. Subs must be well-formed Unicode. */
   add(sub: string, value: number): void {
-    this.bytes = grown(this.bytes, this.used + sub.length * 3);
-    if (this.count + 2 > this.offsets.length) {
-      this.offsets = grown(this.offsets, this.count + 2);
-      this.hashes = grown(this.hashes, this.count + 2);
-      this.values = grown(this.values, this.count + 2);
+    if (this.table) throw new Error("the index is already built");
+    const room = sub.length * 3;
+    if (this.used + room > this.page.length) {
+      if (this.r.arena.length >= MAX_ARENA_PAGES) throw new RangeError("directory index full: subs take more than 4 GiB");
+      const size = Math.max(room, Math.min(MAX_ARENA_PAGE, 65536 << this.r.arena.length));
+      this.page = new Uint8Array(size);
+      this.r.arena.push(this.page);
+      this.used = 0;
     }
-    const { length, hash } = encode(sub, this.bytes, this.used);
-    this.offsets[this.count] = this.used;
-    this.hashes[this.count] = hash;
-    this.values[this.count] = value;
+    const i = this.count & RECORD_MASK;
+    if (i === 0) {
+      this.r.starts.push(new Uint32Array(RECORD_PAGE));
+      this.r.lengths.push(new Uint32Array(RECORD_PAGE));
+      this.r.hashes.push(new Uint32Array(RECORD_PAGE));
+      this.r.values.push(new Uint32Array(RECORD_PAGE));
+    }
+    const p = this.count >>> RECORD_BITS;
+    const { length, hash } = encode(sub, this.page, this.used);
+    (this.r.starts[p] as Uint32Array)[i] = (((this.r.arena.length - 1) << ADDRESS_BITS) | this.used) >>> 0;
+    (this.r.lengths[p] as Uint32Array)[i] = length;
+    (this.r.hashes[p] as Uint32Array)[i] = hash;
+    (this.r.values[p] as Uint32Array)[i] = value;
     this.used += length;
     this.count++;
-    this.offsets[this.count] = this.used;
   }
 
   /**
@@ -110,13 +142,8 @@ export class CompactIndexBuilder {
    */
   insertSome(budget: number): boolean {
     if (!this.table) {
-      // Trim the arrays to their content first: growth by doubling leaves up to half of them unused.
-      this.bytes = this.bytes.slice(0, this.used);
-      this.offsets = this.offsets.slice(0, this.count + 1);
-      this.hashes = this.hashes.slice(0, this.count);
-      this.values = this.values.slice(0, this.count);
       let capacity = 16;
-      while (capacity < this.count * 2) capacity *= 2;
+      while (this.count > capacity * MAX_LOAD) capacity *= 2;
       this.table = new Uint32Array(capacity);
       this.mask = capacity - 1;
     }
@@ -128,14 +155,19 @@ export class CompactIndexBuilder {
 
   finish(): CompactEntries {
     while (!this.insertSome(1 << 30));
-    return new CompactEntries(this.bytes, this.offsets, this.hashes, this.values, this.table as Uint32Array, this.distinct, this.shared);
+    return new CompactEntries(this.r, this.table as Uint32Array, this.distinct, this.shared);
   }
 
   private insert(rec: number): void {
     const table = this.table as Uint32Array;
-    const hash = this.hashes[rec] as number;
-    const start = this.offsets[rec] as number;
-    const length = (this.offsets[rec + 1] as number) - start;
+    const r = this.r;
+    const hash = hashOf(r, rec);
+    const p = rec >>> RECORD_BITS;
+    const i = rec & RECORD_MASK;
+    const length = (r.lengths[p] as Uint32Array)[i] as number;
+    const address = (r.starts[p] as Uint32Array)[i] as number;
+    const at = address & (MAX_ARENA_PAGE - 1);
+    const key = (r.arena[address >>> ADDRESS_BITS] as Uint8Array).subarray(at, at + length);
     for (let slot = hash & this.mask; ; slot = (slot + 1) & this.mask) {
       const held = table[slot] as number;
       if (held === 0) {
@@ -143,8 +175,7 @@ export class CompactIndexBuilder {
         this.distinct++;
         return;
       }
-      const other = held - 1;
-      if (this.hashes[other] === hash && sameBytes(this.bytes, this.offsets[other] as number, (this.offsets[other + 1] as number) - (this.offsets[other] as number), this.bytes, start, length)) {
+      if (hashOf(r, held - 1) === hash && sameBytes(r, held - 1, key, length)) {
         table[slot] = rec + 1; // a later record for the same sub replaces the earlier one
         return;
       }
@@ -152,21 +183,12 @@ export class CompactIndexBuilder {
   }
 }
 
-function sameBytes(a: Uint8Array, aStart: number, aLength: number, b: Uint8Array, bStart: number, bLength: number): boolean {
-  if (aLength !== bLength) return false;
-  for (let i = 0; i < aLength; i++) if (a[aStart + i] !== b[bStart + i]) return false;
-  return true;
-}
-
 /** The built, read-only index. */
 export class CompactEntries implements DirectoryEntries {
   private scratch = new Uint8Array(256);
 
   constructor(
-    private readonly bytes: Uint8Array,
-    private readonly offsets: Uint32Array,
-    private readonly hashes: Uint32Array,
-    private readonly values: Uint32Array,
+    private readonly r: Records,
     private readonly table: Uint32Array,
     readonly size: number,
     private readonly shared: readonly DirectoryEntry[],
@@ -182,15 +204,9 @@ export class CompactEntries implements DirectoryEntries {
       const held = this.table[slot] as number;
       if (held === 0) return undefined;
       const rec = held - 1;
-      const start = this.offsets[rec] as number;
-      if (this.hashes[rec] === hash && sameBytes(this.bytes, start, (this.offsets[rec + 1] as number) - start, this.scratch, 0, length)) {
-        return this.shared[this.values[rec] as number];
+      if (hashOf(this.r, rec) === hash && sameBytes(this.r, rec, this.scratch, length)) {
+        return this.shared[(this.r.values[rec >>> RECORD_BITS] as Uint32Array)[rec & RECORD_MASK] as number];
       }
     }
-  }
-
-  /** Bytes held by the typed arrays (the shared entries are few and not counted). */
-  get byteLength(): number {
-    return this.bytes.byteLength + this.offsets.byteLength + this.hashes.byteLength + this.values.byteLength + this.table.byteLength;
   }
 }
