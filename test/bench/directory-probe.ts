@@ -2,6 +2,7 @@
  * Child process of the directory benchmark (test/bench/directory.ts): one measurement in a fresh process,
  * so heaps do not mix. Run: node --expose-gc --import tsx test/bench/directory-probe.ts <task> <impl> <file>
  *   task  memory      heap + ArrayBuffer bytes per record after gc(), load time, memory after 5 reloads
+ *                     (BENCH_DIRECTORY_RELOADS)
  *         stall       worst decision latency while the directory reloads (a decision every 1 ms)
  *         throughput  in-process decisions/s through the service pipeline with this directory
  *   impl  streaming   loadDirectoryFile (this code)
@@ -84,7 +85,8 @@ async function memory(impl: string, file: string) {
   const n = entries.size;
   const index = one.heap - base.heap + one.buffers - base.buffers;
   let peakRss = one.rss;
-  for (let i = 0; i < 5; i++) {
+  const reloads = Number(process.env.BENCH_DIRECTORY_RELOADS ?? 5);
+  for (let i = 0; i < reloads; i++) {
     entries = await load(impl, file, resolve);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }
@@ -94,6 +96,7 @@ async function memory(impl: string, file: string) {
   if (!entries.get(benchSub(n - 1))) throw new Error("last record missing");
   return {
     records: n,
+    reloads,
     loadMs,
     heapPerRecord: (one.heap - base.heap) / n,
     buffersPerRecord: (one.buffers - base.buffers) / n,

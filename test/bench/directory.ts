@@ -2,11 +2,12 @@
  * Directory benchmark, one run: the streaming loader against the previous whole-file loader (kept as a
  * baseline in directory-probe.ts), each measurement in a fresh child process with --expose-gc:
  *   - heap + ArrayBuffer bytes per record at 1M records, load time (NDJSON and JSON array), memory after
- *     5 reloads relative to one index;
+ *     5 reloads (BENCH_DIRECTORY_RELOADS) relative to one index;
  *   - the worst decision latency while a 1M directory reloads (a decision due every 1 ms);
  *   - in-process decisions/s through the service pipeline with a 1M directory vs a tiny one, and the GC
  *     time while deciding.
- * Run: npx tsx test/bench/directory.ts (BENCH_DIRECTORY_RECORDS=10000000 for the 10M check).
+ * Run: npx tsx test/bench/directory.ts; the 10M check (streaming only, memory and load time):
+ *   BENCH_DIRECTORY_RECORDS=10000000 BENCH_DIRECTORY_RELOADS=1 npx tsx test/bench/directory.ts
  */
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
@@ -53,7 +54,7 @@ function probe<T>(task: string, impl: string, file: string): Promise<T> {
   });
 }
 
-interface Memory { records: number; loadMs: number; heapPerRecord: number; buffersPerRecord: number; bytesPerRecord: number; afterReloadsVsOne: number; rssAfterReloads: number; peakRss: number }
+interface Memory { records: number; reloads: number; loadMs: number; heapPerRecord: number; buffersPerRecord: number; bytesPerRecord: number; afterReloadsVsOne: number; rssAfterReloads: number; peakRss: number }
 interface Stall { records: number; reloadMs: number; decisions: number; worstDecisionMs: number; p99DecisionMs: number; worstGapCpuMs: number }
 interface Throughput { records: number; perSecond: number; gcPauses: number; gcMs: number; worstGcMs: number }
 
@@ -76,7 +77,7 @@ export async function main(): Promise<void> {
       const m = (mem[impl] = await probe<Memory>("memory", impl, big));
       console.log(
         `  ${impl.padEnd(10)} ${m.bytesPerRecord.toFixed(0).padStart(4)} B/record (heap ${m.heapPerRecord.toFixed(0)}, buffers ${m.buffersPerRecord.toFixed(0)}), load ${(m.loadMs / 1000).toFixed(2)} s; ` +
-          `after 5 reloads ${m.afterReloadsVsOne.toFixed(2)}x one index, RSS +${mb(m.rssAfterReloads)} (peak +${mb(m.peakRss)})`,
+          `after ${m.reloads} reloads ${m.afterReloadsVsOne.toFixed(2)}x one index, RSS +${mb(m.rssAfterReloads)} (peak +${mb(m.peakRss)})`,
       );
     }
     if (mem.previous && mem.streaming) console.log(`  streaming vs previous: ${(mem.streaming.bytesPerRecord / mem.previous.bytesPerRecord).toFixed(2)}x the bytes, ${(mem.streaming.loadMs / mem.previous.loadMs).toFixed(2)}x the load time`);
