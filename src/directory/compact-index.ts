@@ -2,7 +2,7 @@
  * A compact sub -> entry index for millions of directory records. Instead of a Map holding one key string
  * and one entry object per record, it keeps every sub's UTF-8 bytes in byte pages, each record's start,
  * length, hash and value in pages of typed arrays, and an open-addressing hash table in one typed array;
- * a record's value is the number of a shared {tenant_id, roles} entry. About 70 B per record for UUID
+ * a record's value is the number of a shared {tenant_id, roles} entry. About 60 B per record for UUID
  * subs, and a few thousand typed arrays whatever the size, so the garbage collector has nothing per record
  * to trace (a 1M-entry Map made every major GC walk a million keys and objects). Pages, not arrays grown
  * by doubling: growing never copies, so no single step of a load takes long.
