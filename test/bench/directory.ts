@@ -54,7 +54,7 @@ function probe<T>(task: string, impl: string, file: string): Promise<T> {
   });
 }
 
-interface Memory { records: number; reloads: number; loadMs: number; heapPerRecord: number; buffersPerRecord: number; bytesPerRecord: number; afterReloadsVsOne: number; rssAfterReloads: number; peakRss: number }
+interface Memory { records: number; reloads: number; loadMs: number; fullGcMs: number; heapPerRecord: number; buffersPerRecord: number; bytesPerRecord: number; afterReloadsVsOne: number; rssAfterReloads: number; peakRss: number }
 interface Stall { records: number; reloadMs: number; decisions: number; worstDecisionMs: number; p99DecisionMs: number; worstGapCpuMs: number }
 interface Throughput { records: number; perSecond: number; gcPauses: number; gcMs: number; worstGcMs: number }
 
@@ -80,7 +80,10 @@ export async function main(): Promise<void> {
           `after ${m.reloads} reloads ${m.afterReloadsVsOne.toFixed(2)}x one index, RSS +${mb(m.rssAfterReloads)} (peak +${mb(m.peakRss)})`,
       );
     }
-    if (mem.previous && mem.streaming) console.log(`  streaming vs previous: ${(mem.streaming.bytesPerRecord / mem.previous.bytesPerRecord).toFixed(2)}x the bytes, ${(mem.streaming.loadMs / mem.previous.loadMs).toFixed(2)}x the load time`);
+    if (mem.previous && mem.streaming) {
+      const { streaming: s, previous: p } = mem;
+      console.log(`  streaming vs previous: ${(s.bytesPerRecord / p.bytesPerRecord).toFixed(2)}x the bytes, ${(s.loadMs / p.loadMs).toFixed(2)}x the load time, ${(s.fullGcMs / p.fullGcMs).toFixed(2)}x the full GC`);
+    }
     if (RECORDS > 4_000_000) return;
     await writeDirectory(bigJson, RECORDS, "json");
     for (const impl of impls) {
