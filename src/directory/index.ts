@@ -1,5 +1,5 @@
 /**
- * The synced-users directory: an in-memory index (Map, O(1) lookups) loaded from a file and reloaded
+ * The synced-users directory: an in-memory index (compact hash table, O(1) lookups) loaded from a file and reloaded
  * when it changes (watch, debounce, atomic swap). A broken file keeps the old index and is reported.
  */
 import { watch, type FSWatcher } from "node:fs";

@@ -1,6 +1,6 @@
 /**
  * The synced-users directory: JSON and NDJSON, role labels/aliases mapped to ids, unknown roles reported,
- * reload on change with a broken file keeping the old index, and 1,000,000 records loading in seconds.
+ * reload on change with a broken file keeping the old index, and 200,000 records all found.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync, renameSync } from "node:fs";
