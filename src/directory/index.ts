@@ -1,5 +1,5 @@
 /**
- * The synced-users directory: an in-memory index (Map, O(1) lookups) loaded from a file and reloaded
+ * The synced-users directory: an in-memory index (compact hash table, O(1) lookups) loaded from a file and reloaded
  * through the common reload mechanism (src/reload: watch + periodic re-read, validate, guard, swap).
  * A file that is broken, has no valid record, or drops more than the allowed share of the records is
  * refused: the old index keeps serving and the refusal is reported. Role names are resolved at load with
@@ -10,7 +10,7 @@ import type { RoleResolver } from "./role-names.js";
 import { Reloader, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
-export type { DirectoryEntry, DirectoryIndex } from "./load-directory.js";
+export type { DirectoryEntries, DirectoryEntry, DirectoryIndex } from "./load-directory.js";
 export { loadRoleResolver, roleResolver, NO_ROLE_NAMES } from "./role-names.js";
 export type { RoleResolver } from "./role-names.js";
 

@@ -5,7 +5,7 @@
  *   - the real OPA server (`opa run --server`, pinned binary) answering POST /v1/data/portier/decision
  *     with the same decision input (claims already verified),
  * each in its own process; then in-process decisions per second (normalise + cached verify + evaluate)
- * and the time to index 1,000,000 directory records. Run: npx tsx test/bench/service.ts
+ * (the directory is measured in directory.ts). Run: npx tsx test/bench/service.ts
  * (BENCH_SECONDS, BENCH_CONNECTIONS to change the load).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -18,7 +18,6 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
 import { loadEngine, normalisePath, tokenFacts } from "../../src/engine/index.js";
-import { loadRoleResolver, parseDirectory } from "../../src/directory/index.js";
 import { fmt, rateAsync } from "./measure.js";
 
 interface Histogram { p50: number; p99: number; average: number }
@@ -162,14 +161,6 @@ export async function main(): Promise<void> {
     console.log(`In-process decisions (normalise + cached verify + evaluate): ${fmt(inProcess)}`);
     verifier.close();
     await engine.close();
-
-    // Directory: index 1,000,000 NDJSON records.
-    const lines: string[] = [];
-    for (let i = 0; i < 1_000_000; i++) lines.push(`{"sub":"00000000-0000-4000-8000-${i.toString().padStart(12, "0")}","tenant_id":"${TENANT}","roles":["enseignant_jeune"]}`);
-    const text = lines.join("\n");
-    const t0 = performance.now();
-    const idx = parseDirectory(text, "bench.ndjson", loadRoleResolver(join(ROOT, "data", "roles.json")));
-    console.log(`Directory: ${idx.entries.size.toLocaleString("en")} records (${(text.length / 1e6).toFixed(0)} MB NDJSON) indexed in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
   } finally {
     await Promise.all(children.map(stop));
   }
