@@ -4,6 +4,7 @@
  * at most once per cooldown, and tells listeners which keys disappeared so what they signed is forgotten.
  * Keys named inside a token (jku, x5u, jwk, x5c) are never looked at: lookup is by kid only.
  */
+import { redactUrl } from "./redact-url.js";
 import { readFile } from "node:fs/promises";
 import { importJWK, type JWK, type CryptoKey } from "jose";
 import { TokenError } from "./token-error.js";
@@ -62,9 +63,21 @@ export class KeyStore {
   }
 
   private async fetchJson(url: string): Promise<unknown> {
-    const res = await fetch(url, { signal: AbortSignal.timeout(this.opts.fetchTimeoutMs ?? 5000), redirect: "error", headers: { accept: "application/json" } });
-    if (!res.ok) throw new Error(`GET ${url} answered HTTP ${res.status}`);
-    return res.json();
+    // Errors name the URL (credentials in it redacted) and the cause, e.g. ECONNREFUSED.
+    const shown = redactUrl(url);
+    let res: Response;
+    try {
+      res = await fetch(url, { signal: AbortSignal.timeout(this.opts.fetchTimeoutMs ?? 5000), redirect: "error", headers: { accept: "application/json" } });
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string; message?: string } };
+      throw new Error(`GET ${shown} failed: ${e.cause?.code ?? e.cause?.message ?? e.message}`);
+    }
+    if (!res.ok) throw new Error(`GET ${shown} answered HTTP ${res.status}`);
+    try {
+      return await res.json();
+    } catch {
+      throw new Error(`GET ${shown}: the answer is not JSON`);
+    }
   }
 
   private async readSet(): Promise<unknown> {
@@ -75,7 +88,7 @@ export class KeyStore {
     if (!discovery || typeof discovery !== "object") throw new Error("the discovery document is not a JSON object");
     const found = (discovery as { issuer?: unknown }).issuer;
     // OpenID Connect Discovery 4.3: the document must name the issuer we asked about.
-    if (found !== undefined && found !== this.opts.issuer) throw new Error("the discovery document names another issuer");
+    if (found !== undefined && found !== this.opts.issuer) throw new Error(`the discovery document names the issuer ${String(found).slice(0, 200)}, not the configured issuer ${this.opts.issuer}`);
     if (typeof discovery.jwks_uri !== "string") throw new Error("the discovery document has no jwks_uri");
     return this.fetchJson(discovery.jwks_uri);
   }

@@ -67,7 +67,7 @@ describe("configuration", () => {
     expect(fromFile.code).toBe(2);
     expect(fromFile.stderr).toContain("config.logLevel: must be one of");
     expect(fromFile.stderr).toContain('config: unknown option "colour"');
-    expect((await runServe(["--nope"])).stderr).toContain("Unknown option '--nope'");
+    expect((await runServe(["--nope"])).stderr).toContain("config: unknown option '--nope'");
   });
 
   it("refuses a broken bundle or a missing directory at start with one line naming the file", async () => {

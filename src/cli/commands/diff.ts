@@ -3,13 +3,22 @@
  * folders or git revisions), for review in a pull request. Exit 0: no change; 1: changes; 2: error.
  */
 import { computeMatrix, diffMatrices, loadPolicySource, renderDiff } from "../../review/index.js";
-import { parse, UsageError } from "../args.js";
+import { parse, usageError, type CommandSpec } from "../args.js";
 
-const USAGE = "usage: portier diff [--json] [--opa PATH] <old> <new>   (each a bundle .tar.gz, a policy folder, or a git revision)";
+export const SPEC = {
+  name: "portier diff",
+  positionals: "OLD NEW",
+  summary: "Lists every grant gained or lost between two policies. OLD and NEW are each a bundle .tar.gz, a policy folder,\nor a git revision of this repository.",
+  options: {
+    json: { type: "boolean", description: "print the difference as JSON", default: "text" },
+    opa: { type: "string", value: "PATH", description: "the opa binary used to build folders and revisions", default: "the pinned opa" },
+  },
+  notes: "exit codes: 0 no change, 1 grants changed (or an error), 2 usage error",
+} as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { json: { type: "boolean" }, opa: { type: "string" } }, USAGE);
-  if (positionals.length !== 2) throw new UsageError(USAGE);
+  const { values, positionals } = parse(argv, SPEC);
+  if (positionals.length !== 2) throw usageError(SPEC, `expected two policies (OLD NEW), got ${positionals.length}`);
   const [oldRef, newRef] = positionals as [string, string];
   const before = computeMatrix(await loadPolicySource(oldRef, { opa: values.opa }));
   const after = computeMatrix(await loadPolicySource(newRef, { opa: values.opa }));

@@ -8,12 +8,21 @@ import { writeBundleData } from "../../toolchain/build-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { runPolicyTests } from "../../toolchain/run-policy-tests.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse } from "../args.js";
+import { parse, type CommandSpec } from "../args.js";
 
-const USAGE = "usage: portier test [--project DIR] [--opa PATH] [--min-coverage PERCENT]";
+export const SPEC = {
+  name: "portier test",
+  summary: "Runs the policy tests with opa: one line per failing test (file:line), the coverage, N passed, N failed.",
+  options: {
+    project: { type: "string", value: "DIR", description: "the project folder holding policies/ and data/", default: "this repository" },
+    opa: { type: "string", value: "PATH", description: "the opa binary", default: "the pinned opa" },
+    "min-coverage": { type: "string", value: "PERCENT", description: "fail below this coverage", default: "100" },
+  },
+  notes: "exit codes: 0 all passed with enough coverage, 1 otherwise, 2 usage error",
+} as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { project: { type: "string" }, opa: { type: "string" }, "min-coverage": { type: "string" } }, USAGE);
+  const { values } = parse(argv, SPEC);
   const project = resolve(values.project ?? PROJECT_ROOT);
   const min = Number(values["min-coverage"] ?? "100");
   const data = writeBundleData(project, join(project, "build", "bundle-data"));
