@@ -74,7 +74,7 @@ describe("configuration", () => {
     const { dir, jwks } = await setup();
     const broken = join(dir, "broken.tar.gz");
     writeFileSync(broken, BROKEN_BUNDLE);
-    const r = await runServe(["--issuer", ISSUER, "--jwks", jwks, "--bundle", broken, "--workers", "1", "--port", "0"]);
+    const r = await runServe(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--bundle", broken, "--workers", "1", "--port", "0"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("broken.tar.gz");
     const d = await runServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", join(dir, "missing.json"), "--workers", "1", "--port", "0"]);
