@@ -41,7 +41,13 @@ export async function loadPolicySource(source: string, opts: { opa?: string; rep
       const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? "";
       throw new Error(`${source}: not a bundle file, a policy folder, or a git revision of ${repo} (${detail})`);
     }
-    return await engineFromFolder(work, opaPath(opts.opa));
+    try {
+      return await engineFromFolder(work, opaPath(opts.opa));
+    } catch (err) {
+      // Name the revision, not the temporary folders it was exported and built in.
+      const message = (err as Error).message.split(`${work}/`).join(`${source}:`).replace(/\/[^\s:]*portier-build-[^/\s]+\//g, `${source}:build/`);
+      throw new Error(message.startsWith(`${source}`) ? message : `${source}: ${message}`);
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
