@@ -103,6 +103,17 @@ export const CONFIG_SCHEMA = {
   ),
 };
 
+/** The JSON Schema document of a config file, as committed in docs/config.schema.json. */
+export function configSchemaDocument(): Record<string, unknown> {
+  return {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    title: "portier serve configuration file (--config FILE or PORTIER_CONFIG)",
+    description: "Every key is optional in the file; issuer is required from the file, a flag or PORTIER_ISSUER. Flags win over the environment, which wins over the file.",
+    ...CONFIG_SCHEMA,
+    properties: { $schema: { type: "string", description: "ignored by Portier; lets editors find this schema" }, ...CONFIG_SCHEMA.properties },
+  };
+}
+
 const REQUIRED = ["issuer", "bundle", "port", "host", "workers", "roleCheck", "logLevel"];
 const ajv = new Ajv({ allErrors: true });
 const validate = ajv.compile({ ...CONFIG_SCHEMA, required: REQUIRED });
@@ -156,6 +167,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new ConfigError([`config file ${file}: must be a JSON object`]);
     const known = Object.keys(CONFIG_SCHEMA.properties);
     for (const [key, value] of Object.entries(parsed)) {
+      if (key === "$schema") continue;
       if (!known.includes(key)) {
         problems.push(`config: unknown option "${key}" in ${file}${didYouMean(key, known)}; the keys are listed in docs/config.schema.json`);
         continue;
@@ -177,6 +189,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     merged[camel(flag)] = value;
     source[camel(flag)] = `--${flag}`;
   }
+  const raw = { ...merged };
   for (const key of Object.keys(merged)) merged[key] = coerce(key, merged[key]);
   const config: Record<string, unknown> = {
     bundle: DEFAULT_BUNDLE,
@@ -198,7 +211,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     for (const e of validate.errors ?? []) {
       const key = e.instancePath.split("/")[1] ?? "";
       const path = e.instancePath ? `config${e.instancePath.replace(/\//g, ".")}` : "config";
-      const from = key && source[key] ? origin(source[key] as string, merged[key]) : "";
+      const from = key && source[key] ? origin(source[key] as string, raw[key]) : "";
       if (e.keyword === "required") {
         const missing = (e.params as { missingProperty: string }).missingProperty;
         const flag = missing.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
