@@ -5,6 +5,7 @@
  * on stdout and exits 0. Both are turned into exit codes by main.
  */
 import { parseArgs } from "node:util";
+import { didYouMean } from "../service/did-you-mean.js";
 
 export class UsageError extends Error {
   readonly code = "usage";
@@ -77,7 +78,9 @@ export function parse<const O extends Record<string, OptionSpec>>(argv: string[]
     const r = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
     return r as unknown as { values: { [K in keyof O]?: O[K] extends { type: "boolean" } ? boolean : O[K] extends { multiple: true } ? string[] : string }; positionals: string[] };
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n${usageLine(spec)}\n(portier ${spec.name.replace(/^portier /, "")} --help lists the options)`);
+    const unknown = /^Unknown option '(--[^']+)'/.exec((err as Error).message)?.[1];
+    const hint = unknown ? didYouMean(unknown, Object.keys(options).map((o) => `--${o}`), (s) => s) : "";
+    throw usageError(spec, `${(err as Error).message}${hint}`);
   }
 }
 
