@@ -55,6 +55,6 @@ describe("portier issuer command", () => {
     child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     expect(code).toBe(2);
-    expect(err).toContain("Usage: portier issuer");
+    expect(err).toContain("usage: portier issuer");
   });
 });
