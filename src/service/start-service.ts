@@ -130,7 +130,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     verifier,
     directory,
     logger,
-    async close(graceMs = config.shutdownTimeout * 1000) {
+    async close(graceMs = (config.shutdownTimeout ?? 10) * 1000) {
       stopping = true;
       await new Promise<void>((resolve) => {
         // Connections idle between requests close now and whenever one becomes idle; after graceMs every
