@@ -56,14 +56,19 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   }
   const verifier = createAccessTokenVerifier({ issuer: config.issuer, ...jwksOption, logger });
   // Key loading runs in the background: readiness reports it; decisions deny keys_unavailable meanwhile.
-  // With --require-keys-at-start the keys must load before the service listens.
-  if (config.requireKeysAtStart) {
+  // A JWKS file is read before the service listens (a broken one is a start-up failure); keys from the network
+  // too with --require-keys-at-start.
+  if (config.requireKeysAtStart || "jwksFile" in jwksOption) {
     try {
       await verifier.ready();
     } catch {
       verifier.close();
       const st = verifier.status();
-      throw new StartError(`issuer keys: cannot load them from ${st.source}: ${st.lastError ?? "unknown error"} (--require-keys-at-start is set; check --issuer and --jwks)`);
+      throw new StartError(
+        "jwksFile" in jwksOption
+          ? `config.jwks: ${jwks}: ${st.lastError ?? "unknown error"} (pass a JWKS file: {"keys": [...]})`
+          : `issuer keys: cannot load them from ${st.source}: ${st.lastError ?? "unknown error"} (--require-keys-at-start is set; check --issuer and --jwks)`,
+      );
     }
   } else {
     verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));

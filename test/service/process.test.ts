@@ -125,6 +125,7 @@ const FAILURES: { name: string; args: () => Promise<string[]>; stderr: RegExp }[
   { name: "port in use", args: async () => ["--port", String(await busyPort())], stderr: /^portier serve: cannot listen on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --port$/ },
   { name: "missing bundle", args: async () => ["--bundle", join(dir, "none.tar.gz")], stderr: /^portier serve: config\.bundle: file not found: .*none\.tar\.gz \(run make build, or pass --bundle FILE or --bundle-url URL\)$/ },
   { name: "broken bundle", args: async () => (writeFileSync(join(dir, "broken.tar.gz"), "not a bundle"), ["--bundle", join(dir, "broken.tar.gz")]), stderr: /^portier serve: config\.bundle: .*broken\.tar\.gz/ },
+  { name: "broken JWKS file", args: async () => (writeFileSync(join(dir, "broken-jwks.json"), "{ not json"), ["--jwks", join(dir, "broken-jwks.json")]), stderr: /^portier serve: config\.jwks: .*broken-jwks\.json: .*JSON/ },
   { name: "missing JWKS file", args: async () => ["--jwks", join(dir, "none.json")], stderr: /^portier serve: config\.jwks: file not found: .*none\.json/ },
   { name: "unreachable issuer with --require-keys-at-start", args: async () => ["--jwks", `http://127.0.0.1:${await closedPort()}/jwks`, "--require-keys-at-start"], stderr: /^portier serve: issuer keys: cannot load them from http:\/\/127\.0\.0\.1:\d+\/jwks: GET http:\/\/127\.0\.0\.1:\d+\/jwks failed: ECONNREFUSED/ },
 ];
