@@ -28,7 +28,10 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
     const crashes: number[] = [];
     const respawns = new Set<NodeJS.Timeout>();
     const startFailures = new Map<number, string>();
-    const alive = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    // Our own list: cluster.workers keeps a dead worker until its IPC channel's 'disconnect' is processed,
+    // which may come after its 'exit'.
+    const live = new Set<Worker>();
+    const alive = (): Worker[] => [...live];
 
     const finish = (code: number) => {
       if (state === "done") return;
@@ -60,6 +63,7 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
 
     const fork = () => {
       const w = cluster.fork();
+      live.add(w);
       w.on("message", (m: WorkerMessage) => {
         if (m?.portier === "listening") {
           log(30, "worker_listening", "worker listening", { worker: w.id, workerPid: w.process.pid });
@@ -79,6 +83,7 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
     };
 
     cluster.on("exit", (worker, code, signal) => {
+      live.delete(worker);
       if (state === "stopping") {
         if (alive().length === 0) finish(exitCode);
         return;

@@ -11,7 +11,7 @@ export interface PortierGroup {
   pgid: number;
   stdout(): string;
   stderr(): string;
-  /** Resolves with the exit code (or the signal name) when the first process exits. */
+  /** Resolves with the first process's exit code (or signal name) once its output is closed. */
   exited: Promise<number | string>;
   /** Waits until stdout or stderr matches; rejects when the process exits first or after timeoutMs. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
@@ -35,7 +35,8 @@ export function startGroup(args: string[], env: Record<string, string> = {}): Po
   let err = "";
   proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | string>((resolve) => proc.once("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  // 'close', not 'exit': by then stdout and stderr are read to the end (and every process holding them is gone).
+  const exited = new Promise<number | string>((resolve) => proc.once("close", (code, signal) => resolve(code ?? signal ?? -1)));
   const group: PortierGroup = {
     proc,
     pgid,
