@@ -43,6 +43,10 @@ export interface CommandSpec {
   notes?: string;
 }
 
+/** Options several commands share, described once. */
+export const OPA_OPTION = { type: "string", value: "PATH", description: "the opa binary (builds policy folders and git revisions)", default: "$PORTIER_OPA, else the pinned version found or built by tools/ensure-opa.sh" } as const satisfies OptionSpec;
+export const PROJECT_OPTION = { type: "string", value: "DIR", description: "the project folder holding policies/ and data/", default: "this repository" } as const satisfies OptionSpec;
+
 const HELP_OPTION: OptionSpec = { type: "boolean", short: "h", description: "show this help and exit" };
 
 /** The one-line usage: name, [options], positionals. */

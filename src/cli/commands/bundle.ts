@@ -7,16 +7,16 @@ import { mkdirSync } from "node:fs";
 import { buildBundle } from "../../toolchain/build-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier bundle",
   positionals: "build",
   summary: "Validates data/, checks the policies with `opa check --strict` and compiles them to a wasm bundle.",
   options: {
-    project: { type: "string", value: "DIR", description: "the project folder holding policies/ and data/", default: "this repository" },
+    project: PROJECT_OPTION,
     out: { type: "string", value: "FILE", description: "where to write the bundle", default: "PROJECT/build/bundle.tar.gz" },
-    opa: { type: "string", value: "PATH", description: "the opa binary", default: "the pinned opa (.tools/opa-path, then PATH)" },
+    opa: OPA_OPTION,
   },
 } as const satisfies CommandSpec;
 

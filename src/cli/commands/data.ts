@@ -6,14 +6,14 @@ import { join, resolve } from "node:path";
 import { loadCatalog } from "../../catalog/index.js";
 import { writeBundleData } from "../../toolchain/build-bundle.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, usageError, type CommandSpec } from "../args.js";
+import { PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier data",
   positionals: "build|check",
   summary: "check: validates data/ against its schemas. build: validates and writes the bundle's data document.",
   options: {
-    project: { type: "string", value: "DIR", description: "the project folder holding data/", default: "this repository" },
+    project: PROJECT_OPTION,
     out: { type: "string", value: "DIR", description: "where build writes the data document", default: "PROJECT/build/bundle-data" },
   },
 } as const satisfies CommandSpec;

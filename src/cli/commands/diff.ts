@@ -3,7 +3,7 @@
  * folders or git revisions), for review in a pull request. Exit 0: no change; 1: changes; 2: error.
  */
 import { computeMatrix, diffMatrices, loadPolicySource, renderDiff } from "../../review/index.js";
-import { parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier diff",
@@ -11,7 +11,7 @@ export const SPEC = {
   summary: "Lists every grant gained or lost between two policies. OLD and NEW are each a bundle .tar.gz, a policy folder,\nor a git revision of this repository.",
   options: {
     json: { type: "boolean", description: "print the difference as JSON", default: "text" },
-    opa: { type: "string", value: "PATH", description: "the opa binary used to build folders and revisions", default: "the pinned opa" },
+    opa: OPA_OPTION,
   },
   notes: "exit codes: 0 no change, 1 grants changed (or an error), 2 usage error",
 } as const satisfies CommandSpec;

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { explain, renderExplanation, loadPolicySource, type ExplainRequest } from "../../review/index.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier explain",
@@ -19,7 +19,7 @@ export const SPEC = {
     audit: { type: "boolean", description: "role-check mode audit instead of enforce", default: "enforce" },
     bundle: { type: "string", value: "FILE", description: "the compiled bundle (or a policy folder / git revision)", default: "build/bundle.tar.gz" },
     json: { type: "boolean", description: "print the decision document as JSON", default: "text" },
-    opa: { type: "string", value: "PATH", description: "the opa binary used to build folders and revisions", default: "the pinned opa" },
+    opa: OPA_OPTION,
   },
   notes: "exit codes: 0 allow, 1 deny (or an error), 2 usage error",
 } as const satisfies CommandSpec;

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { computeMatrix, renderMatrix, loadPolicySource, MATRIX_FORMATS, type MatrixFormat } from "../../review/index.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier matrix",
@@ -14,7 +14,7 @@ export const SPEC = {
     bundle: { type: "string", value: "FILE", description: "the compiled bundle", default: "build/bundle.tar.gz" },
     source: { type: "string", value: "REF", description: "instead of --bundle: a bundle, a policy folder or a git revision", default: "none" },
     format: { type: "string", value: "FORMAT", description: `output format: ${MATRIX_FORMATS.join(", ")}`, default: "md" },
-    opa: { type: "string", value: "PATH", description: "the opa binary used to build folders and revisions", default: "the pinned opa" },
+    opa: OPA_OPTION,
   },
 } as const satisfies CommandSpec;
 

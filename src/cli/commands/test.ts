@@ -8,14 +8,14 @@ import { writeBundleData } from "../../toolchain/build-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { runPolicyTests } from "../../toolchain/run-policy-tests.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, type CommandSpec } from "../args.js";
+import { OPA_OPTION, PROJECT_OPTION, parse, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier test",
   summary: "Runs the policy tests with opa: one line per failing test (file:line), the coverage, N passed, N failed.",
   options: {
-    project: { type: "string", value: "DIR", description: "the project folder holding policies/ and data/", default: "this repository" },
-    opa: { type: "string", value: "PATH", description: "the opa binary", default: "the pinned opa" },
+    project: PROJECT_OPTION,
+    opa: OPA_OPTION,
     "min-coverage": { type: "string", value: "PERCENT", description: "fail below this coverage", default: "100" },
   },
   notes: "exit codes: 0 all passed with enough coverage, 1 otherwise, 2 usage error",
