@@ -7,14 +7,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import type { CommandSpec, HelpRequest } from "../../src/cli/args.js";
-import { portier } from "../support/cli.js";
+import { portierAsync as portier } from "../support/cli.js";
 
 const COMMANDS = ["serve", "dev", "issuer", "explain", "matrix", "diff", "test", "bundle", "data", "id-token"];
 
 describe("portier <command> --help", () => {
   it.each(COMMANDS)("%s: --help and -h list every option with its description and default", async (name) => {
     const { SPEC, run } = (await import(`../../src/cli/commands/${name}.ts`)) as { SPEC: CommandSpec; run(argv: string[], io?: unknown): Promise<number> };
-    const long = portier([name, "--help"]);
+    const long = await portier([name, "--help"]);
     expect(long.code).toBe(0);
     expect(long.stderr).toBe("");
     // -h in process: the same text (id-token prints through its io, the others throw HelpRequest for main).
@@ -35,7 +35,7 @@ describe("portier <command> --help", () => {
   }, 90_000);
 
   it("an unknown option exits 2, names it, suggests the nearest one and points to --help", async () => {
-    const r = portier(["matrix", "--formt", "md"]);
+    const r = await portier(["matrix", "--formt", "md"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("Unknown option '--formt'");
     expect(r.stderr).toContain("(did you mean --format?)");
@@ -45,14 +45,14 @@ describe("portier <command> --help", () => {
 
 describe("portier", () => {
   it("alone: lists the commands and says how to get a command's help", async () => {
-    const r = portier([]);
+    const r = await portier([]);
     expect(r.code).toBe(0);
     for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^  ${name} +\\S`, "m"));
     expect(r.stdout).toContain("portier <command> --help");
   }, 60_000);
 
   it("--version prints the package version", async () => {
-    const r = portier(["--version"]);
+    const r = await portier(["--version"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`portier ${(JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string }).version}\n`);
   }, 60_000);
