@@ -36,7 +36,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
     checkTyp(header, o.requireAtJwtTyp);
     const usedKid = await verifySignature(token, store, kid, alg);
     if (typeof payload.iss !== "string") throw new TokenError("issuer_mismatch", "the token has no iss");
-    if (payload.iss !== o.issuer) throw new TokenError("issuer_mismatch", "the token was issued by another issuer");
+    if (payload.iss !== o.issuer) throw new TokenError("issuer_mismatch", `the token was issued by ${payload.iss.slice(0, 200)}, not by the configured issuer ${o.issuer}`);
     const claims = normalizeClaims(payload);
     checkTimes(claims, o.now(), o.clockToleranceSec);
     checkAccessTokenShape(claims);

@@ -8,7 +8,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { importJWK, type JWK, type CryptoKey } from "jose";
-import { Reloader, NOT_MODIFIED, fetchUrl, type LoadContext } from "../reload/index.js";
+import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type LoadContext } from "../reload/index.js";
 import { TokenError } from "./token-error.js";
 import type { KeyStatus } from "./types.js";
 
@@ -111,7 +111,7 @@ export class KeyStore {
   private async fetchText(url: string, ctx: LoadContext): Promise<string> {
     const res = await fetchUrl(url, { timeoutMs: this.opts.fetchTimeoutMs ?? 5000, maxBytes: MAX_JWKS_BYTES, accept: "application/json" });
     ctx.httpCode(res.httpCode);
-    if (res.status === 304) throw new Error(`GET ${url} answered 304 to a request without a validator`);
+    if (res.status === 304) throw new Error(`GET ${redactUrls(url)} answered 304 to a request without a validator`);
     return Buffer.from(res.bytes).toString("utf8");
   }
 
@@ -127,7 +127,7 @@ export class KeyStore {
     if (!discovery || typeof discovery !== "object") throw new Error("the discovery document is not a JSON object");
     const found = (discovery as { issuer?: unknown }).issuer;
     // OpenID Connect Discovery 4.3: the document must name the issuer we asked about.
-    if (found !== undefined && found !== this.opts.issuer) throw new Error("the discovery document names another issuer");
+    if (found !== undefined && found !== this.opts.issuer) throw new Error(`the discovery document names the issuer ${String(found).slice(0, 200)}, not the configured issuer ${this.opts.issuer}`);
     if (typeof discovery.jwks_uri !== "string") throw new Error("the discovery document has no jwks_uri");
     return this.fetchText(discovery.jwks_uri, ctx);
   }

@@ -70,7 +70,7 @@ export async function validateIdToken(token: string, options: ValidateIdTokenOpt
   try {
     const { payload, alg, kid } = decodeJws(token, options.maxTokenBytes ?? 8192, algorithms);
     await verifySignature(token, store, kid, alg);
-    if (payload.iss !== options.issuer) throw new TokenError("issuer_mismatch", typeof payload.iss === "string" ? "the ID token was issued by another issuer" : "the ID token has no iss");
+    if (payload.iss !== options.issuer) throw new TokenError("issuer_mismatch", typeof payload.iss === "string" ? `the ID token was issued by ${payload.iss.slice(0, 200)}, not by the expected issuer ${options.issuer}` : "the ID token has no iss");
     const c = normalizeClaims(payload);
     if (!c.aud.includes(options.clientId)) throw new TokenError("audience_mismatch", "the ID token is not addressed to this client");
     if (c.aud.length > 1 && c.azp !== undefined && c.azp !== options.clientId) throw new TokenError("audience_mismatch", "the ID token's azp is another client");

@@ -1,17 +1,94 @@
 /**
- * Small helpers shared by the CLI commands: option parsing with errors that name the option, and the
- * UsageError that main turns into exit code 2 without a stack trace.
+ * Option tables shared by the CLI commands: each command declares its options once (name, type, a one-line
+ * description, the default) and the same table both parses argv and renders `--help`, so the help cannot
+ * drift from what is accepted. Usage errors (UsageError) exit 2; `--help`/`-h` (HelpRequest) prints the help
+ * on stdout and exits 0. Both are turned into exit codes by main.
  */
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { parseArgs } from "node:util";
+import { didYouMean } from "../service/did-you-mean.js";
 
 export class UsageError extends Error {
   readonly code = "usage";
 }
 
-export function parse<const O extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: O, usage: string) {
-  try {
-    return parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>({ args: argv, options, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n${usage}`);
+/** Thrown when `--help` or `-h` is given; main prints `text` on stdout and exits 0. */
+export class HelpRequest extends Error {
+  readonly code = "help";
+  constructor(readonly text: string) {
+    super("help requested");
   }
+}
+
+export interface OptionSpec {
+  type: "string" | "boolean";
+  /** One line: what the option does. */
+  description: string;
+  /** The placeholder shown after the flag, e.g. FILE or N (string options). */
+  value?: string;
+  /** The default, as shown in the help (omitted: none). */
+  default?: string;
+  multiple?: boolean;
+  short?: string;
+}
+
+export interface CommandSpec {
+  /** e.g. "portier matrix" */
+  name: string;
+  /** What follows the name and options in the usage line, e.g. "METHOD PATH". */
+  positionals?: string;
+  /** One or more lines saying what the command does. */
+  summary: string;
+  options: Record<string, OptionSpec>;
+  /** Extra lines after the options (environment variables, exit codes). */
+  notes?: string;
+}
+
+/** Options several commands share, described once. */
+export const OPA_OPTION = { type: "string", value: "PATH", description: "the opa binary (builds policy folders and git revisions)", default: "$PORTIER_OPA, else the pinned version found or built by tools/ensure-opa.sh" } as const satisfies OptionSpec;
+export const PROJECT_OPTION = { type: "string", value: "DIR", description: "the project folder holding policies/ and data/", default: "this repository" } as const satisfies OptionSpec;
+
+const HELP_OPTION: OptionSpec = { type: "boolean", short: "h", description: "show this help and exit" };
+
+/** The one-line usage: name, [options], positionals. */
+export function usageLine(spec: CommandSpec): string {
+  return `usage: ${spec.name} [options]${spec.positionals ? ` ${spec.positionals}` : ""}`;
+}
+
+/** The whole help: usage, summary, one line per option with its default, notes. */
+export function renderHelp(spec: CommandSpec): string {
+  const options = { ...spec.options, help: HELP_OPTION };
+  const left = Object.entries(options).map(([name, o]) => {
+    const flag = `${o.short ? `-${o.short}, ` : "    "}--${name}${o.type === "string" ? ` ${o.value ?? "VALUE"}` : ""}`;
+    return { flag, o };
+  });
+  const width = Math.min(34, Math.max(...left.map((l) => l.flag.length)));
+  const lines = left.map(({ flag, o }) => {
+    const text = `${o.description}${o.multiple ? " (repeatable)" : ""}${o.default !== undefined ? ` (default: ${o.default})` : ""}`;
+    return flag.length > width ? `  ${flag}\n  ${" ".repeat(width)}  ${text}` : `  ${flag.padEnd(width)}  ${text}`;
+  });
+  return [usageLine(spec), "", spec.summary, "", "options:", ...lines, ...(spec.notes ? ["", spec.notes] : [])].join("\n");
+}
+
+type ParseOptions = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
+
+/** Parses argv with the command's table; throws HelpRequest for --help/-h and UsageError naming the bad option. */
+export function parse<const O extends Record<string, OptionSpec>>(argv: string[], spec: CommandSpec & { options: O }) {
+  const options: ParseOptions = { help: { type: "boolean", short: "h" } };
+  for (const [name, o] of Object.entries(spec.options)) {
+    options[name] = { type: o.type, ...(o.multiple ? { multiple: true } : {}), ...(o.short ? { short: o.short } : {}) };
+  }
+  if (argv.includes("--help") || argv.includes("-h")) throw new HelpRequest(renderHelp(spec));
+  try {
+    const r = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return r as unknown as { values: { [K in keyof O]?: O[K] extends { type: "boolean" } ? boolean : O[K] extends { multiple: true } ? string[] : string }; positionals: string[] };
+  } catch (err) {
+    const unknown = /^Unknown option '(--[^']+)'/.exec((err as Error).message)?.[1];
+    const hint = unknown ? didYouMean(unknown, Object.keys(options).map((o) => `--${o}`), (s) => s) : "";
+    throw usageError(spec, `${(err as Error).message}${hint}`);
+  }
+}
+
+/** A usage error about the arguments (not an unknown option): the message, the usage line and the pointer to --help. */
+export function usageError(spec: CommandSpec, message: string): UsageError {
+  return new UsageError(`${message}\n${usageLine(spec)}\n(portier ${spec.name.replace(/^portier /, "")} --help lists the options)`);
 }

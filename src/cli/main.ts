@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 /**
  * The `portier` command: one sub-command per file in ./commands, loaded on demand. Errors are printed
- * as one line (no stack trace); usage errors exit 2, other failures 1.
+ * as one line (no stack trace); exit codes: 0 done, 1 failure (a start-up failure, a deny, a change), 2 usage
+ * or configuration error. The process exits as soon as the command is done, so nothing left open can keep
+ * it alive.
  */
+import { readFileSync } from "node:fs";
 
 const COMMANDS: Record<string, string> = {
   serve: "run the decision service",
@@ -20,16 +23,33 @@ const COMMANDS: Record<string, string> = {
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
-  return ["usage: portier <command> [options]", "", ...Object.entries(COMMANDS).map(([c, d]) => `  ${c.padEnd(width)}  ${d}`)].join("\n");
+  return [
+    "usage: portier <command> [options]",
+    "",
+    "commands:",
+    ...Object.entries(COMMANDS).map(([c, d]) => `  ${c.padEnd(width)}  ${d}`),
+    "",
+    "Run `portier <command> --help` for the options of a command; `portier --version` for the version.",
+  ].join("\n");
+}
+
+function version(): string {
+  // src/cli/main.ts and dist/cli/main.js are both two folders below package.json.
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return `portier ${pkg.version}`;
 }
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     console.log(usage());
-    return name ? 0 : 2;
+    return 0;
   }
-  if (!(name in COMMANDS)) {
+  if (name === "--version" || name === "-v") {
+    console.log(version());
+    return 0;
+  }
+  if (!Object.hasOwn(COMMANDS, name)) {
     console.error(`portier: unknown command "${name}"\n${usage()}`);
     return 2;
   }
@@ -38,12 +58,14 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => process.exit(code),
   (err: unknown) => {
-    const e = err as { message?: string; code?: unknown };
+    const e = err as { message?: string; code?: unknown; text?: string };
+    if (e?.code === "help") {
+      console.log(e.text);
+      process.exit(0);
+    }
     console.error(`portier: ${e?.message ?? String(err)}`);
-    process.exitCode = e?.code === "usage" ? 2 : 1;
+    process.exit(e?.code === "usage" ? 2 : 1);
   },
 );

@@ -46,8 +46,9 @@ export async function loadPolicySource(source: string, opts: { opa?: string; rep
       // A revision from before the entrypoints were annotated builds with the entrypoints it had then.
       return await engineFromFolder(work, opaPath(opts.opa), UNANNOTATED_ENTRYPOINTS);
     } catch (err) {
-      // Name the revision the reviewer gave, not the temporary folder it was exported to.
-      throw new Error(`git revision ${source}: ${(err as Error).message.split(work).join(source + ":")}`);
+      // Name the revision, not the temporary folders it was exported and built in.
+      const message = (err as Error).message.split(`${work}/`).join(`${source}:`).replace(/\/[^\s:]*portier-build-[^/\s]+\//g, `${source}:build/`);
+      throw new Error(message.startsWith(`${source}`) ? `git revision ${message}` : `git revision ${source}: ${message}`);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -1,12 +1,17 @@
 /**
  * Service configuration: flags, then PORTIER_* environment variables, then an optional JSON file, then
- * defaults; validated with ajv so each bad option is reported by its path (config.port: must be <= 65535).
+ * defaults; validated with ajv so each bad option is reported by its path and by where it came from
+ * (config.port: must be integer (from PORTIER_PORT="abc")). One table, SERVICE_OPTIONS, gives each option's
+ * flag, description, default and JSON-schema type: it parses argv, renders `portier serve --help`, and is the
+ * JSON Schema of the config file (CONFIG_SCHEMA, written to docs/config.schema.json).
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Ajv } from "ajv";
+import { redactUrls } from "../reload/index.js";
+import { didYouMean } from "./did-you-mean.js";
 
 export const DEFAULT_BUNDLE = fileURLToPath(new URL("../../build/bundle.tar.gz", import.meta.url));
 
@@ -21,6 +26,7 @@ export interface ServiceConfig {
   directory?: string;
   directoryMaxShrink: number;
   allowDirectoryShrink: boolean;
+  noDirectory: boolean;
   rolesClaim?: string;
   port: number;
   host: string;
@@ -28,6 +34,9 @@ export interface ServiceConfig {
   roleCheck: "enforce" | "audit";
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   maxBodyBytes: number;
+  watch: boolean;
+  shutdownTimeout: number;
+  requireKeysAtStart: boolean;
   /** Time to receive a request's headers (slow-loris bound). */
   headersTimeoutMs: number;
   /** Time to receive a whole request, headers and body. */
@@ -38,7 +47,6 @@ export interface ServiceConfig {
   bodyTimeoutMs: number;
   /** Cap on decision-log bytes waiting for stdout; lines past it are dropped and counted. */
   logBufferBytes: number;
-  watch: boolean;
 }
 
 export class ConfigError extends Error {
@@ -48,76 +56,93 @@ export class ConfigError extends Error {
   }
 }
 
-const OPTIONS = {
-  config: { type: "string" },
-  issuer: { type: "string" },
-  jwks: { type: "string" },
-  "jwks-refresh-seconds": { type: "string" },
-  bundle: { type: "string" },
-  "bundle-max-bytes": { type: "string" },
-  "bundle-url": { type: "string" },
-  "bundle-poll-seconds": { type: "string" },
-  directory: { type: "string" },
-  "directory-max-shrink": { type: "string" },
-  "allow-directory-shrink": { type: "string" },
-  "roles-claim": { type: "string" },
-  port: { type: "string" },
-  host: { type: "string" },
-  workers: { type: "string" },
-  "role-check": { type: "string" },
-  "log-level": { type: "string" },
-  "max-body-bytes": { type: "string" },
-  "headers-timeout-ms": { type: "string" },
-  "request-timeout-ms": { type: "string" },
-  "keep-alive-timeout-ms": { type: "string" },
-  "body-timeout-ms": { type: "string" },
-  "log-buffer-bytes": { type: "string" },
-  watch: { type: "string" },
-} as const;
+interface ServiceOption {
+  /** "string": the flag takes a value; "boolean": the flag alone means true. */
+  type: "string" | "boolean";
+  value?: string;
+  description: string;
+  /** The default as shown in --help (undefined: none). */
+  default?: string;
+  schema: Record<string, unknown>;
+}
 
-const NUMERIC = new Set([
-  "port", "workers", "bundlePollSeconds", "maxBodyBytes", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink",
-  "headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "bodyTimeoutMs", "logBufferBytes",
-]);
-const BOOLEAN = new Set(["watch", "allowDirectoryShrink"]);
+/** Every option of `portier serve`, by flag name; the config-file key and env variable derive from it. */
+export const SERVICE_OPTIONS = {
+  config: { type: "string", value: "FILE", description: "a JSON config file (keys: docs/config.schema.json)", default: "none", schema: {} },
+  issuer: { type: "string", value: "URL", description: "the issuer ({auth_url}); tokens' iss must equal it (required)", schema: { type: "string", pattern: "^https?://" } },
+  jwks: { type: "string", value: "FILE|URL", description: "the issuer's keys (JWKS file or URL) instead of OpenID discovery", default: "discovery", schema: { type: "string", minLength: 1 } },
+  "jwks-refresh-seconds": { type: "string", value: "S", description: "seconds between re-reads of the JWKS file or URL (a watched file reloads within about a second)", default: "60", schema: { type: "number", minimum: 0.05, maximum: 86400 } },
+  "require-keys-at-start": { type: "boolean", description: "exit 1 at start when the issuer's keys cannot be loaded (otherwise they load in the background and /ready answers 503 until then)", default: "false", schema: { type: "boolean" } },
+  bundle: { type: "string", value: "FILE", description: "the compiled policy bundle (watched, hot-swapped)", default: "build/bundle.tar.gz", schema: { type: "string", minLength: 1 } },
+  "bundle-max-bytes": { type: "string", value: "N", description: "largest bundle download, file and inflated size", default: "67108864 (64 MiB)", schema: { type: "integer", minimum: 1024, maximum: 1073741824 } },
+  "bundle-url": { type: "string", value: "URL", description: "poll a bundle server instead of --bundle (ETag, back-off)", default: "none", schema: { type: "string", pattern: "^https?://" } },
+  "bundle-poll-seconds": { type: "string", value: "N", description: "seconds between polls of --bundle-url", default: "30", schema: { type: "number", minimum: 0.05, maximum: 86400 } },
+  directory: { type: "string", value: "FILE", description: "synced users, JSON array or NDJSON of {sub, tenant_id, roles} (watched)", default: "none", schema: { type: "string", minLength: 1 } },
+  "directory-max-shrink": { type: "string", value: "0..1", description: "largest share of the records a directory reload may drop (more is refused)", default: "0.5", schema: { type: "number", minimum: 0, maximum: 1 } },
+  "allow-directory-shrink": { type: "string", value: "true|false", description: "accept any directory shrink, an empty directory included", default: "false", schema: { type: "boolean" } },
+  "roles-claim": { type: "string", value: "NAME", description: "read roles from this token claim instead of a directory", default: "none", schema: { type: "string", minLength: 1 } },
+  "no-directory": { type: "boolean", description: "start without --directory or --roles-claim (application-only: every user call is denied)", default: "false", schema: { type: "boolean" } },
+  port: { type: "string", value: "N", description: "port to listen on (0 = any free port)", default: "8181", schema: { type: "integer", minimum: 0, maximum: 65535 } },
+  host: { type: "string", value: "H", description: "address to bind", default: "127.0.0.1", schema: { type: "string", minLength: 1 } },
+  workers: { type: "string", value: "N", description: "processes sharing the port (node:cluster)", default: "one per core", schema: { type: "integer", minimum: 1, maximum: 256 } },
+  "role-check": { type: "string", value: "MODE", description: "enforce, or audit (a failed role check allows and reports would_deny)", default: "enforce", schema: { enum: ["enforce", "audit"] } },
+  "log-level": { type: "string", value: "LEVEL", description: "fatal, error, warn, info, debug, trace or silent", default: "info", schema: { enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"] } },
+  "max-body-bytes": { type: "string", value: "N", description: "largest request body accepted (413 above)", default: "65536", schema: { type: "integer", minimum: 256, maximum: 16777216 } },
+  "headers-timeout-ms": { type: "string", value: "MS", description: "time to receive a request's headers (408 and disconnect after)", default: "10000", schema: { type: "integer", minimum: 100, maximum: 600000 } },
+  "request-timeout-ms": { type: "string", value: "MS", description: "time to receive a whole request; at least the headers timeout", default: "30000", schema: { type: "integer", minimum: 100, maximum: 3600000 } },
+  "keep-alive-timeout-ms": { type: "string", value: "MS", description: "idle time before a keep-alive connection is closed", default: "65000", schema: { type: "integer", minimum: 100, maximum: 3600000 } },
+  "body-timeout-ms": { type: "string", value: "MS", description: "time to receive the body of POST /decide (408 body_timeout after)", default: "10000", schema: { type: "integer", minimum: 100, maximum: 3600000 } },
+  "log-buffer-bytes": { type: "string", value: "N", description: "log bytes that may wait for stdout; past it lines are dropped and counted", default: "1048576", schema: { type: "integer", minimum: 16384, maximum: 1073741824 } },
+  watch: { type: "string", value: "true|false", description: "watch --bundle and --directory and reload them on change", default: "true", schema: { type: "boolean" } },
+  "shutdown-timeout": { type: "string", value: "S", description: "on SIGTERM/SIGINT, seconds to let requests in flight finish before closing them", default: "10", schema: { type: "number", minimum: 0, maximum: 3600 } },
+} as const satisfies Record<string, ServiceOption>;
 
-const SCHEMA = {
-  type: "object",
-  additionalProperties: false,
-  required: ["issuer", "bundle", "port", "host", "workers", "roleCheck", "logLevel"],
-  properties: {
-    issuer: { type: "string", pattern: "^https?://" },
-    jwks: { type: "string", minLength: 1 },
-    jwksRefreshSeconds: { type: "number", minimum: 0.05, maximum: 86400 },
-    bundle: { type: "string", minLength: 1 },
-    bundleMaxBytes: { type: "integer", minimum: 1024, maximum: 1073741824 },
-    bundleUrl: { type: "string", pattern: "^https?://" },
-    bundlePollSeconds: { type: "number", minimum: 0.05, maximum: 86400 },
-    directory: { type: "string", minLength: 1 },
-    directoryMaxShrink: { type: "number", minimum: 0, maximum: 1 },
-    allowDirectoryShrink: { type: "boolean" },
-    rolesClaim: { type: "string", minLength: 1 },
-    port: { type: "integer", minimum: 0, maximum: 65535 },
-    host: { type: "string", minLength: 1 },
-    workers: { type: "integer", minimum: 1, maximum: 256 },
-    roleCheck: { enum: ["enforce", "audit"] },
-    logLevel: { enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"] },
-    maxBodyBytes: { type: "integer", minimum: 256, maximum: 16777216 },
-    headersTimeoutMs: { type: "integer", minimum: 100, maximum: 600000 },
-    requestTimeoutMs: { type: "integer", minimum: 100, maximum: 3600000 },
-    keepAliveTimeoutMs: { type: "integer", minimum: 100, maximum: 3600000 },
-    bodyTimeoutMs: { type: "integer", minimum: 100, maximum: 3600000 },
-    logBufferBytes: { type: "integer", minimum: 16384, maximum: 1073741824 },
-    watch: { type: "boolean" },
-  },
-} as const;
-
-const ajv = new Ajv({ allErrors: true });
-const validate = ajv.compile(SCHEMA);
+type Flag = keyof typeof SERVICE_OPTIONS;
 
 function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
+
+function envName(flag: string): string {
+  return `PORTIER_${flag.toUpperCase().replace(/-/g, "_")}`;
+}
+
+const PARSE_OPTIONS = Object.fromEntries(Object.entries(SERVICE_OPTIONS).map(([flag, o]) => [flag, { type: o.type }]));
+
+const FILE_KEYS = Object.keys(SERVICE_OPTIONS).filter((f) => f !== "config");
+
+/** The JSON Schema of a config file (and of the merged configuration): one property per option. */
+export const CONFIG_SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  properties: Object.fromEntries(
+    FILE_KEYS.map((flag) => {
+      const o = SERVICE_OPTIONS[flag as Flag] as ServiceOption;
+      return [camel(flag), { ...o.schema, description: `${o.description} (flag --${flag}, env ${envName(flag)}${o.default !== undefined ? `; default: ${o.default}` : ""})` }];
+    }),
+  ),
+};
+
+/** The JSON Schema document of a config file, as committed in docs/config.schema.json. */
+export function configSchemaDocument(): Record<string, unknown> {
+  return {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    title: "portier serve configuration file (--config FILE or PORTIER_CONFIG)",
+    description: "Every key is optional in the file; issuer is required from the file, a flag or PORTIER_ISSUER. Flags win over the environment, which wins over the file.",
+    ...CONFIG_SCHEMA,
+    properties: { $schema: { type: "string", description: "ignored by Portier; lets editors find this schema" }, ...CONFIG_SCHEMA.properties },
+  };
+}
+
+const REQUIRED = ["issuer", "bundle", "port", "host", "workers", "roleCheck", "logLevel"];
+const ajv = new Ajv({ allErrors: true });
+const validate = ajv.compile({ ...CONFIG_SCHEMA, required: REQUIRED });
+
+const NUMERIC = new Set([
+  "port", "workers", "bundlePollSeconds", "maxBodyBytes", "shutdownTimeout", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink",
+  "headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "bodyTimeoutMs", "logBufferBytes",
+]);
+const BOOLEAN = new Set(["watch", "noDirectory", "requireKeysAtStart", "allowDirectoryShrink"]);
 
 function coerce(key: string, value: unknown): unknown {
   if (typeof value !== "string") return value;
@@ -126,32 +151,68 @@ function coerce(key: string, value: unknown): unknown {
   return value;
 }
 
-/** Reads flags, environment and file; throws ConfigError listing every problem by its path. */
+/** Where a value came from, for error messages: a flag, an environment variable or the config file. */
+function origin(source: string, value: unknown): string {
+  const shown = typeof value === "string" ? JSON.stringify(redactUrls(value)) : JSON.stringify(value);
+  return source.startsWith("--") ? ` (from ${source} ${shown})` : source.startsWith("PORTIER_") ? ` (from ${source}=${shown})` : ` (from ${source}: ${shown})`;
+}
+
+function unknownFlagProblem(argv: string[]): string | undefined {
+  const known = Object.keys(SERVICE_OPTIONS).map((f) => `--${f}`);
+  const bad = argv.find((a) => a.startsWith("-") && a !== "--" && !known.includes(a.split("=")[0] as string));
+  if (bad === undefined) return undefined;
+  const name = bad.split("=")[0] as string;
+  return `config: unknown option '${name}'${didYouMean(name, known, (s) => s)}`;
+}
+
+/** Reads flags, environment and file; throws ConfigError listing every problem by its path and source. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServiceConfig {
-  let values: Record<string, string | undefined>;
+  let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
+    values = parseArgs({ args: argv, options: PARSE_OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    throw new ConfigError([`config: ${(err as Error).message}`]);
+    throw new ConfigError([unknownFlagProblem(argv) ?? `config: ${(err as Error).message}`]);
   }
   const merged: Record<string, unknown> = {};
-  const file = values.config ?? env.PORTIER_CONFIG;
+  const source: Record<string, string> = {};
+  const fileFromEnv = values.config === undefined && env.PORTIER_CONFIG;
+  const file = (values.config as string | undefined) ?? env.PORTIER_CONFIG;
+  const problems: string[] = [];
   if (file) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(readFileSync(file, "utf8"));
     } catch (err) {
-      throw new ConfigError([`config file ${file}: ${(err as Error).message}`]);
+      const e = err as NodeJS.ErrnoException;
+      const why = e.code === "ENOENT" ? "file not found" : e.message;
+      throw new ConfigError([`config file ${file}${fileFromEnv ? " (from PORTIER_CONFIG)" : ""}: ${why}`]);
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new ConfigError([`config file ${file}: must be a JSON object`]);
-    Object.assign(merged, parsed);
+    const known = Object.keys(CONFIG_SCHEMA.properties);
+    for (const [key, value] of Object.entries(parsed)) {
+      if (key === "$schema") continue;
+      if (!known.includes(key)) {
+        problems.push(`config: unknown option "${key}" in ${file}${didYouMean(key, known)}; the keys are listed in docs/config.schema.json`);
+        continue;
+      }
+      merged[key] = value;
+      source[key] = `${file}: ${key}`;
+    }
   }
-  for (const flag of Object.keys(OPTIONS)) {
-    if (flag === "config") continue;
-    const envValue = env[`PORTIER_${flag.toUpperCase().replace(/-/g, "_")}`];
-    if (envValue !== undefined && envValue !== "") merged[camel(flag)] = envValue;
+  for (const flag of FILE_KEYS) {
+    const name = envName(flag);
+    const envValue = env[name];
+    if (envValue !== undefined && envValue !== "") {
+      merged[camel(flag)] = envValue;
+      source[camel(flag)] = name;
+    }
   }
-  for (const [flag, value] of Object.entries(values)) if (flag !== "config" && value !== undefined) merged[camel(flag)] = value;
+  for (const [flag, value] of Object.entries(values)) {
+    if (flag === "config" || value === undefined) continue;
+    merged[camel(flag)] = value;
+    source[camel(flag)] = `--${flag}`;
+  }
+  const raw = { ...merged };
   for (const key of Object.keys(merged)) merged[key] = coerce(key, merged[key]);
   const config: Record<string, unknown> = {
     bundle: DEFAULT_BUNDLE,
@@ -160,33 +221,50 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     bundleMaxBytes: 64 * 1024 * 1024,
     directoryMaxShrink: 0.5,
     allowDirectoryShrink: false,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 65_000,
+    bodyTimeoutMs: 10_000,
+    logBufferBytes: 1_048_576,
     port: 8181,
     host: "127.0.0.1",
     workers: availableParallelism(),
     roleCheck: "enforce",
     logLevel: "info",
     maxBodyBytes: 65536,
-    headersTimeoutMs: 10_000,
-    requestTimeoutMs: 30_000,
-    keepAliveTimeoutMs: 65_000,
-    bodyTimeoutMs: 10_000,
-    logBufferBytes: 1_048_576,
     watch: true,
+    shutdownTimeout: 10,
+    requireKeysAtStart: false,
+    noDirectory: false,
     ...merged,
   };
   if (!validate(config)) {
-    const problems = (validate.errors ?? []).map((e) => {
+    for (const e of validate.errors ?? []) {
+      const key = e.instancePath.split("/")[1] ?? "";
       const path = e.instancePath ? `config${e.instancePath.replace(/\//g, ".")}` : "config";
-      if (e.keyword === "additionalProperties") return `${path}: unknown option "${(e.params as { additionalProperty: string }).additionalProperty}"`;
-      if (e.keyword === "required") return `config.${(e.params as { missingProperty: string }).missingProperty}: is required`;
-      if (e.keyword === "enum") return `${path}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(", ")}`;
-      return `${path}: ${e.message ?? "is invalid"}`;
-    });
-    throw new ConfigError(problems);
+      const from = key && source[key] ? origin(source[key] as string, raw[key]) : "";
+      if (e.keyword === "required") {
+        const missing = (e.params as { missingProperty: string }).missingProperty;
+        const flag = missing.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+        problems.push(`config.${missing}: is required (--${flag}, ${envName(flag)} or "${missing}" in the config file)`);
+      } else if (e.keyword === "enum") problems.push(`${path}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(", ")}${from}`);
+      else problems.push(`${path}: ${e.message ?? "is invalid"}${from}`);
+    }
   }
   // node:http refuses a headers timeout longer than the request timeout, which includes the headers.
-  if ((config.headersTimeoutMs as number) > (config.requestTimeoutMs as number)) {
-    throw new ConfigError([`config.headersTimeoutMs: must be <= config.requestTimeoutMs (${config.requestTimeoutMs as number})`]);
+  if (problems.length === 0 && (config.headersTimeoutMs as number) > (config.requestTimeoutMs as number)) {
+    problems.push(`config.headersTimeoutMs: must be <= config.requestTimeoutMs (${config.requestTimeoutMs as number})`);
   }
+  if (problems.length === 0) {
+    if (config.noDirectory === true && (config.directory !== undefined || config.rolesClaim !== undefined)) {
+      problems.push(`config.noDirectory: cannot be combined with ${config.directory !== undefined ? "--directory" : "--roles-claim"}; drop one of them`);
+    } else if (config.noDirectory !== true && config.directory === undefined && config.rolesClaim === undefined) {
+      problems.push(
+        "config: neither --directory nor --roles-claim is set, so every user call would be denied (not_synced); " +
+          "pass --directory FILE or --roles-claim NAME, or --no-directory for an application-only deployment",
+      );
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
   return config as unknown as ServiceConfig;
 }

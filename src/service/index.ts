@@ -1,7 +1,7 @@
 /**
  * The decision service (portier serve): configuration, the Express app and its adapters, reload, cluster.
  */
-export { loadConfig, ConfigError, DEFAULT_BUNDLE, type ServiceConfig } from "./config.js";
+export { loadConfig, ConfigError, DEFAULT_BUNDLE, SERVICE_OPTIONS, CONFIG_SCHEMA, type ServiceConfig } from "./config.js";
 export { startService, StartError, type RunningService } from "./start-service.js";
 export { createDecide, bearerToken, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide.js";
 export { createApp } from "./app.js";

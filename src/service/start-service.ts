@@ -23,10 +23,20 @@ export interface RunningService {
   verifier: AccessTokenVerifier;
   directory: Directory | undefined;
   logger: Logger;
-  close(): Promise<void>;
+  /** Stops accepting, lets requests in flight finish for up to graceMs (default --shutdown-timeout), then closes the rest. */
+  close(graceMs?: number): Promise<void>;
 }
 
+/** A start-up failure: one line naming what is wrong and what to do. */
 export class StartError extends Error {}
+
+function listenFailure(err: NodeJS.ErrnoException, host: string, port: number): StartError {
+  const where = `${host}:${port}`;
+  if (err.code === "EADDRINUSE") return new StartError(`cannot listen on ${where}: the address is in use by another process; stop it or choose another --port`);
+  if (err.code === "EACCES") return new StartError(`cannot listen on ${where}: permission denied; choose a --port above 1023`);
+  if (err.code === "EADDRNOTAVAIL") return new StartError(`cannot listen on ${where}: no such local address; check --host`);
+  return new StartError(`cannot listen on ${where}: ${err.message}`);
+}
 
 export async function startService(config: ServiceConfig, options: { logger?: Logger; listen?: boolean } = {}): Promise<RunningService> {
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
@@ -40,11 +50,30 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     pino({ level: config.logLevel, base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, destination);
   const jwks = config.jwks;
   const jwksOption = jwks === undefined ? {} : /^https?:\/\//.test(jwks) ? { jwksUri: jwks } : { jwksFile: jwks };
-  if (jwks !== undefined && !/^https?:\/\//.test(jwks) && !existsSync(jwks)) throw new StartError(`config.jwks: file not found: ${jwks}`);
-  if (config.directory !== undefined && !existsSync(config.directory)) throw new StartError(`config.directory: file not found: ${config.directory}`);
+  if (jwks !== undefined && !/^https?:\/\//.test(jwks) && !existsSync(jwks)) throw new StartError(`config.jwks: file not found: ${jwks} (pass the issuer's JWKS file or URL, or omit --jwks to use discovery)`);
+  if (config.directory !== undefined && !existsSync(config.directory)) throw new StartError(`config.directory: file not found: ${config.directory} (pass the synced-users file)`);
+  if (config.bundleUrl === undefined && !existsSync(config.bundle)) {
+    throw new StartError(`config.bundle: file not found: ${config.bundle} (run make build, or pass --bundle FILE or --bundle-url URL)`);
+  }
   const verifier = createAccessTokenVerifier({ issuer: config.issuer, ...jwksOption, refreshIntervalMs: config.jwksRefreshSeconds * 1000, watchJwksFile: config.watch, logger });
   // Key loading runs in the background: readiness reports it; decisions deny keys_unavailable meanwhile.
-  verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));
+  // A JWKS file is read before the service listens (a broken one is a start-up failure); keys from the network
+  // too with --require-keys-at-start.
+  if (config.requireKeysAtStart || "jwksFile" in jwksOption) {
+    try {
+      await verifier.ready();
+    } catch {
+      verifier.close();
+      const st = verifier.status();
+      throw new StartError(
+        "jwksFile" in jwksOption
+          ? `config.jwks: ${jwks}: ${st.lastError ?? "unknown error"} (pass a JWKS file: {"keys": [...]})`
+          : `issuer keys: cannot load them from ${st.source}: ${st.lastError ?? "unknown error"} (--require-keys-at-start is set; check --issuer and --jwks)`,
+      );
+    }
+  } else {
+    verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));
+  }
 
   const policy = new PolicyHolder(logger, config.bundleUrl ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds } : { file: config.bundle, watch: config.watch }, config.bundleMaxBytes);
   // A bundle server that is down at start leaves the service not ready (and polling); a bad file stops it.
@@ -81,16 +110,28 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
     decisionListener(decide, { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs }, app, logger),
   );
+  // While stopping, every answer closes its connection, so keep-alive clients cannot hold the server open.
+  let stopping = false;
+  server.prependListener("request", (_req, res) => {
+    if (stopping) res.shouldKeepAlive = false;
+  });
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   let url = "";
   if (options.listen !== false) {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(config.port, config.host, () => {
-        server.off("error", reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(config.port, config.host, () => {
+          server.off("error", reject);
+          resolve();
+        });
       });
-    });
+    } catch (err) {
+      verifier.close();
+      directory?.close();
+      await policy.close();
+      throw listenFailure(err as NodeJS.ErrnoException, config.host, config.port);
+    }
     const addr = server.address() as AddressInfo;
     url = `http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`;
   }
@@ -102,10 +143,19 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     verifier,
     directory,
     logger,
-    async close() {
+    async close(graceMs = (config.shutdownTimeout ?? 10) * 1000) {
+      stopping = true;
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+        // Connections idle between requests close now and whenever one becomes idle; after graceMs every
+        // connection still open is closed, answered or not.
+        const idle = setInterval(() => server.closeIdleConnections(), 25);
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        server.close(() => {
+          clearInterval(idle);
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
       });
       verifier.close();
       directory?.close();

@@ -7,13 +7,22 @@ import { mkdirSync } from "node:fs";
 import { buildBundle } from "../../toolchain/build-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, UsageError } from "../args.js";
+import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
-const USAGE = "usage: portier bundle build [--project DIR] [--out FILE] [--opa PATH]";
+export const SPEC = {
+  name: "portier bundle",
+  positionals: "build",
+  summary: "Validates data/, checks the policies with `opa check --strict` and compiles them to a wasm bundle.",
+  options: {
+    project: PROJECT_OPTION,
+    out: { type: "string", value: "FILE", description: "where to write the bundle", default: "PROJECT/build/bundle.tar.gz" },
+    opa: OPA_OPTION,
+  },
+} as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { project: { type: "string" }, out: { type: "string" }, opa: { type: "string" } }, USAGE);
-  if (positionals[0] !== "build") throw new UsageError(USAGE);
+  const { values, positionals } = parse(argv, SPEC);
+  if (positionals[0] !== "build" || positionals.length !== 1) throw usageError(SPEC, "expected the sub-command \"build\"");
   const project = resolve(values.project ?? PROJECT_ROOT);
   const out = resolve(values.out ?? join(project, "build", "bundle.tar.gz"));
   mkdirSync(dirname(out), { recursive: true });

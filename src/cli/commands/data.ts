@@ -6,12 +6,20 @@ import { join, resolve } from "node:path";
 import { loadCatalog } from "../../catalog/index.js";
 import { writeBundleData } from "../../toolchain/build-bundle.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, UsageError } from "../args.js";
+import { PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
-const USAGE = "usage: portier data build|check [--project DIR] [--out DIR]";
+export const SPEC = {
+  name: "portier data",
+  positionals: "build|check",
+  summary: "check: validates data/ against its schemas. build: validates and writes the bundle's data document.",
+  options: {
+    project: PROJECT_OPTION,
+    out: { type: "string", value: "DIR", description: "where build writes the data document", default: "PROJECT/build/bundle-data" },
+  },
+} as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { project: { type: "string" }, out: { type: "string" } }, USAGE);
+  const { values, positionals } = parse(argv, SPEC);
   const project = resolve(values.project ?? PROJECT_ROOT);
   const action = positionals[0];
   if (action === "check") {
@@ -25,5 +33,5 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`data ok: wrote ${join(out, "catalog", "data.json")}`);
     return 0;
   }
-  throw new UsageError(USAGE);
+  throw usageError(SPEC, "expected the sub-command \"build\" or \"check\"");
 }

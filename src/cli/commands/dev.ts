@@ -5,10 +5,20 @@
  */
 import { createHash } from "node:crypto";
 import { startIssuer, DEFAULT_DIRECTORY_FILE } from "../../issuer/index.js";
-import { loadConfig, startService, ConfigError } from "../../service/index.js";
-import { parse } from "../args.js";
+import { loadConfig, startService, ConfigError, type RunningService } from "../../service/index.js";
+import { parse, usageError, type CommandSpec } from "../args.js";
+import { untilSignal } from "../shutdown.js";
 
-const USAGE = "usage: portier dev [--port N (service, default 8181)] [--issuer-port N (default 9400)] [--log-level LEVEL]";
+export const SPEC = {
+  name: "portier dev",
+  summary: "Runs the local issuer and the decision service together on loopback with the sample data, and prints\ncurl lines to try. Development only (this is what `make run` starts).",
+  options: {
+    port: { type: "string", value: "N", description: "the decision service's port (0 = any free port)", default: "8181" },
+    "issuer-port": { type: "string", value: "N", description: "the issuer's port (0 = any free port)", default: "9400" },
+    "log-level": { type: "string", value: "LEVEL", description: "the service's log level", default: "warn" },
+  },
+  notes: "SIGTERM or SIGINT (Ctrl-C): stop both, let requests in flight finish, exit 0. exit codes: 1 start-up failure, 2 usage error",
+} as const satisfies CommandSpec;
 const VERIFIER = "portier-dev-pkce-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
 const REDIRECT = "http://127.0.0.1:8400/callback";
 
@@ -36,24 +46,27 @@ export function curlLines(issuerUrl: string, serviceUrl: string): string[] {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { port: { type: "string" }, "issuer-port": { type: "string" }, "log-level": { type: "string" }, help: { type: "boolean" } }, USAGE);
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const { values, positionals } = parse(argv, SPEC);
+  if (positionals.length > 0) throw usageError(SPEC, `unexpected argument "${positionals[0]}"`);
   const issuerPort = Number(values["issuer-port"] ?? 9400);
-  if (!Number.isInteger(issuerPort) || issuerPort < 0 || issuerPort > 65535) {
-    console.error(`portier dev: --issuer-port: must be 0..65535\n${USAGE}`);
-    return 2;
+  if (!/^\d+$/.test(values["issuer-port"] ?? "9400") || issuerPort > 65535) throw usageError(SPEC, `--issuer-port: must be 0..65535, got "${values["issuer-port"]}"`);
+  const stopped = untilSignal();
+  let issuer;
+  try {
+    issuer = await startIssuer({ port: issuerPort, host: "127.0.0.1" });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === "EADDRINUSE" ? "the address is in use by another process; stop it or choose another --issuer-port" : e.message;
+    console.error(`portier dev: cannot start the issuer on 127.0.0.1:${issuerPort}: ${why}`);
+    return 1;
   }
-  const issuer = await startIssuer({ port: issuerPort, host: "127.0.0.1" });
-  let service;
+  let service: RunningService | undefined;
   try {
     const config = loadConfig(["--issuer", issuer.url, "--directory", DEFAULT_DIRECTORY_FILE, "--workers", "1", "--port", values.port ?? "8181", "--log-level", values["log-level"] ?? "warn"], {});
     service = await startService(config);
     await service.verifier.ready();
   } catch (err) {
-    await issuer.close();
+    await Promise.allSettled([service?.close(0), issuer.close()]);
     if (err instanceof ConfigError) {
       for (const p of err.problems) console.error(`portier dev: ${p}`);
       return 2;
@@ -65,9 +78,9 @@ export async function run(argv: string[]): Promise<number> {
   console.log(`\nPortier dev: issuer ${issuer.url}, decision service ${service.url} (sample data, development only)\n`);
   console.log(curlLines(issuer.url, service.url).join("\n"));
   console.log("\nCtrl-C to stop.");
-  return new Promise<number>((resolve) => {
-    const stop = () => void Promise.allSettled([service.close(), issuer.close()]).then(() => resolve(0));
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
+  await stopped;
+  // The service first (it finishes requests in flight, which may need the issuer's keys), then the issuer.
+  await service.close();
+  await issuer.close();
+  return 0;
 }

@@ -4,18 +4,31 @@
  * and tenant bindings. Exit 0: no change; 1: changes; 2: error (usage, or a source that cannot be built).
  */
 import { computeMatrix, diffMatrices, hasChanges, loadPolicySource, probeUniverse, renderDiff, renderDiffMarkdown } from "../../review/index.js";
-import { parse, UsageError } from "../args.js";
+import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
-const USAGE = "usage: portier diff [--format text|md|json] [--json] [--opa PATH] <old> <new>   (each a bundle .tar.gz, a policy folder, or a git revision)";
 const FORMATS = ["text", "md", "json"] as const;
 
+export const SPEC = {
+  name: "portier diff",
+  positionals: "OLD NEW",
+  summary:
+    "Lists everything the policy decides on that changed between two policies: grants of the route x role grid, other\n" +
+    "methods, token shapes and tenant bindings. OLD and NEW are each a bundle .tar.gz, a policy folder, or a git revision.",
+  options: {
+    format: { type: "string", value: "FORMAT", description: "text, md (a pull-request comment) or json", default: "text" },
+    json: { type: "boolean", description: "the same as --format json", default: "text" },
+    opa: OPA_OPTION,
+  },
+  notes: "exit codes: 0 no change, 1 something changed, 2 error (usage, or a policy that cannot be read or built)",
+} as const satisfies CommandSpec;
+
 export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, SPEC);
+  if (positionals.length !== 2) throw usageError(SPEC, `expected two policies (OLD NEW), got ${positionals.length}`);
+  const format = values.json ? "json" : (values.format ?? "text");
+  if (!(FORMATS as readonly string[]).includes(format)) throw usageError(SPEC, `--format must be one of ${FORMATS.join(", ")}, got "${format}"`);
+  const [oldRef, newRef] = positionals as [string, string];
   try {
-    const { values, positionals } = parse(argv, { json: { type: "boolean" }, format: { type: "string" }, opa: { type: "string" } }, USAGE);
-    if (positionals.length !== 2) throw new UsageError(USAGE);
-    const format = values.json ? "json" : (values.format ?? "text");
-    if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}\n${USAGE}`);
-    const [oldRef, newRef] = positionals as [string, string];
     const oldEngine = await loadPolicySource(oldRef, { opa: values.opa });
     const newEngine = await loadPolicySource(newRef, { opa: values.opa });
     // Both sides are probed with every tenant and code either knows, so a moved binding shows.

@@ -9,11 +9,28 @@ import { join } from "node:path";
 import type { DecisionInput } from "../../engine/index.js";
 import { describeCaller, explainDecisionInput, explainRequest, loadPolicySource, newerSource, readCatalog, renderExplanation, type ExplainRequest } from "../../review/index.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, UsageError } from "../args.js";
+import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
-const USAGE =
-  "usage: portier explain [--role ID]... [--flow accessCode|application] [--not-synced] [--tenant ID] [--audit] [--bundle FILE | --source BUNDLE|FOLDER|GIT-REV] [--json] METHOD PATH\n" +
-  "       portier explain --input FILE [--bundle FILE | --source REF] [--json]   (a decision input, or a decision log line holding one in \"input\")";
+export const SPEC = {
+  name: "portier explain",
+  positionals: "METHOD PATH",
+  summary:
+    "Explains one decision of the compiled policy for a caller described by the options: the answer, then every check\n" +
+    "in the policy's order with its own outcome. With --input FILE, a decision input as logged (no METHOD PATH).",
+  options: {
+    role: { type: "string", multiple: true, value: "ID", description: "a role id of the caller (unknown ids are refused)", default: "none" },
+    flow: { type: "string", value: "FLOW", description: "the token flow: accessCode (a user) or application", default: "accessCode" },
+    "not-synced": { type: "boolean", description: "the caller is not in the synced-users directory", default: "synced" },
+    tenant: { type: "string", value: "ID", description: "the caller's tenant_id", default: "none" },
+    audit: { type: "boolean", description: "role-check mode audit instead of enforce", default: "enforce" },
+    bundle: { type: "string", value: "FILE", description: "the compiled bundle", default: "build/bundle.tar.gz" },
+    source: { type: "string", value: "REF", description: "a bundle, a policy folder or a git revision, built with the pinned opa", default: "none" },
+    input: { type: "string", value: "FILE", description: "a decision input, or a decision log line holding one in \"input\"", default: "none" },
+    json: { type: "boolean", description: "print the decision and the checks as JSON", default: "text" },
+    opa: OPA_OPTION,
+  },
+  notes: "exit codes: 0 allow, 1 deny (or an error), 2 usage error",
+} as const satisfies CommandSpec;
 
 /** A decision input from a file: the input itself, or a decision log line carrying it as `input`. */
 function readInput(file: string): DecisionInput {
@@ -21,32 +38,18 @@ function readInput(file: string): DecisionInput {
   try {
     doc = JSON.parse(readFileSync(file, "utf8"));
   } catch (err) {
-    throw new UsageError(`--input ${file}: ${(err as Error).message}`);
+    throw usageError(SPEC, `--input ${file}: ${(err as Error).message}`);
   }
   const input = doc && typeof doc === "object" && "input" in doc ? (doc as { input: unknown }).input : doc;
-  if (!input || typeof input !== "object" || Array.isArray(input)) throw new UsageError(`--input ${file}: must be a JSON object (a decision input, or a log line with "input")`);
+  if (!input || typeof input !== "object" || Array.isArray(input)) throw usageError(SPEC, `--input ${file}: must be a JSON object (a decision input, or a log line with "input")`);
   return input as DecisionInput;
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    {
-      role: { type: "string", multiple: true },
-      flow: { type: "string" },
-      "not-synced": { type: "boolean" },
-      tenant: { type: "string" },
-      audit: { type: "boolean" },
-      bundle: { type: "string" },
-      source: { type: "string" },
-      input: { type: "string" },
-      json: { type: "boolean" },
-      opa: { type: "string" },
-    },
-    USAGE,
-  );
-  if (values.bundle && values.source) throw new UsageError(`give --bundle or --source, not both\n${USAGE}`);
-  if (values.input ? positionals.length !== 0 : positionals.length !== 2) throw new UsageError(USAGE);
+  const { values, positionals } = parse(argv, SPEC);
+  if (values.bundle && values.source) throw usageError(SPEC, "give --bundle or --source, not both");
+  if (values.input && positionals.length !== 0) throw usageError(SPEC, "--input takes the method and path from the file: give no METHOD PATH");
+  if (!values.input && positionals.length !== 2) throw usageError(SPEC, `expected METHOD and PATH, got ${positionals.length} argument(s)`);
   const defaultBundle = join(PROJECT_ROOT, "build", "bundle.tar.gz");
   const source = values.source ?? values.bundle ?? defaultBundle;
   const engine = await loadPolicySource(source, { opa: values.opa });
@@ -64,10 +67,10 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const flow = values.flow ?? "accessCode";
-  if (flow !== "accessCode" && flow !== "application") throw new UsageError(`--flow must be accessCode or application\n${USAGE}`);
+  if (flow !== "accessCode" && flow !== "application") throw usageError(SPEC, `--flow must be accessCode or application, got "${flow}"`);
   const known = readCatalog(engine).roles.map((r) => r.id);
   const unknown = (values.role ?? []).filter((r) => !known.includes(r));
-  if (unknown.length > 0) throw new UsageError(`unknown role(s) ${unknown.join(", ")}; the policy knows: ${known.join(", ")}`);
+  if (unknown.length > 0) throw usageError(SPEC, `unknown role(s) ${unknown.join(", ")}; the policy knows: ${known.join(", ")}`);
   const req: ExplainRequest = {
     method: positionals[0] as string,
     path: positionals[1] as string,

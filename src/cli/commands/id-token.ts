@@ -2,14 +2,27 @@
  * `portier id-token validate`: checks an ID token the way a client application must (spec 2.1 / 5.4)
  * and prints its claims as JSON, or the named failure. Exit 0 valid, 1 invalid, 2 usage error.
  */
-import { parseArgs } from "node:util";
 import { createAccessTokenVerifier, validateIdToken, TokenError } from "../../auth/index.js";
+import { HelpRequest, parse, renderHelp, usageLine, type CommandSpec } from "../args.js";
 
-const USAGE = `Usage: portier id-token validate --client-id ID --issuer URL [--jwks FILE-OR-URL]
-                                [--access-token TOKEN] [--state STATE] [--nonce NONCE] <id-token>
+export const SPEC = {
+  name: "portier id-token",
+  positionals: "validate ID-TOKEN",
+  summary:
+    "Validates an ID token: signature (issuer keys by discovery, or --jwks), iss, aud = client id, exp, iat,\n" +
+    "and when given nonce, at_hash (of --access-token) and s_hash (of --state). Prints the claims as JSON.",
+  options: {
+    "client-id": { type: "string", value: "ID", description: "the client the token must be addressed to (required)" },
+    issuer: { type: "string", value: "URL", description: "the issuer the token must come from (required)" },
+    jwks: { type: "string", value: "FILE|URL", description: "the issuer's keys instead of discovery", default: "discovery" },
+    "access-token": { type: "string", value: "TOKEN", description: "check at_hash against this access token", default: "not checked" },
+    state: { type: "string", value: "STATE", description: "check s_hash against this state", default: "not checked" },
+    nonce: { type: "string", value: "NONCE", description: "the nonce the token must carry", default: "not checked" },
+  },
+  notes: "exit codes: 0 valid, 1 invalid, 2 usage error",
+} as const satisfies CommandSpec;
 
-Validates an ID token: signature (issuer keys by discovery, or --jwks), iss, aud = client id, exp, iat,
-and when given nonce, at_hash (of --access-token) and s_hash (of --state). Prints the claims as JSON.`;
+const USAGE = `${usageLine(SPEC)}\n(portier id-token --help lists the options)`;
 
 export interface CommandIo {
   out: (text: string) => void;
@@ -24,29 +37,16 @@ const defaultIo: CommandIo = {
 export async function run(argv: string[], io: CommandIo = defaultIo): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        "client-id": { type: "string" },
-        issuer: { type: "string" },
-        jwks: { type: "string" },
-        "access-token": { type: "string" },
-        state: { type: "string" },
-        nonce: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
+    parsed = parse(argv, SPEC);
   } catch (err) {
-    io.err(`${(err as Error).message}\n${USAGE}`);
+    if (err instanceof HelpRequest) {
+      io.out(renderHelp(SPEC));
+      return 0;
+    }
+    io.err((err as Error).message);
     return 2;
   }
   const { values, positionals } = parsed;
-  if (values.help) {
-    io.out(USAGE);
-    return 0;
-  }
   const args = positionals[0] === "validate" ? positionals.slice(1) : positionals;
   if (positionals[0] !== "validate") {
     io.err(`expected the subcommand "validate"\n${USAGE}`);

@@ -2,54 +2,33 @@
  * `portier issuer`: runs the local identity issuer (spec 4.1) on loopback for development and demos.
  * It is not a production identity provider and says so when it starts.
  */
-import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { startIssuer, DEFAULT_CLIENTS_FILE, DEFAULT_USERS_FILE } from "../../issuer/index.js";
+import { parse, usageError, type CommandSpec } from "../args.js";
+import { untilSignal } from "../shutdown.js";
 
-const USAGE = `Usage: portier issuer [--port N] [--host 127.0.0.1] [--issuer-url URL] [--users FILE] [--clients FILE]
-                      [--access-ttl 3600] [--id-ttl 300] [--code-ttl 300] [--no-dev-login]
-
-Local OpenID Connect issuer for development only (not for production).
-  --port N          port to listen on (default 8300; 0 = any free port)
-  --host H          address to bind (default 127.0.0.1, loopback)
-  --issuer-url URL  iss of the tokens and base of the endpoints (default http://HOST:PORT)
-  --users FILE      sample users (default data/sample/users.json)
-  --clients FILE    registered clients (default data/sample/clients.json)
-  --access-ttl S    access token lifetime in seconds (default 3600)
-  --id-ttl S        ID token lifetime in seconds (default 300)
-  --code-ttl S      authorization code lifetime in seconds (default 300)
-  --no-dev-login    refuse password-less sign-in by login_hint (dev mode is on by default)`;
+export const SPEC = {
+  name: "portier issuer",
+  summary: "Local OpenID Connect issuer for development only (not for production).",
+  options: {
+    port: { type: "string", value: "N", description: "port to listen on (0 = any free port)", default: "8300" },
+    host: { type: "string", value: "H", description: "address to bind", default: "127.0.0.1 (loopback)" },
+    "issuer-url": { type: "string", value: "URL", description: "iss of the tokens and base of the endpoints", default: "http://HOST:PORT" },
+    users: { type: "string", value: "FILE", description: "sample users", default: "data/sample/users.json" },
+    clients: { type: "string", value: "FILE", description: "registered clients", default: "data/sample/clients.json" },
+    "access-ttl": { type: "string", value: "S", description: "access token lifetime in seconds", default: "3600" },
+    "id-ttl": { type: "string", value: "S", description: "ID token lifetime in seconds", default: "300" },
+    "code-ttl": { type: "string", value: "S", description: "authorization code lifetime in seconds", default: "300" },
+    "no-dev-login": { type: "boolean", description: "refuse password-less sign-in by login_hint", default: "dev login on" },
+  },
+  notes: "environment: LOG_LEVEL (default info). SIGTERM or SIGINT stops it (exit 0).",
+} as const satisfies CommandSpec;
 
 export const DEFAULT_ISSUER_PORT = 8300;
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: "string" },
-        host: { type: "string" },
-        "issuer-url": { type: "string" },
-        users: { type: "string" },
-        clients: { type: "string" },
-        "access-ttl": { type: "string" },
-        "id-ttl": { type: "string" },
-        "code-ttl": { type: "string" },
-        "no-dev-login": { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (err) {
-    process.stderr.write(`portier issuer: ${(err as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const { values, positionals } = parse(argv, SPEC);
+  if (positionals.length > 0) throw usageError(SPEC, `unexpected argument "${positionals[0]}"`);
 
   let port: number;
   let ttls: { accessTtlSec?: number; idTtlSec?: number; codeTtlSec?: number };
@@ -61,8 +40,7 @@ export async function run(argv: string[]): Promise<number> {
       codeTtlSec: integer("--code-ttl", values["code-ttl"], 300, 1, 3600),
     };
   } catch (err) {
-    process.stderr.write(`portier issuer: ${(err as Error).message}\n${USAGE}\n`);
-    return 2;
+    throw usageError(SPEC, (err as Error).message);
   }
 
   const host = values.host ?? "127.0.0.1";
@@ -101,15 +79,7 @@ export async function run(argv: string[]): Promise<number> {
       .join("\n") + "\n",
   );
 
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  await untilSignal();
   await running.close();
   return 0;
 }

@@ -5,14 +5,23 @@
 import { join } from "node:path";
 import { computeMatrix, renderMatrix, loadPolicySource, MATRIX_FORMATS, type MatrixFormat } from "../../review/index.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, UsageError } from "../args.js";
+import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
-const USAGE = "usage: portier matrix [--bundle FILE | --source BUNDLE|FOLDER|GIT-REV] [--format md|csv|json|html]";
+export const SPEC = {
+  name: "portier matrix",
+  summary: "Prints the route x role access matrix computed from the compiled policy (the application flow is a column).",
+  options: {
+    bundle: { type: "string", value: "FILE", description: "the compiled bundle", default: "build/bundle.tar.gz" },
+    source: { type: "string", value: "REF", description: "instead of --bundle: a bundle, a policy folder or a git revision", default: "none" },
+    format: { type: "string", value: "FORMAT", description: `output format: ${MATRIX_FORMATS.join(", ")}`, default: "md" },
+    opa: OPA_OPTION,
+  },
+} as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { bundle: { type: "string" }, source: { type: "string" }, format: { type: "string" }, opa: { type: "string" } }, USAGE);
+  const { values } = parse(argv, SPEC);
   const format = (values.format ?? "md") as MatrixFormat;
-  if (!MATRIX_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${MATRIX_FORMATS.join(", ")}\n${USAGE}`);
+  if (!MATRIX_FORMATS.includes(format)) throw usageError(SPEC, `--format must be one of ${MATRIX_FORMATS.join(", ")}, got "${format}"`);
   const source = values.source ?? values.bundle ?? join(PROJECT_ROOT, "build", "bundle.tar.gz");
   const engine = await loadPolicySource(source, { opa: values.opa });
   process.stdout.write(renderMatrix(computeMatrix(engine), format));

@@ -5,24 +5,35 @@
  */
 import { existsSync } from "node:fs";
 import { loadPolicySource, renderReplay, renderReplayMarkdown, replayLogFile } from "../../review/index.js";
-import { parse, UsageError } from "../args.js";
+import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
-const USAGE = "usage: portier replay --log FILE (--bundle FILE | --source BUNDLE|FOLDER|GIT-REV) [--format text|md|json] [--fail-on any|new-allows] [--opa PATH]";
+export const SPEC = {
+  name: "portier replay",
+  summary:
+    "Re-evaluates every decision of a decision log (portier serve's JSON lines) under a candidate policy and groups\n" +
+    "what would change by route, flow, roles and reason, newly allowed first.",
+  options: {
+    log: { type: "string", value: "FILE", description: "the decision log to replay (required)" },
+    bundle: { type: "string", value: "FILE", description: "the candidate policy as a compiled bundle", default: "none" },
+    source: { type: "string", value: "REF", description: "the candidate policy as a bundle, a policy folder or a git revision", default: "none" },
+    format: { type: "string", value: "FORMAT", description: "text, md (a pull-request comment) or json", default: "text" },
+    "fail-on": { type: "string", value: "WHAT", description: "any (any change fails) or new-allows (only a newly allowed decision fails)", default: "any" },
+    opa: OPA_OPTION,
+  },
+  notes: "exit codes: 0 nothing changes, 1 changes (see --fail-on), 2 error",
+} as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, SPEC);
+  if (positionals.length > 0) throw usageError(SPEC, `unexpected argument ${positionals[0]}`);
+  if (!values.log) throw usageError(SPEC, "--log FILE is required");
+  const source = values.source ?? values.bundle;
+  if (!source || (values.source && values.bundle)) throw usageError(SPEC, "give one of --bundle or --source");
+  const format = values.format ?? "text";
+  if (!["text", "md", "json"].includes(format)) throw usageError(SPEC, `--format must be one of text, md, json, got "${format}"`);
+  const failOn = values["fail-on"] ?? "any";
+  if (failOn !== "any" && failOn !== "new-allows") throw usageError(SPEC, `--fail-on must be any or new-allows, got "${failOn}"`);
   try {
-    const { values, positionals } = parse(
-      argv,
-      { log: { type: "string" }, bundle: { type: "string" }, source: { type: "string" }, format: { type: "string" }, "fail-on": { type: "string" }, opa: { type: "string" } },
-      USAGE,
-    );
-    if (positionals.length > 0 || !values.log) throw new UsageError(USAGE);
-    const source = values.source ?? values.bundle;
-    if (!source || (values.source && values.bundle)) throw new UsageError(`give one of --bundle or --source\n${USAGE}`);
-    const format = values.format ?? "text";
-    if (!["text", "md", "json"].includes(format)) throw new UsageError(`--format must be one of text, md, json\n${USAGE}`);
-    const failOn = values["fail-on"] ?? "any";
-    if (failOn !== "any" && failOn !== "new-allows") throw new UsageError(`--fail-on must be any or new-allows\n${USAGE}`);
     if (!existsSync(values.log)) throw new Error(`--log ${values.log}: file not found`);
     const engine = await loadPolicySource(source, { opa: values.opa });
     const report = await replayLogFile(values.log, engine);

@@ -1,95 +1,92 @@
 /**
- * `portier serve`: the decision service. With --workers N > 1 the primary forks N workers (node:cluster)
- * sharing the port; each worker is a full service. Config errors: one line per option, exit 2.
+ * `portier serve`: the decision service. With --workers N > 1 the primary supervises N workers (node:cluster,
+ * ../supervise-workers.ts) sharing the port; each worker is a full service. SIGTERM/SIGINT: stop accepting,
+ * finish requests in flight (--shutdown-timeout), exit 0. Exit codes: 1 start-up failure (one line on stderr),
+ * 2 configuration error (one line per problem).
  */
 import cluster from "node:cluster";
-import { loadConfig, ConfigError, startService, StartError } from "../../service/index.js";
+import { loadConfig, ConfigError, startService, SERVICE_OPTIONS, type RunningService, type ServiceConfig } from "../../service/index.js";
+import { parse, type CommandSpec } from "../args.js";
+import { untilSignal } from "../shutdown.js";
+import { superviseWorkers, type WorkerMessage } from "../supervise-workers.js";
 
-const USAGE = `usage: portier serve [--issuer URL] [--jwks FILE|URL] [--jwks-refresh-seconds N] [--bundle FILE] [--bundle-url URL]
-  [--bundle-poll-seconds N] [--bundle-max-bytes N] [--directory FILE] [--directory-max-shrink 0..1] [--allow-directory-shrink true|false]
-  [--roles-claim NAME] [--port N] [--host H] [--workers N] [--role-check enforce|audit]
-  [--log-level LEVEL] [--max-body-bytes N] [--watch true|false] [--config FILE]
-  [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N] [--body-timeout-ms N]
-  [--log-buffer-bytes N]   (env: PORTIER_<OPTION>)`;
+export const SPEC = {
+  name: "portier serve",
+  summary: "Runs the decision service: POST /decide, /forward-auth, /envoy/..., /health, /ready, /metrics.",
+  options: SERVICE_OPTIONS,
+  notes: [
+    "Every option can also be set as PORTIER_<OPTION> (PORTIER_PORT=8181, PORTIER_NO_DIRECTORY=true) or as a key of",
+    "the --config file (camelCase: \"bundleUrl\"); flags win over the environment, which wins over the file.",
+    "SIGTERM or SIGINT: stop accepting, let requests in flight finish (up to --shutdown-timeout), exit 0.",
+    "exit codes: 0 stopped by a signal, 1 start-up failure or crash loop, 2 configuration error",
+  ].join("\n"),
+} as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    console.log(USAGE);
-    return 0;
-  }
+  if (argv.includes("--help") || argv.includes("-h")) parse(argv, SPEC);
   let config;
   try {
     config = loadConfig(argv);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const p of err.problems) console.error(`portier serve: ${p}`);
-      console.error(USAGE);
-      return 2;
-    }
-    throw err;
+    if (!(err instanceof ConfigError)) throw err;
+    for (const p of err.problems) console.error(`portier serve: ${p}`);
+    console.error("(portier serve --help lists the options)");
+    return 2;
   }
+  if (cluster.isWorker) return runWorker(config);
+  if (config.workers > 1) return superviseWorkers(config.workers, config.shutdownTimeout * 1000);
+  return runSingle(config);
+}
 
-  if (config.workers > 1 && cluster.isPrimary) {
-    return runPrimary(config.workers);
-  }
+function announce(service: RunningService): void {
+  service.logger.info({ event: "listening", url: service.url, revision: service.policy.engine?.revision ?? null, worker: cluster.worker?.id }, "listening");
+  service.logger.flush();
+}
+
+async function stop(service: RunningService, signal: string): Promise<void> {
+  service.logger.info({ event: "stopping", signal }, "stopping");
+  await service.close();
+  service.logger.info({ event: "stopped" }, "stopped");
+}
+
+async function runSingle(config: ServiceConfig): Promise<number> {
+  const stopped = untilSignal();
   let service;
   try {
     service = await startService(config);
   } catch (err) {
-    if (err instanceof StartError || (err as { code?: string }).code) {
-      console.error(`portier serve: ${(err as Error).message}`);
-      return 1;
-    }
-    throw err;
+    console.error(`portier serve: ${(err as Error).message}`);
+    return 1;
   }
-  service.logger.info({ event: "listening", url: service.url, revision: service.policy.engine?.revision ?? null, worker: cluster.isWorker ? cluster.worker?.id : undefined }, "listening");
-  service.logger.flush();
-  if (cluster.isWorker) process.send?.({ portier: "listening", url: service.url });
-  return new Promise<number>((resolve) => {
-    const stop = () => {
-      service.logger.info({ event: "stopping" }, "stopping");
-      void service.close().then(() => resolve(0));
-    };
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
+  announce(service);
+  await stop(service, await stopped);
+  return 0;
+}
+
+function toPrimary(message: WorkerMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.connected) return resolve();
+    process.send!(message, undefined, {}, () => resolve());
   });
 }
 
-function runPrimary(workers: number): Promise<number> {
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    let announced = false;
-    const fork = () => {
-      const w = cluster.fork();
-      w.on("message", (m: { portier?: string; url?: string }) => {
-        if (m?.portier === "listening" && !announced) {
-          announced = true;
-          // Workers share the primary's handle, so every worker reports the same URL.
-          console.log(JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, event: "listening", url: m.url, workers, msg: "listening" }));
-        }
-      });
-    };
-    for (let i = 0; i < workers; i++) fork();
-    let failedEarly = 0;
-    cluster.on("exit", (worker, code) => {
-      if (stopping) {
-        if (Object.keys(cluster.workers ?? {}).length === 0) resolve(0);
-        return;
-      }
-      if (!announced) {
-        // A worker that cannot start (bad bundle, bad directory) is not retried forever.
-        if (++failedEarly >= workers) resolve(code || 1);
-        return;
-      }
-      console.error(JSON.stringify({ level: 40, event: "worker_exit", worker: worker.id, code, msg: "worker exited; starting another" }));
-      fork();
-    });
-    const stop = () => {
-      stopping = true;
-      for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
-      if (Object.keys(cluster.workers ?? {}).length === 0) resolve(0);
-    };
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
+/** A cluster worker: reports start-up failures to the primary (which prints them once) instead of printing. */
+async function runWorker(config: ServiceConfig): Promise<number> {
+  // Listen for a stop from the very start, so one sent while this worker is still starting is not lost.
+  const stopped = new Promise<string>((resolve) => {
+    process.on("message", (m: WorkerMessage) => m?.portier === "shutdown" && resolve("shutdown"));
+    process.once("disconnect", () => resolve("primary gone"));
+    void untilSignal({ onSecond: "ignore" }).then(resolve);
   });
+  let service;
+  try {
+    service = await startService(config);
+  } catch (err) {
+    await toPrimary({ portier: "start_failed", message: (err as Error).message });
+    return 1;
+  }
+  announce(service);
+  await toPrimary({ portier: "listening", url: service.url });
+  await stop(service, await stopped);
+  return 0;
 }

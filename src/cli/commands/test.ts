@@ -11,14 +11,28 @@ import { opaPath } from "../../toolchain/opa.js";
 import { renderJunit } from "../../toolchain/policy-test-junit.js";
 import { runPolicyTests, type PolicyTestCase, type PolicyTestReport } from "../../toolchain/run-policy-tests.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { parse, UsageError } from "../args.js";
+import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
-const USAGE = "usage: portier test [--project DIR] [--opa PATH] [--min-coverage PERCENT] [-v|--verbose] [--format text|junit] [--output FILE]";
+export const SPEC = {
+  name: "portier test",
+  summary:
+    "Runs the policy tests with opa: one line per failing test or table case (file:line) with what it printed, OPA's\n" +
+    "coverage, N passed, N failed; JUnit XML for CI dashboards with --format junit.",
+  options: {
+    project: PROJECT_OPTION,
+    opa: OPA_OPTION,
+    "min-coverage": { type: "string", value: "PERCENT", description: "fail below this coverage (a number from 0 to 100)", default: "100" },
+    verbose: { type: "boolean", short: "v", description: "list every test and case, passed ones too", default: "failures only" },
+    format: { type: "string", value: "FORMAT", description: "text, or junit (JUnit XML on stdout, the text on stderr)", default: "text" },
+    output: { type: "string", value: "FILE", description: "with --format junit: write the XML to FILE (the text stays on stdout)", default: "stdout" },
+  },
+  notes: "exit codes: 0 all passed with enough coverage, 1 otherwise, 2 usage error",
+} as const satisfies CommandSpec;
 
 function minCoverage(raw: string | undefined): number {
   if (raw === undefined) return 100;
   const value = /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
-  if (!(value >= 0 && value <= 100)) throw new UsageError(`--min-coverage: "${raw}" is not a percentage from 0 to 100\n${USAGE}`);
+  if (!(value >= 0 && value <= 100)) throw usageError(SPEC, `--min-coverage: "${raw}" is not a percentage from 0 to 100`);
   return value;
 }
 
@@ -39,22 +53,11 @@ function textLines(cases: PolicyTestCase[], verbose: boolean): string[] {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parse(
-    argv,
-    {
-      project: { type: "string" },
-      opa: { type: "string" },
-      "min-coverage": { type: "string" },
-      verbose: { type: "boolean", short: "v" },
-      format: { type: "string" },
-      output: { type: "string" },
-    },
-    USAGE,
-  );
+  const { values } = parse(argv, SPEC);
   const min = minCoverage(values["min-coverage"]);
   const format = values.format ?? "text";
-  if (format !== "text" && format !== "junit") throw new UsageError(`--format: "${format}" is not text or junit\n${USAGE}`);
-  if (values.output !== undefined && format !== "junit") throw new UsageError(`--output: only with --format junit\n${USAGE}`);
+  if (format !== "text" && format !== "junit") throw usageError(SPEC, `--format: "${format}" is not text or junit`);
+  if (values.output !== undefined && format !== "junit") throw usageError(SPEC, "--output: only with --format junit");
   const project = resolve(values.project ?? PROJECT_ROOT);
   const data = writeBundleData(project, join(project, "build", "bundle-data"));
   // With JUnit on stdout, the human-readable report goes to stderr so the XML stays clean.

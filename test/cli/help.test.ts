@@ -1,0 +1,59 @@
+/**
+ * `--help` and `-h` on every sub-command: exit 0, the usage line, and every option of the table the command
+ * parses with, each with its one-line description and default; `portier` alone and `portier --version`.
+ */
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
+import type { CommandSpec, HelpRequest } from "../../src/cli/args.js";
+import { portierAsync as portier } from "../support/cli.js";
+
+const COMMANDS = ["serve", "dev", "issuer", "explain", "matrix", "diff", "replay", "test", "bundle", "data", "id-token"];
+
+describe("portier <command> --help", () => {
+  it.each(COMMANDS)("%s: --help and -h list every option with its description and default", async (name) => {
+    const { SPEC, run } = (await import(`../../src/cli/commands/${name}.ts`)) as { SPEC: CommandSpec; run(argv: string[], io?: unknown): Promise<number> };
+    const long = await portier([name, "--help"]);
+    expect(long.code).toBe(0);
+    expect(long.stderr).toBe("");
+    // -h in process: the same text (id-token prints through its io, the others throw HelpRequest for main).
+    let short = "";
+    const answer = await run(["-h"], { out: (t: string) => (short = t), err: () => undefined }).then((code) => code, (e: HelpRequest) => ((short = e.text), 0));
+    expect(answer).toBe(0);
+    expect(`${short}\n`).toBe(long.stdout);
+    expect(long.stdout).toMatch(new RegExp(`^usage: portier ${name} \\[options\\]`));
+    const lines = long.stdout.split("\n");
+    for (const [option, o] of Object.entries(SPEC.options)) {
+      const at = lines.findIndex((l) => new RegExp(`^\\s+(-\\w, )?--${option}(?=\\s|$)`).test(l));
+      expect(at, `--${option} in the help of ${name}`).toBeGreaterThan(-1);
+      const text = `${lines[at]} ${lines[at + 1] ?? ""}`;
+      expect(text).toContain(o.description);
+      if (o.default !== undefined) expect(text).toContain(`(default: ${o.default})`);
+    }
+    expect(long.stdout).toMatch(/-h, --help +show this help and exit/);
+  }, 90_000);
+
+  it("an unknown option exits 2, names it, suggests the nearest one and points to --help", async () => {
+    const r = await portier(["matrix", "--formt", "md"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("Unknown option '--formt'");
+    expect(r.stderr).toContain("(did you mean --format?)");
+    expect(r.stderr).toContain("portier matrix --help lists the options");
+  }, 60_000);
+});
+
+describe("portier", () => {
+  it("alone: lists the commands and says how to get a command's help", async () => {
+    const r = await portier([]);
+    expect(r.code).toBe(0);
+    for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^  ${name} +\\S`, "m"));
+    expect(r.stdout).toContain("portier <command> --help");
+  }, 60_000);
+
+  it("--version prints the package version", async () => {
+    const r = await portier(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`portier ${(JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string }).version}\n`);
+  }, 60_000);
+});

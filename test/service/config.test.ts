@@ -1,0 +1,109 @@
+/**
+ * loadConfig in process: the documented schema (docs/config.schema.json) is the schema in use, the example
+ * config loads, errors name where a value came from (flag, PORTIER_* variable, file key) and suggest the
+ * nearest known name, and the directory rule (--directory, --roles-claim or an explicit --no-directory).
+ */
+import { describe, expect, it } from "vitest";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Ajv } from "ajv";
+import { ConfigError, loadConfig, configSchemaDocument } from "../../src/service/config.js";
+import { editDistance, nearestName } from "../../src/service/did-you-mean.js";
+import { PROJECT_ROOT, tempDir } from "./helpers.js";
+
+const SCHEMA_FILE = join(PROJECT_ROOT, "docs", "config.schema.json");
+const EXAMPLE_FILE = join(PROJECT_ROOT, "docs", "portier.example.json");
+const BASE = ["--issuer", "https://auth.example", "--no-directory"];
+
+function problems(argv: string[], env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    loadConfig(argv, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+function configFile(content: unknown): string {
+  const file = join(tempDir(), "portier.json");
+  writeFileSync(file, JSON.stringify(content));
+  return file;
+}
+
+describe("the config file's documentation", () => {
+  it("docs/config.schema.json is the schema loadConfig validates with (regenerate: npx tsx tools/write-config-schema.ts)", () => {
+    expect(JSON.parse(readFileSync(SCHEMA_FILE, "utf8"))).toEqual(configSchemaDocument());
+  });
+
+  it("docs/portier.example.json is valid against that schema and loads", () => {
+    const example = JSON.parse(readFileSync(EXAMPLE_FILE, "utf8"));
+    const validate = new Ajv({ allErrors: true }).compile(JSON.parse(readFileSync(SCHEMA_FILE, "utf8")));
+    expect(validate.errors ?? validate(example)).toBe(true);
+    const config = loadConfig(["--config", EXAMPLE_FILE], {});
+    expect(config).toMatchObject({ issuer: example.issuer, directory: example.directory, workers: example.workers, shutdownTimeout: example.shutdownTimeout });
+  });
+});
+
+describe("errors name the source and suggest the nearest name", () => {
+  it.each([
+    [["--port", "abc"], {}, 'config.port: must be integer (from --port "abc")'],
+    [[], { PORTIER_PORT: "abc" }, 'config.port: must be integer (from PORTIER_PORT="abc")'],
+    [[], { PORTIER_SHUTDOWN_TIMEOUT: "-1" }, 'config.shutdownTimeout: must be >= 0 (from PORTIER_SHUTDOWN_TIMEOUT="-1")'],
+    [[], { PORTIER_BUNDLE_URL: "ftp://u:hunter2@bundles.example/b.tar.gz" }, 'config.bundleUrl: must match pattern "^https?://" (from PORTIER_BUNDLE_URL="ftp://u:***@bundles.example/b.tar.gz")'],
+    [["--directroy", "users.json"], {}, "config: unknown option '--directroy' (did you mean --directory?)"],
+    [["--shutdown-timout", "3"], {}, "config: unknown option '--shutdown-timout' (did you mean --shutdown-timeout?)"],
+  ] as const)("%j %j -> %s", (argv, env, problem) => {
+    expect(problems([...BASE, ...argv], env)).toEqual([problem]);
+  });
+
+  it("a config file: a bad value names the file and key; an unknown key suggests the nearest known one", () => {
+    const file = configFile({ port: "x", bundelUrl: "https://b.example/b.tar.gz", colour: true });
+    expect(problems([...BASE, "--config", file])).toEqual([
+      `config: unknown option "bundelUrl" in ${file} (did you mean "bundleUrl"?); the keys are listed in docs/config.schema.json`,
+      `config: unknown option "colour" in ${file}; the keys are listed in docs/config.schema.json`,
+      `config.port: must be integer (from ${file}: port: "x")`,
+    ]);
+  });
+
+  it("a missing issuer names the flag, the variable and the key", () => {
+    expect(problems(["--no-directory"])).toEqual(['config.issuer: is required (--issuer, PORTIER_ISSUER or "issuer" in the config file)']);
+  });
+
+  it.each([
+    ["roleCheck", "RoleCheck", 0],
+    ["roleCheck", "roleChek", 1],
+    ["directory", "directroy", 2],
+    ["maxBodyBytes", "maxBodyByte", 1],
+  ])("editDistance(%s, %s) = %i, case-insensitive", (a, b, d) => expect(editDistance(a, b)).toBe(d));
+
+  it("nearestName suggests only likely typos", () => {
+    expect(nearestName("workerz", ["workers", "watch"])).toBe("workers");
+    expect(nearestName("colour", ["issuer", "bundle", "workers"])).toBeUndefined();
+  });
+});
+
+describe("who decides a user's roles", () => {
+  it.each([
+    [[], {}, /^config: neither --directory nor --roles-claim is set, so every user call would be denied \(not_synced\); pass --directory FILE or --roles-claim NAME, or --no-directory for an application-only deployment$/],
+    [["--no-directory", "--directory", "u.json"], {}, /^config.noDirectory: cannot be combined with --directory/],
+    [["--roles-claim", "roles"], { PORTIER_NO_DIRECTORY: "true" }, /^config.noDirectory: cannot be combined with --roles-claim/],
+  ] as const)("%j %j is refused", (argv, env, problem) => {
+    const found = problems(["--issuer", "https://auth.example", ...argv], env);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(problem);
+  });
+
+  it.each([
+    [["--directory", "users.json"], {}],
+    [["--roles-claim", "roles"], {}],
+    [["--no-directory"], {}],
+    [[], { PORTIER_NO_DIRECTORY: "true" }],
+  ] as const)("%j %j is accepted", (argv, env) => {
+    expect(problems(["--issuer", "https://auth.example", ...argv], env)).toEqual([]);
+  });
+
+  it("defaults: shutdown timeout 10 s, keys in the background", () => {
+    expect(loadConfig(BASE, {})).toMatchObject({ shutdownTimeout: 10, requireKeysAtStart: false, noDirectory: true });
+  });
+});
