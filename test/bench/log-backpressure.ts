@@ -38,7 +38,7 @@ async function main(): Promise<void> {
 
   const proc = spawn(
     process.execPath,
-    [join(ROOT, "dist", "cli", "main.js"), "serve", "--issuer", ISSUER, "--jwks", jwks, "--bundle", join(ROOT, "build", "bundle.tar.gz"), "--port", "0", "--workers", "1"],
+    [join(ROOT, "dist", "cli", "main.js"), "serve", "--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--bundle", join(ROOT, "build", "bundle.tar.gz"), "--port", "0", "--workers", "1"],
     { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
   // Read stdout only until the "listening" line, then never again (or, with DRAIN, read and discard it).

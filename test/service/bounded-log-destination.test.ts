@@ -111,7 +111,7 @@ describe("portier serve with stdout not drained", () => {
     const keys = await makeKeys();
     const jwks = join(tempDir(), "jwks.json");
     writeFileSync(jwks, JSON.stringify(keys.jwks));
-    const s = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--log-buffer-bytes", String(cap)]);
+    const s = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--log-buffer-bytes", String(cap)]);
     s.proc.stdout!.removeAllListeners("data");
     s.proc.stdout!.pause();
     return s;

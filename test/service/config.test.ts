@@ -50,7 +50,7 @@ describe("errors name the source and suggest the nearest name", () => {
     [["--port", "abc"], {}, 'config.port: must be integer (from --port "abc")'],
     [[], { PORTIER_PORT: "abc" }, 'config.port: must be integer (from PORTIER_PORT="abc")'],
     [[], { PORTIER_SHUTDOWN_TIMEOUT: "-1" }, 'config.shutdownTimeout: must be >= 0 (from PORTIER_SHUTDOWN_TIMEOUT="-1")'],
-    [[], { PORTIER_BUNDLE_URL: "ftp://u:hunter2@bundles.example/b.tar.gz" }, 'config.bundleUrl: must match pattern "^https?://" (from PORTIER_BUNDLE_URL="ftp://u:***@bundles.example/b.tar.gz")'],
+    [[], { PORTIER_BUNDLE_URL: "ftp://u:hunter2@bundles.example/b.tar.gz" }, 'config.bundleUrl: must match pattern "^https?://" (from PORTIER_BUNDLE_URL="ftp://***@bundles.example/b.tar.gz")'],
     [["--directroy", "users.json"], {}, "config: unknown option '--directroy' (did you mean --directory?)"],
     [["--shutdown-timout", "3"], {}, "config: unknown option '--shutdown-timout' (did you mean --shutdown-timeout?)"],
   ] as const)("%j %j -> %s", (argv, env, problem) => {

@@ -23,7 +23,7 @@ beforeAll(async () => {
   const jwks = join(tempDir(), "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
   const config = loadConfig([
-    "--issuer", ISSUER, "--jwks", jwks, "--port", "0", "--workers", "1", "--log-level", "silent", "--watch", "false",
+    "--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--port", "0", "--workers", "1", "--log-level", "silent", "--watch", "false",
     "--max-body-bytes", String(CAP), "--headers-timeout-ms", "1000", "--request-timeout-ms", "5000",
     "--keep-alive-timeout-ms", "300", "--body-timeout-ms", "500",
   ]);
@@ -101,11 +101,11 @@ describe("server timeouts", () => {
   });
 
   it("refuses a headers timeout longer than the request timeout, naming both", () => {
-    expect(() => loadConfig(["--issuer", ISSUER, "--headers-timeout-ms", "9000", "--request-timeout-ms", "5000"])).toThrow(ConfigError);
-    expect(() => loadConfig(["--issuer", ISSUER, "--headers-timeout-ms", "9000", "--request-timeout-ms", "5000"])).toThrow(
+    expect(() => loadConfig(["--issuer", ISSUER, "--no-directory", "--headers-timeout-ms", "9000", "--request-timeout-ms", "5000"])).toThrow(ConfigError);
+    expect(() => loadConfig(["--issuer", ISSUER, "--no-directory", "--headers-timeout-ms", "9000", "--request-timeout-ms", "5000"])).toThrow(
       "config.headersTimeoutMs: must be <= config.requestTimeoutMs (5000)",
     );
-    expect(() => loadConfig(["--issuer", ISSUER, "--body-timeout-ms", "0"])).toThrow("config.bodyTimeoutMs: must be >= 100");
+    expect(() => loadConfig(["--issuer", ISSUER, "--no-directory", "--body-timeout-ms", "0"])).toThrow("config.bodyTimeoutMs: must be >= 100");
   });
 });
 
@@ -209,7 +209,7 @@ async function bigCap(): Promise<string> {
   if (!bigCapService) {
     const jwks = join(tempDir(), "jwks.json");
     writeFileSync(jwks, JSON.stringify(keys.jwks));
-    bigCapService = await startService(loadConfig(["--issuer", ISSUER, "--jwks", jwks, "--port", "0", "--log-level", "silent", "--watch", "false"]));
+    bigCapService = await startService(loadConfig(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--port", "0", "--log-level", "silent", "--watch", "false"]));
     await bigCapService.verifier.ready();
   }
   return bigCapService.url;

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig, ConfigError } from "../../src/service/index.js";
 
-const ISSUER = ["--issuer", "https://auth.example"];
+const ISSUER = ["--issuer", "https://auth.example", "--no-directory"];
 
 describe("reload limit options", () => {
   it("have documented defaults", () => {
@@ -37,7 +37,8 @@ describe("reload limit options", () => {
         err = e;
       }
       expect(err).toBeInstanceOf(ConfigError);
-      expect((err as ConfigError).problems).toContain(problem);
+      // Each problem also names where the value came from: (from --flag "value").
+      expect((err as ConfigError).problems.some((p) => p.startsWith(`${problem} (from --`))).toBe(true);
     });
   }
 });

@@ -21,7 +21,8 @@ afterEach(async () => {
 });
 
 async function serve(args: string[]): Promise<ServiceProcess> {
-  const s = await startServe(args);
+  // Application-only unless the case names a directory (the service refuses to start without a source of roles).
+  const s = await startServe(args.includes("--directory") || args.includes("--roles-claim") ? args : [...args, "--no-directory"]);
   running.push(s);
   return s;
 }

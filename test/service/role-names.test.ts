@@ -93,8 +93,9 @@ describe("startService: names from the bundle, not from data/roles.json", () => 
     const dir = tempDir();
     writeFileSync(join(dir, "jwks.json"), JSON.stringify(keys.jwks));
     writeFileSync(join(dir, "bundle.tar.gz"), bundle);
-    const config = loadConfig(["--issuer", ISSUER, "--jwks", join(dir, "jwks.json"), "--bundle", join(dir, "bundle.tar.gz"), "--watch", "false", "--log-level", "silent"]);
-    const svc = await startService({ ...config, ...extra }, { logger, listen: false });
+    const config = loadConfig(["--issuer", ISSUER, "--jwks", join(dir, "jwks.json"), "--bundle", join(dir, "bundle.tar.gz"), "--watch", "false", "--log-level", "silent", "--no-directory"]);
+    // The case's own source of roles (directory or claim) replaces --no-directory.
+    const svc = await startService({ ...config, noDirectory: false, ...extra }, { logger, listen: false });
     cleanup.push(() => svc.close());
     return { svc, dir, keys };
   }
