@@ -4,9 +4,12 @@
  * with exit 1; a worker that dies later is replaced after an exponential back-off, and CRASH_LIMIT deaths
  * within CRASH_WINDOW_MS end the service with exit 1 and one line. On SIGTERM/SIGINT the primary asks every
  * worker to stop (they finish requests in flight), waits for them, and exits 0. Workers exit when the primary
- * dies (node:cluster ends a worker whose IPC channel to the primary closes).
+ * dies (node:cluster ends a worker whose IPC channel to the primary closes). It also answers the workers'
+ * requests for the whole service's metrics (src/service/cluster-metrics.ts).
  */
 import cluster, { type Worker } from "node:cluster";
+import { AggregatorRegistry, type PrometheusContentType } from "prom-client";
+import { answerMetricsRequests } from "../service/cluster-metrics.js";
 import { untilSignal } from "./shutdown.js";
 
 export const CRASH_LIMIT = 5;
@@ -15,7 +18,7 @@ export const BACKOFF_BASE_MS = 250;
 export const BACKOFF_MAX_MS = 30_000;
 
 /** Messages between a worker and the primary. */
-export type WorkerMessage = { portier: "listening"; url: string } | { portier: "start_failed"; message: string } | { portier: "shutdown" };
+export type WorkerMessage = { portier: "listening"; url: string; adminUrl?: string } | { portier: "start_failed"; message: string } | { portier: "shutdown" };
 
 function log(level: number, event: string, msg: string, fields: Record<string, unknown> = {}): void {
   process.stdout.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, event, ...fields, msg })}\n`);
@@ -31,6 +34,8 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
     // Our own list: cluster.workers keeps a dead worker until its IPC channel's 'disconnect' is processed,
     // which may come after its 'exit'.
     const live = new Set<Worker>();
+    // A scrape of /metrics lands on one worker, which asks here for every worker's metrics.
+    const aggregator = new AggregatorRegistry<PrometheusContentType>();
     const alive = (): Worker[] => [...live];
 
     const finish = (code: number) => {
@@ -64,13 +69,14 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
     const fork = () => {
       const w = cluster.fork();
       live.add(w);
+      answerMetricsRequests(w, aggregator);
       w.on("message", (m: WorkerMessage) => {
         if (m?.portier === "listening") {
           log(30, "worker_listening", "worker listening", { worker: w.id, workerPid: w.process.pid });
           if (state === "starting") {
             state = "running";
             // Workers share the primary's handle, so every worker reports the same URL.
-            log(30, "listening", "listening", { url: m.url, workers });
+            log(30, "listening", "listening", { url: m.url, ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}), workers });
           }
         } else if (m?.portier === "start_failed") {
           startFailures.set(w.id, m.message);

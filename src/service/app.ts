@@ -9,6 +9,7 @@ import type { Directory } from "../directory/index.js";
 import type { Decide } from "./decide.js";
 import type { PolicyHolder } from "./policy.js";
 import type { ServiceMetrics } from "./metrics.js";
+import { METRICS_CONTENT_TYPE, serviceMetrics } from "./cluster-metrics.js";
 
 export interface AppDeps {
   decide: Decide;
@@ -46,12 +47,46 @@ export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory
 /** The OpenAPI 3.1 description of this service (docs/openapi.json; a test checks real answers against it). */
 export const OPENAPI_FILE = new URL("../../docs/openapi.json", import.meta.url);
 
-export function createApp(deps: AppDeps): express.Express {
+/**
+ * `endpoints`: "all" (one port), or with --admin-port "decisions" (the decision port: no /health, /ready,
+ * /metrics) and "admin" (the admin port: those three and /openapi.json only).
+ */
+export function createApp(deps: AppDeps, endpoints: "all" | "decisions" | "admin" = "all"): express.Express {
   const openapi = readFileSync(OPENAPI_FILE, "utf8");
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
 
+  if (endpoints !== "decisions") mountOperatorEndpoints(app, deps);
+
+  app.get("/openapi.json", (_req, res) => {
+    res.type("application/json").send(openapi);
+  });
+
+  if (endpoints !== "admin") {
+    // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (fast-adapters.ts).
+    app.all("/decide", (_req, res) => {
+      res.setHeader("Allow", "POST");
+      res.status(405).json({ error: "method_not_allowed", message: "use POST /decide" });
+    });
+  }
+
+  const listed = { all: "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /health, /ready, /metrics, /openapi.json", decisions: "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /openapi.json (health, readiness and metrics are on the admin port)", admin: "GET /health, /ready, /metrics, /openapi.json" }[endpoints];
+  app.use((_req, res) => {
+    res.status(404).json({ error: "not_found", message: `endpoints: ${listed}` });
+  });
+
+  // Errors never take the process down and never allow.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number; message?: string };
+    if (res.headersSent) return;
+    res.status(typeof e.status === "number" && e.status >= 400 && e.status < 500 ? e.status : 500).json({ error: "internal_error", message: "the request could not be handled" });
+  });
+  return app;
+}
+
+/** /health, /ready and /metrics (the whole cluster's with --workers N). */
+function mountOperatorEndpoints(app: express.Express, deps: AppDeps): void {
   app.get("/health", (_req, res) => {
     res.json({ status: "ok" });
   });
@@ -66,34 +101,10 @@ export function createApp(deps: AppDeps): express.Express {
     });
   });
 
-  app.get("/metrics", async (_req, res, next) => {
-    try {
-      res.setHeader("Content-Type", deps.metrics.registry.contentType);
-      res.send(await deps.metrics.registry.metrics());
-    } catch (err) {
-      next(err);
-    }
+  app.get("/metrics", (_req, res) => {
+    serviceMetrics(deps.metrics.registry).then(
+      (text) => res.type(METRICS_CONTENT_TYPE).send(text),
+      (err: Error) => res.status(503).type("text/plain").send(`metrics unavailable: ${err.message}\n`),
+    );
   });
-
-  app.get("/openapi.json", (_req, res) => {
-    res.type("application/json").send(openapi);
-  });
-
-  // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (fast-adapters.ts).
-  app.all("/decide", (_req, res) => {
-    res.setHeader("Allow", "POST");
-    res.status(405).json({ error: "method_not_allowed", message: "use POST /decide" });
-  });
-
-  app.use((_req, res) => {
-    res.status(404).json({ error: "not_found", message: "endpoints: POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /health, /ready, /metrics, /openapi.json" });
-  });
-
-  // Errors never take the process down and never allow.
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const e = err as { type?: string; status?: number; message?: string };
-    if (res.headersSent) return;
-    res.status(typeof e.status === "number" && e.status >= 400 && e.status < 500 ? e.status : 500).json({ error: "internal_error", message: "the request could not be handled" });
-  });
-  return app;
 }

@@ -30,6 +30,9 @@ export interface ServiceConfig {
   rolesClaim?: string;
   port: number;
   host: string;
+  /** With it, /health, /ready and /metrics are served on this port only (not on the decision port). */
+  adminPort?: number;
+  adminHost: string;
   workers: number;
   roleCheck: "enforce" | "audit";
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -84,6 +87,8 @@ export const SERVICE_OPTIONS = {
   "no-directory": { type: "boolean", description: "start without --directory or --roles-claim (application-only: every user call is denied)", default: "false", schema: { type: "boolean" } },
   port: { type: "string", value: "N", description: "port to listen on (0 = any free port)", default: "8181", schema: { type: "integer", minimum: 0, maximum: 65535 } },
   host: { type: "string", value: "H", description: "address to bind", default: "127.0.0.1", schema: { type: "string", minLength: 1 } },
+  "admin-port": { type: "string", value: "N", description: "serve /health, /ready and /metrics on this port instead of the decision port", default: "none (the decision port)", schema: { type: "integer", minimum: 0, maximum: 65535 } },
+  "admin-host": { type: "string", value: "H", description: "address to bind the admin port", default: "127.0.0.1", schema: { type: "string", minLength: 1 } },
   workers: { type: "string", value: "N", description: "processes sharing the port (node:cluster)", default: "one per core", schema: { type: "integer", minimum: 1, maximum: 256 } },
   "role-check": { type: "string", value: "MODE", description: "enforce, or audit (a failed role check allows and reports would_deny)", default: "enforce", schema: { enum: ["enforce", "audit"] } },
   "log-level": { type: "string", value: "LEVEL", description: "fatal, error, warn, info, debug, trace or silent", default: "info", schema: { enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"] } },
@@ -139,7 +144,7 @@ const ajv = new Ajv({ allErrors: true });
 const validate = ajv.compile({ ...CONFIG_SCHEMA, required: REQUIRED });
 
 const NUMERIC = new Set([
-  "port", "workers", "bundlePollSeconds", "maxBodyBytes", "shutdownTimeout", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink",
+  "port", "adminPort", "workers", "bundlePollSeconds", "maxBodyBytes", "shutdownTimeout", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink",
   "headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "bodyTimeoutMs", "logBufferBytes",
 ]);
 const BOOLEAN = new Set(["watch", "noDirectory", "requireKeysAtStart", "allowDirectoryShrink"]);
@@ -228,6 +233,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logBufferBytes: 1_048_576,
     port: 8181,
     host: "127.0.0.1",
+    adminHost: "127.0.0.1",
     workers: availableParallelism(),
     roleCheck: "enforce",
     logLevel: "info",

@@ -1,5 +1,6 @@
 /**
- * Prometheus metrics (prom-client), one registry per service instance.
+ * Prometheus metrics (prom-client), one registry per service instance. `*_total` series are counters; with
+ * --workers N a scrape answers for the whole service (cluster-metrics.ts), each metric aggregated its own way.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
@@ -25,14 +26,21 @@ export function createMetrics(sources: {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
     registers: [registry],
   });
-  new Gauge({ name: "portier_key_refreshes_total", help: "Issuer key refreshes", registers: [registry], collect() { this.set(sources.keys().refreshes); } });
-  new Gauge({ name: "portier_key_refresh_failures_total", help: "Issuer key refresh failures", registers: [registry], collect() { this.set(sources.keys().refreshFailures); } });
-  new Gauge({ name: "portier_keys_last_refresh_failed", help: "1 until a key refresh succeeds after a failed one", registers: [registry], collect() { this.set(sources.keys().lastError ? 1 : 0); } });
-  new Gauge({ name: "portier_keys_ready", help: "1 when issuer keys are loaded", registers: [registry], collect() { this.set(sources.keys().ready ? 1 : 0); } });
+  // A count the service keeps elsewhere (a status field), exposed as a counter: Prometheus' rate() needs the type.
+  const counter = (name: string, help: string, value: () => number) =>
+    new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(value()); } });
+  // Across workers (--workers N) counters and histograms add up; a status gauge takes the worst worker's value.
+  const gauge = (name: string, help: string, aggregator: "min" | "max", value: () => number) =>
+    new Gauge({ name, help, aggregator, registers: [registry], collect() { this.set(value()); } });
+  counter("portier_key_refreshes_total", "Issuer key refreshes", () => sources.keys().refreshes);
+  counter("portier_key_refresh_failures_total", "Issuer key refresh failures", () => sources.keys().refreshFailures);
+  gauge("portier_keys_last_refresh_failed", "1 until a key refresh succeeds after a failed one", "max", () => (sources.keys().lastError ? 1 : 0));
+  gauge("portier_keys_ready", "1 when issuer keys are loaded", "min", () => (sources.keys().ready ? 1 : 0));
   new Gauge({
     name: "portier_policy_revision_info",
     help: "Policy revision currently serving (value 1)",
     labelNames: ["revision"] as const,
+    aggregator: "max",
     registers: [registry],
     collect() {
       this.reset();
@@ -40,14 +48,14 @@ export function createMetrics(sources: {
       if (p.revision) this.set({ revision: p.revision }, 1);
     },
   });
-  new Gauge({ name: "portier_policy_reload_failures_total", help: "Refused policy bundles", registers: [registry], collect() { this.set(sources.policy().reloadFailures); } });
-  new Gauge({ name: "portier_policy_last_load_failed", help: "1 when the last bundle load or poll failed (cleared by the next success, a 304 included)", registers: [registry], collect() { this.set(sources.policy().lastError ? 1 : 0); } });
-  new Gauge({ name: "portier_directory_size", help: "Synced users in the directory", registers: [registry], collect() { this.set(sources.directory()?.size ?? 0); } });
-  new Gauge({ name: "portier_directory_last_load_failed", help: "1 when the last directory reload was refused", registers: [registry], collect() { this.set(sources.directory()?.lastError ? 1 : 0); } });
-  new Gauge({ name: "portier_directory_reload_failures_total", help: "Refused directory reloads", registers: [registry], collect() { this.set(sources.directory()?.reloadFailures ?? 0); } });
+  counter("portier_policy_reload_failures_total", "Refused policy bundles", () => sources.policy().reloadFailures);
+  gauge("portier_policy_last_load_failed", "1 when the last bundle load or poll failed (cleared by the next success, a 304 included)", "max", () => (sources.policy().lastError ? 1 : 0));
+  gauge("portier_directory_size", "Synced users in the directory", "min", () => sources.directory()?.size ?? 0);
+  gauge("portier_directory_last_load_failed", "1 when the last directory reload was refused", "max", () => (sources.directory()?.lastError ? 1 : 0));
+  counter("portier_directory_reload_failures_total", "Refused directory reloads", () => sources.directory()?.reloadFailures ?? 0);
   const log = sources.log;
   if (log) {
-    new Counter({ name: "portier_log_lines_dropped_total", help: "Log lines dropped because stdout was not drained and the log buffer was full", registers: [registry], collect() { this.reset(); this.inc(log().droppedLines); } });
+    counter("portier_log_lines_dropped_total", "Log lines dropped because stdout was not drained and the log buffer was full", () => log().droppedLines);
     new Gauge({ name: "portier_log_buffer_bytes", help: "Log bytes waiting for stdout (capped by --log-buffer-bytes)", registers: [registry], collect() { this.set(log().bufferedBytes); } });
   }
   return { registry, decisions, latency };

@@ -12,11 +12,14 @@ import { createApp } from "./app.js";
 import { decisionListener } from "./fast-adapters.js";
 import { createDecide, type Decide } from "./decide.js";
 import { createMetrics } from "./metrics.js";
+import { shareWorkerRegistry } from "./cluster-metrics.js";
 import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder } from "./policy.js";
 
 export interface RunningService {
   url: string;
+  /** With --admin-port: where /health, /ready and /metrics answer. */
+  adminUrl?: string;
   server: Server;
   decide: Decide;
   policy: PolicyHolder;
@@ -104,7 +107,11 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
 
   const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status(), log: () => destination });
   const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, roleCheck: config.roleCheck, logger, metrics });
-  const app = createApp({ decide, verifier, policy, directory, metrics, maxBodyBytes: config.maxBodyBytes });
+  shareWorkerRegistry(metrics.registry);
+  const deps = { decide, verifier, policy, directory, metrics, maxBodyBytes: config.maxBodyBytes };
+  const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
+  // --admin-port: health, readiness and metrics apart from the decision port (shared by workers like it).
+  const admin = config.adminPort === undefined ? undefined : createServer({ headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs }, createApp(deps, "admin"));
   const server = createServer(
     // Header and request timeouts are enforced by a sweep every connectionsCheckingInterval.
     { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
@@ -117,26 +124,33 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   });
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   let url = "";
+  let adminUrl: string | undefined;
   if (options.listen !== false) {
-    try {
-      await new Promise<void>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(config.port, config.host, () => {
-          server.off("error", reject);
-          resolve();
+    const bind = async (s: Server, port: number, host: string): Promise<string> => {
+      try {
+        await new Promise<void>((resolve, reject) => {
+          s.once("error", reject);
+          s.listen(port, host, () => {
+            s.off("error", reject);
+            resolve();
+          });
         });
-      });
-    } catch (err) {
-      verifier.close();
-      directory?.close();
-      await policy.close();
-      throw listenFailure(err as NodeJS.ErrnoException, config.host, config.port);
-    }
-    const addr = server.address() as AddressInfo;
-    url = `http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`;
+      } catch (err) {
+        if (s !== server) server.close();
+        verifier.close();
+        directory?.close();
+        await policy.close();
+        throw listenFailure(err as NodeJS.ErrnoException, host, port);
+      }
+      const addr = s.address() as AddressInfo;
+      return `http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`;
+    };
+    url = await bind(server, config.port, config.host);
+    if (admin) adminUrl = await bind(admin, config.adminPort as number, config.adminHost);
   }
   return {
     url,
+    ...(adminUrl !== undefined ? { adminUrl } : {}),
     server,
     decide,
     policy,
@@ -157,6 +171,12 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
         });
         server.closeIdleConnections();
       });
+      if (admin?.listening) {
+        await new Promise<void>((resolve) => {
+          admin.close(() => resolve());
+          admin.closeAllConnections();
+        });
+      }
       verifier.close();
       directory?.close();
       await policy.close();

@@ -1,0 +1,67 @@
+/**
+ * Metrics of the whole service when --workers N processes share the port: a scrape lands on one worker,
+ * which asks the primary over the cluster's IPC channel; the primary gathers every worker's registry with
+ * prom-client's AggregatorRegistry (counters and histograms summed, status gauges by their own aggregator)
+ * and answers. Without a cluster, the worker's own registry is the service's.
+ */
+import cluster from "node:cluster";
+import { AggregatorRegistry, Registry, type PrometheusContentType } from "prom-client";
+
+const REQUEST = "portier:metrics-request";
+const ANSWER = "portier:metrics-answer";
+const TIMEOUT_MS = 5000;
+
+type Request = { portier: typeof REQUEST; id: number };
+type Answer = { portier: typeof ANSWER; id: number; text?: string; error?: string };
+
+let nextId = 0;
+const waiting = new Map<number, { resolve(text: string): void; reject(err: Error): void; timer: NodeJS.Timeout }>();
+
+if (cluster.isWorker) {
+  process.on("message", (m: Answer) => {
+    if (m?.portier !== ANSWER) return;
+    const w = waiting.get(m.id);
+    if (!w) return;
+    waiting.delete(m.id);
+    clearTimeout(w.timer);
+    if (m.text !== undefined) w.resolve(m.text);
+    else w.reject(new Error(m.error ?? "the primary gave no metrics"));
+  });
+}
+
+/** In a worker: tells prom-client which registry answers the primary's collection requests. */
+export function shareWorkerRegistry(registry: Registry): void {
+  if (!cluster.isWorker) return;
+  // Constructing one installs prom-client's listener that answers the primary's collection requests.
+  new AggregatorRegistry();
+  AggregatorRegistry.setRegistries([registry]);
+}
+
+/** The metrics text for a scrape: the whole cluster's from a worker, the registry's own otherwise. */
+export function serviceMetrics(registry: Registry): Promise<string> {
+  if (!cluster.isWorker || !process.send) return registry.metrics();
+  return new Promise<string>((resolve, reject) => {
+    const id = ++nextId;
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      reject(new Error(`the primary did not answer within ${TIMEOUT_MS} ms`));
+    }, TIMEOUT_MS);
+    timer.unref();
+    waiting.set(id, { resolve, reject, timer });
+    process.send!({ portier: REQUEST, id } satisfies Request);
+  });
+}
+
+/** The Content-Type of the text serviceMetrics() returns. */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+
+/** In the primary: answers workers' scrape requests with the aggregated metrics of every worker. */
+export function answerMetricsRequests(worker: { send(m: Answer): unknown; on(event: "message", l: (m: Request) => void): unknown }, aggregator: AggregatorRegistry<PrometheusContentType>): void {
+  worker.on("message", (m) => {
+    if (m?.portier !== REQUEST) return;
+    aggregator.clusterMetrics().then(
+      (text: string) => worker.send({ portier: ANSWER, id: m.id, text }),
+      (err: Error) => worker.send({ portier: ANSWER, id: m.id, error: err.message }),
+    );
+  });
+}
