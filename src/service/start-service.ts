@@ -4,7 +4,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync } from "node:fs";
-import { pino, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger } from "pino";
 import { createAccessTokenVerifier, type AccessTokenVerifier } from "../auth/index.js";
 import { Directory } from "../directory/index.js";
 import type { ServiceConfig } from "./config.js";
@@ -41,7 +41,11 @@ function listenFailure(err: NodeJS.ErrnoException, host: string, port: number): 
   return new StartError(`cannot listen on ${where}: ${err.message}`);
 }
 
-export async function startService(config: ServiceConfig, options: { logger?: Logger; listen?: boolean } = {}): Promise<RunningService> {
+/**
+ * `logger` replaces the service's logger entirely (tests); `logDestination` keeps it (level, redaction) and
+ * writes its lines elsewhere (portier dev: readable lines).
+ */
+export async function startService(config: ServiceConfig, options: { logger?: Logger; logDestination?: DestinationStream; listen?: boolean } = {}): Promise<RunningService> {
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
   // 200 ms and on exit, and capped: with stdout not drained, lines past the cap are dropped and counted.
   // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
@@ -50,7 +54,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   process.once("exit", () => destination.flushSync());
   const logger =
     options.logger ??
-    pino({ level: config.logLevel, base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, destination);
+    pino({ level: config.logLevel, base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, options.logDestination ?? destination);
   const jwks = config.jwks;
   const jwksOption = jwks === undefined ? {} : /^https?:\/\//.test(jwks) ? { jwksUri: jwks } : { jwksFile: jwks };
   if (jwks !== undefined && !/^https?:\/\//.test(jwks) && !existsSync(jwks)) throw new StartError(`config.jwks: file not found: ${jwks} (pass the issuer's JWKS file or URL, or omit --jwks to use discovery)`);

@@ -24,6 +24,12 @@ describe("portier dev", () => {
       expect(answers.map((a) => `${a.flow}:${a.reason}`)).toEqual(["accessCode:allowed", "accessCode:role_not_allowed", "accessCode:tenant_mismatch", "application:allowed"]);
       expect(run.stdout).toContain("HTTP/1.1 200 OK");
       expect(run.stdout.toLowerCase()).toContain("x-portier-roles: enseignant_jeune");
+      // The decisions show in dev's own output as readable lines (portier serve keeps JSON).
+      const end2 = Date.now() + 5000;
+      while (!/^\d\d:\d\d:\d\d DENY  GET \/v2\/ORG002\/centres /m.test(out) && Date.now() < end2) await new Promise((r) => setTimeout(r, 50));
+      expect(out).toMatch(/^\d\d:\d\d:\d\d ALLOW GET \/v2\/ORG001\/elevesJeunes\/42\/absences {2}\/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences {2}accessCode \S+ \[enseignant_jeune\] -> allowed: /m);
+      expect(out).toMatch(/^\d\d:\d\d:\d\d DENY  GET \/v2\/ORG002\/centres .* -> tenant_mismatch: /m);
+      expect(out).not.toMatch(/"event":"decision"/);
     } finally {
       proc.kill("SIGTERM");
     }

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { startIssuer, DEFAULT_DIRECTORY_FILE } from "../../issuer/index.js";
 import { loadConfig, startService, ConfigError, type RunningService } from "../../service/index.js";
+import { readableLogDestination } from "../readable-log.js";
 import { parse, usageError, type CommandSpec } from "../args.js";
 import { untilSignal } from "../shutdown.js";
 
@@ -15,7 +16,7 @@ export const SPEC = {
   options: {
     port: { type: "string", value: "N", description: "the decision service's port (0 = any free port)", default: "8181" },
     "issuer-port": { type: "string", value: "N", description: "the issuer's port (0 = any free port)", default: "9400" },
-    "log-level": { type: "string", value: "LEVEL", description: "the service's log level", default: "warn" },
+    "log-level": { type: "string", value: "LEVEL", description: "the service's log level (decisions are info), printed as readable lines", default: "info" },
   },
   notes: "SIGTERM or SIGINT (Ctrl-C): stop both, let requests in flight finish, exit 0. exit codes: 1 start-up failure, 2 usage error",
 } as const satisfies CommandSpec;
@@ -62,8 +63,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   let service: RunningService | undefined;
   try {
-    const config = loadConfig(["--issuer", issuer.url, "--directory", DEFAULT_DIRECTORY_FILE, "--workers", "1", "--port", values.port ?? "8181", "--log-level", values["log-level"] ?? "warn"], {});
-    service = await startService(config);
+    const config = loadConfig(["--issuer", issuer.url, "--directory", DEFAULT_DIRECTORY_FILE, "--workers", "1", "--port", values.port ?? "8181", "--log-level", values["log-level"] ?? "info"], {});
+    // Decision lines readable for a person at the terminal; `portier serve` keeps its JSON lines.
+    service = await startService(config, { logDestination: readableLogDestination() });
     await service.verifier.ready();
   } catch (err) {
     await Promise.allSettled([service?.close(0), issuer.close()]);
