@@ -9,7 +9,8 @@ export type EngineLoadErrorCode =
   | "manifest_invalid"
   | "entrypoint_missing"
   | "wasm_invalid"
-  | "data_invalid";
+  | "data_invalid"
+  | "signature_invalid";
 
 export class EngineLoadError extends Error {
   readonly code: EngineLoadErrorCode;

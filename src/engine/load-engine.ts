@@ -5,6 +5,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { readBundle, DEFAULT_MAX_BUNDLE_BYTES } from "./read-bundle.js";
 import { EngineLoadError } from "./errors.js";
+import type { VerificationKey } from "./bundle-signature.js";
 import { InProcessEngine, DECISION_ENTRYPOINT } from "./in-process-engine.js";
 import { WorkerPoolEngine } from "./worker-pool-engine.js";
 import type { DecisionEngine } from "./types.js";
@@ -16,6 +17,8 @@ export interface LoadEngineOptions {
   source?: string;
   /** Cap on the bundle's size, compressed and inflated (default 64 MiB); a bigger one is refused early. */
   maxBytes?: number;
+  /** When set, an unsigned bundle or one whose OPA signature does not verify with this key is refused. */
+  verificationKey?: VerificationKey;
 }
 
 export type LoadedEngine = DecisionEngine & { manifest?: Record<string, unknown> };
@@ -39,7 +42,7 @@ export async function loadEngine(bundle: string | Uint8Array, options: LoadEngin
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BUNDLE_BYTES;
   const bytes = await bytesOf(bundle, source, maxBytes);
   if (bytes.length > maxBytes) throw new EngineLoadError("bundle_too_large", `${source}: the bundle (${bytes.length} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`);
-  const parsed = await readBundle(bytes, source, [DECISION_ENTRYPOINT], { maxBytes });
+  const parsed = await readBundle(bytes, source, [DECISION_ENTRYPOINT], { maxBytes, verificationKey: options.verificationKey });
   // Instantiating here also proves the module loads before any worker is started.
   const engine = new InProcessEngine(parsed, source);
   if (workers === 0) return engine;

@@ -6,6 +6,7 @@ import { createGunzip } from "node:zlib";
 import { createHash } from "node:crypto";
 import { extract } from "tar-stream";
 import { EngineLoadError } from "./errors.js";
+import { verifyBundleSignature, type VerificationKey } from "./bundle-signature.js";
 
 export interface BundleManifest {
   revision?: string;
@@ -27,6 +28,8 @@ export interface Bundle {
 export interface ReadBundleOptions {
   /** Cap on the inflated (uncompressed) size, checked while inflating. Default 64 MiB. */
   maxBytes?: number;
+  /** When set, the bundle must carry an OPA signature (/.signatures.json) that verifies with this key. */
+  verificationKey?: VerificationKey;
 }
 
 export const DEFAULT_MAX_BUNDLE_BYTES = 64 * 1024 * 1024;
@@ -36,7 +39,7 @@ export const DEFAULT_MAX_BUNDLE_BYTES = 64 * 1024 * 1024;
  * runs between them; the count of inflated bytes is checked at every step, so a bomb is refused as soon
  * as it passes the cap, with at most the cap in memory.
  */
-function inflateAndUntar(gz: Uint8Array, source: string, maxBytes: number): Promise<Map<string, Buffer>> {
+export function inflateAndUntar(gz: Uint8Array, source: string, maxBytes: number): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
   const gunzip = createGunzip({ chunkSize: 256 * 1024 });
   const ex = extract();
@@ -104,6 +107,7 @@ function parseJson(bytes: Buffer, what: string): unknown {
 /** Parses bundle bytes; `source` names the file in error messages. */
 export async function readBundle(bytes: Uint8Array, source: string, requiredEntrypoints: string[], options: ReadBundleOptions = {}): Promise<Bundle> {
   const files = await inflateAndUntar(bytes, source, options.maxBytes ?? DEFAULT_MAX_BUNDLE_BYTES);
+  if (options.verificationKey) await verifyBundleSignature(files, source, options.verificationKey);
 
   const manifestBytes = files.get("/.manifest");
   if (!manifestBytes) throw new EngineLoadError("manifest_invalid", `${source}: no /.manifest (build it with opa build -t wasm)`);

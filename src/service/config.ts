@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { Ajv } from "ajv";
 import { redactUrls } from "../reload/index.js";
 import { didYouMean } from "./did-you-mean.js";
+import { SIGNING_ALGS } from "../engine/index.js";
 
 export const DEFAULT_BUNDLE = fileURLToPath(new URL("../../build/bundle.tar.gz", import.meta.url));
 
@@ -23,6 +24,9 @@ export interface ServiceConfig {
   bundleMaxBytes: number;
   bundleUrl?: string;
   bundlePollSeconds: number;
+  /** PEM public key or JWKS file: bundles must carry an OPA signature that verifies with it. */
+  verificationKey?: string;
+  verificationAlg: string;
   directory?: string;
   directoryMaxShrink: number;
   allowDirectoryShrink: boolean;
@@ -79,6 +83,8 @@ export const SERVICE_OPTIONS = {
   bundle: { type: "string", value: "FILE", description: "the compiled policy bundle (watched, hot-swapped)", default: "build/bundle.tar.gz", schema: { type: "string", minLength: 1 } },
   "bundle-max-bytes": { type: "string", value: "N", description: "largest bundle download, file and inflated size", default: "67108864 (64 MiB)", schema: { type: "integer", minimum: 1024, maximum: 1073741824 } },
   "bundle-url": { type: "string", value: "URL", description: "poll a bundle server instead of --bundle (ETag, back-off)", default: "none", schema: { type: "string", pattern: "^https?://" } },
+  "verification-key": { type: "string", value: "FILE", description: "PEM public key (or certificate) or JWKS file: refuse a bundle (file or --bundle-url) without a valid OPA signature (/.signatures.json)", default: "none (bundles are not verified)", schema: { type: "string", minLength: 1 } },
+  "verification-alg": { type: "string", value: "ALG", description: "JWS algorithm the --verification-key PEM key signs with (a JWKS key names its own)", default: "RS256", schema: { enum: [...SIGNING_ALGS] } },
   "bundle-poll-seconds": { type: "string", value: "N", description: "seconds between polls of --bundle-url", default: "30", schema: { type: "number", minimum: 0.05, maximum: 86400 } },
   directory: { type: "string", value: "FILE", description: "synced users, JSON array or NDJSON of {sub, tenant_id, roles} (watched)", default: "none", schema: { type: "string", minLength: 1 } },
   "directory-max-shrink": { type: "string", value: "0..1", description: "largest share of the records a directory reload may drop (more is refused)", default: "0.5", schema: { type: "number", minimum: 0, maximum: 1 } },
@@ -222,6 +228,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const config: Record<string, unknown> = {
     bundle: DEFAULT_BUNDLE,
     bundlePollSeconds: 30,
+    verificationAlg: "RS256",
     jwksRefreshSeconds: 60,
     bundleMaxBytes: 64 * 1024 * 1024,
     directoryMaxShrink: 0.5,

@@ -3,10 +3,11 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { pino, type DestinationStream, type Logger } from "pino";
 import { createAccessTokenVerifier, type AccessTokenVerifier } from "../auth/index.js";
 import { Directory } from "../directory/index.js";
+import { parseVerificationKey, type VerificationKey } from "../engine/index.js";
 import type { ServiceConfig } from "./config.js";
 import { createApp } from "./app.js";
 import { decisionListener } from "./fast-adapters.js";
@@ -41,6 +42,17 @@ function listenFailure(err: NodeJS.ErrnoException, host: string, port: number): 
   return new StartError(`cannot listen on ${where}: ${err.message}`);
 }
 
+/** --verification-key, read once at start (a bad one is a start-up failure). */
+function readVerificationKey(config: ServiceConfig): VerificationKey | undefined {
+  if (config.verificationKey === undefined) return undefined;
+  try {
+    return parseVerificationKey(readFileSync(config.verificationKey, "utf8"), config.verificationKey, config.verificationAlg);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new StartError(`config.verificationKey: ${code ? `${config.verificationKey}: cannot read (${code})` : (err as Error).message}`);
+  }
+}
+
 /**
  * `logger` replaces the service's logger entirely (tests); `logDestination` keeps it (level, redaction) and
  * writes its lines elsewhere (portier dev: readable lines).
@@ -62,6 +74,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   if (config.bundleUrl === undefined && !existsSync(config.bundle)) {
     throw new StartError(`config.bundle: file not found: ${config.bundle} (run make build, or pass --bundle FILE or --bundle-url URL)`);
   }
+  const verificationKey = readVerificationKey(config);
   const verifier = createAccessTokenVerifier({ issuer: config.issuer, ...jwksOption, refreshIntervalMs: config.jwksRefreshSeconds * 1000, watchJwksFile: config.watch, logger });
   // Key loading runs in the background: readiness reports it; decisions deny keys_unavailable meanwhile.
   // A JWKS file is read before the service listens (a broken one is a start-up failure); keys from the network
@@ -82,7 +95,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));
   }
 
-  const policy = new PolicyHolder(logger, config.bundleUrl ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds } : { file: config.bundle, watch: config.watch }, config.bundleMaxBytes);
+  const policy = new PolicyHolder(logger, config.bundleUrl ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds } : { file: config.bundle, watch: config.watch }, config.bundleMaxBytes, verificationKey);
   // A bundle server that is down at start leaves the service not ready (and polling); a bad file stops it.
   if (!(await policy.start()) && !config.bundleUrl) {
     verifier.close();

@@ -53,6 +53,7 @@ describe("errors name the source and suggest the nearest name", () => {
     [[], { PORTIER_BUNDLE_URL: "ftp://u:hunter2@bundles.example/b.tar.gz" }, 'config.bundleUrl: must match pattern "^https?://" (from PORTIER_BUNDLE_URL="ftp://***@bundles.example/b.tar.gz")'],
     [["--directroy", "users.json"], {}, "config: unknown option '--directroy' (did you mean --directory?)"],
     [["--shutdown-timout", "3"], {}, "config: unknown option '--shutdown-timout' (did you mean --shutdown-timeout?)"],
+    [["--verification-alg", "none"], {}, "config.verificationAlg: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA (from --verification-alg \"none\")"],
   ] as const)("%j %j -> %s", (argv, env, problem) => {
     expect(problems([...BASE, ...argv], env)).toEqual([problem]);
   });

@@ -1,32 +1,60 @@
 /**
- * `portier bundle build [--out build/bundle.tar.gz] [--opa PATH]`: validates data/, checks the policies
- * with `opa check --strict` and compiles them with `opa build -t wasm` for the entrypoints they annotate.
+ * `portier bundle build [--out build/bundle.tar.gz] [--opa PATH] [--signing-key KEY]`: validates data/, checks
+ * the policies with `opa check --strict` and compiles them with `opa build -t wasm` for the entrypoints they
+ * annotate; with --signing-key, Portier signs the result in OPA's format (/.signatures.json).
+ * `portier bundle sign --signing-key KEY [--out FILE] BUNDLE`: signs an already built bundle.
  */
 import { dirname, join, resolve } from "node:path";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { buildBundle } from "../../toolchain/build-bundle.js";
+import { signBundle } from "../../toolchain/sign-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
+import { DEFAULT_SIGNING_ALG, SIGNING_ALGS } from "../../engine/index.js";
 import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier bundle",
-  positionals: "build",
-  summary: "Validates data/, checks the policies with `opa check --strict` and compiles them to a wasm bundle.",
+  positionals: "build | sign BUNDLE",
+  summary:
+    "build: validates data/, checks the policies with `opa check --strict` and compiles them to a wasm bundle.\n" +
+    "sign: signs a built bundle in OPA's format (/.signatures.json), as `opa build --signing-key` does.",
   options: {
     project: PROJECT_OPTION,
-    out: { type: "string", value: "FILE", description: "where to write the bundle", default: "PROJECT/build/bundle.tar.gz" },
+    out: { type: "string", value: "FILE", description: "where to write the bundle (sign: default overwrites BUNDLE)", default: "PROJECT/build/bundle.tar.gz" },
     opa: OPA_OPTION,
+    "signing-key": { type: "string", value: "FILE", description: "PEM private key: sign the bundle (/.signatures.json, key id \"default\")", default: "unsigned" },
+    "signing-alg": { type: "string", value: "ALG", description: `JWS algorithm of the signature (${SIGNING_ALGS.join(", ")})`, default: DEFAULT_SIGNING_ALG },
   },
 } as const satisfies CommandSpec;
 
+function readKey(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new Error(`--signing-key ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
-  if (positionals[0] !== "build" || positionals.length !== 1) throw usageError(SPEC, "expected the sub-command \"build\"");
+  const alg = values["signing-alg"] ?? DEFAULT_SIGNING_ALG;
+  if (!(SIGNING_ALGS as readonly string[]).includes(alg)) throw usageError(SPEC, `--signing-alg: "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
+  if (positionals[0] === "sign" && positionals.length === 2) {
+    if (values["signing-key"] === undefined) throw usageError(SPEC, "sign needs --signing-key FILE");
+    const input = resolve(positionals[1] as string);
+    const out = resolve(values.out ?? input);
+    writeFileSync(out, await signBundle(readFileSync(input), readKey(values["signing-key"]), alg, input));
+    console.log(`bundle signed: ${out} (${alg})`);
+    return 0;
+  }
+  if (positionals[0] !== "build" || positionals.length !== 1) throw usageError(SPEC, "expected the sub-command \"build\" or \"sign BUNDLE\"");
+  const key = values["signing-key"] === undefined ? undefined : readKey(values["signing-key"]);
   const project = resolve(values.project ?? PROJECT_ROOT);
   const out = resolve(values.out ?? join(project, "build", "bundle.tar.gz"));
   mkdirSync(dirname(out), { recursive: true });
   const { revision, entrypoints } = await buildBundle({ opa: opaPath(values.opa), projectDir: project, workDir: join(project, "build"), out });
-  console.log(`bundle ok: ${out} (revision ${revision}; entrypoints ${entrypoints.join(", ")})`);
+  if (key !== undefined) writeFileSync(out, await signBundle(readFileSync(out), key, alg, out));
+  console.log(`bundle ok: ${out} (revision ${revision}; entrypoints ${entrypoints.join(", ")}${key === undefined ? "" : `; signed ${alg}`})`);
   return 0;
 }

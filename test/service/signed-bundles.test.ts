@@ -1,0 +1,116 @@
+/**
+ * `portier serve --verification-key` through the real process: an unsigned bundle or a bad key file is a
+ * one-line start-up failure; a tampered or unsigned reload (file or --bundle-url) is refused while the
+ * old bundle keeps serving, and /ready and metrics show the refusal.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { generateKeyPairSync } from "node:crypto";
+import { renameSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
+import { join } from "node:path";
+import { bundleWithRevision } from "./bundles.js";
+import { ISSUER, makeKeys, runServe, startServe, tempDir, until, type ServiceProcess } from "./helpers.js";
+import { signBundle, tarOf } from "../../src/toolchain/sign-bundle.js";
+import { inflateAndUntar } from "../../src/engine/index.js";
+
+const running: ServiceProcess[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.stop()));
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
+});
+
+const signing = generateKeyPairSync("rsa", { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } });
+
+async function setup() {
+  const keys = await makeKeys();
+  const dir = tempDir();
+  const jwks = join(dir, "jwks.json");
+  writeFileSync(jwks, JSON.stringify(keys.jwks));
+  const pub = join(dir, "bundle-pub.pem");
+  writeFileSync(pub, signing.publicKey);
+  return { dir, jwks, pub, base: ["--issuer", ISSUER, "--jwks", jwks, "--verification-key", pub, "--no-directory"] };
+}
+
+const signed = async (revision: string) => signBundle(await bundleWithRevision(revision), signing.privateKey);
+
+/** A signed bundle whose data.json was changed after signing. */
+async function tampered(revision: string): Promise<Buffer> {
+  const files = await inflateAndUntar(await signed(revision), "t", 1e9);
+  files.set("/data.json", Buffer.from(JSON.stringify({ ...JSON.parse(files.get("/data.json")!.toString()), tampered: true })));
+  return gzipSync(await tarOf(files));
+}
+
+function replace(file: string, bytes: Buffer): void {
+  writeFileSync(`${file}.tmp`, bytes);
+  renameSync(`${file}.tmp`, file);
+}
+
+const ready = async (url: string) => (await fetch(`${url}/ready`)).json() as Promise<any>;
+const failedMetric = async (url: string) => /^portier_policy_last_load_failed (\d)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1];
+
+describe("serve --verification-key", () => {
+  it("refuses an unsigned bundle at start with one line naming the file", async () => {
+    const { dir, base } = await setup();
+    const bundle = join(dir, "b.tar.gz");
+    writeFileSync(bundle, await bundleWithRevision("unsigned"));
+    const r = await runServe([...base, "--bundle", bundle, "--port", "0"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain(`${bundle}: bundle signature: the bundle is unsigned`);
+  }, 60_000);
+
+  it("refuses a key file that is not a public key, at start", async () => {
+    const { dir, jwks } = await setup();
+    const bad = join(dir, "priv.pem");
+    writeFileSync(bad, "garbage");
+    const r = await runServe(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--verification-key", bad, "--port", "0"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/config\.verificationKey: .*priv\.pem: not a PEM public key/);
+  }, 60_000);
+
+  it("refuses a tampered reload of the file while the old bundle serves; a good one then goes live", async () => {
+    const { dir, base } = await setup();
+    const bundle = join(dir, "b.tar.gz");
+    writeFileSync(bundle, await signed("signed-1"));
+    const svc = await startServe([...base, "--bundle", bundle]);
+    running.push(svc);
+    expect((await ready(svc.url)).policy.revision).toBe("signed-1");
+    expect(await failedMetric(svc.url)).toBe("0");
+
+    replace(bundle, await tampered("signed-2"));
+    await until(async () => /file \/data\.json does not match its signed hash/.test((await ready(svc.url)).policy.lastError ?? ""), 20_000);
+    const r = await ready(svc.url);
+    expect(r.policy.revision).toBe("signed-1");
+    expect(await failedMetric(svc.url)).toBe("1");
+    expect((await fetch(`${svc.url}/health`)).status).toBe(200);
+
+    replace(bundle, await signed("signed-3"));
+    await until(async () => (await ready(svc.url)).policy.revision === "signed-3", 20_000);
+    expect(await failedMetric(svc.url)).toBe("0");
+  }, 90_000);
+
+  it("refuses an unsigned bundle from --bundle-url while the old one serves", async () => {
+    const { base } = await setup();
+    const good = await signed("url-signed");
+    const unsigned = await bundleWithRevision("url-unsigned");
+    let serveUnsigned = false;
+    const server = createServer((req, res) => {
+      if (serveUnsigned) return res.writeHead(200, { etag: '"u"' }).end(unsigned);
+      if (req.headers["if-none-match"] === '"g"') return res.writeHead(304).end();
+      res.writeHead(200, { etag: '"g"' }).end(good);
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/b.tar.gz`;
+    const svc = await startServe([...base, "--bundle-url", url, "--bundle-poll-seconds", "0.2"]);
+    running.push(svc);
+    expect((await ready(svc.url)).policy.revision).toBe("url-signed");
+    serveUnsigned = true;
+    await until(async () => /bundle signature: the bundle is unsigned/.test((await ready(svc.url)).policy.lastError ?? ""), 20_000);
+    expect((await ready(svc.url)).policy.revision).toBe("url-signed");
+    expect(await failedMetric(svc.url)).toBe("1");
+  }, 90_000);
+});
