@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRemoteJWKSet, jwtVerify } from "jose";
+import { startDevCallback, type RunningDevCallback } from "../../src/cli/dev-callback.js";
+import { startIssuer, type RunningIssuer } from "../../src/issuer/index.js";
 import { CLI, PROJECT_ROOT } from "../service/helpers.js";
 
 let proc: ChildProcess;
@@ -102,5 +104,51 @@ describe("portier dev: browser sign-in with the one-click sample users", () => {
     expect(res.status).toBe(400);
     expect(res.body).toContain("<code>access_denied</code>: &lt;script&gt;x&lt;/script&gt;");
     expect(res.body).not.toContain("<script>");
+  });
+});
+
+describe("startDevCallback in process: bounds and failed exchanges", () => {
+  let issuer: RunningIssuer;
+  let web: RunningDevCallback;
+  beforeAll(async () => {
+    issuer = await startIssuer();
+    web = await startDevCallback({ port: 0, issuerUrl: issuer.url, serviceUrl: "http://127.0.0.1:9" });
+  });
+  afterAll(async () => {
+    await Promise.all([web?.close(), issuer?.close()]);
+  });
+  const stateOf = async (w: RunningDevCallback) => new URL((await get(w.url)).location!).searchParams.get("state")!;
+
+  it("a code the issuer refuses: a 502 page with the issuer's error, and no token", async () => {
+    const state = await stateOf(web);
+    const res = await get(`${web.url}callback?state=${state}&code=not-a-code`);
+    expect(res.status).toBe(502);
+    expect(res.body).toContain("Code exchange failed");
+    expect(res.body).toContain("invalid_grant");
+    expect(res.body).not.toContain("access-token");
+  });
+
+  it("an unreachable issuer: a 502 page naming it", async () => {
+    const dead = await startDevCallback({ port: 0, issuerUrl: "http://127.0.0.1:9", serviceUrl: "http://127.0.0.1:9" });
+    try {
+      const res = await get(`${dead.url}callback?state=${await stateOf(dead)}&code=abc`);
+      expect(res.status).toBe(502);
+      expect(res.body).toContain("cannot reach http://127.0.0.1:9");
+    } finally {
+      await dead.close();
+    }
+  });
+
+  it("at most 100 sign-ins pending: the oldest state is forgotten first", async () => {
+    const first = await stateOf(web);
+    for (let i = 0; i < 100; i++) await stateOf(web);
+    const res = await get(`${web.url}callback?state=${first}&code=abc`);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain("does not belong to a sign-in started here");
+  });
+
+  it("anything but GET or HEAD is refused, unknown paths are 404", async () => {
+    expect((await fetch(`${web.url}callback`, { method: "POST" })).status).toBe(405);
+    expect((await get(`${web.url}nothing`)).status).toBe(404);
   });
 });
