@@ -24,7 +24,7 @@ export const SPEC = {
     },
     "log-level": { type: "string", value: "LEVEL", description: "the service's log level", default: "warn" },
   },
-  notes: "SIGTERM or SIGINT (Ctrl-C): stop both, let requests in flight finish, exit 0. exit codes: 1 start-up failure, 2 usage error",
+  notes: "SIGTERM or SIGINT (Ctrl-C): stop the sign-in page, the service and the issuer, let requests in flight finish, exit 0. exit codes: 1 start-up failure, 2 usage error",
 } as const satisfies CommandSpec;
 const VERIFIER = "portier-dev-pkce-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
 const REDIRECT = "http://127.0.0.1:8400/callback";
