@@ -42,11 +42,19 @@ export interface LoginPageModel {
   error?: string;
   /** Shown only for the bundled sample users, whose documented password it is. */
   passwordHint?: string;
+  /** Dev mode: a one-click sign-in button per sample user (posts login_hint, accepted only in dev mode). */
+  oneClick?: boolean;
 }
 
 export function sendLoginPage(res: Response, status: number, model: LoginPageModel): void {
+  const oneClick = (u: IssuerUser) =>
+    `<td><form method="post" action="${escapeHtml(model.loginAction)}" class="one-click"><input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">` +
+    `<input type="hidden" name="login_hint" value="${escapeHtml(u.preferred_username)}"><button type="submit">Sign in as ${escapeHtml(u.preferred_username)}</button></form></td>`;
   const rows = model.users
-    .map((u) => `<tr><td><code>${escapeHtml(u.preferred_username)}</code></td><td>${escapeHtml(u.name)}</td><td>${escapeHtml(u.description ?? "")}</td></tr>`)
+    .map(
+      (u) =>
+        `<tr>${model.oneClick ? oneClick(u) : ""}<td><code>${escapeHtml(u.preferred_username)}</code></td><td>${escapeHtml(u.name)}</td><td>${escapeHtml(u.description ?? "")}</td></tr>`,
+    )
     .join("\n");
   const options = model.users.map((u) => `<option value="${escapeHtml(u.preferred_username)}">`).join("");
   sendHtml(
@@ -68,7 +76,7 @@ ${model.error ? `<p class="error" role="alert">${escapeHtml(model.error)}</p>` :
 <button type="submit">Sign in</button>
 </form>
 <h2>Sample users</h2>
-<table><thead><tr><th>Username</th><th>Name</th><th>Directory</th></tr></thead><tbody>
+${model.oneClick ? "<p>Dev mode: one click signs a sample user in without a password.</p>\n" : ""}<table><thead><tr>${model.oneClick ? "<th></th>" : ""}<th>Username</th><th>Name</th><th>Directory</th></tr></thead><tbody>
 ${rows}
 </tbody></table>`,
     ),

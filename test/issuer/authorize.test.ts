@@ -143,3 +143,69 @@ describe("sign-in", () => {
     expect(res.body["scope"]).toBe("openid profile");
   });
 });
+
+describe("one-click sample users on the login page (dev mode only)", () => {
+  async function loginPage(issuer: RunningIssuer): Promise<{ body: string; requestId: string }> {
+    const page = await authorizeRaw(issuer.url, { ...validParams(), login_hint: undefined });
+    expect(page.status).toBe(200);
+    return { body: page.body, requestId: /name="request_id" value="([^"]+)"/.exec(page.body)![1]! };
+  }
+  const postHint = (issuer: RunningIssuer, requestId: string, hint: string) =>
+    fetch(`${issuer.url}/connect/login`, { method: "POST", redirect: "manual", body: new URLSearchParams({ request_id: requestId, login_hint: hint }) });
+
+  it("dev mode: a button per sample user signs that user in without a password", async () => {
+    const { body, requestId } = await loginPage(dev);
+    for (const u of dev.issuer.users) expect(body).toContain(`name="login_hint" value="${u.preferred_username}"><button type="submit">Sign in as ${u.preferred_username}</button>`);
+    const res = await postHint(dev, requestId, TEACHER.username);
+    expect(res.status).toBe(303);
+    const callback = new URL(res.headers.get("location")!);
+    expect(callback.searchParams.get("state")).toBe("st-123");
+    expect(callback.searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("dev mode: an unknown user is refused with the login page again", async () => {
+    const { requestId } = await loginPage(dev);
+    const res = await postHint(dev, requestId, "nobody");
+    expect(res.status).toBe(401);
+    expect(await res.text()).toContain("Unknown username or wrong password.");
+  });
+
+  it("dev mode off: no buttons, and a posted login_hint without the password is refused", async () => {
+    const { body, requestId } = await loginPage(strict);
+    expect(body).not.toContain('name="login_hint"');
+    const res = await postHint(strict, requestId, TEACHER.username);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("location")).toBeNull();
+  });
+});
+
+describe("loopback redirect URI on another port (RFC 8252 7.3, dev mode only)", () => {
+  it.each<[string, string, number]>([
+    ["registered 127.0.0.1 URI on another port, dev mode", "http://127.0.0.1:39999/callback", 302],
+    ["another path on another port", "http://127.0.0.1:39999/other", 400],
+    ["localhost (a name, not a loopback IP) on another port", "http://localhost:39999/callback", 400],
+    ["https on another port", "https://127.0.0.1:39999/callback", 400],
+    ["with a query", "http://127.0.0.1:39999/callback?x=1", 400],
+  ])("%s -> %s", async (_name, redirectUri, status) => {
+    const res = await authorizeRaw(dev.url, { ...validParams(), redirect_uri: redirectUri });
+    expect(res.status).toBe(status);
+    if (status === 302) {
+      expect(`${res.location!.origin}${res.location!.pathname}`).toBe(redirectUri);
+      expect(res.location!.searchParams.get("code")).toBeTruthy();
+    }
+  });
+
+  it("dev mode off: exact match only", async () => {
+    const res = await authorizeRaw(strict.url, { ...validParams(), redirect_uri: "http://127.0.0.1:39999/callback" });
+    expect(res.status).toBe(400);
+  });
+
+  it("the code is bound to the port it was sent to: the token request must name the same redirect URI", async () => {
+    const redirectUri = "http://127.0.0.1:39999/callback";
+    const { verifier, challenge } = pkcePair();
+    const { location } = await authorizeRaw(dev.url, { ...validParams(), redirect_uri: redirectUri, code_challenge: challenge });
+    const code = location!.searchParams.get("code")!;
+    const wrong = await tokenRequest(dev.url, { grant_type: "authorization_code", client_id: WEB_CLIENT, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    expect(wrong.status).toBe(400);
+  });
+});

@@ -25,7 +25,7 @@ const serveArgs = (workers: number, extra: string[] = []) => ["serve", "--issuer
 const MODES = [
   { mode: "serve --workers 1", args: (extra: string[] = []) => serveArgs(1, extra), signalGroup: false },
   { mode: "serve --workers 2", args: (extra: string[] = []) => serveArgs(2, extra), signalGroup: true },
-  { mode: "dev (make run)", args: (extra: string[] = []) => ["dev", "--port", "0", "--issuer-port", "0", ...extra], signalGroup: true },
+  { mode: "dev (make run)", args: (extra: string[] = []) => ["dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0", ...extra], signalGroup: true },
 ];
 
 async function listeningUrl(g: PortierGroup): Promise<string> {
@@ -155,9 +155,11 @@ describe.concurrent("start-up failures: dev (make run)", () => {
   it.each([
     ["--port", /^portier dev: cannot listen on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --port$/],
     ["--issuer-port", /^portier dev: cannot start the issuer on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --issuer-port$/],
+    ["--callback-port", /^portier dev: cannot start the callback server on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --callback-port$/],
   ] as const)("%s in use: one line, exit 1, no process left", async (flag, stderr) => {
     const port = String(await busyPort());
-    const g = startGroup(["dev", "--port", flag === "--port" ? port : "0", "--issuer-port", flag === "--issuer-port" ? port : "0"]);
+    const on = (f: string) => (flag === f ? port : "0");
+    const g = startGroup(["dev", "--port", on("--port"), "--issuer-port", on("--issuer-port"), "--callback-port", on("--callback-port")]);
     await expectStartFailure(g, 1, stderr);
   }, 45_000);
 });

@@ -8,6 +8,7 @@ import { startIssuer, DEFAULT_DIRECTORY_FILE } from "../../issuer/index.js";
 import { loadConfig, startService, ConfigError, type RunningService } from "../../service/index.js";
 import { readableLogDestination } from "../readable-log.js";
 import { parse, usageError, type CommandSpec } from "../args.js";
+import { startDevCallback, type RunningDevCallback } from "../dev-callback.js";
 import { untilSignal } from "../shutdown.js";
 
 export const SPEC = {
@@ -16,9 +17,15 @@ export const SPEC = {
   options: {
     port: { type: "string", value: "N", description: "the decision service's port (0 = any free port)", default: "8181" },
     "issuer-port": { type: "string", value: "N", description: "the issuer's port (0 = any free port)", default: "9400" },
+    "callback-port": {
+      type: "string",
+      value: "N",
+      description: "the sample web client's port: open it in a browser to sign in; its /callback shows the tokens (0 = any free port)",
+      default: "8400",
+    },
     "log-level": { type: "string", value: "LEVEL", description: "the service's log level (decisions are info), printed as readable lines", default: "info" },
   },
-  notes: "SIGTERM or SIGINT (Ctrl-C): stop both, let requests in flight finish, exit 0. exit codes: 1 start-up failure, 2 usage error",
+  notes: "SIGTERM or SIGINT (Ctrl-C): stop the sign-in page, the service and the issuer, let requests in flight finish, exit 0. exit codes: 1 start-up failure, 2 usage error",
 } as const satisfies CommandSpec;
 const VERIFIER = "portier-dev-pkce-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
 const REDIRECT = "http://127.0.0.1:8400/callback";
@@ -51,6 +58,8 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw usageError(SPEC, `unexpected argument "${positionals[0]}"`);
   const issuerPort = Number(values["issuer-port"] ?? 9400);
   if (!/^\d+$/.test(values["issuer-port"] ?? "9400") || issuerPort > 65535) throw usageError(SPEC, `--issuer-port: must be 0..65535, got "${values["issuer-port"]}"`);
+  const callbackPort = Number(values["callback-port"] ?? 8400);
+  if (!/^\d+$/.test(values["callback-port"] ?? "8400") || callbackPort > 65535) throw usageError(SPEC, `--callback-port: must be 0..65535, got "${values["callback-port"]}"`);
   const stopped = untilSignal();
   let issuer;
   try {
@@ -76,12 +85,24 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`portier dev: ${(err as Error).message}`);
     return 1;
   }
-  console.log(JSON.stringify({ msg: "listening", url: service.url, issuer: issuer.url }));
+  let web: RunningDevCallback;
+  try {
+    web = await startDevCallback({ port: callbackPort, issuerUrl: issuer.url, serviceUrl: service.url });
+  } catch (err) {
+    await Promise.allSettled([service.close(0), issuer.close()]);
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === "EADDRINUSE" ? "the address is in use by another process; stop it or choose another --callback-port" : e.message;
+    console.error(`portier dev: cannot start the callback server on 127.0.0.1:${callbackPort}: ${why}`);
+    return 1;
+  }
+  console.log(JSON.stringify({ msg: "listening", url: service.url, issuer: issuer.url, signin: web.url }));
   console.log(`\nPortier dev: issuer ${issuer.url}, decision service ${service.url} (sample data, development only)\n`);
+  console.log(`Open in a browser to sign in as a sample user and get a token with curl lines: ${web.url}\n`);
   console.log(curlLines(issuer.url, service.url).join("\n"));
   console.log("\nCtrl-C to stop.");
   await stopped;
   // The service first (it finishes requests in flight, which may need the issuer's keys), then the issuer.
+  await web.close();
   await service.close();
   await issuer.close();
   return 0;

@@ -46,6 +46,7 @@ export function authorizeEndpoint(ctx: IssuerContext): RequestHandler {
         clientId: request.clientId,
         loginAction: endpointUrl(ctx, PATHS.login),
         users: ctx.users,
+        oneClick: ctx.config.devMode,
         ...(ctx.samplePasswordHint ? { passwordHint: ctx.samplePasswordHint } : {}),
         ...(loginHint !== undefined ? { username: loginHint } : {}),
       });
@@ -65,15 +66,18 @@ export function loginEndpoint(ctx: IssuerContext): RequestHandler {
     const request = requestId ? ctx.grants.pendingLogin(requestId) : undefined;
     if (!request) return sendErrorPage(res, 400, "invalid_request", "this sign-in request is unknown or has expired; start again from the application");
 
-    const username = field("username");
+    // Dev mode only: the login page's one-click buttons post login_hint (the same shortcut as on /connect/authorize).
+    const hint = ctx.config.devMode ? field("login_hint") : "";
+    const username = hint || field("username");
     const user = ctx.usersByName.get(username);
-    if (!user || !constantTimeEqual(field("password"), user.password)) {
+    if (!user || (!hint && !constantTimeEqual(field("password"), user.password))) {
       ctx.logger.info({ event: "login_failed", client_id: request.clientId }, "sign-in refused");
       return sendLoginPage(res, 401, {
         requestId,
         clientId: request.clientId,
         loginAction: endpointUrl(ctx, PATHS.login),
         users: ctx.users,
+        oneClick: ctx.config.devMode,
         ...(ctx.samplePasswordHint ? { passwordHint: ctx.samplePasswordHint } : {}),
         username,
         error: "Unknown username or wrong password.",
@@ -98,9 +102,30 @@ function redirectTarget(ctx: IssuerContext, raw: Record<string, unknown>): Redir
   const client = ctx.clients.get(clientId);
   if (!client) throw new PageError("invalid_client", "unknown client_id");
   if (typeof redirectUri !== "string" || !redirectUri) throw new PageError("invalid_request", "redirect_uri is missing or repeated");
-  if (!(client.redirect_uris ?? []).includes(redirectUri)) throw new PageError("invalid_request", "redirect_uri is not registered for this client (exact match)");
+  const registered = client.redirect_uris ?? [];
+  const matches = registered.includes(redirectUri) || (ctx.config.devMode && registered.some((r) => sameLoopbackUriAnyPort(r, redirectUri)));
+  if (!matches) throw new PageError("invalid_request", "redirect_uri is not registered for this client (exact match)");
   const state = raw["state"];
   return { client, redirectUri, ...(typeof state === "string" && state ? { state } : {}) };
+}
+
+/**
+ * RFC 8252 7.3, dev mode only: a registered loopback IP redirect URI (http://127.0.0.1 or http://[::1])
+ * matches the same URI on any port, so `portier dev --callback-port 0` works. Everything else stays exact.
+ */
+function sameLoopbackUriAnyPort(registered: string, requested: string): boolean {
+  let a: URL, b: URL;
+  try {
+    a = new URL(registered);
+    b = new URL(requested);
+  } catch {
+    return false;
+  }
+  const loopback = (u: URL) => u.protocol === "http:" && (u.hostname === "127.0.0.1" || u.hostname === "[::1]") && !u.username && !u.password;
+  // Only a requested URI already in canonical form, so the comparison below is on exactly what was sent.
+  if (!loopback(a) || !loopback(b) || b.href !== requested) return false;
+  b.port = a.port;
+  return a.href === b.href;
 }
 
 function validateRequest(params: Record<string, string>, { client, redirectUri }: RedirectTarget): AuthorizationRequest {

@@ -1,0 +1,154 @@
+/**
+ * The browser sign-in of `portier dev`, driven with fetch against a real `portier dev` on loopback (ports 0):
+ * printed URL -> issuer authorize -> login page -> one-click form -> /callback -> a page with a token that
+ * verifies with the issuer's JWKS and a curl line whose decision is an allow; wrong or replayed state refused.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createRemoteJWKSet, jwtVerify } from "jose";
+import { startDevCallback, type RunningDevCallback } from "../../src/cli/dev-callback.js";
+import { startIssuer, type RunningIssuer } from "../../src/issuer/index.js";
+import { CLI, PROJECT_ROOT } from "../service/helpers.js";
+
+let proc: ChildProcess;
+let out = "";
+let signinUrl: string;
+let issuerUrl: string;
+
+beforeAll(async () => {
+  proc = spawn(process.execPath, ["--import", "tsx", CLI, "dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  const end = Date.now() + 30_000;
+  while (!out.includes("Ctrl-C to stop.")) {
+    if (Date.now() > end || proc.exitCode !== null) throw new Error(`dev did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  signinUrl = /Open in a browser[^:]*: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(out)![1]!;
+  issuerUrl = (JSON.parse(out.split("\n").find((l) => l.includes('"msg":"listening"'))!) as { issuer: string }).issuer;
+}, 40_000);
+afterAll(() => {
+  proc?.kill("SIGTERM");
+});
+
+const unescape = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
+const pre = (html: string, id: string) => unescape(new RegExp(`<pre id="${id}">([^<]*)</pre>`).exec(html)?.[1] ?? "");
+
+async function get(url: string): Promise<{ status: number; location: string | null; body: string }> {
+  const res = await fetch(url, { redirect: "manual" });
+  return { status: res.status, location: res.headers.get("location"), body: await res.text() };
+}
+
+/** GET / on the sign-in page and the issuer's authorize URL it redirects to: the login page and the flow's state. */
+async function startSignIn(): Promise<{ loginPage: string; state: string }> {
+  const start = await get(signinUrl);
+  expect(start.status).toBe(302);
+  const authorize = new URL(start.location!);
+  expect(authorize.href.startsWith(`${issuerUrl}/connect/authorize?`)).toBe(true);
+  expect(authorize.searchParams.get("code_challenge_method")).toBe("S256");
+  expect(authorize.searchParams.get("redirect_uri")).toBe(`${signinUrl}callback`);
+  const login = await get(authorize.href);
+  expect(login.status).toBe(200);
+  return { loginPage: login.body, state: authorize.searchParams.get("state")! };
+}
+
+describe("portier dev: browser sign-in with the one-click sample users", () => {
+  it("ends on /callback with a verifiable token and a curl line that is allowed", async () => {
+    const { loginPage } = await startSignIn();
+    const form = /<form method="post" action="([^"]+)" class="one-click"><input type="hidden" name="request_id" value="([^"]+)"><input type="hidden" name="login_hint" value="enseignant\.jeune">/.exec(loginPage);
+    expect(form, "one-click form for enseignant.jeune").not.toBeNull();
+    const posted = await fetch(unescape(form![1]!), { method: "POST", body: new URLSearchParams({ request_id: unescape(form![2]!), login_hint: "enseignant.jeune" }), redirect: "manual" });
+    expect(posted.status).toBe(303);
+    const callback = posted.headers.get("location")!;
+    expect(callback.startsWith(`${signinUrl}callback?`)).toBe(true);
+
+    const page = await get(callback);
+    expect(page.status).toBe(200);
+    const accessToken = pre(page.body, "access-token");
+    const { payload } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(`${issuerUrl}/.well-known/openid-configuration/jwks`)), { issuer: issuerUrl });
+    expect(payload.sub).toBe("5db8efe5-c2dc-4aa9-90dc-1f8d12487df3");
+    expect(JSON.parse(pre(page.body, "id-claims"))).toMatchObject({ sub: payload.sub, iss: issuerUrl, aud: "portier-demo-web" });
+
+    // Run the printed curl line's request with fetch: same URL, same body.
+    const curl = /^curl -s -X POST (\S+) -H 'content-type: application\/json' -d '([^']+)'$/.exec(pre(page.body, "curl-decide"));
+    expect(curl).not.toBeNull();
+    expect(JSON.parse(curl![2]!)).toMatchObject({ token: accessToken });
+    const decision = (await (await fetch(curl![1]!, { method: "POST", headers: { "content-type": "application/json" }, body: curl![2]! })).json()) as { reason: string; flow: string };
+    expect(`${decision.flow}:${decision.reason}`).toBe("accessCode:allowed");
+
+    const fwd = /-H 'X-Original-URI: ([^']+)' -H 'Authorization: Bearer ([^']+)'$/.exec(pre(page.body, "curl-forward-auth"));
+    expect(fwd![2]).toBe(accessToken);
+    const url = /^curl -s -i (\S+)/.exec(pre(page.body, "curl-forward-auth"))![1]!;
+    const answer = await fetch(url, { headers: { "X-Original-Method": "GET", "X-Original-URI": fwd![1]!, Authorization: `Bearer ${accessToken}` } });
+    expect(answer.status).toBe(200);
+
+    // The state is single-use: the same callback again is refused.
+    const replay = await get(callback);
+    expect(replay.status).toBe(400);
+    expect(replay.body).toContain("already used <code>state</code>");
+  }, 40_000);
+
+  it.each([
+    ["a state this page never issued", "state=not-issued&code=abc"],
+    ["no state", "code=abc"],
+  ])("refuses %s with a clear page and no token", async (_name, query) => {
+    const res = await get(`${signinUrl}callback?${query}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain("Sign-in refused");
+    expect(res.body).toContain("does not belong to a sign-in started here");
+    expect(res.body).not.toContain("access-token");
+  });
+
+  it("shows the issuer's error for its own state, HTML-escaped", async () => {
+    const { state } = await startSignIn();
+    const res = await get(`${signinUrl}callback?state=${encodeURIComponent(state)}&error=access_denied&error_description=${encodeURIComponent("<script>x</script>")}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain("<code>access_denied</code>: &lt;script&gt;x&lt;/script&gt;");
+    expect(res.body).not.toContain("<script>");
+  });
+});
+
+describe("startDevCallback in process: bounds and failed exchanges", () => {
+  let issuer: RunningIssuer;
+  let web: RunningDevCallback;
+  beforeAll(async () => {
+    issuer = await startIssuer();
+    web = await startDevCallback({ port: 0, issuerUrl: issuer.url, serviceUrl: "http://127.0.0.1:9" });
+  });
+  afterAll(async () => {
+    await Promise.all([web?.close(), issuer?.close()]);
+  });
+  const stateOf = async (w: RunningDevCallback) => new URL((await get(w.url)).location!).searchParams.get("state")!;
+
+  it("a code the issuer refuses: a 502 page with the issuer's error, and no token", async () => {
+    const state = await stateOf(web);
+    const res = await get(`${web.url}callback?state=${state}&code=not-a-code`);
+    expect(res.status).toBe(502);
+    expect(res.body).toContain("Code exchange failed");
+    expect(res.body).toContain("invalid_grant");
+    expect(res.body).not.toContain("access-token");
+  });
+
+  it("an unreachable issuer: a 502 page naming it", async () => {
+    const dead = await startDevCallback({ port: 0, issuerUrl: "http://127.0.0.1:9", serviceUrl: "http://127.0.0.1:9" });
+    try {
+      const res = await get(`${dead.url}callback?state=${await stateOf(dead)}&code=abc`);
+      expect(res.status).toBe(502);
+      expect(res.body).toContain("cannot reach http://127.0.0.1:9");
+    } finally {
+      await dead.close();
+    }
+  });
+
+  it("at most 100 sign-ins pending: the oldest state is forgotten first", async () => {
+    const first = await stateOf(web);
+    for (let i = 0; i < 100; i++) await stateOf(web);
+    const res = await get(`${web.url}callback?state=${first}&code=abc`);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain("does not belong to a sign-in started here");
+  });
+
+  it("anything but GET or HEAD is refused, unknown paths are 404", async () => {
+    expect((await fetch(`${web.url}callback`, { method: "POST" })).status).toBe(405);
+    expect((await get(`${web.url}nothing`)).status).toBe(404);
+  });
+});
