@@ -61,6 +61,8 @@ describe("portier test", { timeout: 240_000 }, () => {
 
   it("-v lists every test and case", async () => {
     const r = await portierAsync(["test", "-v"]);
+    // On failure, show what opa reported (a flake under load once left this line out).
+    expect(r.stdout + r.stderr).toMatch(/^policy: \d+ passed, 0 failed$/m);
     const passed = Number(/^policy: (\d+) passed, 0 failed$/m.exec(r.stdout)?.[1]);
     expect(passed).toBeGreaterThan(0);
     expect(r.stdout.match(/^PASS \S+:\d+ data\..+$/gm)).toHaveLength(passed);
