@@ -20,6 +20,8 @@ beforeAll(async () => {
   svc = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS), "--workers", "2", "--admin-port", "0"], {}, 60_000);
   const listening = svc.output().split("\n").map((l) => { try { return JSON.parse(l) as { msg?: string; adminUrl?: string }; } catch { return {}; } }).find((l) => l.msg === "listening");
   admin = listening?.adminUrl as string;
+  // The service says "listening" when its first worker listens: wait for the second before spreading requests.
+  await until(() => svc.output().split("\n").filter((l) => l.includes('"event":"worker_listening"')).length === 2, 30_000, 50);
   const token = await userToken(keys, TEACHER);
   // New connection per request, so that the cluster spreads them over both workers.
   for (let i = 0; i < DECISIONS; i++) {
