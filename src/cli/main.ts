@@ -57,15 +57,23 @@ async function main(argv: string[]): Promise<number> {
   return mod.run(rest);
 }
 
+/**
+ * Exits once stdout and stderr are flushed: when they are pipes, writes are asynchronous, and an immediate
+ * process.exit() would cut off what a command printed last (its closing line, under load).
+ */
+function exit(code: number): void {
+  process.stdout.write("", () => process.stderr.write("", () => process.exit(code)));
+}
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exit(code),
   (err: unknown) => {
     const e = err as { message?: string; code?: unknown; text?: string };
     if (e?.code === "help") {
       console.log(e.text);
-      process.exit(0);
+      return exit(0);
     }
     console.error(`portier: ${e?.message ?? String(err)}`);
-    process.exit(e?.code === "usage" ? 2 : 1);
+    exit(e?.code === "usage" ? 2 : 1);
   },
 );
