@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findBinary, startGateway, type GatewayKind, type RunningGateway } from "./harness/gateways.js";
+import { describeThroughGateways } from "./harness/describe-gateways.js";
 import { bearer, send } from "./harness/http.js";
 import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./harness/portier.js";
 import { TENANT_A, TENANT_B, USERS, userToken, type Username } from "./harness/tokens.js";
@@ -54,22 +54,16 @@ describe("directory records of another tenant, behind real gateways", () => {
     if (status === 403) expect(res.headers["x-portier-reason"]).toBe("not_synced");
   });
 
-  for (const kind of ["nginx", "caddy"] as GatewayKind[]) {
-    describe.skipIf(findBinary(kind) === undefined)(`through ${kind}`, () => {
-      let gateway: RunningGateway;
-      beforeAll(async () => {
-        gateway = await startGateway(kind, { authPort: service!.port, upstreamPort: upstream.port });
-      });
-      afterAll(async () => {
-        await gateway?.stop();
-      });
-
+  describeThroughGateways(
+    (kind) => `through ${kind}`,
+    () => ({ authPort: service!.port, upstreamPort: upstream.port }),
+    (_kind, gateway) => {
       it.each(CASES)("$status $caller $path ($why)", async ({ caller, path, status }) => {
         upstream.seen.length = 0;
-        const res = await send(gateway.url, path, { headers: bearer(tokens.get(caller)!) });
+        const res = await send(gateway().url, path, { headers: bearer(tokens.get(caller)!) });
         expect(res.status).toBe(status);
         expect(upstream.seen).toHaveLength(status === 200 ? 1 : 0);
       });
-    });
-  }
+    },
+  );
 });

@@ -7,7 +7,8 @@
  * the status the client gets, whether the upstream was reached, and the X-Portier-* headers it received.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { INSTALL_HINT, findBinary, startGateway, type GatewayKind, type RunningGateway } from "./harness/gateways.js";
+import { describeThroughGateways } from "./harness/describe-gateways.js";
+import { type GatewayKind, type RunningGateway } from "./harness/gateways.js";
 import { bearer, send, type RawResponse } from "./harness/http.js";
 import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./harness/portier.js";
 import { MACHINE_CLIENT, TENANT_A, USERS, machineToken, userToken, type Username } from "./harness/tokens.js";
@@ -71,7 +72,6 @@ const DENIED: Case[] = withMethod([
   { caller: "machine", path: "/../../v2/ORG001/centres", status: 403, reason: "path_invalid", why: "dot-dot above the root", gateway: { nginx: 400 } },
 ]);
 
-const KINDS: GatewayKind[] = ["nginx", "caddy"];
 
 let issuer: RunningPortier | undefined;
 let service: RunningPortier | undefined;
@@ -163,23 +163,14 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
     });
   });
 
-  for (const kind of KINDS) {
-    const missing = findBinary(kind) === undefined;
-    if (missing) console.warn(`[e2e] ${kind} not found: skipping the ${kind} end-to-end tests. Install: ${INSTALL_HINT[kind]}`);
-
-    describe.skipIf(missing)(`through ${kind}`, () => {
-      let gateway: RunningGateway;
-      beforeAll(async () => {
-        gateway = await startGateway(kind, { authPort: service!.port, upstreamPort: upstream.port });
-      });
-      afterAll(async () => {
-        await gateway?.stop();
-      });
-
+  describeThroughGateways(
+    (kind) => `through ${kind}`,
+    () => ({ authPort: service!.port, upstreamPort: upstream.port }),
+    (kind, gateway) => {
       it.each(ALLOWED)("200 $caller $method $path ($why)", async ({ caller, path, method }) => {
         upstream.seen.length = 0;
-        const res = await send(gateway.url, path, { method: method ?? "GET", headers: headersFor(caller) });
-        expect(res.status, describeResponse(res, gateway)).toBe(200);
+        const res = await send(gateway().url, path, { method: method ?? "GET", headers: headersFor(caller) });
+        expect(res.status, describeResponse(res, gateway())).toBe(200);
         expect(JSON.parse(res.body)).toMatchObject({ upstream: UPSTREAM_MARK, method: method ?? "GET", path });
         expect(upstream.seen).toHaveLength(1);
         const received = upstream.seen[0]!.portier;
@@ -194,9 +185,9 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
 
       it.each(DENIED)("$status $caller $method $path ($why)", async ({ caller, path, method, status, reason, gateway: refusedBy }) => {
         upstream.seen.length = 0;
-        const res = await send(gateway.url, path, { method: method ?? "GET", headers: headersFor(caller) });
+        const res = await send(gateway().url, path, { method: method ?? "GET", headers: headersFor(caller) });
         // nginx itself answers 400 to an encoded NUL or a path above the root, before auth_request.
-        expect(res.status, describeResponse(res, gateway)).toBe(refusedBy?.[kind] ?? status);
+        expect(res.status, describeResponse(res, gateway())).toBe(refusedBy?.[kind] ?? status);
         expect(upstream.seen, "the upstream must not be reached").toHaveLength(0);
         if (res.status === 401) expect(res.headers["www-authenticate"], describeResponse(res)).toMatch(/^Bearer\b/);
         // Caddy hands the client Portier's whole deny answer; nginx keeps only the status (and
@@ -206,20 +197,20 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
 
       it("a POST with a body is judged on its method, and the body never reaches the upstream", async () => {
         upstream.seen.length = 0;
-        const res = await send(gateway.url, "/v2/ORG001/elevesJeunes", {
+        const res = await send(gateway().url, "/v2/ORG001/elevesJeunes", {
           method: "POST",
           headers: { ...headersFor("enseignant.jeune"), "content-type": "application/json" },
           body: JSON.stringify({ nom: "x".repeat(10_000) }),
         });
-        expect(res.status, describeResponse(res, gateway)).toBe(403);
+        expect(res.status, describeResponse(res, gateway())).toBe(403);
         expect(upstream.seen).toHaveLength(0);
       });
 
       it("a forged X-Portier-* header from the client never reaches the upstream", async () => {
         upstream.seen.length = 0;
         const forged = { "x-portier-subject": "forged", "x-portier-tenant": "forged", "x-portier-roles": "directeur_jeune", "x-portier-decision-id": "forged" };
-        const res = await send(gateway.url, "/v2/ORG001/centres", { headers: { ...headersFor("machine"), ...forged } });
-        expect(res.status, describeResponse(res, gateway)).toBe(200);
+        const res = await send(gateway().url, "/v2/ORG001/centres", { headers: { ...headersFor("machine"), ...forged } });
+        expect(res.status, describeResponse(res, gateway())).toBe(200);
         const received = upstream.seen[0]!.portier;
         for (const [name, value] of Object.entries(forged)) expect(received[name], name).not.toBe(value);
         expect(received["x-portier-subject"]).toBe(MACHINE_CLIENT);
@@ -228,12 +219,12 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
       it("each allowed call gets its own decision id", async () => {
         upstream.seen.length = 0;
         for (let i = 0; i < 3; i++) {
-          const res = await send(gateway.url, "/v2/ORG001/centres", { headers: headersFor("enseignant.jeune") });
+          const res = await send(gateway().url, "/v2/ORG001/centres", { headers: headersFor("enseignant.jeune") });
           expect(res.status).toBe(200);
         }
         const ids = new Set(upstream.seen.map((s) => s.portier["x-portier-decision-id"]));
         expect(ids.size).toBe(3);
       });
-    });
-  }
+    },
+  );
 });

@@ -12,7 +12,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { INSTALL_HINT, findBinary, startGateway, type GatewayKind, type RunningGateway } from "./harness/gateways.js";
+import { describeThroughGateways } from "./harness/describe-gateways.js";
+import { type RunningGateway } from "./harness/gateways.js";
 import { bearer, send, sendBytes, type RawResponse } from "./harness/http.js";
 import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./harness/portier.js";
 import { TENANT_A, machineToken } from "./harness/tokens.js";
@@ -88,7 +89,6 @@ const TENANTS: Case[] = [
 ];
 
 const ALL = [...TARGETS, ...TENANTS];
-const KINDS: GatewayKind[] = ["nginx", "caddy"];
 
 /** Go net/http + ServeMux: the path is everything before "?" (a "#" is kept), unescaped, then cleaned. */
 function goServedPath(received: string): string | undefined {
@@ -212,38 +212,29 @@ describe("paths and tenant codes through real gateways (issue 9, items 2 and 8)"
     });
   });
 
-  for (const kind of KINDS) {
-    const missing = findBinary(kind) === undefined;
-    if (missing) console.warn(`[e2e] ${kind} not found: skipping the ${kind} path tests. Install: ${INSTALL_HINT[kind]}`);
-
-    describe.skipIf(missing)(`through ${kind}`, () => {
-      let gateway: RunningGateway;
-      beforeAll(async () => {
-        gateway = await startGateway(kind, { authPort: service!.port, upstreamPort: upstream.port });
-      });
-      afterAll(async () => {
-        await gateway?.stop();
-      });
-
+  describeThroughGateways(
+    (kind) => `through ${kind}`,
+    () => ({ authPort: service!.port, upstreamPort: upstream.port }),
+    (kind, gateway) => {
       it.each(ALL)("$caller $target: $why", async (c) => {
         const expected = c[kind];
         upstream.seen.length = 0;
-        const res = await sendThrough(gateway, c.target, tokens.get(c.caller)!);
-        expect(res.status, describeResponse(res, gateway)).toBe(expected.status);
+        const res = await sendThrough(gateway(), c.target, tokens.get(c.caller)!);
+        expect(res.status, describeResponse(res, gateway())).toBe(expected.status);
         if (expected.status !== 200) {
           expect(upstream.seen, "a refused request must not reach the upstream").toHaveLength(0);
           // Caddy hands the client Portier's deny answer; nginx keeps only the status.
           if (kind === "caddy" && expected.status === 403) expect(res.headers["x-portier-reason"], describeResponse(res)).toBe(expected.reason);
           return;
         }
-        expect(upstream.seen, describeResponse(res, gateway)).toHaveLength(1);
+        expect(upstream.seen, describeResponse(res, gateway())).toHaveLength(1);
       });
 
       it("every request that reached the upstream was judged on the very path the upstream serves", async () => {
         const reached: Array<{ target: string; received: string; judged: string | null | undefined; allow: boolean | undefined }> = [];
         for (const c of ALL) {
           upstream.seen.length = 0;
-          await sendThrough(gateway, c.target, tokens.get(c.caller)!);
+          await sendThrough(gateway(), c.target, tokens.get(c.caller)!);
           for (const seen of upstream.seen) {
             const logged = await decisionLogged(seen.portier["x-portier-decision-id"] ?? "(none)");
             reached.push({ target: String(c.target), received: seen.path, judged: logged?.path, allow: logged?.allow });
@@ -260,8 +251,8 @@ describe("paths and tenant codes through real gateways (issue 9, items 2 and 8)"
         }
         expect(reached.length, "every allowed case reached the upstream once").toBe(ALL.filter((c) => c[kind].status === 200).length);
       });
-    });
-  }
+    },
+  );
 });
 
 describe("the upstream readings used above", () => {
