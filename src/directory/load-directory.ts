@@ -42,8 +42,6 @@ export interface LoadOptions {
 }
 
 const MAX_PROBLEMS = 100;
-/** Distinct role spellings remembered while loading. */
-const MAX_ROLE_NAMES = 10_000;
 /** Longest run of loading work between two turns of the event loop. */
 const SLICE_MS = 5;
 /** Records inserted into the hash table per slice. */
@@ -53,7 +51,6 @@ const TABLE_SLICE = 4096;
 class DirectoryBuilder {
   private readonly byRoles = new Map<string, { roles: string[]; tenants: Map<string, number> }>();
   private readonly shared: DirectoryEntry[] = [];
-  private readonly roleIds = new Map<string, string | null>();
   readonly index = new CompactIndexBuilder(this.shared);
   readonly problems: string[] = [];
   rejected = 0;
@@ -74,22 +71,13 @@ class DirectoryBuilder {
     if (!Array.isArray(r.roles)) return this.report(where, "roles must be an array");
     const ids: string[] = [];
     for (const name of r.roles) {
-      const id = typeof name === "string" ? this.roleId(name) : undefined;
+      // The resolver remembers the spellings it has seen: a file names the same few roles millions of times.
+      const id = typeof name === "string" ? this.resolve(name) : undefined;
       if (!id) return this.report(where, `unknown role ${JSON.stringify(name)}`);
       if (!ids.includes(id)) ids.push(id);
     }
     this.index.add(r.sub, this.entryNumber(r.tenant_id, ids));
   };
-
-  /** The resolver normalises (NFC, case) on every call; a file names the same few roles millions of times. */
-  private roleId(name: string): string | undefined {
-    let id = this.roleIds.get(name);
-    if (id === undefined) {
-      id = this.resolve(name) ?? null;
-      if (this.roleIds.size < MAX_ROLE_NAMES) this.roleIds.set(name, id);
-    }
-    return id ?? undefined;
-  }
 
   /** The number of the shared entry for this tenant and role list, made on first sight. */
   private entryNumber(tenant: string, ids: string[]): number {
