@@ -89,17 +89,21 @@ export class Directory {
   static async open(file: string, resolve: RoleResolver, options: DirectoryOptions = {}): Promise<Directory> {
     const dir = new Directory(file, resolve, options);
     if (!(await dir.reload())) throw new Error(dir.status().lastError ?? `${file}: not loaded`);
-    const watching = options.watch !== false;
-    dir.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
+    dir.watch(options);
     return dir;
   }
 
   /** A directory not loaded yet (the role names it needs are not known yet): prepareRoles loads it. */
   static pending(file: string, resolve: RoleResolver, options: DirectoryOptions = {}): Directory {
     const dir = new Directory(file, resolve, options);
-    const watching = options.watch !== false;
-    dir.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
+    dir.watch(options);
     return dir;
+  }
+
+  /** The file watch (debounced) and its periodic re-read; with watch false, neither. */
+  private watch(options: DirectoryOptions): void {
+    const watching = options.watch !== false;
+    this.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
   }
 
   /**
