@@ -71,7 +71,9 @@ unit: dist/cli/main.js policies
 
 test: deps dist/cli/main.js policies matrix-check policy-test typecheck unit
 
+# The service benchmark drives the servers with wrk (Debian package), installed here when missing.
 bench: deps build
+	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)
 	npx tsx test/bench/run-all.ts
 
 run: deps build

@@ -21,7 +21,7 @@ import { BENCH_TENANT, benchSub } from "./directory-probe.js";
 const PROBE = fileURLToPath(new URL("./directory-probe.ts", import.meta.url));
 const RECORDS = Number(process.env.BENCH_DIRECTORY_RECORDS ?? 1_000_000);
 
-async function writeDirectory(file: string, n: number, format: "ndjson" | "json"): Promise<void> {
+export async function writeDirectory(file: string, n: number, format: "ndjson" | "json"): Promise<void> {
   const out = createWriteStream(file);
   let batch: string[] = [];
   const flush = async () => {

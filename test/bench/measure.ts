@@ -21,7 +21,7 @@ function rateOf(fn: () => void, ms: number): number {
   return (n * 1000) / (now - start);
 }
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] as number;
 }

@@ -1,38 +1,44 @@
 /**
- * Decision-service benchmark, one run: autocannon (keep-alive, bounded seconds) against
- *   - a bare node:http server answering a fixed JSON (the baseline),
- *   - Portier POST /decide and GET /forward-auth/nginx (token cache warm, decision log on, to /dev/null),
- *   - the real OPA server (`opa run --server`, pinned binary) answering POST /v1/data/portier/decision
- *     with the same decision input (claims already verified),
- * each in its own process; then in-process decisions per second (normalise + cached verify + evaluate)
- * (the directory is measured in directory.ts). Run: npx tsx test/bench/service.ts
- * (BENCH_SECONDS, BENCH_CONNECTIONS to change the load).
+ * Decision-service benchmark, one run, measured from outside with `wrk` (one thread, BENCH_CONNECTIONS=10
+ * keep-alive connections), interleaved rounds (BENCH_ROUNDS=5 of BENCH_SECONDS=2 each, the order rotating per
+ * round), medians per target. Every server is its own process on 127.0.0.1, started once:
+ *   - a bare node:http server answering a fixed JSON to GET (the baseline, 1.00),
+ *   - the same-shaped server (same-shaped-server.mjs): reads the request, answers Portier's JSON, no decision,
+ *   - `opa run --server` (the pinned opa) on a Rego bundle of the same policies and data, POST
+ *     /v1/data/portier/decision with the same decision input (claims already verified),
+ *   - Portier (`node dist/cli/main.js serve`, decision log on, to /dev/null): POST /decide and GET
+ *     /forward-auth/nginx, path ids never repeating and repeated inputs; `--workers 2` vs 1; a directory of
+ *     BENCH_SERVICE_RECORDS=1M records vs one of the 100 users the tokens belong to.
+ * 100 users' tokens are sent in turn (each is verified once, then cached). Reported per target: req/s, ratio
+ * to the bare GET and to the same-shaped server, p50/p99 from wrk's latency distribution, and the server's CPU
+ * microseconds per request (user + system time of its process tree, from /proc). Ends with a markdown table of
+ * the issue's targets beside the measured values, which README.md takes verbatim.
+ * Run: make build && npx tsx test/bench/service.ts (Portier runs from dist/, so build first).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createRequire } from "node:module";
-import { mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { createAccessTokenVerifier } from "../../src/auth/index.js";
-import { loadEngine, normalisePath, tokenFacts } from "../../src/engine/index.js";
-import { fmt, rateAsync } from "./measure.js";
-
-interface Histogram { p50: number; p99: number; average: number }
-interface AutocannonResult { requests: { average: number; total: number }; latency: Histogram; non2xx: number; errors: number }
-type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+import { tokenFacts } from "../../src/engine/index.js";
+import { BENCH_TENANT, benchSub } from "./directory-probe.js";
+import { writeDirectory } from "./directory.js";
+import { median } from "./measure.js";
+import { haveWrk, runWrk, treeCpuSeconds, type Load, type WrkResult } from "./wrk.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const CLI = join(ROOT, "src", "cli", "main.ts");
+const PORTIER_MAIN = join(ROOT, "dist", "cli", "main.js");
+const SHAPED = fileURLToPath(new URL("./same-shaped-server.mjs", import.meta.url));
 const ISSUER = "https://auth.bench.example";
-const TENANT = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
-const SUB = "11111111-1111-4111-8111-111111111111";
-const PATH = "/v2/ORG001/elevesJeunes/42/absences";
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const PATH_TEMPLATE = "/v2/ORG001/elevesJeunes/{id}/absences";
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const RECORDS = Number(process.env.BENCH_SERVICE_RECORDS ?? 1_000_000);
+const USERS = 100;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -45,9 +51,10 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitFor(url: string, ms = 60_000): Promise<void> {
+async function waitFor(url: string, child: ChildProcess, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
+    if (child.exitCode !== null) throw new Error(`${url}: the server exited (${child.exitCode})`);
     try {
       const res = await fetch(url);
       if (res.ok) return;
@@ -64,106 +71,194 @@ function stop(p: ChildProcess): Promise<void> {
     if (p.exitCode !== null || p.signalCode !== null) return resolve();
     p.once("exit", () => resolve());
     p.kill("SIGTERM");
-    setTimeout(() => p.kill("SIGKILL"), 3000).unref();
+    setTimeout(() => p.kill("SIGKILL"), 5000).unref();
   });
 }
 
-async function load(name: string, opts: Record<string, unknown>): Promise<{ name: string; rps: number; p50: number; p99: number; bad: number }> {
-  const r = await autocannon({ connections: CONNECTIONS, pipelining: 1, duration: SECONDS, ...opts });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors };
+/** The directory users the tokens belong to: every one an `enseignant_jeune` (index % 3 === 0), spread over the file. */
+const userIndex = (k: number) => 3 * Math.floor((k * Math.floor(RECORDS / 3)) / USERS);
+
+async function writeTinyDirectory(file: string): Promise<void> {
+  const out = createWriteStream(file);
+  for (let k = 0; k < USERS; k++) out.write(`{"sub":"${benchSub(userIndex(k))}","tenant_id":"${BENCH_TENANT}","roles":["enseignant_jeune"]}\n`);
+  out.end();
+  await once(out, "finish");
+}
+
+interface Target {
+  name: string;
+  server: string;
+  load: Load;
+}
+
+interface Summary {
+  name: string;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuUs: number;
+  bad: number;
 }
 
 export async function main(): Promise<void> {
+  if (!haveWrk()) throw new Error("wrk is not installed (Debian package wrk: apt-get install -y wrk; `make bench` installs it)");
+  if (!existsSync(PORTIER_MAIN)) throw new Error(`${PORTIER_MAIN} is missing: run make build first`);
   const dir = mkdtempSync(join(tmpdir(), "portier-bench-"));
   const devNull = openSync("/dev/null", "w");
-  const children: ChildProcess[] = [];
+  const children = new Map<string, ChildProcess>();
+  const urls = new Map<string, string>();
   try {
-    // Keys, token, directory.
+    // Keys, one token per user, the two directories.
     const { privateKey, publicKey } = await generateKeyPair("RS256");
     const jwksFile = join(dir, "jwks.json");
     writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }));
     const now = Math.floor(Date.now() / 1000);
-    const claims = { iss: ISSUER, sub: SUB, client_id: "web", tenant_id: TENANT, auth_time: now, idp: "local", scope: ["openid", "apiclients"], amr: ["pwd"], iat: now, exp: now + 3600 };
-    const token = await new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" }).sign(privateKey);
-    const directory = join(dir, "directory.json");
-    writeFileSync(directory, JSON.stringify([{ sub: SUB, tenant_id: TENANT, roles: ["enseignant_jeune"] }]));
-    const input = { method: "GET", path: PATH, token: tokenFacts(claims), roles: ["enseignant_jeune"], synced: true, role_check: "enforce" };
+    const users = await Promise.all(
+      Array.from({ length: USERS }, async (_, k) => {
+        const claims = { iss: ISSUER, sub: benchSub(userIndex(k)), client_id: "web", tenant_id: BENCH_TENANT, auth_time: now, idp: "local", scope: ["openid", "apiclients"], amr: ["pwd"], iat: now, exp: now + 3600 };
+        const token = await new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" }).sign(privateKey);
+        return { claims, token };
+      }),
+    );
+    const tiny = join(dir, "tiny.ndjson");
+    const big = join(dir, "big.ndjson");
+    await writeTinyDirectory(tiny);
+    await writeDirectory(big, RECORDS, "ndjson");
 
-    // Bare node:http baseline, answering a decision-sized fixed JSON.
-    const barePort = await freePort();
-    const fixed = JSON.stringify({ decision_id: "00000000-0000-4000-8000-000000000000", allow: true, status: 200, reason: "allowed", flow: "accessCode", deprecated: true });
-    const bare = spawn(process.execPath, ["-e", `require("node:http").createServer((q,s)=>{q.resume();q.on("end",()=>{s.writeHead(200,{"content-type":"application/json"});s.end(${JSON.stringify(fixed)})})}).listen(${barePort},"127.0.0.1")`], { stdio: "ignore" });
-    children.push(bare);
-
-    // Portier, one worker, decision log on (written to /dev/null).
-    const portierPort = await freePort();
-    const portier = spawn(process.execPath, ["--import", "tsx", CLI, "serve", "--issuer", ISSUER, "--jwks", jwksFile, "--directory", directory, "--port", String(portierPort), "--workers", "1"], { cwd: ROOT, stdio: ["ignore", devNull, "inherit"] });
-    children.push(portier);
-
-    // OPA, the pinned binary, with a Rego bundle of the same policy sources and data (this OPA build
-    // has no wasm engine, so it cannot run policy.wasm itself; `opa build` without -t wasm instead).
+    const start = async (name: string, cmd: string, args: string[], ready: (url: string) => string, env: Record<string, string> = {}) => {
+      const port = await freePort();
+      const child = spawn(cmd, args.map((a) => a.replace("{port}", String(port))), { cwd: ROOT, stdio: ["ignore", devNull, "inherit"], env: { ...process.env, ...env } });
+      children.set(name, child);
+      const url = `http://127.0.0.1:${port}`;
+      urls.set(name, url);
+      return waitFor(ready(url), child);
+    };
+    const fixed = JSON.stringify({ decision_id: "00000000-0000-4000-8000-000000000000", allow: true, status: 200, reason: "allowed", flow: "accessCode" });
+    const bareJs = `require("node:http").createServer((q,s)=>{q.resume();q.on("end",()=>{s.writeHead(200,{"content-type":"application/json"});s.end(${JSON.stringify(fixed)})})}).listen(+process.argv[1],"127.0.0.1")`;
+    const serve = (directory: string, workers: number) => [PORTIER_MAIN, "serve", "--issuer", ISSUER, "--jwks", jwksFile, "--directory", directory, "--port", "{port}", "--workers", String(workers)];
     const opa = spawnSync("bash", [join(ROOT, "tools", "ensure-opa.sh")], { encoding: "utf8" }).stdout.trim();
     const opaBundle = join(dir, "rego-bundle.tar.gz");
+    // The pinned opa is built without cgo, so without OPA's wasm runtime: a Rego bundle of the same sources and data.
     const built = spawnSync(opa, ["build", "--ignore", "*_test.rego", "-o", opaBundle, join(ROOT, "policies"), join(ROOT, "build", "bundle-data")], { encoding: "utf8" });
-    let opaUrl: string | undefined;
-    if (built.status === 0) {
-      const opaPort = await freePort();
-      const server = spawn(opa, ["run", "--server", "--addr", `127.0.0.1:${opaPort}`, "--log-level", "error", "--bundle", opaBundle], { stdio: "ignore" });
-      children.push(server);
-      opaUrl = `http://127.0.0.1:${opaPort}`;
-    } else {
-      console.log(`OPA bundle build failed, OPA skipped: ${built.stderr}`);
-    }
+    if (built.status !== 0) throw new Error(`opa build failed: ${built.stderr}`);
+    await Promise.all([
+      start("bare", process.execPath, ["-e", bareJs, "{port}"], (u) => `${u}/`),
+      start("opa", opa, ["run", "--server", "--addr", "127.0.0.1:{port}", "--log-level", "error", "--bundle", opaBundle], (u) => `${u}/health`),
+      start("portier", process.execPath, serve(tiny, 1), (u) => `${u}/ready`),
+      start("portier-2w", process.execPath, serve(tiny, 2), (u) => `${u}/ready`),
+      start("portier-1M", process.execPath, serve(big, 1), (u) => `${u}/ready`),
+    ]);
 
-    await waitFor(`http://127.0.0.1:${barePort}/`);
-    await waitFor(`http://127.0.0.1:${portierPort}/ready`);
-    if (opaUrl) await waitFor(`${opaUrl}/health`);
-    const portierUrl = `http://127.0.0.1:${portierPort}`;
+    // Portier's own answers to the benchmark requests: checked, and the shape the same-shaped server answers.
+    const path = PATH_TEMPLATE.replace("{id}", "42");
+    const u0 = users[0]!;
+    const decideRes = await fetch(`${urls.get("portier")}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "GET", path, token: u0.token }) });
+    const decideBody = (await decideRes.json()) as { allow?: boolean };
+    if (decideBody.allow !== true) throw new Error(`Portier did not allow the benchmark request: ${JSON.stringify(decideBody)}`);
+    const gwRes = await fetch(`${urls.get("portier")}/forward-auth/nginx`, { headers: { "x-original-method": "GET", "x-original-uri": path, authorization: `Bearer ${u0.token}` } });
+    const gatewayBody = (await gwRes.json()) as { allow?: boolean };
+    if (gwRes.status !== 200 || gatewayBody.allow !== true) throw new Error(`Portier's forward-auth did not allow: ${gwRes.status}`);
+    const gatewayHeaders = Object.fromEntries([...gwRes.headers].filter(([k]) => k.startsWith("x-portier-") || k === "cache-control"));
+    await start("shaped", process.execPath, [SHAPED, "{port}"], (u) => `${u}/`, { BENCH_SHAPE: JSON.stringify({ decideBody, gatewayHeaders, gatewayBody }) });
+    const opaInput = (claims: Record<string, unknown>) => ({ method: "GET", path: "__PATH__", token: tokenFacts(claims), roles: ["enseignant_jeune"], synced: true, role_check: "enforce" });
+    const opaCheck = (await (await fetch(`${urls.get("opa")}/v1/data/portier/decision`, { method: "POST", body: JSON.stringify({ input: { ...opaInput(u0.claims), path } }) })).json()) as { result?: { allow?: boolean } };
+    if (opaCheck.result?.allow !== true) throw new Error(`OPA did not allow the benchmark request: ${JSON.stringify(opaCheck)}`);
 
-    // Sanity: each answers the same decision.
-    const check = await (await fetch(`${portierUrl}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "GET", path: PATH, token }) })).json() as { allow: boolean };
-    if (!check.allow) throw new Error("Portier did not allow the benchmark request");
-    if (opaUrl) {
-      const o = await (await fetch(`${opaUrl}/v1/data/portier/decision`, { method: "POST", body: JSON.stringify({ input }) })).json() as { result?: { allow?: boolean } };
-      if (o.result?.allow !== true) throw new Error(`OPA did not allow the benchmark request: ${JSON.stringify(o)}`);
-    }
+    const json = { "content-type": "application/json" };
+    const decide = (unique: boolean): Load => ({ method: "POST", target: "/decide", pathTemplate: PATH_TEMPLATE, unique, variants: users.map((u) => ({ headers: json, body: JSON.stringify({ method: "GET", path: "__PATH__", token: u.token }) })) });
+    const forwardAuth = (unique: boolean): Load => ({ method: "GET", target: "/forward-auth/nginx", pathTemplate: PATH_TEMPLATE, unique, variants: users.map((u) => ({ headers: { "x-original-method": "GET", "x-original-uri": "__PATH__", authorization: `Bearer ${u.token}` } })) });
+    const opaLoad: Load = { method: "POST", target: "/v1/data/portier/decision", pathTemplate: PATH_TEMPLATE, unique: true, variants: users.map((u) => ({ headers: json, body: JSON.stringify({ input: opaInput(u.claims) }) })) };
+    const M = RECORDS >= 1e6 && RECORDS % 1e5 === 0 ? `${RECORDS / 1e6}M` : RECORDS.toLocaleString("en");
+    const targets: Target[] = [
+      { name: "bare node:http GET", server: "bare", load: { method: "GET", target: "/", pathTemplate: "/", unique: false, variants: [{ headers: {} }] } },
+      { name: "same-shaped server, POST /decide shape", server: "shaped", load: decide(true) },
+      { name: "same-shaped server, forward-auth shape", server: "shaped", load: forwardAuth(true) },
+      { name: "opa run --server, POST /v1/data, ids never repeating", server: "opa", load: opaLoad },
+      { name: "Portier POST /decide, ids never repeating", server: "portier", load: decide(true) },
+      { name: "Portier POST /decide, repeated inputs", server: "portier", load: decide(false) },
+      { name: "Portier /forward-auth/nginx, ids never repeating", server: "portier", load: forwardAuth(true) },
+      { name: "Portier /forward-auth/nginx, repeated inputs", server: "portier", load: forwardAuth(false) },
+      { name: "Portier /forward-auth/nginx, ids never repeating, --workers 2", server: "portier-2w", load: forwardAuth(true) },
+      { name: `Portier /forward-auth/nginx, ids never repeating, ${M}-record directory`, server: "portier-1M", load: forwardAuth(true) },
+    ];
 
-    console.log(`HTTP, ${CONNECTIONS} keep-alive connections, ${SECONDS}s each (load generator in this process):`);
-    const decideBody = JSON.stringify({ method: "GET", path: PATH, token });
-    const runs = [];
-    // Warm-up (JIT, token cache), not reported.
-    await autocannon({ url: `${portierUrl}/decide`, method: "POST", headers: { "content-type": "application/json" }, body: decideBody, connections: CONNECTIONS, duration: 1 });
-    runs.push(await load("bare node:http (fixed JSON)", { url: `http://127.0.0.1:${barePort}/` }));
-    runs.push(await load("Portier POST /decide", { url: `${portierUrl}/decide`, method: "POST", headers: { "content-type": "application/json" }, body: decideBody }));
-    runs.push(await load("Portier GET /forward-auth/nginx", { url: `${portierUrl}/forward-auth/nginx`, headers: { "x-original-method": "GET", "x-original-uri": PATH, authorization: `Bearer ${token}` } }));
-    if (opaUrl) runs.push(await load("OPA POST /v1/data/portier/decision", { url: `${opaUrl}/v1/data/portier/decision`, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input }) }));
-    const bareRps = runs[0]!.rps;
-    const opaRun = runs.find((r) => r.name.startsWith("OPA"));
-    for (const r of runs) {
-      const vsBare = `${(r.rps / bareRps).toFixed(2)}x bare`;
-      const vsOpa = opaRun && !r.name.startsWith("OPA") && !r.name.startsWith("bare") ? `, ${(r.rps / opaRun.rps).toFixed(2)}x OPA throughput, p99 ${(r.p99 / Math.max(opaRun.p99, 0.001)).toFixed(2)}x OPA's` : "";
-      console.log(`  ${r.name.padEnd(36)} ${fmt(r.rps).padStart(9)}  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (${vsBare}${vsOpa})${r.bad ? `  ${r.bad} non-2xx/errors!` : ""}`);
-    }
-
-    // In-process: normalise + cached verify + evaluate.
-    const engine = await loadEngine(join(ROOT, "build", "bundle.tar.gz"));
-    const verifier = createAccessTokenVerifier({ issuer: ISSUER, jwksFile, refreshIntervalMs: 0 });
-    await verifier.ready();
-    const once = async () => {
-      const p = normalisePath(`${PATH}?page=1`);
-      if (!p.ok) throw new Error(p.message);
-      const v = await verifier.verify(token);
-      const d = await engine.decide({ method: "GET", path: p.path, token: tokenFacts(v.claims), roles: ["enseignant_jeune"], synced: true, role_check: "enforce" });
-      if (!d.allow) throw new Error("denied");
+    const scriptFile = join(dir, "load.lua");
+    let idStart = 1_000_000;
+    const measure = async (t: Target, seconds: number): Promise<WrkResult & { cpu: number }> => {
+      const pid = children.get(t.server)!.pid!;
+      const cpu0 = treeCpuSeconds(pid);
+      const r = await runWrk(urls.get(t.server)!, t.load, { connections: CONNECTIONS, seconds, start: idStart, scriptFile });
+      idStart += 10_000_000;
+      return { ...r, cpu: treeCpuSeconds(pid) - cpu0 };
     };
-    await rateAsync(once, 1, 300);
-    const inProcess = await rateAsync(once, 1, 2000);
-    console.log(`In-process decisions (normalise + cached verify + evaluate): ${fmt(inProcess)}`);
-    verifier.close();
-    await engine.close();
+    console.log(`wrk, one thread, ${CONNECTIONS} keep-alive connections; ${ROUNDS} interleaved rounds of ${SECONDS} s per target (after a 1 s warm-up each); medians:`);
+    for (const t of targets) await measure(t, 1);
+    const samples = new Map<string, (WrkResult & { cpu: number })[]>(targets.map((t) => [t.name, []]));
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let i = 0; i < targets.length; i++) {
+        const t = targets[(i + r) % targets.length]!;
+        samples.get(t.name)!.push(await measure(t, SECONDS));
+      }
+    }
+    const summary: Summary[] = targets.map((t) => {
+      const xs = samples.get(t.name)!;
+      return {
+        name: t.name,
+        rps: median(xs.map((x) => x.rps)),
+        p50Ms: median(xs.map((x) => x.p50Ms)),
+        p99Ms: median(xs.map((x) => x.p99Ms)),
+        cpuUs: median(xs.map((x) => (x.cpu / x.requests) * 1e6)),
+        bad: xs.reduce((n, x) => n + x.bad, 0),
+      };
+    });
+    report(summary, M);
   } finally {
-    await Promise.all(children.map(stop));
+    await Promise.all([...children.values()].map(stop));
+    rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function report(s: Summary[], M: string): void {
+  const by = (prefix: string) => s.find((x) => x.name.startsWith(prefix))!;
+  const bare = by("bare");
+  const shapedDecide = by("same-shaped server, POST");
+  const shapedGateway = by("same-shaped server, forward");
+  const opa = by("opa");
+  const shapedOf = (x: Summary) => (x.name.includes("/decide") ? shapedDecide : x.name.includes("forward-auth") ? shapedGateway : undefined);
+  const r2 = (x: number) => `${x.toFixed(2)}x`;
+  const ms = (x: number) => `${x.toFixed(2)} ms`;
+  console.log("");
+  console.log("| target | req/s | × bare GET | × same-shaped | p50 | p99 | server CPU per request |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const x of s) {
+    const sh = shapedOf(x);
+    const shaped = sh && sh !== x ? r2(x.rps / sh.rps) : "";
+    const bad = x.bad > 0 ? ` (${x.bad} errors or non-2xx!)` : "";
+    console.log(`| ${x.name}${bad} | ${Math.round(x.rps).toLocaleString("en")} | ${r2(x.rps / bare.rps)} | ${shaped} | ${ms(x.p50Ms)} | ${ms(x.p99Ms)} | ${x.cpuUs.toFixed(0)} us |`);
+  }
+
+  const portier = s.filter((x) => x.name.startsWith("Portier") && !x.name.includes("--workers") && !x.name.includes("directory"));
+  const unique = portier.filter((x) => x.name.includes("never repeating"));
+  const repeated = portier.filter((x) => x.name.includes("repeated"));
+  const worst = (xs: Summary[], f: (x: Summary) => number) => Math.min(...xs.map(f));
+  const range = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? r2(xs[0]!) : `${r2(Math.min(...xs))}-${r2(Math.max(...xs))}`);
+  const vsShaped = (xs: Summary[]) => xs.map((x) => x.rps / shapedOf(x)!.rps);
+  const p99s = portier.map((x) => x.p99Ms);
+  const oneW = by("Portier /forward-auth/nginx, ids never repeating");
+  const twoW = s.find((x) => x.name.includes("--workers 2"))!;
+  const bigDir = s.find((x) => x.name.includes("directory"))!;
+  const rows: [string, string, string, boolean | undefined][] = [
+    ["/decide and /forward-auth, 1 worker, ids never repeating, × same-shaped server", ">= 0.50x", range(vsShaped(unique)), worst(unique, (x) => x.rps / shapedOf(x)!.rps) >= 0.5],
+    ["/decide and /forward-auth, 1 worker, repeated inputs, × same-shaped server", ">= 0.80x", range(vsShaped(repeated)), worst(repeated, (x) => x.rps / shapedOf(x)!.rps) >= 0.8],
+    [`p99 at ${CONNECTIONS} connections (Portier, 1 worker)`, "< 2 ms", `${Math.min(...p99s).toFixed(2)}-${Math.max(...p99s).toFixed(2)} ms`, Math.max(...p99s) < 2],
+    ["throughput × `opa run --server` on the same policies (ids never repeating)", ">= 4x", range(unique.map((x) => x.rps / opa.rps)), worst(unique, (x) => x.rps / opa.rps) >= 4],
+    [`/forward-auth with a ${M}-record directory × a ${USERS}-record one`, ">= 0.95x", `${r2(bigDir.rps / oneW.rps)}, p99 ${ms(bigDir.p99Ms)} vs ${ms(oneW.p99Ms)}, CPU ${(bigDir.cpuUs / oneW.cpuUs).toFixed(2)}x`, bigDir.rps / oneW.rps >= 0.95],
+    ["/forward-auth, `--workers 2` × 1 (2 cores shared with wrk)", "(measured)", `${r2(twoW.rps / oneW.rps)}, CPU per request ${(twoW.cpuUs / oneW.cpuUs).toFixed(2)}x`, undefined],
+  ];
+  console.log("");
+  console.log("| issue 13 target | wanted | measured | met |");
+  console.log("|---|---|---|---|");
+  for (const [what, wanted, got, met] of rows) console.log(`| ${what} | ${wanted} | ${got} | ${met === undefined ? "" : met ? "yes" : "**no**"} |`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();
