@@ -4,7 +4,7 @@
  *   task  memory      heap + ArrayBuffer bytes per record after gc(), load time, memory after 5 reloads
  *                     (BENCH_DIRECTORY_RELOADS)
  *         stall       worst decision latency while the directory reloads (a decision every 1 ms)
- *         throughput  in-process decisions/s through the service pipeline with this directory
+ * (Throughput with a large directory is measured from outside, in service.ts, with CPU time per request.)
  *   impl  streaming   loadDirectoryFile (this code)
  *         previous    the loader before it, as a baseline: whole-file string, JSON.parse, a Map of objects
  * Prints one JSON line.
@@ -13,7 +13,6 @@ import { readFile, writeFile } from "node:fs/promises";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import pino from "pino";
@@ -22,7 +21,6 @@ import { loadDirectoryFile, loadRoleResolver, type DirectoryEntries, type Direct
 import type { RoleResolver } from "../../src/directory/role-names.js";
 import { loadEngine, tokenFacts } from "../../src/engine/index.js";
 import { createDecide } from "../../src/service/decide.js";
-import { rateAsync } from "./measure.js";
 
 export const BENCH_TENANT = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
 export const benchSub = (i: number) => `00000000-0000-4000-8000-${i.toString().padStart(12, "0")}`;
@@ -182,31 +180,12 @@ async function stall(impl: string, file: string) {
   };
 }
 
-async function throughput(impl: string, file: string) {
-  const entries = await load(impl, file, loadRoleResolver(ROLES));
-  gc();
-  const ctx = await decisionContext((sub) => entries.get(sub));
-  const pauses: number[] = [];
-  const obs = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) pauses.push(e.duration);
-  });
-  await rateAsync(ctx.once, 1, 500);
-  obs.observe({ entryTypes: ["gc"] });
-  const rates: number[] = [];
-  for (let r = 0; r < 5; r++) rates.push(await rateAsync(ctx.once, 1, 1000));
-  await new Promise((r) => setTimeout(r, 20)); // GC entries arrive in a later turn; the loop above never yields
-  obs.disconnect();
-  ctx.close();
-  rates.sort((a, b) => a - b);
-  return { records: entries.size, perSecond: rates[2], gcPauses: pauses.length, gcMs: pauses.reduce((a, b) => a + b, 0), worstGcMs: Math.max(0, ...pauses) };
-}
-
-const TASKS: Record<string, (impl: string, file: string) => Promise<object>> = { memory, stall, throughput };
+const TASKS: Record<string, (impl: string, file: string) => Promise<object>> = { memory, stall };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const [task = "", impl = "", file = ""] = process.argv.slice(2);
   const run = TASKS[task];
-  if (!run || !file) throw new Error("usage: directory-probe.ts memory|stall|throughput streaming|previous FILE");
+  if (!run || !file) throw new Error("usage: directory-probe.ts memory|stall streaming|previous FILE");
   console.log(JSON.stringify(await run(impl, file)));
   process.exit(0);
 }
