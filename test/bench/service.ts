@@ -240,27 +240,33 @@ function report(s: Summary[], M: string): void {
   const portier = s.filter((x) => x.name.startsWith("Portier") && !x.name.includes("--workers") && !x.name.includes("directory"));
   const unique = portier.filter((x) => x.name.includes("never repeating"));
   const repeated = portier.filter((x) => x.name.includes("repeated"));
-  const worst = (xs: Summary[], f: (x: Summary) => number) => Math.min(...xs.map(f));
   const range = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? r2(xs[0]!) : `${r2(Math.min(...xs))}-${r2(Math.max(...xs))}`);
-  const vsShaped = (xs: Summary[]) => xs.map((x) => x.rps / shapedOf(x)!.rps);
-  // The same ratio from CPU time (requests per CPU second), steadier than req/s on a shared machine.
-  const cpuVsShaped = (xs: Summary[]) => xs.map((x) => shapedOf(x)!.cpuUs / x.cpuUs);
   const p99s = portier.map((x) => x.p99Ms);
   const oneW = by("Portier /forward-auth/nginx, ids never repeating");
   const twoW = s.find((x) => x.name.includes("--workers 2"))!;
   const bigDir = s.find((x) => x.name.includes("directory"))!;
-  const rows: [string, string, string, boolean | undefined][] = [
-    ["/decide and /forward-auth, 1 worker, ids never repeating, × same-shaped server", ">= 0.50x", `${range(vsShaped(unique))} (by CPU per request ${range(cpuVsShaped(unique))})`, worst(unique, (x) => x.rps / shapedOf(x)!.rps) >= 0.5],
-    ["/decide and /forward-auth, 1 worker, repeated inputs, × same-shaped server", ">= 0.80x", `${range(vsShaped(repeated))} (by CPU per request ${range(cpuVsShaped(repeated))})`, worst(repeated, (x) => x.rps / shapedOf(x)!.rps) >= 0.8],
-    [`p99 at ${CONNECTIONS} connections (Portier, 1 worker)`, "< 2 ms", `${Math.min(...p99s).toFixed(2)}-${Math.max(...p99s).toFixed(2)} ms (bare GET: ${ms(bare.p99Ms)})`, Math.max(...p99s) < 2],
-    ["throughput × `opa run --server` on the same policies (ids never repeating)", ">= 4x", range(unique.map((x) => x.rps / opa.rps)), worst(unique, (x) => x.rps / opa.rps) >= 4],
-    [`/forward-auth with a ${M}-record directory × a ${USERS}-record one`, ">= 0.95x", `${r2(bigDir.rps / oneW.rps)}, p99 ${ms(bigDir.p99Ms)} vs ${ms(oneW.p99Ms)}, CPU ${(bigDir.cpuUs / oneW.cpuUs).toFixed(2)}x`, bigDir.rps / oneW.rps >= 0.95],
-    ["/forward-auth, `--workers 2` × 1 (2 cores shared with wrk)", "(measured)", `${r2(twoW.rps / oneW.rps)}, CPU per request ${(twoW.cpuUs / oneW.cpuUs).toFixed(2)}x`, undefined],
+  // Throughput ratios twice: by req/s (what a client sees, moved by every other job on a shared machine) and by
+  // requests per CPU second of the server (its capacity; the steadier figure). "met" says which reach the target.
+  const perCpu = (x: Summary, base: Summary) => base.cpuUs / x.cpuUs;
+  type Row = [what: string, wanted: string, byRps: string, byCpu: string, met: string];
+  const judged = (rps: number[], cpu: number[], min: number) => `req/s ${Math.min(...rps) >= min ? "yes" : "**no**"}, CPU ${Math.min(...cpu) >= min ? "yes" : "**no**"}`;
+  const ratioRow = (what: string, xs: Summary[], base: (x: Summary) => Summary, min: number): Row => {
+    const rps = xs.map((x) => x.rps / base(x).rps);
+    const cpu = xs.map((x) => perCpu(x, base(x)));
+    return [what, `>= ${r2(min)}`, range(rps), range(cpu), judged(rps, cpu, min)];
+  };
+  const rows: Row[] = [
+    ratioRow("/decide and /forward-auth, 1 worker, ids never repeating, × same-shaped server", unique, (x) => shapedOf(x)!, 0.5),
+    ratioRow("/decide and /forward-auth, 1 worker, repeated inputs, × same-shaped server", repeated, (x) => shapedOf(x)!, 0.8),
+    [`p99 at ${CONNECTIONS} connections (Portier, 1 worker)`, "< 2 ms", `${Math.min(...p99s).toFixed(2)}-${Math.max(...p99s).toFixed(2)} ms (bare GET: ${ms(bare.p99Ms)})`, "", Math.max(...p99s) < 2 ? "yes" : "**no**"],
+    ratioRow("× `opa run --server` on the same policies (ids never repeating)", unique, () => opa, 4),
+    ratioRow(`/forward-auth with a ${M}-record directory × a ${USERS}-record one (p99 ${ms(bigDir.p99Ms)} vs ${ms(oneW.p99Ms)})`, [bigDir], () => oneW, 0.95),
+    ["/forward-auth, `--workers 2` × 1 (2 cores shared with wrk)", "(measured)", r2(twoW.rps / oneW.rps), r2(perCpu(twoW, oneW)), ""],
   ];
   console.log("");
-  console.log("| issue 13 target | wanted | measured | met |");
-  console.log("|---|---|---|---|");
-  for (const [what, wanted, got, met] of rows) console.log(`| ${what} | ${wanted} | ${got} | ${met === undefined ? "" : met ? "yes" : "**no**"} |`);
+  console.log("| issue 13 target | wanted | measured, req/s | measured, requests per CPU second | met |");
+  console.log("|---|---|---|---|---|");
+  for (const row of rows) console.log(`| ${row.join(" | ")} |`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();
