@@ -19,7 +19,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
@@ -194,6 +194,7 @@ export async function main(): Promise<void> {
     console.log(`wrk, one thread, ${CONNECTIONS} keep-alive connections; ${ROUNDS} interleaved rounds of ${SECONDS} s per target (after a 2 s warm-up each); medians:`);
     for (const t of targets) await measure(t, 2); // JIT, token cache, and the GC that follows a large directory load
     const samples = new Map<string, (WrkResult & { cpu: number })[]>(targets.map((t) => [t.name, []]));
+    const loadBefore = loadavg()[0]!;
     for (let r = 0; r < ROUNDS; r++) {
       for (let i = 0; i < targets.length; i++) {
         const t = targets[(i + r) % targets.length]!;
@@ -212,6 +213,8 @@ export async function main(): Promise<void> {
       };
     });
     report(summary, M);
+    // What else ran: above about one runnable job per core, other jobs' CPU shows in every figure, CPU per request included.
+    console.log(`\nLoad average during the rounds: ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`);
   } finally {
     await Promise.all([...children.values()].map(stop));
     rmSync(dir, { recursive: true, force: true });
