@@ -126,11 +126,12 @@ export interface RouteIndex {
 
 /**
  * How the policy binds {codeOrganisme} to tenants without scanning every tenant: `owners` maps each
- * lower-cased code to its tenant (codes are unique whatever their case), `listed` holds every tenant
- * that data/tenants.json names.
+ * lower-cased code to its tenant (codes are unique whatever their case), `spellings` holds each code as
+ * data/tenants.json spells it (those passed the code alphabet check here), `listed` every tenant named.
  */
 export interface TenantIndex {
   owners: Record<string, string>;
+  spellings: Record<string, true>;
   listed: Record<string, true>;
 }
 
@@ -172,12 +173,16 @@ export function routeIndex(routes: RouteEntry[]): RouteIndex {
 
 export function tenantIndex(tenants: TenantEntry[]): TenantIndex {
   const owners = plainMap<string>();
+  const spellings = plainMap<true>();
   const listed = plainMap<true>();
   for (const tenant of tenants) {
     listed[tenant.tenant_id] = true;
-    for (const code of tenant.codeOrganisme) owners[code.toLowerCase()] = tenant.tenant_id;
+    for (const code of tenant.codeOrganisme) {
+      owners[code.toLowerCase()] = tenant.tenant_id;
+      spellings[code] = true;
+    }
   }
-  return { owners, listed };
+  return { owners, spellings, listed };
 }
 
 /** The data document the bundle carries: data.catalog.{roles,routes,tenants,route_index,tenant_index}. */

@@ -29,7 +29,7 @@ _route := data.catalog.routes[_found[0]]
 # The routes whose literals the request has, most specific shape first.
 _found := [i |
 	some shape in _index.shapes[count(_segments)]
-	i := shape.routes[concat("/", [_lowered[j] | some j in shape.literals])]
+	i := shape.routes[concat("/", [lower(_segments[j]) | some j in shape.literals])]
 ]
 
 # Every segment is non-empty: a literal never is, and a parameter must not be.
@@ -37,8 +37,6 @@ _segments := segments if {
 	segments := split(_path, "/")
 	not "" in segments
 }
-
-_lowered := split(lower(_path), "/")
 
 # The path without its leading "/" and without one trailing "/".
 _path := trim_suffix(substring(input.path, 1, -1), "/") if startswith(input.path, "/")

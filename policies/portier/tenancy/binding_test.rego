@@ -94,6 +94,7 @@ test_bundled_index_is_the_index_of_the_tenants if {
 
 _index_of(listed_tenants) := {
 	"owners": {lower(code): t.tenant_id | some t in listed_tenants; some code in t.codeOrganisme},
+	"spellings": {code: true | some t in listed_tenants; some code in t.codeOrganisme},
 	"listed": {t.tenant_id: true | some t in listed_tenants},
 }
 
