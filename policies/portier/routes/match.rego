@@ -11,14 +11,14 @@
 # The policy looks keys up and never iterates over the routes.
 package portier.routes
 
-_index := data.catalog.route_index
+import data.catalog.route_index
 
 # The matched route as the decision document shows it: product, api, template and parameters.
 match := {
 	"product": _route.product,
 	"api": _route.api,
 	"template": _route.template,
-	"parameters": {name: _segments[j] | some [j, name] in _index.patterns[_found[0]].parameters},
+	"parameters": {name: _segments[j] | some [j, name] in route_index.patterns[_found[0]].parameters},
 }
 
 # The roles the matched route allows (a list of role ids), or "all_synced".
@@ -28,7 +28,7 @@ _route := data.catalog.routes[_found[0]]
 
 # The routes whose literals the request has, most specific shape first.
 _found := [i |
-	some shape in _index.shapes[count(_segments)]
+	some shape in route_index.shapes[count(_segments)]
 	i := shape.routes[concat("/", [lower(_segments[j]) | some j in shape.literals])]
 ]
 

@@ -10,9 +10,8 @@
 # instead of scanning tenants.
 package portier.tenancy
 
+import data.catalog.tenant_index
 import data.portier.routes
-
-_index := data.catalog.tenant_index
 
 code := routes.match.parameters.codeOrganisme
 
@@ -25,7 +24,7 @@ default code_malformed := false
 # A code listed in this very spelling passed the same check when the data was built (trim() is the
 # costliest step of a whole decision, so it runs only for other spellings).
 code_malformed if {
-	not _index.spellings[code]
+	not tenant_index.spellings[code]
 	trim(code, _code_alphabet) != ""
 }
 
@@ -36,7 +35,7 @@ malformed_message := concat("", [
 	"\" is not an organisation code: ASCII letters, digits, \"-\" and \"_\" only, at most 64",
 ])
 
-_owner := _index.owners[lower(code)]
+_owner := tenant_index.owners[lower(code)]
 
 _caller := object.get(input.token, "tenant_id", null)
 
@@ -47,7 +46,7 @@ mismatch if _owner != _caller
 mismatch if {
 	is_string(code)
 	not _owner
-	_index.listed[_caller]
+	tenant_index.listed[_caller]
 }
 
 message := concat("", [
