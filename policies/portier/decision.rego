@@ -47,7 +47,10 @@ _verdict := _deny(401, "token_shape_unknown", token.shape_problem) if {
 	tenancy.mismatch
 } else := _enforced_role_verdict if {
 	token.flow == "accessCode"
-} else := _allow("application tokens are not role-restricted")
+}
+
+# Every check passed, and application tokens are not role-restricted.
+default _verdict := {"status": 200, "reason": "allowed", "message": "application tokens are not role-restricted"}
 
 _role_check_failed if access.verdict.reason != "allowed"
 

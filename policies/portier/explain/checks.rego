@@ -50,11 +50,14 @@ else := _failed("path_invalid", tenancy.malformed_message) if tenancy.code_malfo
 
 else := _passed(concat("", ["codeOrganisme ", tenancy.code, " is an organisation code"]))
 
+default _scope := {
+	"outcome": "fail", "reason": "scope_missing",
+	"message": "a user token must carry the apiclients scope",
+}
+
 _scope := _not_applicable("only user (accessCode) tokens need the apiclients scope") if not _is_user_call
 
 else := _passed("the user token carries the apiclients scope") if token.has_apiclients_scope
-
-else := _failed("scope_missing", "a user token must carry the apiclients scope")
 
 _tenant_binding := _not_applicable("the route has no {codeOrganisme}") if not tenancy.code
 

@@ -113,9 +113,11 @@ test_specificity_breaks_ties_by_first_differing_segment if {
 	m.parameters == {"y": "b"}
 }
 
+default _template_of(_) := null
+
 _template_of(path) := template if {
 	template := routes.match.template with input as {"path": path}
-} else := null
+}
 
 _sample_path(template) := concat("/", [s | some seg in split(template, "/"); s := _sample_segment(seg)])
 

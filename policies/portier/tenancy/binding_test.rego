@@ -102,7 +102,9 @@ _token_of(null) := {}
 
 _token_of(tenant) := {"tenant_id": tenant} if tenant != null
 
+default _mismatch_of(_, _) := false
+
 _mismatch_of(tenant, path) if {
 	tenancy.mismatch with input as {"token": _token_of(tenant), "path": path}
 		with data.catalog.tenant_index as _index_of(tenants)
-} else := false
+}

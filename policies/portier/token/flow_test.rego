@@ -29,9 +29,11 @@ flow_cases := [
 	{"name": "empty token", "token": {}, "flow": null},
 ]
 
+default _flow_of(_) := null
+
 _flow_of(t) := flow if {
 	flow := token.flow with input as {"token": t}
-} else := null
+}
 
 test_flow_classification[c.name] if {
 	some c in flow_cases
