@@ -15,73 +15,80 @@ import data.portier.token
 # description: Allow or deny one call, with status, reason and message; the service evaluates this rule.
 # entrypoint: true
 decision := {
-	"allow": verdict.reason == "allowed",
-	"status": verdict.status,
-	"reason": verdict.reason,
-	"message": verdict.message,
-	"flow": flow,
-	"route": route,
-	"deprecated": deprecated,
-	"mode": mode,
-	"would_deny": would_deny,
+	"allow": _verdict.reason == "allowed",
+	"status": _verdict.status,
+	"reason": _verdict.reason,
+	"message": _verdict.message,
+	"flow": _flow,
+	"route": _route,
+	"deprecated": _deprecated,
+	"mode": _mode,
+	"would_deny": _would_deny,
 }
 
-verdict := deny(401, "token_shape_unknown", token.shape_problem) if {
-	not token.flow
-} else := deny(403, "method_not_allowed", concat("", ["method ", input.method, " is not allowed: these routes answer GET and HEAD only"])) if {
-	not method_is_allowed
-} else := deny(403, "route_unknown", concat("", ["no route of the catalog matches ", input.path])) if {
-	not routes.match
-} else := deny(403, "path_invalid", tenancy.malformed_message) if {
-	tenancy.code_malformed
-} else := deny(403, "scope_missing", "a user token must carry the apiclients scope") if {
-	token.flow == "accessCode"
-	not token.has_apiclients_scope
-} else := deny(403, "tenant_mismatch", tenancy.message) if {
-	tenancy.mismatch
-} else := enforced_role_verdict if {
-	token.flow == "accessCode"
-} else := allow("application tokens are not role-restricted")
-
+# Also read by portier/explain/checks.
 method_is_allowed if upper(input.method) in {"GET", "HEAD"}
 
-role_check_failed if access.verdict.reason != "allowed"
+_verdict := _deny(401, "token_shape_unknown", token.shape_problem) if {
+	not token.flow
+} else := _deny(403, "method_not_allowed", concat("", [
+	"method ", input.method,
+	" is not allowed: these routes answer GET and HEAD only",
+])) if {
+	not method_is_allowed
+} else := _deny(403, "route_unknown", concat("", ["no route of the catalog matches ", input.path])) if {
+	not routes.match
+} else := _deny(403, "path_invalid", tenancy.malformed_message) if {
+	tenancy.code_malformed
+} else := _deny(403, "scope_missing", "a user token must carry the apiclients scope") if {
+	token.flow == "accessCode"
+	not token.has_apiclients_scope
+} else := _deny(403, "tenant_mismatch", tenancy.message) if {
+	tenancy.mismatch
+} else := _enforced_role_verdict if {
+	token.flow == "accessCode"
+}
 
-enforced_role_verdict := deny(403, access.verdict.reason, access.verdict.message) if {
-	role_check_failed
-	mode == "enforce"
-} else := allow(concat("", ["audit mode: would deny (", access.verdict.message, ")"])) if {
-	role_check_failed
-} else := allow(access.verdict.message)
+# Every check passed, and application tokens are not role-restricted.
+default _verdict := {"status": 200, "reason": "allowed", "message": "application tokens are not role-restricted"}
 
-default would_deny := null
+_role_check_failed if access.verdict.reason != "allowed"
 
-would_deny := {"reason": access.verdict.reason, "message": access.verdict.message} if {
-	mode == "audit"
-	deprecated
-	role_check_failed
+_enforced_role_verdict := _deny(403, access.verdict.reason, access.verdict.message) if {
+	_role_check_failed
+	_mode == "enforce"
+} else := _allow(concat("", ["audit mode: would deny (", access.verdict.message, ")"])) if {
+	_role_check_failed
+} else := _allow(access.verdict.message)
+
+default _would_deny := null
+
+_would_deny := {"reason": access.verdict.reason, "message": access.verdict.message} if {
+	_mode == "audit"
+	_deprecated
+	_role_check_failed
 }
 
 # The answer relied on the deprecated role list whenever a user call reached the role check.
-default deprecated := false
+default _deprecated := false
 
-deprecated if {
+_deprecated if {
 	token.flow == "accessCode"
-	verdict.reason in {"allowed", "role_not_allowed", "not_synced"}
+	_verdict.reason in {"allowed", "role_not_allowed", "not_synced"}
 }
 
-default flow := null
+default _flow := null
 
-flow := token.flow
+_flow := token.flow
 
-default route := null
+default _route := null
 
-route := object.remove(routes.match, ["allowed"])
+_route := routes.match
 
-default mode := "enforce"
+default _mode := "enforce"
 
-mode := "audit" if input.role_check == "audit"
+_mode := "audit" if input.role_check == "audit"
 
-deny(status, reason, message) := {"status": status, "reason": reason, "message": message}
+_deny(status, reason, message) := {"status": status, "reason": reason, "message": message}
 
-allow(message) := {"status": 200, "reason": "allowed", "message": message}
+_allow(message) := {"status": 200, "reason": "allowed", "message": message}

@@ -7,17 +7,32 @@ package portier_test
 # Compare it with /work/shared/spec/identity-token-service.md, section 4.3, line by line.
 spec_4_3 := {
 	# API product: Élève
-	"/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences": ["Enseignant jeune", "Directeur jeune", "Intervenant jeune"],
+	"/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences": [
+		"Enseignant jeune", "Directeur jeune",
+		"Intervenant jeune",
+	],
 	"/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}/activitesHoraires": ["Enseignant adulte", "Élève adulte"],
-	"/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/activitesHoraires": ["Directeur jeune", "Intervenant jeune", "Enseignant jeune", "Élève jeune", "Parents de l'élève jeune"],
-	"/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}/absences": ["Enseignant adulte", "Directeur adulte", "Élève adulte"],
-	"/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}/présences": ["Enseignant adulte", "Directeur adulte", "Élève adulte"],
+	"/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/activitesHoraires": [
+		"Directeur jeune", "Intervenant jeune", "Enseignant jeune",
+		"Élève jeune", "Parents de l'élève jeune",
+	],
+	"/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}/absences": [
+		"Enseignant adulte", "Directeur adulte",
+		"Élève adulte",
+	],
+	"/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}/présences": [
+		"Enseignant adulte", "Directeur adulte",
+		"Élève adulte",
+	],
 	"/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}/calendrierScolaire": ["Élève adulte"],
 	"/v2/{codeOrganisme}/elevesAdultes": ["Enseignant adulte"],
 	"/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}": ["Enseignant adulte", "Élève adulte"],
 	"/v2/{codeOrganisme}/elevesJeunes": ["Directeur jeune", "Intervenant jeune", "Enseignant jeune"],
 	"/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}": ["Enseignant jeune", "Directeur jeune", "Intervenant jeune"],
-	"/v2/{codeOrganisme}/ecoles/{idEcole}/motifsAbsenceEleve": ["Enseignant jeune", "Élève jeune", "Directeur jeune", "Intervenant jeune", "Parent de l'élève jeune"],
+	"/v2/{codeOrganisme}/ecoles/{idEcole}/motifsAbsenceEleve": [
+		"Enseignant jeune", "Élève jeune", "Directeur jeune",
+		"Intervenant jeune", "Parent de l'élève jeune",
+	],
 	# API product: Organisme scolaire (every route: All synced)
 	"/v2/{codeOrganisme}/bâtiments": "All synced",
 	"/v2/{codeOrganisme}/centres/{idCentre}/calendrierScolaire": "All synced",
@@ -57,14 +72,14 @@ spec_role_ids := {
 spec_roles := {id | some id in spec_role_ids}
 
 # Whether a synced user holding exactly this one role may call the template, by the spec.
-spec_allows("All synced", _) := true
+_spec_allows("All synced", _) := true
 
-spec_allows(labels, role) := role in {spec_role_ids[label] | some label in labels} if is_array(labels)
+_spec_allows(labels, role) := role in {spec_role_ids[label] | some label in labels} if is_array(labels)
 
 # A GET path built from a template: {codeOrganisme} is a code of the test tokens' tenant, other parameters X1.
-sample_path(template) := concat("/", [s | some seg in split(template, "/"); s := sample_segment(seg)])
+_sample_path(template) := concat("/", [s | some seg in split(template, "/"); s := _sample_segment(seg)])
 
-sample_segment(seg) := "ORG001" if seg == "{codeOrganisme}"
+_sample_segment(seg) := "ORG001" if seg == "{codeOrganisme}"
 
 else := "X1" if startswith(seg, "{")
 
@@ -89,7 +104,7 @@ test_catalog_roles_are_the_spec_roles if {
 test_user_with_one_role[[template, role]] if {
 	some template, allowed in spec_4_3
 	some role in spec_roles
-	decide(request("GET", sample_path(template), user_token, [role], true)).allow == spec_allows(allowed, role)
+	_decide(_get(_sample_path(template), user_token, [role], true)).allow == _spec_allows(allowed, role)
 }
 
 # Roles decide role-listed routes even for a user missing from the synced directory.
@@ -98,21 +113,21 @@ test_unsynced_user_with_a_listed_role[[template, role]] if {
 	is_array(allowed)
 	some label in allowed
 	role := spec_role_ids[label]
-	decide(request("GET", sample_path(template), user_token, [role], false)).allow == true
+	_decide(_get(_sample_path(template), user_token, [role], false)).allow == true
 }
 
 # Without any role: synced users may call the "All synced" routes only; unsynced users nothing.
 test_user_without_roles[template] if {
 	some template, allowed in spec_4_3
-	synced := decide(request("GET", sample_path(template), user_token, [], true))
-	unsynced := decide(request("GET", sample_path(template), user_token, [], false))
+	synced := _decide(_get(_sample_path(template), user_token, [], true))
+	unsynced := _decide(_get(_sample_path(template), user_token, [], false))
 	[synced.allow, unsynced.allow] == [allowed == "All synced", false]
 }
 
 # Application tokens are not role-restricted.
 test_application_token[template] if {
 	some template, _ in spec_4_3
-	decide(request("GET", sample_path(template), client_token, [], false)).allow == true
+	_decide(_get(_sample_path(template), client_token, [], false)).allow == true
 }
 
 # The oracle itself: every label it uses is a spec role with an id (a typo here would quietly expect a deny).

@@ -110,16 +110,29 @@ export function loadCatalog(dir: string): Catalog {
 
 /**
  * How the policy matches paths without re-parsing templates on every evaluation (wasm keeps nothing
- * between evaluations). A route's key is its lower-cased literals with "{}" for each parameter, joined
- * by "/". For each path length, `shapes` lists the distinct parameter masks of the routes of that
- * length, most specific first; the policy builds one key per shape from the request and looks it up
- * in `by_key`. `patterns` keeps each route's parameter positions and specificity ("0" literal, "1"
- * parameter, per segment: the smallest key is the most specific).
+ * between evaluations). For each path length, `shapes` lists the distinct parameter masks of the routes
+ * of that length, most specific first (at the first segment where two masks differ, a literal beats a
+ * parameter); each shape gives its literal positions and its routes keyed by their lower-cased literals
+ * joined by "/" ("v2/elevesjeunes/absences"). The policy joins the request's segments at those positions,
+ * looks the key up, and takes the first shape that has it. `patterns` keeps each route's parameter
+ * positions and names. `mask`, `specificity` and `by_key` are what policies of older revisions read
+ * (the review tools build those with this data document): keep them while such revisions are reviewed.
  */
 export interface RouteIndex {
-  shapes: { mask: boolean[]; specificity: string }[][];
+  shapes: { literals: number[]; routes: Record<string, number>; mask: boolean[]; specificity: string }[][];
   by_key: Record<string, number>;
   patterns: { parameters: [number, string][]; specificity: string }[];
+}
+
+/**
+ * How the policy binds {codeOrganisme} to tenants without scanning every tenant: `owners` maps each
+ * lower-cased code to its tenant (codes are unique whatever their case), `spellings` holds each code as
+ * data/tenants.json spells it (those passed the code alphabet check here), `listed` every tenant named.
+ */
+export interface TenantIndex {
+  owners: Record<string, string>;
+  spellings: Record<string, true>;
+  listed: Record<string, true>;
 }
 
 const isParameter = (segment: string) => /^\{.+\}$/.test(segment);
@@ -133,26 +146,46 @@ export function routeKey(template: string): string {
     .join("/");
 }
 
+/** A map for names from data files: without a prototype, "__proto__" is a key like any other. */
+const plainMap = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+
 export function routeIndex(routes: RouteEntry[]): RouteIndex {
-  const patterns = routes.map((route) => {
-    const segments = route.template.split("/").slice(1);
-    return {
-      parameters: segments.flatMap((s, i): [number, string][] => (isParameter(s) ? [[i, s.slice(1, -1)]] : [])),
-      specificity: segments.map((s) => (isParameter(s) ? "1" : "0")).join(""),
-    };
-  });
-  const longest = Math.max(0, ...patterns.map((p) => p.specificity.length));
+  const split = routes.map((route) => route.template.split("/").slice(1));
+  const patterns = split.map((segments) => ({
+    parameters: segments.flatMap((s, i): [number, string][] => (isParameter(s) ? [[i, s.slice(1, -1)]] : [])),
+    specificity: segments.map((s) => (isParameter(s) ? "1" : "0")).join(""),
+  }));
+  const longest = Math.max(0, ...split.map((segments) => segments.length));
   const shapes: RouteIndex["shapes"] = Array.from({ length: longest + 1 }, () => []);
-  for (const p of [...patterns].sort((a, b) => (a.specificity < b.specificity ? -1 : a.specificity > b.specificity ? 1 : 0))) {
-    const forLength = shapes[p.specificity.length] as RouteIndex["shapes"][number];
-    if (!forLength.some((s) => s.specificity === p.specificity)) forLength.push({ mask: [...p.specificity].map((c) => c === "1"), specificity: p.specificity });
+  for (const specificity of [...new Set(patterns.map((p) => p.specificity))].sort()) {
+    const literals = [...specificity].flatMap((c, i) => (c === "0" ? [i] : []));
+    const byLiterals = plainMap<number>();
+    patterns.forEach((p, i) => {
+      if (p.specificity === specificity) byLiterals[literals.map((j) => split[i]?.[j]?.toLowerCase()).join("/")] = i;
+    });
+    const mask = [...specificity].map((c) => c === "1");
+    (shapes[specificity.length] as RouteIndex["shapes"][number]).push({ literals, routes: byLiterals, mask, specificity });
   }
-  const by_key: Record<string, number> = {};
+  const by_key = plainMap<number>();
   routes.forEach((route, i) => (by_key[routeKey(route.template)] = i));
   return { shapes, by_key, patterns };
 }
 
-/** The data document the bundle carries: data.catalog.{roles,routes,tenants,route_index}. */
-export function bundleData(catalog: Catalog): { catalog: Catalog & { route_index: RouteIndex } } {
-  return { catalog: { ...catalog, route_index: routeIndex(catalog.routes) } };
+export function tenantIndex(tenants: TenantEntry[]): TenantIndex {
+  const owners = plainMap<string>();
+  const spellings = plainMap<true>();
+  const listed = plainMap<true>();
+  for (const tenant of tenants) {
+    listed[tenant.tenant_id] = true;
+    for (const code of tenant.codeOrganisme) {
+      owners[code.toLowerCase()] = tenant.tenant_id;
+      spellings[code] = true;
+    }
+  }
+  return { owners, spellings, listed };
+}
+
+/** The data document the bundle carries: data.catalog.{roles,routes,tenants,route_index,tenant_index}. */
+export function bundleData(catalog: Catalog): { catalog: Catalog & { route_index: RouteIndex; tenant_index: TenantIndex } } {
+  return { catalog: { ...catalog, route_index: routeIndex(catalog.routes), tenant_index: tenantIndex(catalog.tenants) } };
 }

@@ -25,6 +25,9 @@ const INPUT: DecisionInput = {
   role_check: "enforce",
 };
 
+/** The same call by an application (client-credentials) token: no role check, no role message. */
+const APPLICATION_INPUT: DecisionInput = { ...INPUT, token: { client_id: "m1", aud: ["apiclients"], scope: ["apiclients"], tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01" }, roles: [], synced: false };
+
 async function trivialInstance(): Promise<PolicyInstance> {
   const dir = mkdtempSync(join(tmpdir(), "portier-trivial-"));
   writeFileSync(join(dir, "t.rego"), "package trivial\n\nallow := true\n");
@@ -51,6 +54,9 @@ export async function main(): Promise<void> {
     },
     "portier engine.decideSync (validate + evaluate + check)": () => {
       engine.decideSync(INPUT);
+    },
+    "same, application token": () => {
+      engine.decideSync(APPLICATION_INPUT);
     },
   });
   const floor = rates[0]!.perSecond;

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadCatalog, DataError } from "../../src/catalog/index.js";
+import { loadCatalog, DataError, routeIndex, tenantIndex } from "../../src/catalog/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { scratchProject } from "../support/cli.js";
 
@@ -54,5 +54,32 @@ describe("loadCatalog", () => {
     }
     expect(error).toBeInstanceOf(DataError);
     expect((error as Error).message).toMatch(message);
+  });
+});
+
+describe("the indexes the policy looks up", () => {
+  const route = (template: string) => ({ product: "p", api: "a", template, allowed: "all_synced" as const });
+
+  it("route index: per length, shapes most specific first, routes keyed by their lower-cased literals", () => {
+    const index = routeIndex([route("/{x}/B"), route("/a/{y}"), route("/v1/Roles"), route("/v2/{c}/x/{d}")]);
+    expect(index.shapes[2]).toEqual([
+      { literals: [0, 1], routes: { "v1/roles": 2 }, mask: [false, false], specificity: "00" },
+      { literals: [0], routes: { a: 1 }, mask: [false, true], specificity: "01" },
+      { literals: [1], routes: { b: 0 }, mask: [true, false], specificity: "10" },
+    ]);
+    expect(index.shapes[4]).toEqual([{ literals: [0, 2], routes: { "v2/x": 3 }, mask: [false, true, false, true], specificity: "0101" }]);
+    expect(index.patterns[3]?.parameters).toEqual([[1, "c"], [3, "d"]]);
+  });
+
+  it("tenant index: owners by lower-cased code, spellings as listed, listed tenants; __proto__ is a plain key", () => {
+    const index = tenantIndex([
+      { tenant_id: "t1", codeOrganisme: ["ORG1", "__proto__"] },
+      { tenant_id: "__proto__", codeOrganisme: ["Org2"] },
+    ]);
+    // JSON text: in an object literal "__proto__" would set the prototype instead of naming a key.
+    expect(JSON.stringify(index)).toBe(
+      '{"owners":{"org1":"t1","__proto__":"t1","org2":"__proto__"},' +
+        '"spellings":{"ORG1":true,"__proto__":true,"Org2":true},"listed":{"t1":true,"__proto__":true}}',
+    );
   });
 });

@@ -28,7 +28,7 @@ test_route_cases[name] if {
 
 function failingProject(): string {
   const dir = scratchProject();
-  appendFileSync(join(dir, "policies", "portier", "catalog_test.rego"), FAILING_TESTS);
+  appendFileSync(join(dir, "policies", "portier", "catalog", "catalog_test.rego"), FAILING_TESTS);
   return dir;
 }
 
@@ -50,7 +50,7 @@ describe("portier test", { timeout: 240_000 }, () => {
 
   it("prints each failing test and data-driven case with file:line and what it printed, decoded", async () => {
     const r = await portierAsync(["test", "--project", failingProject()]);
-    expect(r.stdout).toMatch(/^FAIL .*policies\/portier\/catalog_test\.rego:\d+ data\.portier\.catalog_test\.test_prints_then_fails$/m);
+    expect(r.stdout).toMatch(/^FAIL .*policies\/portier\/catalog\/catalog_test\.rego:\d+ data\.portier\.catalog_test\.test_prints_then_fails$/m);
     expect(r.stdout).toContain('\n    wrong decisions: {"Élève & <b>"}\n');
     expect(r.stdout).not.toContain(Buffer.from("wrong decisions").toString("base64").slice(0, 16));
     expect(r.stdout).toMatch(/^FAIL .*catalog_test\.rego:\d+ data\.portier\.catalog_test\.test_route_cases\[undefined\]$/m);
@@ -121,7 +121,7 @@ describe("portier test", { timeout: 240_000 }, () => {
 
   it("names the file and line of a test that does not compile, and still closes with the policy line", async () => {
     const dir = scratchProject();
-    appendFileSync(join(dir, "policies", "portier", "catalog_test.rego"), "\ntest_broken if {\n\tunknown_function(1)\n}\n");
+    appendFileSync(join(dir, "policies", "portier", "catalog", "catalog_test.rego"), "\ntest_broken if {\n\tunknown_function(1)\n}\n");
     const r = await portierAsync(["test", "--project", dir]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/opa test did not run \(exit \d+\):\n.*catalog_test\.rego:\d+/);
@@ -130,7 +130,7 @@ describe("portier test", { timeout: 240_000 }, () => {
 
   it("fails when coverage drops below 100%, with OPA's own figure", async () => {
     const dir = scratchProject();
-    appendFileSync(join(dir, "policies", "portier", "catalog.rego"), '\nuntested := "never evaluated by a test" if input.nothing\n');
+    appendFileSync(join(dir, "policies", "portier", "catalog", "catalog.rego"), '\nuntested := "never evaluated by a test" if input.nothing\n');
     const r = await portierAsync(["test", "--project", dir]);
     expect(r.stdout).toMatch(/^not covered: .*catalog\.rego:\d+$/m);
     const figure = await opaCoverage(dir);

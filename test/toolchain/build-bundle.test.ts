@@ -26,7 +26,7 @@ describe("entrypoints from # METADATA annotations", () => {
     const policies = join(dir, "policies", "portier");
     edit(join(policies, "decision.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(policies, "access", "roles.rego"), (t) => t.replace("\nverdict := ", `\n# METADATA\n${ENTRYPOINT_ANNOTATION}verdict := `));
-    edit(join(policies, "catalog_test.rego"), (t) => t.replace("\ntest_lists_roles_with_labels", `\n# METADATA\n${ENTRYPOINT_ANNOTATION}test_lists_roles_with_labels`));
+    edit(join(policies, "catalog", "catalog_test.rego"), (t) => t.replace("\ntest_lists_roles_with_labels", `\n# METADATA\n${ENTRYPOINT_ANNOTATION}test_lists_roles_with_labels`));
     expect(await annotatedEntrypoints(opaPath(), join(dir, "policies"))).toEqual(["portier/access/verdict", "portier/catalog", "portier/explain/checks"]);
   });
 
@@ -42,7 +42,7 @@ describe("entrypoints from # METADATA annotations", () => {
   it("refuses to build when no entrypoint is annotated", async () => {
     const dir = scratchProject();
     edit(join(dir, "policies", "portier", "decision.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
-    edit(join(dir, "policies", "portier", "catalog.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
+    edit(join(dir, "policies", "portier", "catalog", "catalog.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(dir, "policies", "portier", "explain", "checks.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     await expect(annotatedEntrypoints(opaPath(), join(dir, "policies"))).rejects.toThrow(/no rule or package is annotated "# METADATA" with "entrypoint: true"/);
   });

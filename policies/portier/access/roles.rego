@@ -4,22 +4,29 @@ package portier.access
 
 import data.portier.routes
 
+verdict := {"reason": "allowed", "message": concat("", [
+	"user role ", concat(", ", sort(_granted_roles)),
+	" is allowed on ", routes.match.template,
+])} if {
+	count(_granted_roles) > 0
+} else := {"reason": "allowed", "message": concat("", ["synced users may call ", routes.match.template])} if {
+	_route_is_open_to_all_synced
+	input.synced == true
+} else := {"reason": "not_synced", "message": concat("", [
+	routes.match.template,
+	" is open to synced users only, and the caller is not synced in identity management",
+])} if {
+	_route_is_open_to_all_synced
+} else := {"reason": "role_not_allowed", "message": concat("", [
+	"none of the caller's roles [", concat(", ", input.roles), "] may call ", routes.match.template,
+	" (allowed: ", concat(", ", routes.allowed), ")",
+])}
+
 # The caller's roles that the matched route allows.
-granted_roles contains role if {
-	is_array(routes.match.allowed)
+_granted_roles contains role if {
+	is_array(routes.allowed)
 	some role in input.roles
-	role in routes.match.allowed
+	role in routes.allowed
 }
 
-route_is_open_to_all_synced if routes.match.allowed == "all_synced"
-
-caller_is_synced if input.synced == true
-
-verdict := {"reason": "allowed", "message": concat("", ["user role ", concat(", ", sort(granted_roles)), " is allowed on ", routes.match.template])} if {
-	count(granted_roles) > 0
-} else := {"reason": "allowed", "message": concat("", ["synced users may call ", routes.match.template])} if {
-	route_is_open_to_all_synced
-	caller_is_synced
-} else := {"reason": "not_synced", "message": concat("", [routes.match.template, " is open to synced users only, and the caller is not synced in identity management"])} if {
-	route_is_open_to_all_synced
-} else := {"reason": "role_not_allowed", "message": concat("", ["none of the caller's roles [", concat(", ", input.roles), "] may call ", routes.match.template, " (allowed: ", concat(", ", routes.match.allowed), ")"])}
+_route_is_open_to_all_synced if routes.allowed == "all_synced"

@@ -18,22 +18,32 @@ role_cases := [
 	["/v3/utilisateurs/moi", [], true, "allowed"],
 ]
 
-reason_of(path, roles, synced) := reason if {
-	reason := access.verdict.reason with input as {"path": path, "roles": roles, "synced": synced}
-}
-
 test_role_verdicts[[path, roles, synced]] if {
 	some [path, roles, synced, reason] in role_cases
-	reason_of(path, roles, synced) == reason
+	access.verdict.reason == reason with input as {"path": path, "roles": roles, "synced": synced}
 }
 
-test_granted_roles_lists_only_allowed_roles if {
-	access.granted_roles == {"directeur_jeune", "enseignant_jeune"} with input as {"path": absences_jeune, "roles": ["directeur_jeune", "eleve_jeune", "enseignant_jeune"], "synced": true}
-}
+# [path, roles, synced, the exact message]
+message_cases := [
+	[
+		absences_jeune, ["directeur_jeune", "eleve_jeune", "enseignant_jeune"], false,
+		"user role directeur_jeune, enseignant_jeune is allowed on /v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
+	],
+	[
+		absences_jeune, ["eleve_jeune"], true,
+		concat("", [
+			"none of the caller's roles [eleve_jeune] may call /v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
+			" (allowed: enseignant_jeune, directeur_jeune, intervenant_jeune)",
+		]),
+	],
+	["/v2/ORG001/bâtiments", [], true, "synced users may call /v2/{codeOrganisme}/bâtiments"],
+	[
+		"/v2/ORG001/bâtiments", ["eleve_jeune"], false,
+		"/v2/{codeOrganisme}/bâtiments is open to synced users only, and the caller is not synced in identity management",
+	],
+]
 
-test_messages_name_roles_and_route if {
-	m := access.verdict.message with input as {"path": absences_jeune, "roles": ["eleve_jeune"], "synced": true}
-	contains(m, "[eleve_jeune]")
-	contains(m, "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences")
-	contains(m, "enseignant_jeune, directeur_jeune, intervenant_jeune")
+test_messages_name_roles_and_route[[path, roles, synced]] if {
+	some [path, roles, synced, message] in message_cases
+	access.verdict.message == message with input as {"path": path, "roles": roles, "synced": synced}
 }

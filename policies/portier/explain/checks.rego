@@ -15,59 +15,62 @@ import data.portier.token
 # description: Every check of portier/decision in its order, each with its own outcome, for portier explain.
 # entrypoint: true
 checks := [
-	outcome("token shape", token_shape),
-	outcome("method", method),
-	outcome("route", route),
-	outcome("organisation code", organisation_code),
-	outcome("apiclients scope", scope),
-	outcome("tenant binding", tenant_binding),
-	outcome("role list", role_list),
+	_outcome("token shape", _token_shape),
+	_outcome("method", _method),
+	_outcome("route", _route),
+	_outcome("organisation code", _organisation_code),
+	_outcome("apiclients scope", _scope),
+	_outcome("tenant binding", _tenant_binding),
+	_outcome("role list", _role_list),
 ]
 
-outcome(name, result) := object.union({"check": name}, result)
+_outcome(name, result) := object.union({"check": name}, result)
 
-passed(message) := {"outcome": "pass", "reason": "", "message": message}
+_passed(message) := {"outcome": "pass", "reason": "", "message": message}
 
-failed(reason, message) := {"outcome": "fail", "reason": reason, "message": message}
+_failed(reason, message) := {"outcome": "fail", "reason": reason, "message": message}
 
-not_applicable(message) := {"outcome": "not_applicable", "reason": "", "message": message}
+_not_applicable(message) := {"outcome": "not_applicable", "reason": "", "message": message}
 
-token_shape := passed(concat("", ["the token is of flow ", token.flow])) if token.flow
+_token_shape := _passed(concat("", ["the token is of flow ", token.flow])) if token.flow
 
-else := failed("token_shape_unknown", token.shape_problem)
+else := _failed("token_shape_unknown", token.shape_problem)
 
-method := passed(concat("", [input.method, " is a read"])) if portier.method_is_allowed
+_method := _passed(concat("", [input.method, " is a read"])) if portier.method_is_allowed
 
-else := failed("method_not_allowed", concat("", ["method ", input.method, " is not allowed: GET and HEAD only"]))
+else := _failed("method_not_allowed", concat("", ["method ", input.method, " is not allowed: GET and HEAD only"]))
 
-route := passed(concat("", ["matches ", routes.match.template])) if routes.match
+_route := _passed(concat("", ["matches ", routes.match.template])) if routes.match
 
-else := failed("route_unknown", concat("", ["no route of the catalog matches ", input.path]))
+else := _failed("route_unknown", concat("", ["no route of the catalog matches ", input.path]))
 
-organisation_code := not_applicable("the route has no {codeOrganisme}") if not routes.match.parameters.codeOrganisme
+_organisation_code := _not_applicable("the route has no {codeOrganisme}") if not tenancy.code
 
-else := failed("path_invalid", tenancy.malformed_message) if tenancy.code_malformed
+else := _failed("path_invalid", tenancy.malformed_message) if tenancy.code_malformed
 
-else := passed(concat("", ["codeOrganisme ", routes.match.parameters.codeOrganisme, " is an organisation code"]))
+else := _passed(concat("", ["codeOrganisme ", tenancy.code, " is an organisation code"]))
 
-scope := not_applicable("only user (accessCode) tokens need the apiclients scope") if not is_user_call
+default _scope := {
+	"outcome": "fail", "reason": "scope_missing",
+	"message": "a user token must carry the apiclients scope",
+}
 
-else := passed("the user token carries the apiclients scope") if token.has_apiclients_scope
+_scope := _not_applicable("only user (accessCode) tokens need the apiclients scope") if not _is_user_call
 
-else := failed("scope_missing", "a user token must carry the apiclients scope")
+else := _passed("the user token carries the apiclients scope") if token.has_apiclients_scope
 
-tenant_binding := not_applicable("the route has no {codeOrganisme}") if not routes.match.parameters.codeOrganisme
+_tenant_binding := _not_applicable("the route has no {codeOrganisme}") if not tenancy.code
 
-else := failed("tenant_mismatch", tenancy.message) if tenancy.mismatch
+else := _failed("tenant_mismatch", tenancy.message) if tenancy.mismatch
 
-else := passed(concat("", ["codeOrganisme ", routes.match.parameters.codeOrganisme, " may be called by this caller"]))
+else := _passed(concat("", ["codeOrganisme ", tenancy.code, " may be called by this caller"]))
 
-role_list := not_applicable("only user (accessCode) calls are role-restricted") if not is_user_call
+_role_list := _not_applicable("only user (accessCode) calls are role-restricted") if not _is_user_call
 
-else := not_applicable("no route matched, so no role list applies") if not routes.match
+else := _not_applicable("no route matched, so no role list applies") if not routes.match
 
-else := passed(access.verdict.message) if access.verdict.reason == "allowed"
+else := _passed(access.verdict.message) if access.verdict.reason == "allowed"
 
-else := failed(access.verdict.reason, access.verdict.message)
+else := _failed(access.verdict.reason, access.verdict.message)
 
-is_user_call if token.flow == "accessCode"
+_is_user_call if token.flow == "accessCode"

@@ -8,28 +8,31 @@ user := {"sub": "u1", "auth_time": 1700000000, "idp": "local", "scope": ["openid
 
 machine := {"client_id": "m1", "aud": ["apiclients"], "scope": ["apiclients"], "tenant_id": tenant_a}
 
-request(method, path, token, roles) := {"method": method, "path": path, "token": token, "roles": roles, "synced": true, "role_check": "enforce"}
+_request(method, path, token, roles) := {
+	"method": method, "path": path, "token": token,
+	"roles": roles, "synced": true, "role_check": "enforce",
+}
 
 # name: [request, outcomes of token shape, method, route, organisation code, scope, tenant binding, role list]
 cases := {
 	"teacher on absences": [
-		request("GET", "/v2/ORG001/elevesJeunes/J1/absences", user, ["enseignant_jeune"]),
+		_request("GET", "/v2/ORG001/elevesJeunes/J1/absences", user, ["enseignant_jeune"]),
 		["pass", "pass", "pass", "pass", "pass", "pass", "pass"],
 	],
 	"machine on a route without codeOrganisme": [
-		request("GET", "/v1/roles", machine, []),
+		_request("GET", "/v1/roles", machine, []),
 		["pass", "pass", "pass", "not_applicable", "not_applicable", "not_applicable", "not_applicable"],
 	],
 	"every failure at once": [
-		request("POST", "/v2/ORG002/elevesJeunes", object.union(user, {"scope": ["openid"]}), ["eleve_jeune"]),
+		_request("POST", "/v2/ORG002/elevesJeunes", object.union(user, {"scope": ["openid"]}), ["eleve_jeune"]),
 		["pass", "fail", "pass", "pass", "fail", "fail", "fail"],
 	],
 	"ID token on an unknown route": [
-		request("GET", "/v9/nothing", object.union(user, {"nonce": "n"}), []),
+		_request("GET", "/v9/nothing", object.union(user, {"nonce": "n"}), []),
 		["fail", "pass", "fail", "not_applicable", "not_applicable", "not_applicable", "not_applicable"],
 	],
 	"machine on a code that is not one": [
-		request("GET", "/v2/ORG002./centres", machine, []),
+		_request("GET", "/v2/ORG002./centres", machine, []),
 		["pass", "pass", "pass", "fail", "not_applicable", "fail", "not_applicable"],
 	],
 }
@@ -40,7 +43,7 @@ test_each_check_has_its_own_outcome[name] if {
 }
 
 test_checks_are_named_in_decision_order if {
-	names := [r.check | some r in explain.checks] with input as request("GET", "/v1/roles", machine, [])
+	names := [r.check | some r in explain.checks] with input as _request("GET", "/v1/roles", machine, [])
 	names == ["token shape", "method", "route", "organisation code", "apiclients scope", "tenant binding", "role list"]
 }
 

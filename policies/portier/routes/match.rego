@@ -6,43 +6,37 @@
 # - when several templates match, the most specific wins: at the first segment where two templates
 #   differ, a literal beats a parameter.
 # Templates are pre-split at build time into data.catalog.route_index (see src/catalog/load-catalog.ts),
-# because a wasm evaluation keeps nothing from the previous one: for each path length, the distinct
-# parameter shapes; for each shape, the request gives one key ("v2/{}/centres") looked up in by_key.
+# because a wasm evaluation keeps nothing from the previous one: for each path length, the parameter
+# shapes most specific first, each with its literal positions and its routes keyed by those literals.
+# The policy looks keys up and never iterates over the routes.
 package portier.routes
 
-index := data.catalog.route_index
+import data.catalog.route_index
 
+# The matched route as the decision document shows it: product, api, template and parameters.
 match := {
-	"product": route.product,
-	"api": route.api,
-	"template": route.template,
-	"parameters": {name: request_segments[j] | some [j, name] in index.patterns[best_candidate].parameters},
-	"allowed": route.allowed,
-} if {
-	route := data.catalog.routes[best_candidate]
+	"product": _route.product,
+	"api": _route.api,
+	"template": _route.template,
+	"parameters": {name: _segments[j] | some [j, name] in route_index.patterns[_found[0]].parameters},
 }
 
-best_candidate := min({i | some i in candidates; index.patterns[i].specificity == best_specificity})
+# The roles the matched route allows (a list of role ids), or "all_synced".
+allowed := _route.allowed
 
-best_specificity := min({index.patterns[i].specificity | some i in candidates})
+_route := data.catalog.routes[_found[0]]
 
-candidates contains index.by_key[key] if {
-	some shape in index.shapes[count(request_segments)]
-	key := concat("/", [part | some j, is_parameter in shape.mask; part := key_part(is_parameter, lowered_segments[j])])
+# The routes whose literals the request has, most specific shape first.
+_found := [i |
+	some shape in route_index.shapes[count(_segments)]
+	i := shape.routes[concat("/", [lower(_segments[j]) | some j in shape.literals])]
+]
+
+# Every segment is non-empty: a literal never is, and a parameter must not be.
+_segments := segments if {
+	segments := split(_path, "/")
+	not "" in segments
 }
 
-request_segments := split(substring(path_without_trailing_slash, 1, -1), "/") if startswith(input.path, "/")
-
-lowered_segments := split(lower(substring(path_without_trailing_slash, 1, -1)), "/") if startswith(input.path, "/")
-
-path_without_trailing_slash := trim_suffix(input.path, "/") if {
-	endswith(input.path, "/")
-	input.path != "/"
-} else := input.path
-
-# A parameter matches one non-empty segment; a literal position contributes the lower-cased segment.
-key_part(true, "") := "{empty}"
-
-key_part(true, segment) := "{}" if segment != ""
-
-key_part(false, segment) := segment
+# The path without its leading "/" and without one trailing "/".
+_path := trim_suffix(substring(input.path, 1, -1), "/") if startswith(input.path, "/")

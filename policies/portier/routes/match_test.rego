@@ -16,78 +16,95 @@ match_cases := [
 	{"path": "/v1/centres/C1", "template": "/v1/centres/{idCentre}"},
 	{"path": "/organisations/O1", "template": "/organisations/{idOrganisation}"},
 	{"path": "/v3/utilisateurs/moi", "template": "/v3/utilisateurs/moi"},
-	{"path": "/v3/O1/accesModulePlateforme/M1", "template": "/v3/{idOrganisation}/accesModulePlateforme/{idModulePlateforme}"},
-	{"path": "/v2/ORG001/ecoles/E1/grillesHoraires/G1/calendrierScolaire", "template": "/v2/{codeOrganisme}/ecoles/{idEcole}/grillesHoraires/{idGrilleHoraire}/calendrierScolaire"},
+	{
+		"path": "/v3/O1/accesModulePlateforme/M1",
+		"template": "/v3/{idOrganisation}/accesModulePlateforme/{idModulePlateforme}",
+	},
+	{
+		"path": "/v2/ORG001/ecoles/E1/grillesHoraires/G1/calendrierScolaire",
+		"template": "/v2/{codeOrganisme}/ecoles/{idEcole}/grillesHoraires/{idGrilleHoraire}/calendrierScolaire",
+	},
 	# case-insensitive literals, accented literals folded too
 	{"path": "/V1/ROLES", "template": "/v1/roles"},
 	{"path": "/v2/ORG001/ÉCOLES", "template": "/v2/{codeOrganisme}/écoles"},
 	{"path": "/v2/ORG001/BÂTIMENTS", "template": "/v2/{codeOrganisme}/bâtiments"},
-	{"path": "/v2/ORG001/elevesAdultes/A1/PRÉSENCES", "template": "/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}/présences"},
+	{
+		"path": "/v2/ORG001/elevesAdultes/A1/PRÉSENCES",
+		"template": "/v2/{codeOrganisme}/elevesAdultes/{idEleveAdulte}/présences",
+	},
 	# one trailing slash is ignored
 	{"path": "/v1/roles/", "template": "/v1/roles"},
 	{"path": "/v2/ORG001/elevesJeunes/", "template": "/v2/{codeOrganisme}/elevesJeunes"},
 	# unknown routes
 	{"path": "/v1/roles//", "template": null},
 	{"path": "/v1//roles", "template": null},
+	{"path": "/v2//centres", "template": null},
 	{"path": "/v2/ORG001/ecoles", "template": null},
 	{"path": "/v2/ORG001/presences", "template": null},
 	{"path": "/v2/ORG001/elevesJeunes/J1/absences/extra", "template": null},
 	{"path": "/v2", "template": null},
 	{"path": "/", "template": null},
+	{"path": "//", "template": null},
 	{"path": "", "template": null},
 	{"path": "v1/roles", "template": null},
 	{"path": "/v4/utilisateurs/moi", "template": null},
 ]
 
-template_of(path) := template if {
-	template := routes.match.template with input as {"path": path}
-} else := null
-
 test_each_path_matches_its_template[c.path] if {
 	some c in match_cases
-	template_of(c.path) == c.template
+	_template_of(c.path) == c.template
 }
 
-test_parameters_are_extracted_with_their_case if {
-	routes.match.parameters == {"codeOrganisme": "Org001", "idEcole": "E-7", "idGrilleHoraire": "g 1"} with input as {"path": "/v2/Org001/ECOLES/E-7/grillesHoraires/g 1/calendrierScolaire"}
+# path -> the parameters of the match, with their case.
+parameter_cases := [
+	{
+		"path": "/v2/Org001/ECOLES/E-7/grillesHoraires/g 1/calendrierScolaire",
+		"parameters": {"codeOrganisme": "Org001", "idEcole": "E-7", "idGrilleHoraire": "g 1"},
+	},
+	{"path": "/v2/ORG001/elevesJeunes/J1/", "parameters": {"codeOrganisme": "ORG001", "idEleveJeune": "J1"}},
+	{"path": "/v1/roles", "parameters": {}},
+]
+
+test_parameters_are_extracted_with_their_case[c.path] if {
+	some c in parameter_cases
+	routes.match.parameters == c.parameters with input as {"path": c.path}
 }
 
-test_literal_only_route_has_no_parameters if {
-	routes.match.parameters == {} with input as {"path": "/v1/roles"}
-}
+# path -> what the match and the route's role list hold besides the template.
+entry_cases := [
+	{
+		"path": "/v2/ORG001/elevesAdultes",
+		"match": {"product": "Élève", "api": "Élève", "template": "/v2/{codeOrganisme}/elevesAdultes"},
+		"allowed": ["enseignant_adulte"],
+	},
+	{
+		"path": "/v1/roles",
+		"match": {"product": "identity platform", "api": "Rôles", "template": "/v1/roles"},
+		"allowed": "all_synced",
+	},
+]
 
-test_match_carries_the_route_entry if {
-	m := routes.match with input as {"path": "/v2/ORG001/elevesAdultes"}
-	m.product == "Élève"
-	m.api == "Élève"
-	m.allowed == ["enseignant_adulte"]
+test_match_carries_the_route_entry[c.path] if {
+	some c in entry_cases
+	object.remove(routes.match, ["parameters"]) == c.match with input as {"path": c.path}
+	routes.allowed == c.allowed with input as {"path": c.path}
 }
 
 # Every template, with its parameters filled in, matches itself and no other template.
-sample_path(template) := concat("/", [s | some seg in split(template, "/"); s := sample_segment(seg)])
-
-sample_segment(seg) := "X1" if {
-	startswith(seg, "{")
-} else := seg
-
 test_every_template_matches_itself[r.template] if {
 	some r in data.catalog.routes
-	template_of(sample_path(r.template)) == r.template
+	_template_of(_sample_path(r.template)) == r.template
 }
 
+# A synthetic table where both templates match /a/b: "/a/{y}" (mask 01) beats "/{x}/b" (mask 10).
 test_specificity_breaks_ties_by_first_differing_segment if {
-	# a synthetic table where both templates match /a/b: "/a/{y}" (key 01) beats "/{x}/b" (key 10)
 	table := [
 		{"product": "p", "api": "a", "template": "/{x}/b", "allowed": "all_synced"},
 		{"product": "p", "api": "a", "template": "/a/{y}", "allowed": "all_synced"},
 	]
 	table_index := {
-		"shapes": [[], [], [{"mask": [false, true], "specificity": "01"}, {"mask": [true, false], "specificity": "10"}]],
-		"by_key": {"{}/b": 0, "a/{}": 1},
-		"patterns": [
-			{"parameters": [[0, "x"]], "specificity": "10"},
-			{"parameters": [[1, "y"]], "specificity": "01"},
-		],
+		"shapes": [[], [], [{"literals": [0], "routes": {"a": 1}}, {"literals": [1], "routes": {"b": 0}}]],
+		"patterns": [{"parameters": [[0, "x"]]}, {"parameters": [[1, "y"]]}],
 	}
 	m := routes.match with input as {"path": "/a/b"}
 		with data.catalog.routes as table
@@ -95,3 +112,15 @@ test_specificity_breaks_ties_by_first_differing_segment if {
 	m.template == "/a/{y}"
 	m.parameters == {"y": "b"}
 }
+
+default _template_of(_) := null
+
+_template_of(path) := template if {
+	template := routes.match.template with input as {"path": path}
+}
+
+_sample_path(template) := concat("/", [s | some seg in split(template, "/"); s := _sample_segment(seg)])
+
+_sample_segment(seg) := "X1" if startswith(seg, "{")
+
+else := seg

@@ -2,22 +2,31 @@
 # A call whose {codeOrganisme} is not the caller's is a mismatch when either the caller's tenant or
 # that code is listed. A route without {codeOrganisme}, or a tenant and code both unlisted, is not checked.
 # Every spelling an upstream may take for the same organisation must be the same code here, or refused:
-# codes are ASCII letters, digits, "-" and "_" (anything else in {codeOrganisme} is code_malformed, answered
-# path_invalid; the engine already refused ";", a trailing ".", fullwidth and other NFKC variants), and
-# codes compare case-insensitively ("org002" is ORG002). src/catalog holds data/tenants.json to the same rules.
+# codes are ASCII letters, digits, "-" and "_" (anything else in {codeOrganisme} is code_malformed,
+# answered path_invalid; the engine already refused ";", a trailing ".", fullwidth and other NFKC
+# variants), and codes compare case-insensitively ("org002" is ORG002). src/catalog holds
+# data/tenants.json to the same rules and indexes it as data.catalog.tenant_index: the owner of each
+# lower-cased code, the codes as spelled there, and the listed tenants, so that a decision looks up
+# instead of scanning tenants.
 package portier.tenancy
 
+import data.catalog.tenant_index
 import data.portier.routes
 
 code := routes.match.parameters.codeOrganisme
 
 # Not regex.match: in wasm it compiles the pattern on every evaluation (about 6x the whole decision).
 # trim() with the alphabet as cut set leaves "" exactly when every character is in the alphabet.
-code_alphabet := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_code_alphabet := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 
 default code_malformed := false
 
-code_malformed if trim(code, code_alphabet) != ""
+# A code listed in this very spelling passed the same check when the data was built (trim() is the
+# costliest step of a whole decision, so it runs only for other spellings).
+code_malformed if {
+	not tenant_index.spellings[code]
+	trim(code, _code_alphabet) != ""
+}
 
 code_malformed if count(code) > 64
 
@@ -26,35 +35,18 @@ malformed_message := concat("", [
 	"\" is not an organisation code: ASCII letters, digits, \"-\" and \"_\" only, at most 64",
 ])
 
+_owner := tenant_index.owners[lower(code)]
+
+_caller := object.get(input.token, "tenant_id", null)
+
+# The code is listed, under another tenant than the caller's.
+mismatch if _owner != _caller
+
+# The caller's tenant is listed, the code is not.
 mismatch if {
-	is_string(code) # only routes with {codeOrganisme}
-	binding_applies
-	not caller_owns_code
-}
-
-binding_applies if caller_tenant_is_listed
-
-binding_applies if code_is_listed
-
-caller_tenant_is_listed if {
-	some tenant in data.catalog.tenants
-	tenant.tenant_id == input.token.tenant_id
-}
-
-code_is_listed if {
-	some tenant in data.catalog.tenants
-	tenant_has_code(tenant)
-}
-
-caller_owns_code if {
-	some tenant in data.catalog.tenants
-	tenant.tenant_id == input.token.tenant_id
-	tenant_has_code(tenant)
-}
-
-tenant_has_code(tenant) if {
-	some listed in tenant.codeOrganisme
-	lower(listed) == lower(code)
+	is_string(code)
+	not _owner
+	tenant_index.listed[_caller]
 }
 
 message := concat("", [

@@ -32,6 +32,11 @@ binding_cases := [
 	["tA", "/v2/C1/centres", true],
 ]
 
+test_binding_table[[tenant, path]] if {
+	some [tenant, path, mismatch] in binding_cases
+	_mismatch_of(tenant, path) == mismatch
+}
+
 # [codeOrganisme as it stands in the (already normalised) path, refused as malformed]
 code_cases := [
 	["ORG002", false],
@@ -49,14 +54,10 @@ code_cases := [
 	["écoles", true],
 ]
 
-malformed_of(code) if {
-	tenancy.code_malformed with input as {"token": {}, "path": concat("", ["/v2/", code, "/centres"])} with data.catalog.tenants as tenants
-} else := false
-
-test_code_alphabet_table if {
-	failures := {c | some c in code_cases; c[1] != malformed_of(c[0])}
-	print("wrong code_malformed:", failures)
-	count(failures) == 0
+test_code_alphabet_table[code] if {
+	some [code, malformed] in code_cases
+	path := concat("", ["/v2/", code, "/centres"])
+	tenancy.code_malformed == malformed with input as {"token": {}, "path": path}
 }
 
 test_no_code_no_code_check if {
@@ -68,24 +69,42 @@ test_malformed_message_names_the_code if {
 	m == "codeOrganisme \"ORG002.\" is not an organisation code: ASCII letters, digits, \"-\" and \"_\" only, at most 64"
 }
 
-token_of(tenant) := {} if tenant == null
+# [tenant_id of the caller (null: none), path, the exact message]
+message_cases := [
+	[null, "/v2/A1/centres", "codeOrganisme A1 does not belong to the caller's tenant (none)"],
+	["tB", "/v2/a1/centres", "codeOrganisme a1 does not belong to the caller's tenant tB"],
+]
 
-else := {"tenant_id": tenant}
-
-mismatch_of(tenant, path) if {
-	tenancy.mismatch with input as {"token": token_of(tenant), "path": path} with data.catalog.tenants as tenants
-} else := false
-
-test_binding_table[[tenant, path]] if {
-	some [tenant, path, mismatch] in binding_cases
-	mismatch_of(tenant, path) == mismatch
+test_message_names_code_and_tenant[[tenant, path]] if {
+	some [tenant, path, message] in message_cases
+	m := tenancy.message with input as {"token": _token_of(tenant), "path": path}
+		with data.catalog.tenant_index as _index_of(tenants)
+	m == message
 }
 
 test_no_binding_without_mapping if {
-	not tenancy.mismatch with input as {"token": {"tenant_id": "tA"}, "path": "/v2/B1/centres"} with data.catalog.tenants as []
+	not tenancy.mismatch with input as {"token": {"tenant_id": "tA"}, "path": "/v2/B1/centres"}
+		with data.catalog.tenant_index as _index_of([])
 }
 
-test_message_names_code_and_tenant if {
-	m := tenancy.message with input as {"token": {}, "path": "/v2/A1/centres"} with data.catalog.tenants as tenants
-	m == "codeOrganisme A1 does not belong to the caller's tenant (none)"
+# The index src/catalog builds is what these tests build from the same tenants.
+test_bundled_index_is_the_index_of_the_tenants if {
+	data.catalog.tenant_index == _index_of(data.catalog.tenants)
+}
+
+_index_of(listed_tenants) := {
+	"owners": {lower(code): t.tenant_id | some t in listed_tenants; some code in t.codeOrganisme},
+	"spellings": {code: true | some t in listed_tenants; some code in t.codeOrganisme},
+	"listed": {t.tenant_id: true | some t in listed_tenants},
+}
+
+_token_of(null) := {}
+
+_token_of(tenant) := {"tenant_id": tenant} if tenant != null
+
+default _mismatch_of(_, _) := false
+
+_mismatch_of(tenant, path) if {
+	tenancy.mismatch with input as {"token": _token_of(tenant), "path": path}
+		with data.catalog.tenant_index as _index_of(tenants)
 }

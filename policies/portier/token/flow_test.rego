@@ -9,7 +9,11 @@ client := {"client_id": "m", "aud": ["apiclients"], "scope": ["apiclients"], "te
 
 flow_cases := [
 	{"name": "user token", "token": user, "flow": "accessCode"},
-	{"name": "user token with aud (tolerated)", "token": object.union(user, {"aud": ["apiclients"]}), "flow": "accessCode"},
+	{
+		"name": "user token with aud (tolerated)",
+		"token": object.union(user, {"aud": ["apiclients"]}),
+		"flow": "accessCode",
+	},
 	{"name": "client credentials token", "token": client, "flow": "application"},
 	{"name": "ID token (nonce)", "token": object.union(user, {"nonce": "n"}), "flow": null},
 	{"name": "ID token (at_hash)", "token": object.union(user, {"at_hash": "h"}), "flow": null},
@@ -25,13 +29,15 @@ flow_cases := [
 	{"name": "empty token", "token": {}, "flow": null},
 ]
 
-flow_of(t) := flow if {
+default _flow_of(_) := null
+
+_flow_of(t) := flow if {
 	flow := token.flow with input as {"token": t}
-} else := null
+}
 
 test_flow_classification[c.name] if {
 	some c in flow_cases
-	flow_of(c.token) == c.flow
+	_flow_of(c.token) == c.flow
 }
 
 shape_cases := [
