@@ -21,13 +21,15 @@ function segmentText(segment: string, what: "header" | "payload"): string {
 /** Throws the TokenError for the first problem found; the segments are then left to jose. */
 export function screenJws(token: unknown, maxTokenBytes: number): asserts token is string {
   if (typeof token !== "string" || token.length === 0) throw new TokenError("token_missing", "no token was presented");
-  if (token.length > maxTokenBytes || Buffer.byteLength(token, "utf8") > maxTokenBytes) {
+  // A UTF-16 unit is at most 3 UTF-8 bytes, so the byte count is needed only near the cap.
+  if (token.length > maxTokenBytes || (token.length * 3 > maxTokenBytes && Buffer.byteLength(token, "utf8") > maxTokenBytes)) {
     throw new TokenError("token_too_large", `the token is larger than ${maxTokenBytes} bytes`);
   }
-  const parts = token.split(".");
-  if (parts.length !== 3) throw new TokenError("token_malformed", `the token has ${parts.length} segments, not 3`);
-  const header = segmentText(parts[0]!, "header");
-  const payload = segmentText(parts[1]!, "payload");
+  const dot1 = token.indexOf(".");
+  const dot2 = dot1 < 0 ? -1 : token.indexOf(".", dot1 + 1);
+  if (dot2 < 0 || token.includes(".", dot2 + 1)) throw new TokenError("token_malformed", `the token has ${token.split(".").length} segments, not 3`);
+  const header = segmentText(token.slice(0, dot1), "header");
+  const payload = segmentText(token.slice(dot1 + 1, dot2), "payload");
   if (findDuplicateKey(header) !== undefined) throw new TokenError("token_malformed", "the header names a member twice");
   if (findDuplicateKey(payload) !== undefined) throw new TokenError("claims_invalid", "the payload names a member twice");
 }
