@@ -32,7 +32,7 @@ function checkBeforeKey(header: Record<string, unknown>, signature: string, rule
   if (header.crit !== undefined) throw critUnsupported();
   if (header.kid !== undefined && typeof header.kid !== "string") throw new TokenError("token_malformed", "the header kid is not a string");
   rules.checkHeader?.(header);
-  if (!isBase64url(signature)) throw new TokenError("signature_invalid", "the signature is missing or not base64url");
+  if (signature.length === 0 || !isBase64url(signature)) throw new TokenError("signature_invalid", "the signature is missing or not base64url");
 }
 
 export async function verifyJwt(token: string, rules: JwtRules): Promise<VerifiedJwt> {
