@@ -3,12 +3,12 @@
  * signature, iss, exp and nbf by jose's jwtVerify (verify-jwt.ts), then aud = client id, iat, nonce, at_hash
  * and s_hash, each failure with its own code.
  */
-import { createHash } from "node:crypto";
 import { TokenError } from "./token-error.js";
 import { KeyStore } from "./key-store.js";
 import { verifyJwt } from "./verify-jwt.js";
 import { normalizeClaims, checkIssuedAt } from "./normalize-claims.js";
 import { checkAlgorithms } from "./resolve-options.js";
+import { halfHash } from "./half-hash.js";
 import { KEY_STORE } from "./create-access-token-verifier.js";
 import type { AccessTokenVerifier, NormalizedClaims } from "./types.js";
 
@@ -27,14 +27,6 @@ export interface ValidateIdTokenOptions {
   clockToleranceSec?: number;
   algorithms?: string[];
   maxTokenBytes?: number;
-}
-
-/** Left-most half of the hash matching the JWS alg (SHA-256 for *256 ...), base64url (OIDC Core 3.1.3.6). */
-export function halfHash(value: string, alg: string): string {
-  const bits = /(256|384|512)$/.exec(alg)?.[1];
-  if (!bits) throw new TokenError("alg_not_allowed", "no hash is defined for this algorithm");
-  const digest = createHash(`sha${bits}`).update(value, "ascii").digest();
-  return digest.subarray(0, digest.length / 2).toString("base64url");
 }
 
 const storeCache = new WeakMap<object, KeyStore>();
