@@ -11,7 +11,7 @@ import type { KeyStore, ResolvedKey } from "./key-store.js";
 
 export interface JwtRules extends RefusalWording {
   store: KeyStore;
-  algorithms: readonly string[];
+  algorithms: string[];
   maxTokenBytes: number;
   clockToleranceSec: number;
   /** Seconds since the epoch. */
@@ -48,7 +48,7 @@ export async function verifyJwt(token: string, rules: JwtRules): Promise<Verifie
     if (known) return (candidates = known)[0]!.key;
     return rules.store.resolve(kid, header.alg).then((found) => (candidates = found)[0]!.key);
   };
-  const options = { issuer: rules.issuer, algorithms: rules.algorithms as string[], clockTolerance: rules.clockToleranceSec, currentDate: new Date(rules.now() * 1000) };
+  const options = { issuer: rules.issuer, algorithms: rules.algorithms, clockTolerance: rules.clockToleranceSec, currentDate: new Date(rules.now() * 1000) };
   for (;;) {
     try {
       const { payload, protectedHeader } = await jwtVerify(token, resolveKey, options);
