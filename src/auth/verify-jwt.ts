@@ -37,29 +37,47 @@ function checkBeforeKey(header: Record<string, unknown>, signature: string, rule
 
 export async function verifyJwt(token: string, rules: JwtRules): Promise<VerifiedJwt> {
   screenJws(token, rules.maxTokenBytes);
-  let candidates: ResolvedKey[] | undefined;
-  let index = 0;
-  // jose calls this after its own header checks (JSON, crit, alg allowed); a token without kid may fit several keys.
-  const resolveKey = (header: JWTHeaderParameters, jws: FlattenedJWSInput): ResolvedKey["key"] | Promise<ResolvedKey["key"]> => {
-    if (candidates) return candidates[index]!.key;
-    checkBeforeKey(header, jws.signature, rules);
-    const kid = header.kid;
-    const known = rules.store.lookup(kid, header.alg);
-    if (known) return (candidates = known)[0]!.key;
-    return rules.store.resolve(kid, header.alg).then((found) => (candidates = found)[0]!.key);
-  };
+  const choice = new KeyChoice(rules);
   const options = { issuer: rules.issuer, algorithms: rules.algorithms, clockTolerance: rules.clockToleranceSec, currentDate: new Date(rules.now() * 1000) };
   for (;;) {
     try {
-      const { payload, protectedHeader } = await jwtVerify(token, resolveKey, options);
-      return { header: protectedHeader, payload, kid: candidates![index]!.kid };
+      const { payload, protectedHeader } = await jwtVerify(token, (header: JWTHeaderParameters, jws: FlattenedJWSInput) => choice.key(header, jws), options);
+      return { header: protectedHeader, payload, kid: choice.kid };
     } catch (err) {
-      const failed = fromJoseError(err, token, rules, candidates !== undefined);
-      if (failed.code === "signature_invalid" && candidates && index + 1 < candidates.length) {
-        index++;
-        continue;
-      }
-      throw failed;
+      const failed = fromJoseError(err, token, rules, choice.given);
+      if (failed.code !== "signature_invalid" || !choice.next()) throw failed;
     }
+  }
+}
+
+/**
+ * The key resolver handed to jwtVerify: jose calls it after its own header checks (JSON, crit, alg allowed).
+ * A token without kid may fit several of the issuer's keys: then each is tried in turn.
+ */
+class KeyChoice {
+  private candidates: ResolvedKey[] | undefined;
+  private index = 0;
+  constructor(private readonly rules: JwtRules) {}
+
+  get given(): boolean {
+    return this.candidates !== undefined;
+  }
+
+  get kid(): string {
+    return this.candidates![this.index]!.kid;
+  }
+
+  next(): boolean {
+    if (!this.candidates || this.index + 1 >= this.candidates.length) return false;
+    this.index++;
+    return true;
+  }
+
+  key(header: JWTHeaderParameters, jws: FlattenedJWSInput): ResolvedKey["key"] | Promise<ResolvedKey["key"]> {
+    if (this.candidates) return this.candidates[this.index]!.key;
+    checkBeforeKey(header, jws.signature, this.rules);
+    const known = this.rules.store.lookup(header.kid, header.alg);
+    if (known) return (this.candidates = known)[0]!.key;
+    return this.rules.store.resolve(header.kid, header.alg).then((found) => (this.candidates = found)[0]!.key);
   }
 }
