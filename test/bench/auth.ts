@@ -12,27 +12,9 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { generateKeyPair, exportJWK, jwtVerify, SignJWT } from "jose";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
-import { fmt } from "./measure.js";
+import { rateAndCpuAsync, fmt } from "./measure.js";
 
 const ISSUER = "https://id.bench.example";
-
-/** Operations per second and CPU microseconds per operation (all threads: the signature checks run in libuv's pool). */
-async function measure(fn: () => Promise<unknown>, concurrency: number, ms: number): Promise<{ rate: number; cpuUs: number }> {
-  let n = 0;
-  const cpu0 = process.cpuUsage();
-  const start = performance.now();
-  const deadline = start + ms;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline) {
-        await fn();
-        n++;
-      }
-    }),
-  );
-  const cpu = process.cpuUsage(cpu0);
-  return { rate: (n * 1000) / (performance.now() - start), cpuUs: (cpu.user + cpu.system) / n };
-}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -63,7 +45,7 @@ export async function main(): Promise<void> {
     ["(b) Portier verifier, uncached", () => uncached.verify(token)],
     ["(c) Portier verifier, cached", () => cached.verify(token)],
   ];
-  for (const [, fn] of fns) await measure(fn, 8, 150); // warm up
+  for (const [, fn] of fns) await rateAndCpuAsync(fn, 8, 150); // warm up
   const ROUNDS = 9;
   const samples: number[][] = fns.map(() => []);
   const cpu: number[][] = fns.map(() => []);
@@ -71,7 +53,7 @@ export async function main(): Promise<void> {
     // Alternate which side goes first, so neither always follows the same neighbour.
     const order = round % 2 === 0 ? [0, 1, 2] : [1, 0, 2];
     for (const i of order) {
-      const m = await measure(fns[i]![1], 8, 250);
+      const m = await rateAndCpuAsync(fns[i]![1], 8, 250);
       samples[i]!.push(m.rate);
       cpu[i]!.push(m.cpuUs);
     }
