@@ -1,15 +1,15 @@
 /**
- * createAccessTokenVerifier: the verifier the service calls for every API request. Decodes without
- * trust, verifies the signature with the issuer's own keys, checks iss/time/typ/shape, normalises
- * claims and remembers the result in a bounded cache. Every rejection is a TokenError.
+ * createAccessTokenVerifier: the verifier the service calls for every API request. jose's jwtVerify checks
+ * the token with the issuer's own keys (verify-jwt.ts); then typ/shape rules of access tokens, claims
+ * normalised, and the result remembered in a bounded cache whose entries go with their key. Every
+ * rejection is a TokenError.
  */
 import { TokenError } from "./token-error.js";
 import { KeyStore } from "./key-store.js";
-import { decodeJws } from "./decode-jws.js";
-import { verifySignature } from "./verify-signature.js";
-import { normalizeClaims, checkTimes } from "./normalize-claims.js";
+import { verifyJwt, type JwtRules } from "./verify-jwt.js";
+import { normalizeClaims, checkIssuedAt } from "./normalize-claims.js";
 import { checkTyp, checkAccessTokenShape } from "./classify-access-token.js";
-import { VerifiedTokenCache } from "./verified-token-cache.js";
+import { VerifiedTokenCache, type CacheEntry } from "./verified-token-cache.js";
 import { resolveOptions } from "./resolve-options.js";
 import type { AccessTokenVerifier, VerifiedAccessToken, VerifierOptions } from "./types.js";
 
@@ -17,6 +17,7 @@ import type { AccessTokenVerifier, VerifiedAccessToken, VerifierOptions } from "
 export const KEY_STORE = Symbol("portier.keyStore");
 
 export interface PortierAccessTokenVerifier extends AccessTokenVerifier {
+  verifyCached(token: string): VerifiedAccessToken | undefined;
   /** Fetches the key set now, regardless of cooldown (e.g. on a timer or an admin request). */
   refreshKeys(): Promise<void>;
   readonly [KEY_STORE]: KeyStore;
@@ -30,34 +31,48 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
   const first = store.refresh();
   let closed = false;
   store.start(o.refreshIntervalMs, o.watchJwksFile);
+  const rules: JwtRules = {
+    store,
+    issuer: o.issuer,
+    issuerRole: "configured",
+    noun: "token",
+    algorithms: [...o.algorithms],
+    maxTokenBytes: o.maxTokenBytes,
+    clockToleranceSec: o.clockToleranceSec,
+    now: o.now,
+    checkHeader: (header) => checkTyp(header, o.requireAtJwtTyp),
+  };
 
-  async function verifyUncached(token: string): Promise<{ result: VerifiedAccessToken; kid: string | undefined }> {
-    const { header, payload, alg, kid } = decodeJws(token, o.maxTokenBytes, o.algorithms);
-    checkTyp(header, o.requireAtJwtTyp);
-    const usedKid = await verifySignature(token, store, kid, alg);
-    if (typeof payload.iss !== "string") throw new TokenError("issuer_mismatch", "the token has no iss");
-    if (payload.iss !== o.issuer) throw new TokenError("issuer_mismatch", `the token was issued by ${payload.iss.slice(0, 200)}, not by the configured issuer ${o.issuer}`);
+  async function verifyUncached(token: string): Promise<CacheEntry> {
+    const { header, payload, kid } = await verifyJwt(token, rules);
     const claims = normalizeClaims(payload);
-    checkTimes(claims, o.now(), o.clockToleranceSec);
+    checkIssuedAt(claims, o.now(), o.clockToleranceSec, "token");
     checkAccessTokenShape(claims);
     // Frozen: cached answers are shared between callers.
     Object.freeze(claims.aud);
     Object.freeze(claims.scope);
     Object.freeze(claims.amr);
-    return { result: { claims: Object.freeze(claims), header: Object.freeze(header), cached: false }, kid: usedKid };
+    return { value: { claims: Object.freeze(claims), header: Object.freeze(header), cached: false }, exp: claims.exp, kid };
   }
+
+  const expired = (entry: CacheEntry) => entry.exp <= o.now() - o.clockToleranceSec;
+  const cacheable = (token: string) => o.cacheSize > 0 && !closed && typeof token === "string" && token.length > 0 && token.length <= o.maxTokenBytes;
 
   return {
     [KEY_STORE]: store,
+    verifyCached(token: string): VerifiedAccessToken | undefined {
+      if (!cacheable(token)) return undefined;
+      const hit = cache.get(VerifiedTokenCache.keyOf(token));
+      if (!hit || expired(hit) || !store.has(hit.kid)) return undefined;
+      return { ...hit.value, cached: true };
+    },
     async verify(token: string): Promise<VerifiedAccessToken> {
       if (closed) throw new TokenError("keys_unavailable", "the verifier is closed");
-      if (typeof token !== "string" || token.length === 0) throw new TokenError("token_missing", "no token was presented");
-      if (token.length > o.maxTokenBytes) throw new TokenError("token_too_large", `the token is larger than ${o.maxTokenBytes} bytes`);
-      const key = o.cacheSize > 0 ? VerifiedTokenCache.keyOf(token) : "";
-      if (o.cacheSize > 0) {
+      const key = cacheable(token) ? VerifiedTokenCache.keyOf(token) : undefined;
+      if (key !== undefined) {
         const hit = cache.get(key);
         if (hit) {
-          if (hit.exp <= o.now() - o.clockToleranceSec) {
+          if (expired(hit)) {
             cache.delete(key);
             throw new TokenError("token_expired", "the token has expired");
           }
@@ -65,15 +80,9 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
           cache.delete(key);
         }
       }
-      try {
-        const { result, kid } = await verifyUncached(token);
-        if (o.cacheSize > 0) cache.set(key, result, result.claims.exp, kid);
-        return result;
-      } catch (err) {
-        if (err instanceof TokenError) throw err;
-        // Defence in depth: nothing but TokenError leaves verify() for bad input.
-        throw new TokenError("token_malformed", "the token could not be processed");
-      }
+      const entry = await verifyUncached(token);
+      if (key !== undefined) cache.set(key, entry);
+      return entry.value;
     },
     async ready(): Promise<void> {
       await first;

@@ -5,7 +5,9 @@
 export * from "./types.js";
 export { TokenError, wwwAuthenticate } from "./token-error.js";
 export { createAccessTokenVerifier, type PortierAccessTokenVerifier } from "./create-access-token-verifier.js";
-export { validateIdToken, halfHash, ID_TOKEN_ALGORITHMS, type ValidateIdTokenOptions } from "./validate-id-token.js";
-export { DEFAULT_ALGORITHMS } from "./resolve-options.js";
+export { validateIdToken, ID_TOKEN_ALGORITHMS, type ValidateIdTokenOptions } from "./validate-id-token.js";
+export { halfHash } from "./half-hash.js";
+export { bearerToken } from "./bearer-token.js";
+export { DEFAULT_ALGORITHMS, jwksSource } from "./resolve-options.js";
 export { API_AUDIENCE } from "./classify-access-token.js";
 export { findDuplicateKey } from "./find-duplicate-key.js";

@@ -25,6 +25,12 @@ export interface KeyStoreOptions {
 
 type Listener = (removedKeyIds: string[]) => void;
 
+/** A key that may have signed a token, ready for jose, with its keyId() for cache invalidation. */
+export interface ResolvedKey {
+  kid: string;
+  key: CryptoKey | Uint8Array;
+}
+
 /** A JWKS document is small; anything bigger is refused before parsing. */
 const MAX_JWKS_BYTES = 1024 * 1024;
 
@@ -41,6 +47,8 @@ export function keyId(jwk: JWK): string {
 
 export class KeyStore {
   private imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
+  /** resolve() answers by kid and alg, so the next token with the same header gets its keys without awaiting. */
+  private resolved = new Map<string, ResolvedKey[]>();
   private inflight: Promise<boolean> | undefined;
   private lastKidRefresh = -Infinity;
   private listeners: Listener[] = [];
@@ -56,6 +64,7 @@ export class KeyStore {
       load: (ctx) => this.load(ctx),
       activate: (next, previous) => {
         this.imported.clear();
+        this.resolved.clear();
         const after = new Set(next.keys.map(keyId));
         const removed = (previous?.keys ?? []).map(keyId).filter((k) => !after.has(k));
         if (removed.length) for (const l of this.listeners) l(removed);
@@ -152,7 +161,7 @@ export class KeyStore {
    * Keys that may have signed a token with this kid and alg. An unknown kid triggers one refresh,
    * unless another happened within the cooldown.
    */
-  async resolve(kid: string | undefined, alg: string): Promise<Array<{ kid: string | undefined; key: CryptoKey | Uint8Array }>> {
+  async resolve(kid: string | undefined, alg: string): Promise<ResolvedKey[]> {
     if (!this.loaded && this.inflight) await this.inflight;
     if (!this.loaded && Date.now() - this.lastKidRefresh >= this.opts.refreshCooldownMs) {
       // Never loaded: retry, but no more than once per cooldown however many requests arrive.
@@ -173,7 +182,8 @@ export class KeyStore {
       if (kid !== undefined && !this.keys.some((k) => k.kid === kid)) throw new TokenError("kid_unknown", "no key of the issuer has this kid");
       throw new TokenError("signature_invalid", "no key of the issuer fits this token's algorithm");
     }
-    const out: Array<{ kid: string | undefined; key: CryptoKey | Uint8Array }> = [];
+    const set = this.reloader.current;
+    const out: ResolvedKey[] = [];
     for (const jwk of found) {
       const cacheKey = `${this.keys.indexOf(jwk)}|${alg}`;
       let p = this.imported.get(cacheKey);
@@ -188,13 +198,23 @@ export class KeyStore {
       }
     }
     if (out.length === 0) throw new TokenError("signature_invalid", "no key of the issuer fits this token's algorithm");
+    if (this.reloader.current === set) this.resolved.set(resolvedKey(kid, alg), out);
     return out;
+  }
+
+  /** What resolve() answered before for this kid and alg, while the key set is unchanged; synchronous. */
+  lookup(kid: string | undefined, alg: string): ResolvedKey[] | undefined {
+    return this.resolved.get(resolvedKey(kid, alg));
   }
 
   /** True while the key with this keyId() is published (used to drop cache entries after rotation). */
   has(id: string | undefined): boolean {
     return id !== undefined && this.keys.some((k) => keyId(k) === id);
   }
+}
+
+function resolvedKey(kid: string | undefined, alg: string): string {
+  return kid === undefined ? `-${alg}` : `${alg}:${kid}`;
 }
 
 function parseJson(text: string, what: string): unknown {

@@ -36,9 +36,7 @@ export function normalizeClaims(payload: Record<string, unknown>): NormalizedCla
   } as NormalizedClaims;
 }
 
-/** exp / nbf / iat against the clock, with tolerance. */
-export function checkTimes(c: NormalizedClaims, now: number, tolerance: number): void {
-  if (c.exp <= now - tolerance) throw new TokenError("token_expired", "the token has expired");
-  if (c.nbf !== undefined && c.nbf > now + tolerance) throw new TokenError("token_not_yet_valid", "the token is not valid yet (nbf)");
-  if (c.iat !== undefined && c.iat > now + tolerance) throw new TokenError("token_not_yet_valid", "the token was issued in the future (iat)");
+/** iat in the future (jose checks exp and nbf, and iat only against a maximum age). */
+export function checkIssuedAt(c: NormalizedClaims, now: number, tolerance: number, noun: string): void {
+  if (c.iat !== undefined && c.iat > now + tolerance) throw new TokenError("token_not_yet_valid", `the ${noun} was issued in the future (iat)`);
 }

@@ -5,6 +5,12 @@ import type { VerifierOptions } from "./types.js";
 
 export const DEFAULT_ALGORITHMS = ["RS256", "PS256", "ES256"];
 
+/** A `--jwks FILE|URL` value as verifier options: an http(s) URL is fetched (jwksUri), anything else is a file. */
+export function jwksSource(jwks: string | undefined): Pick<VerifierOptions, "jwksUri" | "jwksFile"> {
+  if (jwks === undefined) return {};
+  return /^https?:\/\//.test(jwks) ? { jwksUri: jwks } : { jwksFile: jwks };
+}
+
 export interface ResolvedOptions {
   issuer: string;
   jwksUri: string | undefined;

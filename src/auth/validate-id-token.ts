@@ -1,14 +1,14 @@
 /**
  * validateIdToken: the client-side ID token checks of spec 2.1 / 5.4 (OpenID Connect Core 3.1.3.7):
- * signature, iss, aud = client id, exp, iat, nonce, at_hash and s_hash, each failure with its own code.
+ * signature, iss, exp and nbf by jose's jwtVerify (verify-jwt.ts), then aud = client id, iat, nonce, at_hash
+ * and s_hash, each failure with its own code.
  */
-import { createHash } from "node:crypto";
 import { TokenError } from "./token-error.js";
 import { KeyStore } from "./key-store.js";
-import { decodeJws } from "./decode-jws.js";
-import { verifySignature } from "./verify-signature.js";
-import { normalizeClaims } from "./normalize-claims.js";
+import { verifyJwt } from "./verify-jwt.js";
+import { normalizeClaims, checkIssuedAt } from "./normalize-claims.js";
 import { checkAlgorithms } from "./resolve-options.js";
+import { halfHash } from "./half-hash.js";
 import { KEY_STORE } from "./create-access-token-verifier.js";
 import type { AccessTokenVerifier, NormalizedClaims } from "./types.js";
 
@@ -27,14 +27,6 @@ export interface ValidateIdTokenOptions {
   clockToleranceSec?: number;
   algorithms?: string[];
   maxTokenBytes?: number;
-}
-
-/** Left-most half of the hash matching the JWS alg (SHA-256 for *256 ...), base64url (OIDC Core 3.1.3.6). */
-export function halfHash(value: string, alg: string): string {
-  const bits = /(256|384|512)$/.exec(alg)?.[1];
-  if (!bits) throw new TokenError("alg_not_allowed", "no hash is defined for this algorithm");
-  const digest = createHash(`sha${bits}`).update(value, "ascii").digest();
-  return digest.subarray(0, digest.length / 2).toString("base64url");
 }
 
 const storeCache = new WeakMap<object, KeyStore>();
@@ -67,28 +59,29 @@ export async function validateIdToken(token: string, options: ValidateIdTokenOpt
   const algorithms = checkAlgorithms("algorithms", options.algorithms, ID_TOKEN_ALGORITHMS);
   const tolerance = options.clockToleranceSec ?? 30;
   const now = options.now ?? Date.now() / 1000;
-  try {
-    const { payload, alg, kid } = decodeJws(token, options.maxTokenBytes ?? 8192, algorithms);
-    await verifySignature(token, store, kid, alg);
-    if (payload.iss !== options.issuer) throw new TokenError("issuer_mismatch", typeof payload.iss === "string" ? `the ID token was issued by ${payload.iss.slice(0, 200)}, not by the expected issuer ${options.issuer}` : "the ID token has no iss");
-    const c = normalizeClaims(payload);
-    if (!c.aud.includes(options.clientId)) throw new TokenError("audience_mismatch", "the ID token is not addressed to this client");
-    if (c.aud.length > 1 && c.azp !== undefined && c.azp !== options.clientId) throw new TokenError("audience_mismatch", "the ID token's azp is another client");
-    if (c.exp <= now - tolerance) throw new TokenError("token_expired", "the ID token has expired");
-    if (c.iat === undefined) throw new TokenError("claims_invalid", "the ID token has no iat");
-    if (c.iat > now + tolerance) throw new TokenError("token_not_yet_valid", "the ID token was issued in the future");
-    if (c.nbf !== undefined && c.nbf > now + tolerance) throw new TokenError("token_not_yet_valid", "the ID token is not valid yet");
-    if (typeof c.sub !== "string" || !c.sub) throw new TokenError("claims_invalid", "the ID token has no sub");
-    if (options.nonce !== undefined && c.nonce !== options.nonce) throw new TokenError("nonce_mismatch", c.nonce === undefined ? "the ID token has no nonce" : "the ID token's nonce is not the one sent");
-    if (options.accessToken !== undefined && c.at_hash !== halfHash(options.accessToken, alg)) {
-      throw new TokenError("at_hash_mismatch", c.at_hash === undefined ? "the ID token has no at_hash" : "at_hash does not match the access token");
-    }
-    if (options.state !== undefined && c.s_hash !== halfHash(options.state, alg)) {
-      throw new TokenError("s_hash_mismatch", c.s_hash === undefined ? "the ID token has no s_hash" : "s_hash does not match the state");
-    }
-    return c;
-  } catch (err) {
-    if (err instanceof TokenError) throw err;
-    throw new TokenError("token_malformed", "the ID token could not be processed");
+  const { header, payload } = await verifyJwt(token, {
+    store,
+    issuer: options.issuer,
+    issuerRole: "expected",
+    noun: "ID token",
+    algorithms: [...algorithms],
+    maxTokenBytes: options.maxTokenBytes ?? 8192,
+    clockToleranceSec: tolerance,
+    now: () => now,
+  });
+  const alg = header.alg;
+  const c = normalizeClaims(payload);
+  if (!c.aud.includes(options.clientId)) throw new TokenError("audience_mismatch", "the ID token is not addressed to this client");
+  if (c.aud.length > 1 && c.azp !== undefined && c.azp !== options.clientId) throw new TokenError("audience_mismatch", "the ID token's azp is another client");
+  if (c.iat === undefined) throw new TokenError("claims_invalid", "the ID token has no iat");
+  checkIssuedAt(c, now, tolerance, "ID token");
+  if (typeof c.sub !== "string" || !c.sub) throw new TokenError("claims_invalid", "the ID token has no sub");
+  if (options.nonce !== undefined && c.nonce !== options.nonce) throw new TokenError("nonce_mismatch", c.nonce === undefined ? "the ID token has no nonce" : "the ID token's nonce is not the one sent");
+  if (options.accessToken !== undefined && c.at_hash !== halfHash(options.accessToken, alg)) {
+    throw new TokenError("at_hash_mismatch", c.at_hash === undefined ? "the ID token has no at_hash" : "at_hash does not match the access token");
   }
+  if (options.state !== undefined && c.s_hash !== halfHash(options.state, alg)) {
+    throw new TokenError("s_hash_mismatch", c.s_hash === undefined ? "the ID token has no s_hash" : "s_hash does not match the state");
+  }
+  return c;
 }

@@ -5,14 +5,15 @@
 import { createHash } from "node:crypto";
 import type { VerifiedAccessToken } from "./types.js";
 
-interface Entry {
+export interface CacheEntry {
   value: VerifiedAccessToken;
   exp: number;
-  kid: string | undefined;
+  /** keyId() of the key that verified it. */
+  kid: string;
 }
 
 export class VerifiedTokenCache {
-  private map = new Map<string, Entry>();
+  private map = new Map<string, CacheEntry>();
   constructor(private readonly max: number) {}
 
   static keyOf(token: string): string {
@@ -23,7 +24,7 @@ export class VerifiedTokenCache {
     return this.map.size;
   }
 
-  get(key: string): Entry | undefined {
+  get(key: string): CacheEntry | undefined {
     const e = this.map.get(key);
     if (!e) return undefined;
     this.map.delete(key); // move to most-recent
@@ -35,10 +36,10 @@ export class VerifiedTokenCache {
     this.map.delete(key);
   }
 
-  set(key: string, value: VerifiedAccessToken, exp: number, kid: string | undefined): void {
+  set(key: string, entry: CacheEntry): void {
     if (this.max <= 0) return;
     this.map.delete(key);
-    this.map.set(key, { value, exp, kid });
+    this.map.set(key, entry);
     while (this.map.size > this.max) {
       const oldest = this.map.keys().next();
       if (oldest.done) break;
@@ -49,7 +50,7 @@ export class VerifiedTokenCache {
   /** Forget everything signed by these kids (key rotation / revocation). */
   dropKids(kids: readonly string[]): void {
     const gone = new Set(kids);
-    for (const [k, e] of this.map) if (e.kid !== undefined && gone.has(e.kid)) this.map.delete(k);
+    for (const [k, e] of this.map) if (gone.has(e.kid)) this.map.delete(k);
   }
 
   clear(): void {

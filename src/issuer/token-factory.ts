@@ -1,18 +1,13 @@
 /**
  * Mints the three token shapes of spec 2.1-2.3 (ID token, user access token, application access token)
- * and computes at_hash / s_hash (left-most half of SHA-256, base64url).
+ * with at_hash / s_hash binding the ID token to its access token and state.
  */
-import { createHash, randomUUID } from "node:crypto";
-import { SignJWT, base64url } from "jose";
+import { randomUUID } from "node:crypto";
+import { SignJWT } from "jose";
+import { halfHash } from "../auth/index.js";
 import type { KeyRing } from "./keys.js";
 import { SIGNING_ALG } from "./keys.js";
 import type { IssuerClient, IssuerUser } from "./sample-data.js";
-
-/** OIDC Core 3.1.3.6 hash for RS256: base64url of the left-most 128 bits of SHA-256 of the ASCII value. */
-export function halfSha256(value: string): string {
-  const digest = createHash("sha256").update(value, "ascii").digest();
-  return base64url.encode(digest.subarray(0, digest.length / 2));
-}
 
 export interface UserGrant {
   user: IssuerUser;
@@ -77,8 +72,8 @@ export function createTokenFactory(config: TokenFactoryConfig): TokenFactory {
         iss: config.issuerUrl,
         aud: grant.clientId,
         iat,
-        at_hash: halfSha256(accessToken),
-        ...(grant.state !== undefined ? { s_hash: halfSha256(grant.state) } : {}),
+        at_hash: halfHash(accessToken, SIGNING_ALG),
+        ...(grant.state !== undefined ? { s_hash: halfHash(grant.state, SIGNING_ALG) } : {}),
         sid: grant.sid,
         sub: grant.user.sub,
         auth_time: grant.authTime,

@@ -6,7 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { bearerToken, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide.js";
+import { bearerToken } from "../auth/index.js";
+import type { Decide, DecisionAnswer, DecisionRequest } from "./decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
 import { CLIENT_ADDRESS_HEADER, isGatewayFamily, readEnvoy, readForwardAuth, requestTrace } from "./gateway-headers.js";
 import { readBody, type BodyLimits } from "./read-body.js";

@@ -9,7 +9,8 @@
  * value is the real one. Every adapter also requires at most one Authorization header.
  */
 import type { IncomingMessage } from "node:http";
-import { bearerToken, type DecisionRequest, type RequestTrace } from "./decide.js";
+import { bearerToken } from "../auth/index.js";
+import type { DecisionRequest, RequestTrace } from "./decide.js";
 
 export type GatewayFamily = "nginx" | "caddy" | "traefik";
 

@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import { pino, type DestinationStream, type Logger } from "pino";
-import { createAccessTokenVerifier, type AccessTokenVerifier } from "../auth/index.js";
+import { createAccessTokenVerifier, jwksSource, type AccessTokenVerifier } from "../auth/index.js";
 import { Directory } from "../directory/index.js";
 import { parseVerificationKey, type VerificationKey } from "../engine/index.js";
 import type { ServiceConfig } from "./config.js";
@@ -68,8 +68,8 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     options.logger ??
     pino({ level: config.logLevel, base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, options.logDestination ?? destination);
   const jwks = config.jwks;
-  const jwksOption = jwks === undefined ? {} : /^https?:\/\//.test(jwks) ? { jwksUri: jwks } : { jwksFile: jwks };
-  if (jwks !== undefined && !/^https?:\/\//.test(jwks) && !existsSync(jwks)) throw new StartError(`config.jwks: file not found: ${jwks} (pass the issuer's JWKS file or URL, or omit --jwks to use discovery)`);
+  const jwksOption = jwksSource(jwks);
+  if (jwksOption.jwksFile !== undefined && !existsSync(jwksOption.jwksFile)) throw new StartError(`config.jwks: file not found: ${jwks} (pass the issuer's JWKS file or URL, or omit --jwks to use discovery)`);
   if (config.directory !== undefined && !existsSync(config.directory)) throw new StartError(`config.directory: file not found: ${config.directory} (pass the synced-users file)`);
   if (config.bundleUrl === undefined && !existsSync(config.bundle)) {
     throw new StartError(`config.bundle: file not found: ${config.bundle} (run make build, or pass --bundle FILE or --bundle-url URL)`);

@@ -38,7 +38,13 @@ export function compareSync(fns: Record<string, () => void>, opts: { rounds?: nu
 
 /** Throughput of an async operation with `concurrency` calls in flight, for `ms`. */
 export async function rateAsync(fn: () => Promise<unknown>, concurrency: number, ms: number): Promise<number> {
+  return (await rateAndCpuAsync(fn, concurrency, ms)).rate;
+}
+
+/** rateAsync plus the process's CPU microseconds per operation (all threads, libuv's pool included). */
+export async function rateAndCpuAsync(fn: () => Promise<unknown>, concurrency: number, ms: number): Promise<{ rate: number; cpuUs: number }> {
   let n = 0;
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   const deadline = start + ms;
   await Promise.all(
@@ -49,7 +55,8 @@ export async function rateAsync(fn: () => Promise<unknown>, concurrency: number,
       }
     }),
   );
-  return (n * 1000) / (performance.now() - start);
+  const cpu = process.cpuUsage(cpu0);
+  return { rate: (n * 1000) / (performance.now() - start), cpuUs: (cpu.user + cpu.system) / n };
 }
 
 export function fmt(rate: number): string {

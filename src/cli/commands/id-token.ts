@@ -2,7 +2,7 @@
  * `portier id-token validate`: checks an ID token the way a client application must (spec 2.1 / 5.4)
  * and prints its claims as JSON, or the named failure. Exit 0 valid, 1 invalid, 2 usage error.
  */
-import { createAccessTokenVerifier, validateIdToken, TokenError } from "../../auth/index.js";
+import { createAccessTokenVerifier, validateIdToken, TokenError, jwksSource } from "../../auth/index.js";
 import { HelpRequest, parse, renderHelp, usageLine, type CommandSpec } from "../args.js";
 
 export const SPEC = {
@@ -67,7 +67,7 @@ export async function run(argv: string[], io: CommandIo = defaultIo): Promise<nu
   try {
     verifier = createAccessTokenVerifier({
       issuer,
-      ...(jwks === undefined ? {} : /^https?:\/\//.test(jwks) ? { jwksUri: jwks } : { jwksFile: jwks }),
+      ...jwksSource(jwks),
       cacheSize: 0,
     });
   } catch (err) {

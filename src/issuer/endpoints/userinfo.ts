@@ -4,6 +4,7 @@
  */
 import type { RequestHandler } from "express";
 import { createLocalJWKSet, jwtVerify } from "jose";
+import { bearerToken } from "../../auth/index.js";
 import type { IssuerContext } from "../context.js";
 import { SIGNING_ALG } from "../keys.js";
 import { OAuthError } from "../oauth-error.js";
@@ -20,7 +21,7 @@ export function userinfoEndpoint(ctx: IssuerContext): RequestHandler {
   return async (req, res) => {
     res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
     try {
-      const token = bearerToken(req.headers.authorization);
+      const token = requireBearerToken(req.headers.authorization);
       const { sub, scope } = await verifyUserAccessToken(ctx, token);
       const user = ctx.usersBySub.get(sub);
       if (!user) throw invalidToken("the token's user no longer exists");
@@ -34,13 +35,13 @@ export function userinfoEndpoint(ctx: IssuerContext): RequestHandler {
   };
 }
 
-function bearerToken(header: string | undefined): string {
-  const match = header ? /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim()) : null;
-  if (!match?.[1]) {
+function requireBearerToken(header: string | undefined): string {
+  const { token } = bearerToken(header);
+  if (token === undefined) {
     // RFC 6750 3.1: no error code when the request carries no token at all.
     throw new OAuthError("invalid_request", "a Bearer access token is required", 401, { "WWW-Authenticate": 'Bearer realm="portier-issuer"' });
   }
-  return match[1];
+  return token;
 }
 
 async function verifyUserAccessToken(ctx: IssuerContext, token: string): Promise<{ sub: string; scope: string[] }> {

@@ -1,0 +1,38 @@
+/**
+ * The key resolver handed to jose's jwtVerify: a token without kid is tried against every key of the issuer
+ * that fits its alg, in turn, and refused only when none verifies it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccessTokenVerifier, type PortierAccessTokenVerifier } from "../../src/auth/index.js";
+import { appClaims, makeKey, signRaw, startIssuer, NOW, type TestIssuer, type TestKey } from "./helpers.js";
+
+let first: TestKey, second: TestKey, stranger: TestKey;
+let issuer: TestIssuer;
+let v: PortierAccessTokenVerifier;
+
+beforeAll(async () => {
+  [first, second, stranger] = await Promise.all([makeKey("a"), makeKey("b"), makeKey("c")]);
+  // Published without kid (and without alg), so a token without kid fits both.
+  const bare = (k: TestKey): TestKey => ({ ...k, publicJwk: { ...k.publicJwk, kid: undefined, alg: undefined } });
+  issuer = await startIssuer([bare(first), bare(second)]);
+  v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW });
+  await v.ready();
+});
+afterAll(async () => {
+  v.close();
+  await issuer.close();
+});
+
+describe("tokens without kid", () => {
+  it.each([
+    ["the first key", () => first],
+    ["the second key", () => second],
+  ])("signed by %s: verifies", async (_n, key) => {
+    const r = await v.verify(await signRaw({ alg: "RS256", typ: "at+jwt" }, appClaims(issuer.url), key()));
+    expect(r.claims.iss).toBe(issuer.url);
+  });
+
+  it("signed by a key the issuer does not publish: signature_invalid", async () => {
+    await expect(v.verify(await signRaw({ alg: "RS256", typ: "at+jwt" }, appClaims(issuer.url), stranger))).rejects.toMatchObject({ code: "signature_invalid" });
+  });
+});
