@@ -31,6 +31,16 @@ function decisionProblem(value: unknown): string | null {
   return null;
 }
 
+/** The first result of a result set's JSON text; undefined when there is none or the text is not JSON. */
+function resultOf(text: string): unknown {
+  try {
+    const results = JSON.parse(text) as unknown;
+    return Array.isArray(results) ? (results[0] as { result?: unknown } | undefined)?.result : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export class InProcessEngine implements DecisionEngine {
   readonly revision: string;
   readonly manifest: Bundle["manifest"];
@@ -71,8 +81,7 @@ export class InProcessEngine implements DecisionEngine {
     }
     const outcome = this.instance.evaluateJson(this.decisionId, json);
     if (!outcome.ok) return engineDeny("policy_error", `policy evaluation failed: ${outcome.error}`, modeOf(input));
-    const results = JSON.parse(outcome.text) as { result?: unknown }[];
-    const value = Array.isArray(results) ? results[0]?.result : undefined;
+    const value = resultOf(outcome.text);
     const shape = decisionProblem(value);
     if (shape) return engineDeny("policy_error", shape, modeOf(input));
     return memo === undefined ? (value as Decision) : memo.set(json, value as Decision, outcome.text.length);

@@ -117,7 +117,7 @@ describe("deciding through the SDK", () => {
     const instance = instanceOf(engine);
     const real = instance.opaEval;
     const view = (instance as unknown as { view: Buffer }).view;
-    for (const answer of ["[]", '[{"result":{"allow":"yes"}}]', '[{"result":{"allow":true,"status":403,"reason":"x","message":"m"}}]']) {
+    for (const answer of ["[]", "{nope", '[{"result":{"allow":"yes"}}]', '[{"result":{"allow":true,"status":403,"reason":"x","message":"m"}}]']) {
       // Writes the answer where the module would, past the input, and answers its address.
       instance.opaEval = (_r, _e, _d, _input, _len, heap) => {
         view.write(`${answer}\0`, heap as number);
