@@ -4,6 +4,11 @@
  * memory, so a lookup costs one hash of a string the engine builds anyway. Least recently used entries go
  * first once either bound (entries, bytes) is reached. Stored decisions are frozen: a caller can read
  * them, never change what the next caller gets.
+ * Admission (TinyLFU's "doorkeeper"): a decision is stored the second time its key is missed, not the
+ * first; the doorkeeper remembers up to `entries` once-missed keys (strings only). On traffic that never
+ * repeats (fresh ids in paths) this stores nothing: storing every miss only to evict it later cost 5-15% of
+ * a decision in the benchmark (objects kept past the young generation), the doorkeeper about half of that.
+ * The price is one more evaluation per distinct input before it can hit.
  */
 import type { Decision } from "./types.js";
 
@@ -17,6 +22,8 @@ export interface DecisionMemoOptions {
 export const DEFAULT_MEMO_BYTES = 32 * 1024 * 1024;
 /** What an entry costs beyond its strings (map slot, entry object, the decision's objects), estimated. */
 export const ENTRY_OVERHEAD_BYTES = 256;
+/** What a key the doorkeeper remembers costs beyond its string (set slot, ring slot), estimated. */
+const SEEN_OVERHEAD_BYTES = 64;
 
 interface Entry {
   decision: Decision;
@@ -30,12 +37,14 @@ export interface MemoStats {
   bytes: number;
 }
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
+/** Freezes a decision and the objects it holds (its shape is known: route, route.parameters, would_deny). */
+function freezeDecision(d: Decision): Decision {
+  if (d.route !== null && typeof d.route === "object") {
+    if (d.route.parameters !== null && typeof d.route.parameters === "object") Object.freeze(d.route.parameters);
+    Object.freeze(d.route);
   }
-  return value;
+  if (d.would_deny !== null && typeof d.would_deny === "object") Object.freeze(d.would_deny);
+  return Object.freeze(d);
 }
 
 export class DecisionMemo {
@@ -45,6 +54,15 @@ export class DecisionMemo {
   private bytes = 0;
   hits = 0;
   misses = 0;
+  /**
+   * The doorkeeper: keys missed once, at most `entries` of them and a quarter of the byte budget, the
+   * oldest forgotten first (a ring queue: no Map iteration, which in V8 walks over deletion holes).
+   */
+  private readonly seen = new Set<string>();
+  private readonly seenRing: (string | undefined)[];
+  private seenHead = 0;
+  private seenCount = 0;
+  private seenBytes = 0;
 
   constructor(options: DecisionMemoOptions) {
     if (!Number.isInteger(options.entries) || options.entries < 1) throw new TypeError("memo entries must be a whole number >= 1");
@@ -52,6 +70,7 @@ export class DecisionMemo {
     if (!Number.isInteger(bytes) || bytes < 1) throw new TypeError("memo bytes must be a whole number >= 1");
     this.maxEntries = options.entries;
     this.maxBytes = bytes;
+    this.seenRing = new Array<string | undefined>(options.entries).fill(undefined);
   }
 
   get(key: string): Decision | undefined {
@@ -67,10 +86,18 @@ export class DecisionMemo {
     return entry.decision;
   }
 
-  /** Stores a decision the policy answered for `key`; `answerLength` is the length of its JSON text. Returns it frozen. */
+  /**
+   * Offers a decision the policy answered for `key`, just missed; `answerLength` is the length of its JSON
+   * text. Stored (frozen) when the key was missed before, and still remembered by the doorkeeper.
+   */
   set(key: string, decision: Decision, answerLength: number): Decision {
     const bytes = 2 * (key.length + answerLength) + ENTRY_OVERHEAD_BYTES;
     if (bytes > this.maxBytes) return decision;
+    // First miss of this key: only remember the key (the same string, so V8 reuses the hash it computed).
+    if (!this.seen.has(key)) {
+      this.remember(key);
+      return decision;
+    }
     const old = this.map.get(key);
     if (old !== undefined) {
       this.map.delete(key);
@@ -81,9 +108,29 @@ export class DecisionMemo {
       this.map.delete(oldest[0]);
       this.bytes -= oldest[1].bytes;
     }
-    this.map.set(key, { decision: deepFreeze(decision), bytes });
+    this.map.set(key, { decision: freezeDecision(decision), bytes });
     this.bytes += bytes;
     return decision;
+  }
+
+  private remember(key: string): void {
+    const cost = 2 * key.length + SEEN_OVERHEAD_BYTES;
+    const budget = this.maxBytes / 4;
+    if (cost > budget) return;
+    const n = this.seenRing.length;
+    while (this.seenCount === n || this.seenBytes + cost > budget) {
+      const oldest = (this.seenHead - this.seenCount + n) % n;
+      const forgotten = this.seenRing[oldest] as string;
+      this.seenRing[oldest] = undefined;
+      this.seen.delete(forgotten);
+      this.seenBytes -= 2 * forgotten.length + SEEN_OVERHEAD_BYTES;
+      this.seenCount--;
+    }
+    this.seenRing[this.seenHead] = key;
+    this.seenHead = this.seenHead + 1 === n ? 0 : this.seenHead + 1;
+    this.seenCount++;
+    this.seenBytes += cost;
+    this.seen.add(key);
   }
 
   stats(): MemoStats {

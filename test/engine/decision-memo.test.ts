@@ -79,8 +79,7 @@ describe("a memo never changes a decision", () => {
 
   it("an engine of a new bundle revision answers from its own policy, not from the old memo", async () => {
     const input: DecisionInput = { method: "GET", path: "/v2/ORG001/elevesJeunes/J1/absences", token: { sub: "u1", auth_time: 1, idp: "local", scope: ["apiclients"], tenant_id: TENANT_A }, roles: ["enseignant_jeune"], synced: true, role_check: "enforce" };
-    expect(memoised.decideSync(input)).toMatchObject({ allow: true });
-    expect(memoised.decideSync(input)).toMatchObject({ allow: true });
+    for (let i = 0; i < 3; i++) expect(memoised.decideSync(input)).toMatchObject({ allow: true });
     // The same input under a bundle whose route no longer lists the role.
     const narrowed = await bundleWithData("narrowed", (d: { catalog: { routes: { template: string; allowed: string[] }[] } }) => {
       const route = d.catalog.routes.find((r) => r.template === "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences")!;
@@ -107,6 +106,7 @@ describe("a memo never changes a decision", () => {
   it("validates before it looks up: an input that stringifies like a known one but is invalid is refused", () => {
     const input = generatedInputs(1, 7)[0]!;
     memoised.decideSync(input);
+    memoised.decideSync(input);
     // JSON.stringify drops a member whose value is undefined: same text, yet not a valid input.
     const sneaky = { ...input, admin: undefined } as unknown as DecisionInput;
     expect(JSON.stringify(sneaky)).toBe(JSON.stringify(input));
@@ -116,6 +116,7 @@ describe("a memo never changes a decision", () => {
 
   it("hands out decisions no caller can change for the next one", () => {
     const input = generatedInputs(1, 5)[0]!;
+    memoised.decideSync(input);
     const first = memoised.decideSync(input);
     expect(() => {
       (first as { reason: string }).reason = "changed";
@@ -124,15 +125,34 @@ describe("a memo never changes a decision", () => {
   });
 });
 
-describe("DecisionMemo bounds", () => {
+describe("DecisionMemo admission and bounds", () => {
   const decision = (reason: string): Decision => ({ allow: false, status: 403, reason, message: "m", flow: null, route: null, deprecated: false, mode: "enforce", would_deny: null });
+  /** Offers a decision twice, as two misses of the same key do: the second offer stores it. */
+  const store = (memo: DecisionMemo, key: string, answerLength: number) => {
+    memo.set(key, decision(key), answerLength);
+    memo.set(key, decision(key), answerLength);
+  };
+
+  it("stores a decision the second time its key is missed, not the first", () => {
+    const memo = new DecisionMemo({ entries: 2 });
+    memo.set("a", decision("a"), 10);
+    expect(memo.get("a")).toBeUndefined();
+    memo.set("a", decision("a"), 10);
+    expect(memo.get("a")?.reason).toBe("a");
+    // The doorkeeper forgets the oldest once-missed key past `entries` of them.
+    memo.set("x", decision("x"), 10);
+    memo.set("y", decision("y"), 10);
+    memo.set("z", decision("z"), 10);
+    memo.set("x", decision("x"), 10);
+    expect(memo.get("x")).toBeUndefined();
+  });
 
   it("keeps at most `entries`, evicting the least recently used", () => {
     const memo = new DecisionMemo({ entries: 2 });
-    memo.set("a", decision("a"), 10);
-    memo.set("b", decision("b"), 10);
+    store(memo, "a", 10);
+    store(memo, "b", 10);
     expect(memo.get("a")?.reason).toBe("a"); // a is now the most recently used
-    memo.set("c", decision("c"), 10);
+    store(memo, "c", 10);
     expect(memo.get("b")).toBeUndefined();
     expect([memo.get("a")?.reason, memo.get("c")?.reason]).toEqual(["a", "c"]);
     expect(memo.stats()).toMatchObject({ entries: 2, hits: 3, misses: 1 });
@@ -141,13 +161,13 @@ describe("DecisionMemo bounds", () => {
   it("keeps at most `bytes`, and does not keep an entry larger than the whole budget", () => {
     const entry = (keyLength: number, answerLength: number) => 2 * (keyLength + answerLength) + ENTRY_OVERHEAD_BYTES;
     const memo = new DecisionMemo({ entries: 100, bytes: 2 * entry(1, 100) });
-    memo.set("a", decision("a"), 100);
-    memo.set("b", decision("b"), 100);
+    store(memo, "a", 100);
+    store(memo, "b", 100);
     expect(memo.stats()).toMatchObject({ entries: 2, bytes: 2 * entry(1, 100) });
-    memo.set("c", decision("c"), 100);
+    store(memo, "c", 100);
     expect(memo.get("a")).toBeUndefined();
     expect(memo.stats()).toMatchObject({ entries: 2, bytes: 2 * entry(1, 100) });
-    memo.set("huge", decision("huge"), 10_000);
+    store(memo, "huge", 10_000);
     expect(memo.get("huge")).toBeUndefined();
     expect(memo.stats().entries).toBe(2);
   });
