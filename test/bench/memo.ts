@@ -15,6 +15,7 @@ import { loadEngine, DecisionMemo, type Decision, type DecisionInput, type InPro
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { BUNDLE } from "../support/bundle.js";
 import { compareSync, fmt } from "./measure.js";
+import { seededRandom as random } from "../support/random.js";
 
 const USERS = Number(process.env.BENCH_MEMO_USERS ?? 2000);
 const REQUESTS = Number(process.env.BENCH_MEMO_REQUESTS ?? 40_000);
@@ -28,17 +29,6 @@ interface Route {
 }
 const ROUTES = (JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "routes.json"), "utf8")) as { routes: Route[] }).routes;
 const ROLES = (JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "roles.json"), "utf8")) as { roles: { id: string }[] }).roles.map((r) => r.id);
-
-/** Deterministic generator (mulberry32): every run and both engines see the same traffic. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Draws ranks 0..n-1 with probability proportional to 1 / (rank + 1)^s. */
 function zipf(n: number, s: number, rnd: () => number): () => number {

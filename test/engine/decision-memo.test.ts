@@ -12,22 +12,12 @@ import { loadEngine, type Decision, type DecisionInput, type InProcessEngine } f
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
 import { bundleWithData } from "../service/bundles.js";
+import { seededRandom as random } from "../support/random.js";
 
 const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
 const TENANT_B = "9d2e4f61-0a3b-4c5d-8e7f-1a2b3c4d5e6f";
 const TEMPLATES = (JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "routes.json"), "utf8")) as { routes: { template: string }[] }).routes.map((r) => r.template);
 const ROLES = ["enseignant_jeune", "directeur_jeune", "eleve_jeune", "parent_eleve_jeune", "enseignant_adulte", "eleve_adulte", "directeur_adulte"];
-
-/** A small deterministic generator (mulberry32), so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Inputs over every route template, methods, tenants, roles, flows, modes. */
 function generatedInputs(n: number, seed: number): DecisionInput[] {
