@@ -1,12 +1,16 @@
 /**
  * The decision engine inside the calling thread: validates the input, evaluates portier/decision through
  * a PolicyInstance, and checks the answer's shape. Every failure is a deny with a reason (fail closed).
+ * With a decision memo, a well-formed answer is kept under the input's exact JSON text (the text written
+ * into wasm memory) and answered again for the same text; denies the engine makes itself are never kept.
  */
 import type { Bundle } from "./read-bundle.js";
 import { PolicyInstance } from "./policy-instance.js";
 import { inputProblem } from "./validate-input.js";
 import { engineDeny } from "./deny.js";
+import { EngineLoadError } from "./errors.js";
 import { catalogRoles } from "./catalog-roles.js";
+import { DecisionMemo, type DecisionMemoOptions, type MemoStats } from "./decision-memo.js";
 import type { CatalogRole, Decision, DecisionEngine, DecisionInput, RoleCheckMode } from "./types.js";
 
 export const DECISION_ENTRYPOINT = "portier/decision";
@@ -27,17 +31,39 @@ function decisionProblem(value: unknown): string | null {
   return null;
 }
 
+/** The first result of a result set's JSON text; undefined when there is none or the text is not JSON. */
+function resultOf(text: string): unknown {
+  try {
+    const results = JSON.parse(text) as unknown;
+    return Array.isArray(results) ? (results[0] as { result?: unknown } | undefined)?.result : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export class InProcessEngine implements DecisionEngine {
   readonly revision: string;
   readonly manifest: Bundle["manifest"];
   readonly roles: readonly CatalogRole[];
   private readonly instance: PolicyInstance;
+  private readonly decisionId: number;
+  private readonly memo: DecisionMemo | undefined;
 
-  constructor(bundle: Bundle, source: string) {
+  /** `memo`: keep decisions (entries > 0) or not (absent or entries 0). */
+  constructor(bundle: Bundle, source: string, memo?: DecisionMemoOptions) {
     this.revision = bundle.revision;
     this.manifest = bundle.manifest;
     this.instance = new PolicyInstance(bundle, source);
     this.roles = catalogRoles(bundle.data, source);
+    const id = this.instance.entrypointId(DECISION_ENTRYPOINT);
+    if (id === undefined) throw new EngineLoadError("entrypoint_missing", `${source}:/policy.wasm: the module has no entrypoint ${DECISION_ENTRYPOINT}`);
+    this.decisionId = id;
+    this.memo = memo && memo.entries > 0 ? new DecisionMemo(memo) : undefined;
+  }
+
+  /** Hits and misses of the decision memo (undefined when it is off). */
+  memoStats(): MemoStats | undefined {
+    return this.memo?.stats();
   }
 
   get traps(): number {
@@ -47,13 +73,18 @@ export class InProcessEngine implements DecisionEngine {
   decideSync(input: DecisionInput): Decision {
     const problem = inputProblem(input);
     if (problem) return engineDeny("input_invalid", problem, modeOf(input));
-    const outcome = this.instance.evaluate(DECISION_ENTRYPOINT, input);
+    const json = JSON.stringify(input);
+    const memo = this.memo;
+    if (memo !== undefined) {
+      const known = memo.get(json);
+      if (known !== undefined) return known;
+    }
+    const outcome = this.instance.evaluateJson(this.decisionId, json);
     if (!outcome.ok) return engineDeny("policy_error", `policy evaluation failed: ${outcome.error}`, modeOf(input));
-    const results = outcome.results as { result?: unknown }[];
-    const value = Array.isArray(results) ? results[0]?.result : undefined;
+    const value = resultOf(outcome.text);
     const shape = decisionProblem(value);
     if (shape) return engineDeny("policy_error", shape, modeOf(input));
-    return value as Decision;
+    return memo === undefined ? (value as Decision) : memo.set(json, value as Decision, outcome.text.length);
   }
 
   decide(input: DecisionInput): Promise<Decision> {

@@ -4,7 +4,8 @@
 export { loadEngine } from "./load-engine.js";
 export type { LoadEngineOptions, LoadedEngine } from "./load-engine.js";
 export { InProcessEngine, DECISION_ENTRYPOINT, CATALOG_ENTRYPOINT } from "./in-process-engine.js";
-export { WorkerPoolEngine } from "./worker-pool-engine.js";
+export { DecisionMemo, DEFAULT_MEMO_BYTES } from "./decision-memo.js";
+export type { DecisionMemoOptions, MemoStats } from "./decision-memo.js";
 export { readBundle, inflateAndUntar, DEFAULT_MAX_BUNDLE_BYTES } from "./read-bundle.js";
 export type { Bundle, BundleManifest, ReadBundleOptions } from "./read-bundle.js";
 export { EngineLoadError } from "./errors.js";

@@ -1,18 +1,18 @@
 /**
- * Loads a compiled bundle (a path or bytes) into a decision engine: in this thread (default) or a pool
- * of worker threads. Throws EngineLoadError naming the file when the bundle is unusable.
+ * Loads a compiled bundle (a path or bytes) into a decision engine in this thread, with or without a
+ * decision memo. Throws EngineLoadError naming the file when the bundle is unusable.
  */
 import { readFile, stat } from "node:fs/promises";
 import { readBundle, DEFAULT_MAX_BUNDLE_BYTES } from "./read-bundle.js";
 import { EngineLoadError } from "./errors.js";
 import type { VerificationKey } from "./bundle-signature.js";
 import { InProcessEngine, DECISION_ENTRYPOINT } from "./in-process-engine.js";
-import { WorkerPoolEngine } from "./worker-pool-engine.js";
+import type { DecisionMemoOptions } from "./decision-memo.js";
 import type { DecisionEngine } from "./types.js";
 
 export interface LoadEngineOptions {
-  /** 0 (default): evaluate in this thread. N > 0: a pool of N worker threads. */
-  workers?: number;
+  /** Keep up to this many decisions (and bytes) of this bundle; absent or 0 entries (default): no memo. */
+  memo?: DecisionMemoOptions;
   /** Name used in error messages when the bundle is given as bytes. */
   source?: string;
   /** Cap on the bundle's size, compressed and inflated (default 64 MiB); a bigger one is refused early. */
@@ -35,16 +35,11 @@ async function bytesOf(bundle: string | Uint8Array, source: string, maxBytes: nu
   }
 }
 
-export async function loadEngine(bundle: string | Uint8Array, options: LoadEngineOptions = {}): Promise<InProcessEngine | WorkerPoolEngine> {
-  const workers = options.workers ?? 0;
-  if (!Number.isInteger(workers) || workers < 0) throw new TypeError("options.workers must be a whole number >= 0");
+export async function loadEngine(bundle: string | Uint8Array, options: LoadEngineOptions = {}): Promise<InProcessEngine> {
   const source = options.source ?? (typeof bundle === "string" ? bundle : "bundle");
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BUNDLE_BYTES;
   const bytes = await bytesOf(bundle, source, maxBytes);
   if (bytes.length > maxBytes) throw new EngineLoadError("bundle_too_large", `${source}: the bundle (${bytes.length} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`);
   const parsed = await readBundle(bytes, source, [DECISION_ENTRYPOINT], { maxBytes, verificationKey: options.verificationKey });
-  // Instantiating here also proves the module loads before any worker is started.
-  const engine = new InProcessEngine(parsed, source);
-  if (workers === 0) return engine;
-  return WorkerPoolEngine.start(bytes, source, parsed.revision, workers, engine.roles);
+  return new InProcessEngine(parsed, source, options.memo);
 }

@@ -78,7 +78,7 @@ export interface CatalogRole {
   aliases: string[];
 }
 
-/** What every engine (in-process or worker pool) offers the service. */
+/** What an engine offers the service. */
 export interface DecisionEngine {
   decide(input: DecisionInput): Promise<Decision>;
   /** The role catalog of the bundle (data.catalog.roles): the names the service resolves to role ids. */

@@ -54,6 +54,8 @@ export interface ServiceConfig {
   bodyTimeoutMs: number;
   /** Cap on decision-log bytes waiting for stdout; lines past it are dropped and counted. */
   logBufferBytes: number;
+  /** Decisions kept per bundle revision, keyed by the exact policy input; 0 turns the memo off. */
+  decisionMemoEntries: number;
 }
 
 export class ConfigError extends Error {
@@ -104,6 +106,7 @@ export const SERVICE_OPTIONS = {
   "keep-alive-timeout-ms": { type: "string", value: "MS", description: "idle time before a keep-alive connection is closed", default: "65000", schema: { type: "integer", minimum: 100, maximum: 3600000 } },
   "body-timeout-ms": { type: "string", value: "MS", description: "time to receive the body of POST /decide (408 body_timeout after)", default: "10000", schema: { type: "integer", minimum: 100, maximum: 3600000 } },
   "log-buffer-bytes": { type: "string", value: "N", description: "log bytes that may wait for stdout; past it lines are dropped and counted", default: "1048576", schema: { type: "integer", minimum: 16384, maximum: 1073741824 } },
+  "decision-memo-entries": { type: "string", value: "N", description: "decisions kept per bundle revision and answered again for the exact same policy input (also capped at 32 MiB); 0 = off", default: "10000", schema: { type: "integer", minimum: 0, maximum: 1000000 } },
   watch: { type: "string", value: "true|false", description: "watch --bundle and --directory and reload them on change", default: "true", schema: { type: "boolean" } },
   "shutdown-timeout": { type: "string", value: "S", description: "on SIGTERM/SIGINT, seconds to let requests in flight finish before closing them", default: "10", schema: { type: "number", minimum: 0, maximum: 3600 } },
 } as const satisfies Record<string, ServiceOption>;
@@ -151,7 +154,7 @@ const validate = ajv.compile({ ...CONFIG_SCHEMA, required: REQUIRED });
 
 const NUMERIC = new Set([
   "port", "adminPort", "workers", "bundlePollSeconds", "maxBodyBytes", "shutdownTimeout", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink",
-  "headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "bodyTimeoutMs", "logBufferBytes",
+  "headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "bodyTimeoutMs", "logBufferBytes", "decisionMemoEntries",
 ]);
 const BOOLEAN = new Set(["watch", "noDirectory", "requireKeysAtStart", "allowDirectoryShrink"]);
 
@@ -238,6 +241,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     keepAliveTimeoutMs: 65_000,
     bodyTimeoutMs: 10_000,
     logBufferBytes: 1_048_576,
+    decisionMemoEntries: 10_000,
     port: 8181,
     host: "127.0.0.1",
     adminHost: "127.0.0.1",

@@ -6,7 +6,7 @@
  * The role names of the bundle's catalog go live with its policy: the resolver, and whatever was prepared
  * with it (the directory re-resolved), are swapped in the same tick as the engine.
  */
-import { loadEngine, type VerificationKey } from "../engine/index.js";
+import { loadEngine, type DecisionMemoOptions, type VerificationKey } from "../engine/index.js";
 import type { DecisionEngine } from "../engine/types.js";
 import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 import { NO_ROLE_NAMES, roleResolver, type RoleResolver } from "../directory/role-names.js";
@@ -40,8 +40,11 @@ export class PolicyHolder {
   prepareRoles: ((resolve: RoleResolver) => Promise<() => void>) | undefined;
   onChange: (() => void) | undefined;
 
-  /** With `verificationKey`, a bundle (file or server) whose OPA signature does not verify is refused like a broken one. */
-  constructor(logger: ReloadLogger, private readonly from: PolicySource, maxBytes: number, verificationKey?: VerificationKey) {
+  /**
+   * With `verificationKey`, a bundle (file or server) whose OPA signature does not verify is refused like a broken one.
+   * With `memo`, each loaded bundle's engine keeps its own decision memo (a new revision starts empty).
+   */
+  constructor(logger: ReloadLogger, private readonly from: PolicySource, maxBytes: number, verificationKey?: VerificationKey, memo?: DecisionMemoOptions) {
     let candidateEtag: string | undefined;
     const withRoles = async (engine: DecisionEngine, source: string): Promise<LoadedPolicy> => {
       try {
@@ -53,13 +56,13 @@ export class PolicyHolder {
       }
     };
     const load = async (ctx: { httpCode(code: number): void }): Promise<LoadedPolicy | typeof NOT_MODIFIED> => {
-      if ("file" in from) return withRoles(await loadEngine(from.file, { source: from.file, maxBytes, verificationKey }), from.file);
+      if ("file" in from) return withRoles(await loadEngine(from.file, { source: from.file, maxBytes, verificationKey, memo }), from.file);
       const res = await fetchUrl(from.url, { etag: this.etag, timeoutMs: Math.max(5000, from.pollSeconds * 1000), maxBytes, accept: "application/gzip" });
       ctx.httpCode(res.httpCode);
       if (res.status === 304) return NOT_MODIFIED;
       candidateEtag = res.etag;
       const source = redactUrls(from.url);
-      return withRoles(await loadEngine(res.bytes, { source, maxBytes, verificationKey }), source);
+      return withRoles(await loadEngine(res.bytes, { source, maxBytes, verificationKey, memo }), source);
     };
     this.reloader = new Reloader<LoadedPolicy>({
       name: "policy",

@@ -95,7 +95,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));
   }
 
-  const policy = new PolicyHolder(logger, config.bundleUrl ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds } : { file: config.bundle, watch: config.watch }, config.bundleMaxBytes, verificationKey);
+  const policy = new PolicyHolder(logger, config.bundleUrl ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds } : { file: config.bundle, watch: config.watch }, config.bundleMaxBytes, verificationKey, { entries: config.decisionMemoEntries });
   // A bundle server that is down at start leaves the service not ready (and polling); a bad file stops it.
   if (!(await policy.start()) && !config.bundleUrl) {
     verifier.close();

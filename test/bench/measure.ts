@@ -9,16 +9,25 @@ export interface Rate {
   perSecond: number;
 }
 
-function rateOf(fn: () => void, ms: number): number {
+/** "cpu": operations per second of this process's CPU time (GC threads included), steadier on a shared machine. */
+export type Clock = "wall" | "cpu";
+
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+function rateOf(fn: () => void, ms: number, clock: Clock = "wall"): number {
   let n = 0;
   const start = performance.now();
+  const cpuStart = clock === "cpu" ? cpuMs() : 0;
   let now = start;
   while (now - start < ms) {
     for (let i = 0; i < 64; i++) fn();
     n += 64;
     now = performance.now();
   }
-  return (n * 1000) / (now - start);
+  return (n * 1000) / (clock === "cpu" ? cpuMs() - cpuStart : now - start);
 }
 
 export function median(xs: number[]): number {
@@ -27,12 +36,19 @@ export function median(xs: number[]): number {
 }
 
 /** Interleaved rounds of each function; returns the median rate of each. */
-export function compareSync(fns: Record<string, () => void>, opts: { rounds?: number; ms?: number } = {}): Rate[] {
+export function compareSync(fns: Record<string, () => void>, opts: { rounds?: number; ms?: number; clock?: Clock; rotate?: boolean } = {}): Rate[] {
   const rounds = opts.rounds ?? 5;
   const ms = opts.ms ?? 300;
   const samples = new Map<string, number[]>(Object.keys(fns).map((k) => [k, []]));
   for (const fn of Object.values(fns)) rateOf(fn, 50); // warm up
-  for (let r = 0; r < rounds; r++) for (const [name, fn] of Object.entries(fns)) samples.get(name)?.push(rateOf(fn, ms));
+  const entries = Object.entries(fns);
+  for (let r = 0; r < rounds; r++) {
+    // With `rotate`, each round starts with the next function, so that no function always runs first.
+    for (let i = 0; i < entries.length; i++) {
+      const [name, fn] = entries[opts.rotate ? (r + i) % entries.length : i] as [string, () => void];
+      samples.get(name)?.push(rateOf(fn, ms, opts.clock));
+    }
+  }
   return [...samples].map(([name, xs]) => ({ name, perSecond: median(xs) }));
 }
 

@@ -1,6 +1,5 @@
 /**
- * The role catalog an engine exposes (data.catalog.roles of its bundle), in process and from a worker
- * pool, and the refusal of a bundle whose catalog is missing or malformed, naming file and field.
+ * The role catalog an engine exposes (data.catalog.roles of its bundle), and the refusal of a bundle whose catalog is missing or malformed, naming file and field.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -12,8 +11,8 @@ import { bundleWithData } from "../service/bundles.js";
 const DATA_ROLES = loadCatalog(join(PROJECT_ROOT, "data")).roles;
 
 describe("engine.roles", () => {
-  it.each([0, 1])("is the bundle's role catalog (workers: %i)", async (workers) => {
-    const engine = await loadEngine(await bundleWithData("r", (d) => d.catalog.roles[0].aliases.push("Professeur")), { workers });
+  it("is the bundle's role catalog", async () => {
+    const engine = await loadEngine(await bundleWithData("r", (d) => d.catalog.roles[0].aliases.push("Professeur")));
     try {
       expect(engine.roles[0]).toEqual({ ...DATA_ROLES[0], aliases: ["Professeur"] });
       expect(engine.roles.slice(1)).toEqual(DATA_ROLES.slice(1));

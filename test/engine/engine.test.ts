@@ -1,7 +1,10 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadEngine, EngineLoadError, InProcessEngine, WorkerPoolEngine, tokenFacts, type DecisionInput } from "../../src/engine/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadEngine, EngineLoadError, InProcessEngine, tokenFacts, type DecisionInput } from "../../src/engine/index.js";
+import { PolicyInstance } from "../../src/engine/policy-instance.js";
+import { readBundle, type Bundle } from "../../src/engine/read-bundle.js";
 import { requireBundle } from "../support/bundle.js";
 import { tarOf } from "../support/tar.js";
 
@@ -93,51 +96,72 @@ describe("deciding through the SDK", () => {
     expect(d.message).toMatch(message);
   });
 
+  type Instance = { opaEval: (...args: number[]) => number; internals: { mem: unknown } };
+  const instanceOf = (e: InProcessEngine) => (e as unknown as { instance: Instance }).instance;
+
   it("turns a wasm trap into a deny and replaces the instance", () => {
-    const instance = (engine as unknown as { instance: { policy: { evaluate: () => unknown } } }).instance;
-    const broken = instance.policy;
-    broken.evaluate = () => {
+    const instance = instanceOf(engine);
+    const memory = instance.internals.mem;
+    instance.opaEval = () => {
       throw new Error("RuntimeError: unreachable");
     };
     const d = engine.decideSync(input());
     expect(d).toMatchObject({ allow: false, reason: "policy_error" });
     expect(d.message).toContain("unreachable");
     expect(engine.traps).toBe(1);
-    expect(instance.policy).not.toBe(broken);
+    expect(instance.internals.mem).not.toBe(memory);
     expect(engine.decideSync(input())).toMatchObject({ allow: true });
   });
 
   it("denies when the policy answers something that is not a decision", () => {
-    const instance = (engine as unknown as { instance: { policy: { evaluate: (i: unknown, e: number) => unknown } } }).instance;
-    const real = instance.policy.evaluate.bind(instance.policy);
-    for (const answer of [[], [{ result: { allow: "yes" } }], [{ result: { allow: true, status: 403, reason: "x", message: "m" } }]]) {
-      instance.policy.evaluate = () => answer;
+    const instance = instanceOf(engine);
+    const real = instance.opaEval;
+    const view = (instance as unknown as { view: Buffer }).view;
+    for (const answer of ["[]", "{nope", '[{"result":{"allow":"yes"}}]', '[{"result":{"allow":true,"status":403,"reason":"x","message":"m"}}]']) {
+      // Writes the answer where the module would, past the input, and answers its address.
+      instance.opaEval = (_r, _e, _d, _input, _len, heap) => {
+        view.write(`${answer}\0`, heap as number);
+        return heap as number;
+      };
       expect(engine.decideSync(input())).toMatchObject({ allow: false, reason: "policy_error" });
     }
-    instance.policy.evaluate = real;
+    instance.opaEval = real;
     expect(engine.decideSync(input())).toMatchObject({ allow: true });
+  });
+
+});
+
+describe("evaluation straight through wasm memory", () => {
+  // The reference: the unmodified SDK's evaluate() on a fresh instance of the same module and data.
+  const sdk = createRequire(import.meta.url)("@open-policy-agent/opa-wasm") as typeof import("@open-policy-agent/opa-wasm");
+  let bundle: Bundle;
+  let ours: PolicyInstance;
+  let reference: ReturnType<typeof sdk.loadPolicySync>;
+  beforeAll(async () => {
+    bundle = await readBundle(readFileSync(requireBundle()), "b", ["portier/decision"]);
+    ours = new PolicyInstance(bundle, "b");
+    reference = sdk.loadPolicySync(new WebAssembly.Module(bundle.wasm) as never);
+    reference.setData(bundle.data);
+  });
+
+  // Large inputs outgrow the first memory pages (the engine's own checks cap the path; the instance has no cap).
+  const cases: [string, unknown][] = [
+    ["a valid input", input()],
+    ["non-ASCII text", input({ path: "/v2/ORG001/elevesAdultes/Zoé/présences", token: { ...user, sub: "Zoë 😀" } })],
+    ["a 300 kB id of 2-byte characters", input({ path: `/v2/ORG001/elevesJeunes/${"é".repeat(150_000)}/absences` })],
+    ["a 600 kB id of 4-byte characters", input({ path: `/v2/ORG001/elevesJeunes/${"😀".repeat(150_000)}/absences` })],
+    ["a small input after the large ones", input({ roles: ["eleve_jeune"] })],
+    ["no input", undefined],
+  ];
+  it.each(cases)("answers what the SDK answers for %s", (_name, value) => {
+    const got = ours.evaluate("portier/decision", value);
+    expect(got.ok).toBe(true);
+    expect(JSON.stringify((got as { results: unknown }).results)).toBe(JSON.stringify(reference.evaluate(value, "portier/decision")));
   });
 });
 
 describe("tokenFacts", () => {
   it("keeps only what the policy reads and normalises lists", () => {
     expect(tokenFacts({ sub: "s", scope: "openid apiclients", aud: "apiclients", jti: "j", exp: 1, amr: ["pwd"] })).toEqual({ sub: "s", scope: ["openid", "apiclients"], aud: ["apiclients"] });
-  });
-});
-
-describe("worker pool", () => {
-  let pool: WorkerPoolEngine;
-  beforeAll(async () => {
-    pool = (await loadEngine(requireBundle(), { workers: 2 })) as WorkerPoolEngine;
-  });
-  afterAll(async () => {
-    await pool.close();
-  });
-
-  it("answers the same decisions as the in-process engine", async () => {
-    const inputs = [input(), input({ roles: ["eleve_jeune"] }), input({ method: "POST" }), input({ path: "/v9" }), input({ synced: false, roles: [], path: "/v1/roles" })];
-    const answers = await Promise.all(inputs.map((i) => pool.decide(i)));
-    expect(answers).toEqual(inputs.map((i) => engine.decideSync(i)));
-    expect(pool.revision).toBe(engine.revision);
   });
 });

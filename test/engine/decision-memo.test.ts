@@ -1,0 +1,172 @@
+/**
+ * The decision memo never changes a decision: memo on and off answer the same over many generated inputs
+ * (repeats included), an engine of a new bundle revision answers from its own policy, never from the memo
+ * of the old one, and denies the engine makes itself (bad input, a trap) are not kept. Its bounds (entries,
+ * bytes) evict the least recently used entry; what it hands out cannot be changed by a caller.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DecisionMemo, ENTRY_OVERHEAD_BYTES } from "../../src/engine/decision-memo.js";
+import { loadEngine, type Decision, type DecisionInput, type InProcessEngine } from "../../src/engine/index.js";
+import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
+import { requireBundle } from "../support/bundle.js";
+import { bundleWithData } from "../service/bundles.js";
+import { seededRandom as random } from "../support/random.js";
+
+const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
+const TENANT_B = "9d2e4f61-0a3b-4c5d-8e7f-1a2b3c4d5e6f";
+const TEMPLATES = (JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "routes.json"), "utf8")) as { routes: { template: string }[] }).routes.map((r) => r.template);
+const ROLES = ["enseignant_jeune", "directeur_jeune", "eleve_jeune", "parent_eleve_jeune", "enseignant_adulte", "eleve_adulte", "directeur_adulte"];
+
+/** Inputs over every route template, methods, tenants, roles, flows, modes. */
+function generatedInputs(n: number, seed: number): DecisionInput[] {
+  const rnd = random(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  return Array.from({ length: n }, (): DecisionInput => {
+    const path = pick([...TEMPLATES, "/v9/unknown", "/v1/roles/x"]).replace(/\{[^}]+\}/g, () => pick(["ORG001", "42", "J1", "é"]));
+    const user = rnd() < 0.8;
+    return {
+      method: pick(["GET", "GET", "GET", "POST", "DELETE"]),
+      path,
+      token: user
+        ? { sub: pick(["u1", "u2", "u3"]), auth_time: 1, idp: "local", scope: pick([["apiclients"], ["openid"], ["openid", "apiclients"]]), tenant_id: pick([TENANT_A, TENANT_B]) }
+        : { client_id: pick(["app1", "app2"]), scope: ["apiclients"], tenant_id: TENANT_A },
+      roles: rnd() < 0.2 ? [] : [pick(ROLES)],
+      synced: rnd() < 0.9,
+      role_check: rnd() < 0.8 ? "enforce" : "audit",
+    };
+  });
+}
+
+let plain: InProcessEngine;
+let memoised: InProcessEngine;
+beforeAll(async () => {
+  plain = await loadEngine(requireBundle());
+  memoised = await loadEngine(requireBundle(), { memo: { entries: 64 } });
+});
+
+describe("a memo never changes a decision", () => {
+  it("memo on and off answer the same over 3000 generated inputs, answering many from the memo", () => {
+    // 3000 draws from 300 distinct inputs, skewed so that some repeat often and some rarely.
+    const pool = generatedInputs(300, 13);
+    const rnd = random(17);
+    const inputs = Array.from({ length: 3000 }, () => pool[Math.floor(rnd() ** 2 * pool.length)]!);
+    const reasons = new Set<string>();
+    for (const input of inputs) {
+      const expected = plain.decideSync(input);
+      expect(memoised.decideSync(input)).toEqual(expected);
+      reasons.add(expected.reason);
+    }
+    // The inputs cover allows and denies of several kinds, and the small memo both hit and evicted.
+    expect(reasons.size).toBeGreaterThanOrEqual(5);
+    const stats = memoised.memoStats()!;
+    expect(stats.hits).toBeGreaterThan(300);
+    expect(stats.misses).toBeGreaterThan(300);
+    expect(stats.entries).toBe(64);
+    expect(plain.memoStats()).toBeUndefined();
+  });
+
+  it("an engine of a new bundle revision answers from its own policy, not from the old memo", async () => {
+    const input: DecisionInput = { method: "GET", path: "/v2/ORG001/elevesJeunes/J1/absences", token: { sub: "u1", auth_time: 1, idp: "local", scope: ["apiclients"], tenant_id: TENANT_A }, roles: ["enseignant_jeune"], synced: true, role_check: "enforce" };
+    for (let i = 0; i < 3; i++) expect(memoised.decideSync(input)).toMatchObject({ allow: true });
+    // The same input under a bundle whose route no longer lists the role.
+    const narrowed = await bundleWithData("narrowed", (d: { catalog: { routes: { template: string; allowed: string[] }[] } }) => {
+      const route = d.catalog.routes.find((r) => r.template === "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences")!;
+      route.allowed = route.allowed.filter((r) => r !== "enseignant_jeune");
+    });
+    const next = await loadEngine(narrowed, { memo: { entries: 64 } });
+    expect(next.revision).not.toBe(memoised.revision);
+    expect(next.decideSync(input)).toMatchObject({ allow: false, reason: "role_not_allowed" });
+    expect(memoised.decideSync(input)).toMatchObject({ allow: true });
+  });
+
+  it("keeps no deny the engine made itself: a trap's policy_error is not answered again", () => {
+    const input = generatedInputs(1, 99)[0]!;
+    const instance = (memoised as unknown as { instance: { opaEval: (...a: number[]) => number } }).instance;
+    // The trap rebuilds the instance, with its own opa_eval.
+    instance.opaEval = () => {
+      throw new Error("RuntimeError: unreachable");
+    };
+    const fresh = { ...input, path: "/v2/ORG001/elevesJeunes/never-seen/absences" };
+    expect(memoised.decideSync(fresh)).toMatchObject({ reason: "policy_error" });
+    expect(memoised.decideSync(fresh)).toEqual(plain.decideSync(fresh));
+  });
+
+  it("validates before it looks up: an input that stringifies like a known one but is invalid is refused", () => {
+    const input = generatedInputs(1, 7)[0]!;
+    memoised.decideSync(input);
+    memoised.decideSync(input);
+    // JSON.stringify drops a member whose value is undefined: same text, yet not a valid input.
+    const sneaky = { ...input, admin: undefined } as unknown as DecisionInput;
+    expect(JSON.stringify(sneaky)).toBe(JSON.stringify(input));
+    expect(memoised.decideSync(sneaky)).toEqual(plain.decideSync(sneaky));
+    expect(memoised.decideSync(sneaky)).toMatchObject({ reason: "input_invalid" });
+  });
+
+  it("hands out decisions no caller can change for the next one", () => {
+    const input = generatedInputs(1, 5)[0]!;
+    memoised.decideSync(input);
+    const first = memoised.decideSync(input);
+    expect(() => {
+      (first as { reason: string }).reason = "changed";
+    }).toThrow(TypeError);
+    expect(memoised.decideSync(input)).toEqual(plain.decideSync(input));
+  });
+});
+
+describe("DecisionMemo admission and bounds", () => {
+  const decision = (reason: string): Decision => ({ allow: false, status: 403, reason, message: "m", flow: null, route: null, deprecated: false, mode: "enforce", would_deny: null });
+  /** Offers a decision twice, as two misses of the same key do: the second offer stores it. */
+  const store = (memo: DecisionMemo, key: string, answerLength: number) => {
+    memo.set(key, decision(key), answerLength);
+    memo.set(key, decision(key), answerLength);
+  };
+
+  it("stores a decision the second time its key is missed, not the first", () => {
+    const memo = new DecisionMemo({ entries: 2 });
+    memo.set("a", decision("a"), 10);
+    expect(memo.get("a")).toBeUndefined();
+    memo.set("a", decision("a"), 10);
+    expect(memo.get("a")?.reason).toBe("a");
+    // The doorkeeper forgets the oldest once-missed key past `entries` of them.
+    memo.set("x", decision("x"), 10);
+    memo.set("y", decision("y"), 10);
+    memo.set("z", decision("z"), 10);
+    memo.set("x", decision("x"), 10);
+    expect(memo.get("x")).toBeUndefined();
+  });
+
+  it("keeps at most `entries`, evicting the least recently used", () => {
+    const memo = new DecisionMemo({ entries: 2 });
+    store(memo, "a", 10);
+    store(memo, "b", 10);
+    expect(memo.get("a")?.reason).toBe("a"); // a is now the most recently used
+    store(memo, "c", 10);
+    expect(memo.get("b")).toBeUndefined();
+    expect([memo.get("a")?.reason, memo.get("c")?.reason]).toEqual(["a", "c"]);
+    expect(memo.stats()).toMatchObject({ entries: 2, hits: 3, misses: 1 });
+  });
+
+  it("keeps at most `bytes`, and does not keep an entry larger than the whole budget", () => {
+    const entry = (keyLength: number, answerLength: number) => 2 * (keyLength + answerLength) + ENTRY_OVERHEAD_BYTES;
+    const memo = new DecisionMemo({ entries: 100, bytes: 2 * entry(1, 100) });
+    store(memo, "a", 100);
+    store(memo, "b", 100);
+    expect(memo.stats()).toMatchObject({ entries: 2, bytes: 2 * entry(1, 100) });
+    store(memo, "c", 100);
+    expect(memo.get("a")).toBeUndefined();
+    expect(memo.stats()).toMatchObject({ entries: 2, bytes: 2 * entry(1, 100) });
+    store(memo, "huge", 10_000);
+    expect(memo.get("huge")).toBeUndefined();
+    expect(memo.stats().entries).toBe(2);
+  });
+
+  it.each([0, -1, 1.5])("refuses %s entries", (entries) => {
+    expect(() => new DecisionMemo({ entries })).toThrow(/whole number >= 1/);
+  });
+
+  it("loadEngine with 0 entries has no memo", async () => {
+    expect((await loadEngine(requireBundle(), { memo: { entries: 0 } })).memoStats()).toBeUndefined();
+  });
+});

@@ -1,0 +1,13 @@
+/**
+ * Test support: a small seeded random generator (mulberry32), so that generated inputs and traffic are
+ * the same on every run and a failure can be replayed.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
