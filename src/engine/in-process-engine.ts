@@ -5,7 +5,8 @@
 import type { Bundle } from "./read-bundle.js";
 import { PolicyInstance } from "./policy-instance.js";
 import { inputProblem } from "./validate-input.js";
-import { engineDeny } from "./deny.js";
+import { engineDeny, errorDeny } from "./deny.js";
+import { PolicyEvaluationError } from "./errors.js";
 import { catalogRoles } from "./catalog-roles.js";
 import type { CatalogRole, Decision, DecisionEngine, DecisionInput, RoleCheckMode } from "./types.js";
 
@@ -48,11 +49,12 @@ export class InProcessEngine implements DecisionEngine {
     const problem = inputProblem(input);
     if (problem) return engineDeny("input_invalid", problem, modeOf(input));
     const outcome = this.instance.evaluate(DECISION_ENTRYPOINT, input);
-    if (!outcome.ok) return engineDeny("policy_error", `policy evaluation failed: ${outcome.error}`, modeOf(input));
+    // The wasm's own text is the detail (logged), never the answer's message.
+    if (!outcome.ok) return errorDeny(new PolicyEvaluationError(`policy evaluation failed: ${outcome.error}`), modeOf(input));
     const results = outcome.results as { result?: unknown }[];
     const value = Array.isArray(results) ? results[0]?.result : undefined;
     const shape = decisionProblem(value);
-    if (shape) return engineDeny("policy_error", shape, modeOf(input));
+    if (shape) return errorDeny(new PolicyEvaluationError(shape), modeOf(input));
     return value as Decision;
   }
 
@@ -63,7 +65,7 @@ export class InProcessEngine implements DecisionEngine {
   /** Raw evaluation of another entrypoint (review tools); throws on failure. */
   query(entrypoint: string, input: unknown = {}): unknown {
     const outcome = this.instance.evaluate(entrypoint, input);
-    if (!outcome.ok) throw new Error(`evaluating ${entrypoint} failed: ${outcome.error}`);
+    if (!outcome.ok) throw new PolicyEvaluationError(`evaluating ${entrypoint} failed: ${outcome.error}`);
     return (outcome.results as { result?: unknown }[])[0]?.result;
   }
 

@@ -7,12 +7,12 @@ export { InProcessEngine, DECISION_ENTRYPOINT, CATALOG_ENTRYPOINT } from "./in-p
 export { WorkerPoolEngine } from "./worker-pool-engine.js";
 export { readBundle, inflateAndUntar, DEFAULT_MAX_BUNDLE_BYTES } from "./read-bundle.js";
 export type { Bundle, BundleManifest, ReadBundleOptions } from "./read-bundle.js";
-export { EngineLoadError } from "./errors.js";
+export { EngineLoadError, PolicyEvaluationError, POLICY_ERROR_MESSAGE } from "./errors.js";
 export { verifyBundleSignature, signBundleFiles, parseVerificationKey, bundleFileHashes, canonicalJson, DEFAULT_SIGNING_ALG, SIGNING_ALGS } from "./bundle-signature.js";
 export type { VerificationKey } from "./bundle-signature.js";
 export { normalisePath, MAX_PATH_BYTES } from "./normalise-path.js";
 export type { PathResult } from "./normalise-path.js";
 export { tokenFacts } from "./token-facts.js";
-export { engineDeny } from "./deny.js";
+export { engineDeny, errorDeny } from "./deny.js";
 export { inputProblem } from "./validate-input.js";
 export type * from "./types.js";

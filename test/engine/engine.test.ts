@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadEngine, EngineLoadError, InProcessEngine, WorkerPoolEngine, tokenFacts, type DecisionInput } from "../../src/engine/index.js";
+import { loadEngine, EngineLoadError, InProcessEngine, POLICY_ERROR_MESSAGE, WorkerPoolEngine, tokenFacts, type DecisionInput } from "../../src/engine/index.js";
 import { requireBundle } from "../support/bundle.js";
 import { tarOf } from "../support/tar.js";
 
@@ -101,7 +101,9 @@ describe("deciding through the SDK", () => {
     };
     const d = engine.decideSync(input());
     expect(d).toMatchObject({ allow: false, reason: "policy_error" });
-    expect(d.message).toContain("unreachable");
+    // The wasm's text is the internal detail; the public message is fixed (it used to carry the trap's text).
+    expect(d.message).toBe(POLICY_ERROR_MESSAGE);
+    expect(d.detail).toContain("unreachable");
     expect(engine.traps).toBe(1);
     expect(instance.policy).not.toBe(broken);
     expect(engine.decideSync(input())).toMatchObject({ allow: true });
