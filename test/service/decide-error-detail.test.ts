@@ -43,7 +43,7 @@ describe("an error's internal text reaches the log, never the answer", () => {
       "the wasm throws (a trap)",
       () => {
         const restore = breakWasm(real, () => {
-          throw new WebAssembly.RuntimeError(SECRET);
+          throw Object.assign(new Error(SECRET), { name: "RuntimeError" });
         });
         return { ...real, roles: real.roles, revision: real.revision, decide: (i) => real.decide(i).finally(restore), close: async () => undefined };
       },
