@@ -25,8 +25,8 @@ export class EngineLoadError extends PortierError {
   }
   declare readonly code: EngineLoadErrorCode;
 
-  constructor(code: EngineLoadErrorCode, message: string) {
-    super(message, { code });
+  constructor(code: EngineLoadErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, code });
   }
 }
 
