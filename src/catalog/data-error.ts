@@ -1,8 +1,10 @@
 /**
  * The error every data problem becomes: it names the file and where in it (a field path or line:col).
  */
-export class DataError extends Error {
-  readonly code = "data_invalid";
+import { PortierError } from "../errors/portier-error.js";
+
+export class DataError extends PortierError {
+  static override readonly code = "data_invalid";
 
   constructor(
     readonly file: string,
@@ -10,6 +12,5 @@ export class DataError extends Error {
     readonly problem: string,
   ) {
     super(`${file}${where ? `: ${where}` : ""}: ${problem}`);
-    this.name = "DataError";
   }
 }

@@ -3,6 +3,7 @@
  * catalog check (data/roles.json at build time), the bundle check at load time and the resolver that maps
  * directory records and roles claims to role ids. A name whose key would name two roles is refused.
  */
+import { PortierError } from "../errors/portier-error.js";
 
 export interface RoleNames {
   id: string;
@@ -21,13 +22,13 @@ export function roleNameKey(name: string): string {
 }
 
 /** A role name that cannot be indexed: `where` is its field path, e.g. `roles[1].aliases[0]`. */
-export class RoleNameError extends Error {
+export class RoleNameError extends PortierError {
+  static override readonly code = "role_name_invalid";
   constructor(
     readonly where: string,
     readonly problem: string,
   ) {
     super(`${where}: ${problem}`);
-    this.name = "RoleNameError";
   }
 }
 

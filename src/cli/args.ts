@@ -5,15 +5,16 @@
  * on stdout and exits 0. Both are turned into exit codes by main.
  */
 import { parseArgs } from "node:util";
+import { PortierError } from "../errors/portier-error.js";
 import { didYouMean } from "../service/did-you-mean.js";
 
-export class UsageError extends Error {
-  readonly code = "usage";
+export class UsageError extends PortierError {
+  static override readonly code = "usage";
 }
 
 /** Thrown when `--help` or `-h` is given; main prints `text` on stdout and exits 0. */
-export class HelpRequest extends Error {
-  readonly code = "help";
+export class HelpRequest extends PortierError {
+  static override readonly code = "help";
   constructor(readonly text: string) {
     super("help requested");
   }

@@ -6,6 +6,7 @@
  * it alive.
  */
 import { readFileSync } from "node:fs";
+import { failureOf } from "./failure.js";
 
 const COMMANDS: Record<string, string> = {
   serve: "run the decision service",
@@ -68,12 +69,9 @@ function exit(code: number): void {
 main(process.argv.slice(2)).then(
   (code) => exit(code),
   (err: unknown) => {
-    const e = err as { message?: string; code?: unknown; text?: string };
-    if (e?.code === "help") {
-      console.log(e.text);
-      return exit(0);
-    }
-    console.error(`portier: ${e?.message ?? String(err)}`);
-    exit(e?.code === "usage" ? 2 : 1);
+    const failure = failureOf(err);
+    if (failure.stdout !== undefined) console.log(failure.stdout);
+    if (failure.stderr !== undefined) console.error(failure.stderr);
+    exit(failure.exitCode);
   },
 );

@@ -26,7 +26,7 @@ export function readableLine(json: string): string {
     const roles = Array.isArray(l.roles) && l.roles.length > 0 ? ` [${l.roles.join(", ")}]` : "";
     const path = str(l.path) ?? `${str(l.raw_path) ?? "?"} (invalid)`;
     const route = str(l.route) ? `  ${l.route as string}` : "";
-    return `${clock(l.time)} ${l.allow === true ? "ALLOW" : "DENY "} ${String(l.method)} ${path}${route}  ${str(l.flow) ?? "no flow"} ${who}${roles} -> ${String(l.reason)}: ${String(l.message ?? "")}`;
+    return `${clock(l.time)} ${l.allow === true ? "ALLOW" : "DENY "} ${String(l.method)} ${path}${route}  ${str(l.flow) ?? "no flow"} ${who}${roles} -> ${String(l.reason)}: ${String(l.message ?? "")}${str(l.detail) ? ` (${l.detail as string})` : ""}`;
   }
   const level = LEVELS[l.level as number] ?? "INFO ";
   const event = str(l.event) ? ` (${l.event as string})` : "";

@@ -7,6 +7,7 @@
  */
 import { open } from "node:fs/promises";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { PortierError } from "../errors/portier-error.js";
 import { CompactIndexBuilder, isWellFormed, type DirectoryEntries, type DirectoryEntry } from "./compact-index.js";
 import { RecordStream, RecordSyntaxError, type RecordLimits } from "./record-stream.js";
 import type { RoleResolver } from "./role-names.js";
@@ -20,8 +21,8 @@ export interface DirectoryIndex {
   rejected: number;
 }
 
-export class DirectoryLoadError extends Error {
-  readonly code = "directory_invalid";
+export class DirectoryLoadError extends PortierError {
+  static override readonly code = "directory_invalid";
 }
 
 export interface DirectoryLimits extends RecordLimits {

@@ -4,6 +4,7 @@
  * with JSON.parse. Never holds more than one unfinished record beyond the current chunk. Malformed JSON
  * throws with the file, line and column; every record and line is bounded in length, and the record count.
  */
+import { PortierError } from "../errors/portier-error.js";
 
 export interface RecordLimits {
   /** Longest NDJSON line or JSON array element, in characters. */
@@ -15,7 +16,9 @@ export interface RecordLimits {
 /** `where` is `line N` (NDJSON) or `record i` (JSON array, from 0), as problems are reported. */
 export type RecordHandler = (value: unknown, where: string) => void;
 
-export class RecordSyntaxError extends Error {}
+export class RecordSyntaxError extends PortierError {
+  static override readonly code = "record_syntax_invalid";
+}
 
 const enum State {
   Detect,

@@ -7,8 +7,8 @@
 import type { Bundle } from "./read-bundle.js";
 import { PolicyInstance } from "./policy-instance.js";
 import { inputProblem } from "./validate-input.js";
-import { engineDeny } from "./deny.js";
-import { EngineLoadError } from "./errors.js";
+import { engineDeny, errorDeny } from "./deny.js";
+import { EngineLoadError, PolicyEvaluationError } from "./errors.js";
 import { catalogRoles } from "./catalog-roles.js";
 import { DecisionMemo, type DecisionMemoOptions, type MemoStats } from "./decision-memo.js";
 import type { CatalogRole, Decision, DecisionEngine, DecisionInput, RoleCheckMode } from "./types.js";
@@ -80,10 +80,11 @@ export class InProcessEngine implements DecisionEngine {
       if (known !== undefined) return known;
     }
     const outcome = this.instance.evaluateJson(this.decisionId, json);
-    if (!outcome.ok) return engineDeny("policy_error", `policy evaluation failed: ${outcome.error}`, modeOf(input));
+    // The wasm's own text is the detail (logged), never the answer's message.
+    if (!outcome.ok) return errorDeny(new PolicyEvaluationError(`policy evaluation failed: ${outcome.error}`), modeOf(input));
     const value = resultOf(outcome.text);
     const shape = decisionProblem(value);
-    if (shape) return engineDeny("policy_error", shape, modeOf(input));
+    if (shape) return errorDeny(new PolicyEvaluationError(shape), modeOf(input));
     return memo === undefined ? (value as Decision) : memo.set(json, value as Decision, outcome.text.length);
   }
 
@@ -94,7 +95,7 @@ export class InProcessEngine implements DecisionEngine {
   /** Raw evaluation of another entrypoint (review tools); throws on failure. */
   query(entrypoint: string, input: unknown = {}): unknown {
     const outcome = this.instance.evaluate(entrypoint, input);
-    if (!outcome.ok) throw new Error(`evaluating ${entrypoint} failed: ${outcome.error}`);
+    if (!outcome.ok) throw new PolicyEvaluationError(`evaluating ${entrypoint} failed: ${outcome.error}`);
     return (outcome.results as { result?: unknown }[])[0]?.result;
   }
 

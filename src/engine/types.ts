@@ -69,6 +69,11 @@ export interface Decision {
   mode: RoleCheckMode;
   /** Audit mode only: the role check that would have denied; null otherwise. */
   would_deny: { reason: DecisionReason; message: string } | null;
+  /**
+   * Engine denies only: what went wrong inside (a wasm trap's text). Internal: the service writes it to the
+   * decision log line and never into an answer; `message` is the public text.
+   */
+  detail?: string;
 }
 
 /** One role of the bundle's catalog (data.catalog.roles). */

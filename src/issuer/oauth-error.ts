@@ -2,21 +2,32 @@
  * OAuth 2.0 protocol errors (RFC 6749 4.1.2.1 and 5.2, RFC 6750 3.1) as one exception type that the
  * handlers throw and the endpoints turn into the right status, body and headers.
  */
-export type OAuthErrorCode =
-  | "invalid_request"
-  | "invalid_client"
-  | "invalid_grant"
-  | "unauthorized_client"
-  | "unsupported_grant_type"
-  | "invalid_scope"
-  | "unsupported_response_type"
-  | "access_denied"
-  | "login_required"
-  | "server_error"
-  | "invalid_token"
-  | "insufficient_scope";
+import { PortierError } from "../errors/portier-error.js";
 
-export class OAuthError extends Error {
+const OAUTH_ERROR_CODES = [
+  "invalid_request",
+  "invalid_client",
+  "invalid_grant",
+  "unauthorized_client",
+  "unsupported_grant_type",
+  "invalid_scope",
+  "unsupported_response_type",
+  "access_denied",
+  "login_required",
+  "server_error",
+  "invalid_token",
+  "insufficient_scope",
+] as const;
+
+export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+
+export class OAuthError extends PortierError {
+  static override readonly code = "oauth_error";
+  static override get codes(): readonly OAuthErrorCode[] {
+    return OAUTH_ERROR_CODES;
+  }
+  declare readonly code: OAuthErrorCode;
+
   constructor(
     readonly error: OAuthErrorCode,
     readonly description: string,
@@ -25,8 +36,7 @@ export class OAuthError extends Error {
     /** Extra response headers (WWW-Authenticate). */
     readonly headers: Record<string, string> = {},
   ) {
-    super(`${error}: ${description}`);
-    this.name = "OAuthError";
+    super(`${error}: ${description}`, { code: error });
   }
 
   toJSON(): { error: string; error_description: string } {

@@ -3,6 +3,7 @@
  * its JSON schema with ajv; every error names the file and the field path.
  */
 import { readFileSync } from "node:fs";
+import { PortierError } from "../errors/portier-error.js";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import usersSchema from "./schemas/users.schema.json" with { type: "json" };
@@ -45,14 +46,14 @@ export interface DirectoryRecord {
   roles: string[];
 }
 
-export class DataFileError extends Error {
+export class DataFileError extends PortierError {
+  static override readonly code = "sample_data_invalid";
   constructor(
     readonly file: string,
     readonly path: string,
     detail: string,
   ) {
     super(`${file}: ${path || "(root)"}: ${detail}`);
-    this.name = "DataFileError";
   }
 }
 

@@ -3,9 +3,11 @@
  * arrives (refused as soon as it is passed), no redirects, and userinfo in the URL sent as Basic
  * authentication instead of being left in the URL. Errors carry the HTTP code and never the secrets.
  */
+import { PortierError } from "../errors/portier-error.js";
 import { redactUrls } from "./redact-url.js";
 
-export class FetchError extends Error {
+export class FetchError extends PortierError {
+  static override readonly code = "fetch_failed";
   constructor(message: string, readonly httpCode?: number) {
     super(message);
   }

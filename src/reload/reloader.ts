@@ -8,6 +8,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
+import { PortierError } from "../errors/portier-error.js";
 import { redactUrls } from "./redact-url.js";
 import { newStatus, type ReloadStatus } from "./status.js";
 
@@ -49,7 +50,10 @@ export interface PollOptions {
   maxBackoffMs?: number;
 }
 
-export class GuardRefusal extends Error {}
+/** A validated candidate that a guard refused to swap in (e.g. a directory that would drop most users). */
+export class GuardRefusal extends PortierError {
+  static override readonly code = "reload_refused";
+}
 
 const errorMessage = (err: unknown): string => redactUrls((err as Error)?.message ?? String(err));
 

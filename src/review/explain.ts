@@ -80,6 +80,8 @@ export function renderExplanation(req: { method: string; path: string; who: stri
     `  status:     ${d.status}`,
     `  reason:     ${d.reason}`,
     `  why:        ${d.message}`,
+    // An engine deny's internal detail (a wasm trap): the terminal is the operator's, never a caller's.
+    ...(d.detail !== undefined ? [`  detail:     ${d.detail}`] : []),
     `  flow:       ${d.flow ?? "(none)"}`,
     `  route:      ${d.route ? `${d.route.template} (${d.route.product} / ${d.route.api})` : "(none)"}`,
   ];

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { PortierError } from "../errors/portier-error.js";
 import { Ajv } from "ajv";
 import { redactUrls } from "../reload/index.js";
 import { didYouMean } from "./did-you-mean.js";
@@ -58,8 +59,8 @@ export interface ServiceConfig {
   decisionMemoEntries: number;
 }
 
-export class ConfigError extends Error {
-  readonly code = "config";
+export class ConfigError extends PortierError {
+  static override readonly code = "config";
   constructor(readonly problems: string[]) {
     super(problems.join("\n"));
   }

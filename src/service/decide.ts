@@ -53,7 +53,8 @@ export interface Subject {
   roles: string[];
 }
 
-export interface DecisionAnswer extends Decision {
+/** The answer never carries the decision's internal `detail` (that goes to the log line only). */
+export interface DecisionAnswer extends Omit<Decision, "detail"> {
   decision_id: string;
   subject: Subject | null;
   /** Present on 401 answers: the RFC 6750 header value. */
@@ -183,6 +184,7 @@ export function createDecide(ctx: DecideContext): Decide {
         status: decision.status,
         reason: decision.reason,
         message: decision.message,
+        detail: decision.detail,
         request_id: req.trace?.requestId ?? null,
         traceparent: req.trace?.traceparent ?? null,
         client_address: req.trace?.clientAddress ?? null,
@@ -196,6 +198,7 @@ export function createDecide(ctx: DecideContext): Decide {
       },
       "decision",
     );
-    return { decision_id, ...decision, subject, ...(www !== undefined ? { www_authenticate: www } : {}) };
+    const { detail: _logged, ...answer } = decision;
+    return { decision_id, ...answer, subject, ...(www !== undefined ? { www_authenticate: www } : {}) };
   };
 }

@@ -6,7 +6,7 @@
  * The role names of the bundle's catalog go live with its policy: the resolver, and whatever was prepared
  * with it (the directory re-resolved), are swapped in the same tick as the engine.
  */
-import { loadEngine, type DecisionMemoOptions, type VerificationKey } from "../engine/index.js";
+import { EngineLoadError, loadEngine, type DecisionMemoOptions, type VerificationKey } from "../engine/index.js";
 import type { DecisionEngine } from "../engine/types.js";
 import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 import { NO_ROLE_NAMES, roleResolver, type RoleResolver } from "../directory/role-names.js";
@@ -52,7 +52,7 @@ export class PolicyHolder {
         return { engine, resolveRole, commit: await this.prepareRoles?.(resolveRole) };
       } catch (err) {
         await engine.close();
-        throw err instanceof RoleNameError ? new Error(`${source}:/data.json: ${err.message}`) : err;
+        throw err instanceof RoleNameError ? new EngineLoadError("data_invalid", `${source}:/data.json: ${err.message}`, { cause: err }) : err;
       }
     };
     const load = async (ctx: { httpCode(code: number): void }): Promise<LoadedPolicy | typeof NOT_MODIFIED> => {

@@ -4,6 +4,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
+import { PortierError } from "../errors/portier-error.js";
 import { pino, type DestinationStream, type Logger } from "pino";
 import { createAccessTokenVerifier, jwksSource, type AccessTokenVerifier } from "../auth/index.js";
 import { Directory } from "../directory/index.js";
@@ -32,7 +33,9 @@ export interface RunningService {
 }
 
 /** A start-up failure: one line naming what is wrong and what to do. */
-export class StartError extends Error {}
+export class StartError extends PortierError {
+  static override readonly code = "start_failed";
+}
 
 function listenFailure(err: NodeJS.ErrnoException, host: string, port: number): StartError {
   const where = `${host}:${port}`;

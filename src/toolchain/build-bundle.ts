@@ -7,11 +7,12 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { PortierError } from "../errors/portier-error.js";
 import { loadCatalog, bundleData } from "../catalog/index.js";
 import { runOpa } from "./opa.js";
 
-export class BuildError extends Error {
-  readonly code = "build_failed";
+export class BuildError extends PortierError {
+  static override readonly code = "build_failed";
 }
 
 function regoFiles(dir: string): string[] {

@@ -16,6 +16,10 @@ describe("readableLine", () => {
       { level: 30, time: TIME, event: "decision", method: "GET", path: null, raw_path: "/v1/%2e%2e/x", route: null, flow: null, sub: null, client_id: "machine", roles: [], allow: false, reason: "path_invalid", message: "dot segment" },
       "09:15:30 DENY  GET /v1/%2e%2e/x (invalid)  no flow machine -> path_invalid: dot segment",
     ],
+    [
+      { level: 30, time: TIME, event: "decision", method: "GET", path: "/v1/roles", route: null, flow: null, sub: "u-1", roles: [], allow: false, reason: "policy_error", message: "the policy could not make a decision", detail: "RuntimeError: unreachable" },
+      "09:15:30 DENY  GET /v1/roles  no flow u-1 -> policy_error: the policy could not make a decision (RuntimeError: unreachable)",
+    ],
     [{ level: 50, time: TIME, event: "policy_refused", msg: "policy could not be loaded", error: "bundle.tar.gz: not a gzip" }, "09:15:30 ERROR policy could not be loaded (policy_refused): bundle.tar.gz: not a gzip"],
   ])("%j", (line, text) => {
     expect(readableLine(JSON.stringify(line))).toBe(text);

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { gzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadEngine, EngineLoadError, InProcessEngine, tokenFacts, type DecisionInput } from "../../src/engine/index.js";
+import { loadEngine, EngineLoadError, InProcessEngine, POLICY_ERROR_MESSAGE, tokenFacts, type DecisionInput } from "../../src/engine/index.js";
 import { PolicyInstance } from "../../src/engine/policy-instance.js";
 import { readBundle, type Bundle } from "../../src/engine/read-bundle.js";
 import { requireBundle } from "../support/bundle.js";
@@ -107,7 +107,9 @@ describe("deciding through the SDK", () => {
     };
     const d = engine.decideSync(input());
     expect(d).toMatchObject({ allow: false, reason: "policy_error" });
-    expect(d.message).toContain("unreachable");
+    // The wasm's text is the internal detail; the public message is fixed (it used to carry the trap's text).
+    expect(d.message).toBe(POLICY_ERROR_MESSAGE);
+    expect(d.detail).toContain("unreachable");
     expect(engine.traps).toBe(1);
     expect(instance.internals.mem).not.toBe(memory);
     expect(engine.decideSync(input())).toMatchObject({ allow: true });

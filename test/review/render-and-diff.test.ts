@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadEngine, type InProcessEngine } from "../../src/engine/index.js";
+import { engineDeny, loadEngine, type InProcessEngine } from "../../src/engine/index.js";
 import { computeMatrix, renderMatrix, diffMatrices, renderDiff, renderDiffMarkdown, hasChanges, explain, explainRequest, renderExplanation, samplePath, type AccessMatrix } from "../../src/review/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
@@ -128,6 +128,14 @@ describe("explaining a decision", () => {
     ]);
     expect(e.hints).toEqual([]);
     expect(renderExplanation({ ...req, who: "x" }, e)).toContain("reason:     not_synced");
+  });
+
+  it("shows an engine deny's internal detail to the reviewer (the terminal is the operator's)", () => {
+    const req = { method: "GET", path: "/v1/roles", who: "x" };
+    const decision = { ...engineDeny("policy_error", "the policy could not make a decision"), detail: "RuntimeError: unreachable" };
+    const text = renderExplanation(req, { decision, checks: [], hints: [] });
+    expect(text).toContain("why:        the policy could not make a decision\n  detail:     RuntimeError: unreachable");
+    expect(renderExplanation(req, { decision: engineDeny("route_unknown", "no route"), checks: [], hints: [] })).not.toContain("detail:");
   });
 
   it("refuses an invalid path", () => {

@@ -14,15 +14,8 @@ import type { IssuerClient, IssuerUser } from "../sample-data.js";
 
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-/** An error that cannot be redirected: shown as a page. */
-class PageError extends Error {
-  constructor(
-    readonly error: string,
-    readonly description: string,
-  ) {
-    super(description);
-  }
-}
+/** An error that cannot be redirected (no valid client or redirect URI): shown as a page. */
+export class PageError extends OAuthError {}
 
 export function authorizeEndpoint(ctx: IssuerContext): RequestHandler {
   return (req, res) => {
