@@ -20,12 +20,26 @@ beforeAll(async () => {
   real = (await loadEngine(requireBundle())) as InProcessEngine;
 });
 
-/** Makes the real engine's wasm evaluation do `evaluate` (throw, or answer something) until restored. */
-function breakWasm(engine: InProcessEngine, evaluate: () => unknown): () => void {
-  const policy = (engine as unknown as { instance: { policy: { evaluate: () => unknown } } }).instance.policy;
-  const original = policy.evaluate;
-  policy.evaluate = evaluate;
-  return () => (policy.evaluate = original);
+interface WasmInternals {
+  opaEval: (...args: number[]) => number;
+  view: Buffer;
+}
+
+/** Makes the real engine's wasm `opa_eval` do `evaluate` (throw, or answer some text) until restored. */
+function breakWasm(engine: InProcessEngine, evaluate: () => string): () => void {
+  const instance = (engine as unknown as { instance: WasmInternals }).instance;
+  const original = instance.opaEval;
+  const broken = (...args: number[]): number => {
+    const text = evaluate();
+    const at = (args[5] ?? 0) + 64;
+    instance.view.write(`${text}\0`, at);
+    return at;
+  };
+  instance.opaEval = broken;
+  // A trap makes the engine build a new instance (with its own opa_eval): then there is nothing to restore.
+  return () => {
+    if (instance.opaEval === broken) instance.opaEval = original;
+  };
 }
 
 async function decideWith(engine: DecisionEngine) {
@@ -54,7 +68,7 @@ describe("an error's internal text reaches the log, never the answer", () => {
     [
       "the wasm answers no decision",
       () => {
-        const restore = breakWasm(real, () => [{ result: { allow: SECRET } }]);
+        const restore = breakWasm(real, () => JSON.stringify([{ result: { allow: SECRET } }]));
         return { ...real, roles: real.roles, revision: real.revision, decide: (i) => real.decide(i).finally(restore), close: async () => undefined };
       },
       "policy_error",
