@@ -18,7 +18,7 @@ export interface LoadEngineOptions {
   /** Cap on the bundle's size, compressed and inflated (default 64 MiB); a bigger one is refused early. */
   maxBytes?: number;
   /** When set, an unsigned bundle or one whose OPA signature does not verify with this key is refused. */
-  verificationKey?: VerificationKey;
+  verificationKey?: VerificationKey | undefined;
 }
 
 export type LoadedEngine = DecisionEngine & { manifest?: Record<string, unknown> };
