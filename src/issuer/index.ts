@@ -17,8 +17,8 @@ import { createTokenFactory } from "./token-factory.js";
 
 export type { IssuerOptions } from "./options.js";
 export { DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE } from "./options.js";
-export type { DirectoryRecord, IssuerClient, IssuerUser } from "./sample-data.js";
-export { DataFileError, loadClients, loadDirectory, loadUsers } from "./sample-data.js";
+export type { IssuerClient, IssuerUser } from "./sample-data.js";
+export { DataFileError, loadClients, loadUsers } from "./sample-data.js";
 export { halfSha256 } from "./token-factory.js";
 export { PATHS } from "./context.js";
 

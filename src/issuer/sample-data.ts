@@ -1,13 +1,12 @@
 /**
- * Loads the issuer's users and clients (and the synced-users directory) and validates each file against
- * its JSON schema with ajv; every error names the file and the field path.
+ * Loads the issuer's users and clients and validates each file against its JSON schema with ajv; every error
+ * names the file and the field path. (The synced-users directory is the service's: src/directory loads it.)
  */
 import { readFileSync } from "node:fs";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import usersSchema from "./schemas/users.schema.json" with { type: "json" };
 import clientsSchema from "./schemas/clients.schema.json" with { type: "json" };
-import directorySchema from "./schemas/directory.schema.json" with { type: "json" };
 
 export interface IssuerUser {
   sub: string;
@@ -39,12 +38,6 @@ export interface IssuerClient {
   tenant_id?: string;
 }
 
-export interface DirectoryRecord {
-  sub: string;
-  tenant_id: string;
-  roles: string[];
-}
-
 export class DataFileError extends Error {
   constructor(
     readonly file: string,
@@ -62,7 +55,6 @@ const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, stri
 addFormats(ajv);
 const validateUsers = ajv.compile(usersSchema);
 const validateClients = ajv.compile(clientsSchema);
-const validateDirectory = ajv.compile(directorySchema);
 
 export function loadUsers(file: string): IssuerUser[] {
   const doc = readValidated(file, validateUsers) as { users: IssuerUser[] };
@@ -81,14 +73,6 @@ export function loadClients(file: string): IssuerClient[] {
     });
   });
   return doc.clients;
-}
-
-export function loadDirectory(file: string): DirectoryRecord[] {
-  const records = readValidated(file, validateDirectory) as DirectoryRecord[];
-  records.forEach((record, i) => {
-    if (records.findIndex((r) => r.sub === record.sub) !== i) throw new DataFileError(file, `/${i}/sub`, `duplicate sub ${record.sub}`);
-  });
-  return records;
 }
 
 function readValidated(file: string, validate: ValidateFunction): unknown {

@@ -6,26 +6,17 @@ import { readFileSync } from "node:fs";
 import express, { type Request, type Response, type NextFunction } from "express";
 import type { AccessTokenVerifier } from "../auth/index.js";
 import type { Directory } from "../directory/index.js";
-import type { Decide } from "./decide.js";
 import type { PolicyHolder } from "./policy.js";
 import type { ServiceMetrics } from "./metrics.js";
 import { METRICS_CONTENT_TYPE, serviceMetrics } from "./cluster-metrics.js";
 
+/** What the operator endpoints read: the state of the keys, policy and directory, and the metrics. */
 export interface AppDeps {
-  decide: Decide;
   verifier: AccessTokenVerifier;
   policy: PolicyHolder;
   directory: Directory | undefined;
   metrics: ServiceMetrics;
-  maxBodyBytes: number;
 }
-
-
-
-
-
-
-
 
 export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory">): { ready: boolean; missing: string[]; problems: string[] } {
   const missing: string[] = [];
