@@ -6,8 +6,6 @@ NODE    := node
 PORTIER := $(NODE) dist/cli/main.js
 BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
-POLICY_SRC := $(shell find policies -name '*.rego' 2>/dev/null)
-DATA_SRC := $(wildcard data/*.json) $(wildcard data/schemas/*.json)
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
 .PHONY: all deps opa build policies data-check fmt fmt-check policy-test matrix matrix-check test unit bench run clean typecheck lint

@@ -55,8 +55,6 @@ export class Directory {
   private readonly reloader: Reloader<DirectoryIndex>;
   /** Bumped by every index swap, so a role re-resolution can tell that a newer file load landed meanwhile. */
   private generation = 0;
-  /** Called after every reload attempt, accepted or refused. */
-  onChange: (() => void) | undefined;
 
   private constructor(readonly file: string, private resolve: RoleResolver, o: DirectoryOptions) {
     const guard = { maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK, allowShrink: o.allowShrink ?? false };
@@ -82,7 +80,6 @@ export class Directory {
       describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
       logger,
     });
-    this.reloader.onChange = () => this.onChange?.();
   }
 
   /** Loads the file once (throws when it is unreadable, unparsable or refused) and optionally watches it. */
