@@ -35,7 +35,7 @@ export interface Catalog {
 const ajv = new Ajv({ allErrors: true, strict: true });
 
 /** "/routes/3/allowed/1" -> "routes[3].allowed[1]" */
-export function fieldPath(instancePath: string): string {
+function fieldPath(instancePath: string): string {
   return instancePath
     .split("/")
     .slice(1)
@@ -138,7 +138,7 @@ export interface TenantIndex {
 const isParameter = (segment: string) => /^\{.+\}$/.test(segment);
 
 /** The lookup key of a template: "/v2/{a}/X" -> "v2/{}/x". Two routes with one key are one route. */
-export function routeKey(template: string): string {
+function routeKey(template: string): string {
   return template
     .split("/")
     .slice(1)

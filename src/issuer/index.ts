@@ -20,10 +20,9 @@ export { DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE } from
 export type { IssuerClient, IssuerUser } from "./sample-data.js";
 export { DataFileError, loadClients, loadUsers } from "./sample-data.js";
 export { halfSha256 } from "./token-factory.js";
-export { PATHS } from "./context.js";
 
 /** The documented password of every bundled sample user (data/sample/users.json). */
-export const SAMPLE_PASSWORD = "portier-dev";
+const SAMPLE_PASSWORD = "portier-dev";
 
 export interface IssuerExtras {
   /** Exact `iss` of its tokens, without trailing slash. */

@@ -18,7 +18,7 @@ export interface AppDeps {
   metrics: ServiceMetrics;
 }
 
-export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory">): { ready: boolean; missing: string[]; problems: string[] } {
+function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory">): { ready: boolean; missing: string[]; problems: string[] } {
   const missing: string[] = [];
   const problems: string[] = [];
   const p = deps.policy.status();
@@ -36,7 +36,7 @@ export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory
 }
 
 /** The OpenAPI 3.1 description of this service (docs/openapi.json; a test checks real answers against it). */
-export const OPENAPI_FILE = new URL("../../docs/openapi.json", import.meta.url);
+const OPENAPI_FILE = new URL("../../docs/openapi.json", import.meta.url);
 
 /**
  * `endpoints`: "all" (one port), or with --admin-port "decisions" (the decision port: no /health, /ready,

@@ -139,7 +139,7 @@ const FILE_OPTIONS = Object.entries(SERVICE_OPTIONS).filter(([flag]) => flag !==
 const FILE_KEYS = FILE_OPTIONS.map(([flag]) => flag);
 
 /** The JSON Schema of a config file (and of the merged configuration): one property per option. */
-export const CONFIG_SCHEMA = {
+const CONFIG_SCHEMA = {
   type: "object",
   additionalProperties: false,
   properties: Object.fromEntries(
