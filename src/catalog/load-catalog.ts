@@ -53,14 +53,14 @@ function validated<T>(dir: string, name: string): T {
   const file = join(dir, `${name}.json`);
   const schema = readJsonFile(join(dir, "schemas", `${name}.schema.json`)) as object;
   const value = readJsonFile(file);
-  const check = ajv.compile(schema);
+  const check = ajv.compile<T>(schema);
   if (!check(value)) {
     // oneOf failures repeat for each branch: report the most specific (deepest) error first.
     const errors = [...(check.errors ?? [])].sort((a, b) => b.instancePath.length - a.instancePath.length);
-    const first = errors[0] as ErrorObject;
-    throw new DataError(file, fieldPath(first.instancePath) || "(top)", describe(first));
+    const first = errors[0];
+    throw new DataError(file, fieldPath(first?.instancePath ?? "") || "(top)", first ? describe(first) : "is invalid");
   }
-  return value as T;
+  return value;
 }
 
 export function loadCatalog(dir: string): Catalog {
@@ -81,7 +81,8 @@ export function loadCatalog(dir: string): Catalog {
   const seen = new Map<string, number>();
   routes.forEach((route, i) => {
     const key = routeKey(route.template);
-    if (seen.has(key)) throw new DataError(routesFile, `routes[${i}].template`, `duplicates routes[${seen.get(key)}] (same literals and parameter positions as ${routes[seen.get(key) as number]?.template})`);
+    const earlier = seen.get(key);
+    if (earlier !== undefined) throw new DataError(routesFile, `routes[${i}].template`, `duplicates routes[${earlier}] (same literals and parameter positions as ${routes[earlier]?.template})`);
     seen.set(key, i);
     if (route.template !== route.template.normalize("NFC")) throw new DataError(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
     if (Array.isArray(route.allowed)) {

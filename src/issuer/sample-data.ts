@@ -50,21 +50,21 @@ export class DataFileError extends Error {
 }
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const addFormats = addFormatsModule.default;
 const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, strictTypes: false, allowUnionTypes: true });
 addFormats(ajv);
-const validateUsers = ajv.compile(usersSchema);
-const validateClients = ajv.compile(clientsSchema);
+const validateUsers = ajv.compile<{ users: IssuerUser[] }>(usersSchema);
+const validateClients = ajv.compile<{ clients: IssuerClient[] }>(clientsSchema);
 
 export function loadUsers(file: string): IssuerUser[] {
-  const doc = readValidated(file, validateUsers) as { users: IssuerUser[] };
+  const doc = readValidated(file, validateUsers);
   assertUnique(file, doc.users, "users", "sub");
   assertUnique(file, doc.users, "users", "preferred_username");
   return doc.users;
 }
 
 export function loadClients(file: string): IssuerClient[] {
-  const doc = readValidated(file, validateClients) as { clients: IssuerClient[] };
+  const doc = readValidated(file, validateClients);
   assertUnique(file, doc.clients, "clients", "client_id");
   doc.clients.forEach((client, i) => {
     (client.redirect_uris ?? []).forEach((uri, j) => {
@@ -75,7 +75,7 @@ export function loadClients(file: string): IssuerClient[] {
   return doc.clients;
 }
 
-function readValidated(file: string, validate: ValidateFunction): unknown {
+function readValidated<T>(file: string, validate: ValidateFunction<T>): T {
   let text: string;
   try {
     text = readFileSync(file, "utf8");

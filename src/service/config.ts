@@ -187,9 +187,10 @@ function origin(source: string, value: unknown): string {
 
 function unknownFlagProblem(argv: string[]): string | undefined {
   const known = Object.keys(SERVICE_OPTIONS).map((f) => `--${f}`);
-  const bad = argv.find((a) => a.startsWith("-") && a !== "--" && !known.includes(a.split("=")[0] as string));
+  const flagName = (arg: string) => arg.replace(/=.*$/s, "");
+  const bad = argv.find((a) => a.startsWith("-") && a !== "--" && !known.includes(flagName(a)));
   if (bad === undefined) return undefined;
-  const name = bad.split("=")[0] as string;
+  const name = flagName(bad);
   return `config: unknown option '${name}'${didYouMean(name, known, (s) => s)}`;
 }
 
@@ -204,7 +205,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const merged: Record<string, unknown> = {};
   const source: Record<string, string> = {};
   const fileFromEnv = values.config === undefined && env.PORTIER_CONFIG;
-  const file = (values.config as string | undefined) ?? env.PORTIER_CONFIG;
+  const file = typeof values.config === "string" ? values.config : env.PORTIER_CONFIG;
   const problems: string[] = [];
   if (file) {
     let parsed: unknown;
@@ -247,7 +248,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     for (const e of validate.errors ?? []) {
       const key = e.instancePath.split("/")[1] ?? "";
       const path = e.instancePath ? `config${e.instancePath.replace(/\//g, ".")}` : "config";
-      const from = key && source[key] ? origin(source[key] as string, raw[key]) : "";
+      const where = source[key];
+      const from = key && where ? origin(where, raw[key]) : "";
       if (e.keyword === "required") {
         const missing = String(e.params["missingProperty"]);
         const flag = missing.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

@@ -163,7 +163,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       return `http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`;
     };
     url = await bind(server, config.port, config.host);
-    if (admin) adminUrl = await bind(admin, config.adminPort as number, config.adminHost);
+    if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
   }
   return {
     url,
