@@ -97,7 +97,7 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
       if (state === "done") return;
       const now = Date.now();
       crashes.push(now);
-      while ((crashes[0] as number) < now - CRASH_WINDOW_MS) crashes.shift();
+      while ((crashes[0] ?? now) < now - CRASH_WINDOW_MS) crashes.shift();
       const why = startFailures.get(worker.id) ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
       if (crashes.length >= CRASH_LIMIT) {
         process.stderr.write(`portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ${why}); stopping the service\n`);

@@ -96,7 +96,8 @@ function otherProbesTable(m: AccessMatrix): string[][] {
   }
   const rows = [["Request", "Caller", "Answer"]];
   for (const probes of groups.values()) {
-    const first = probes[0] as MatrixProbe;
+    const first = probes[0];
+    if (!first) continue;
     rows.push([first.detail, first.caller, answerText(probes)]);
   }
   return rows;
