@@ -35,7 +35,7 @@ export interface Catalog {
 const ajv = new Ajv({ allErrors: true, strict: true });
 
 /** "/routes/3/allowed/1" -> "routes[3].allowed[1]" */
-export function fieldPath(instancePath: string): string {
+function fieldPath(instancePath: string): string {
   return instancePath
     .split("/")
     .slice(1)
@@ -53,14 +53,14 @@ function validated<T>(dir: string, name: string): T {
   const file = join(dir, `${name}.json`);
   const schema = readJsonFile(join(dir, "schemas", `${name}.schema.json`)) as object;
   const value = readJsonFile(file);
-  const check = ajv.compile(schema);
+  const check = ajv.compile<T>(schema);
   if (!check(value)) {
     // oneOf failures repeat for each branch: report the most specific (deepest) error first.
     const errors = [...(check.errors ?? [])].sort((a, b) => b.instancePath.length - a.instancePath.length);
-    const first = errors[0] as ErrorObject;
-    throw new DataError(file, fieldPath(first.instancePath) || "(top)", describe(first));
+    const first = errors[0];
+    throw new DataError(file, fieldPath(first?.instancePath ?? "") || "(top)", first ? describe(first) : "is invalid");
   }
-  return value as T;
+  return value;
 }
 
 export function loadCatalog(dir: string): Catalog {
@@ -81,7 +81,8 @@ export function loadCatalog(dir: string): Catalog {
   const seen = new Map<string, number>();
   routes.forEach((route, i) => {
     const key = routeKey(route.template);
-    if (seen.has(key)) throw new DataError(routesFile, `routes[${i}].template`, `duplicates routes[${seen.get(key)}] (same literals and parameter positions as ${routes[seen.get(key) as number]?.template})`);
+    const earlier = seen.get(key);
+    if (earlier !== undefined) throw new DataError(routesFile, `routes[${i}].template`, `duplicates routes[${earlier}] (same literals and parameter positions as ${routes[earlier]?.template})`);
     seen.set(key, i);
     if (route.template !== route.template.normalize("NFC")) throw new DataError(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
     if (Array.isArray(route.allowed)) {
@@ -138,7 +139,7 @@ export interface TenantIndex {
 const isParameter = (segment: string) => /^\{.+\}$/.test(segment);
 
 /** The lookup key of a template: "/v2/{a}/X" -> "v2/{}/x". Two routes with one key are one route. */
-export function routeKey(template: string): string {
+function routeKey(template: string): string {
   return template
     .split("/")
     .slice(1)

@@ -5,14 +5,14 @@ import { readFileSync } from "node:fs";
 import { DataError } from "./data-error.js";
 
 /** Line and column (1-based) of a character offset. */
-export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, offset);
   const line = before.split("\n").length;
   const column = offset - before.lastIndexOf("\n");
   return { line, column };
 }
 
-export function parseJsonText(text: string, file: string): unknown {
+function parseJsonText(text: string, file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {

@@ -89,6 +89,11 @@ export function parse<const O extends Record<string, OptionSpec>>(argv: string[]
   }
 }
 
+/** Whether a value given on the command line is one of the choices, and so of their type. */
+export function isOneOf<T extends string>(choices: readonly T[], value: string): value is T {
+  return (choices as readonly string[]).includes(value);
+}
+
 /** A usage error about the arguments (not an unknown option): the message, the usage line and the pointer to --help. */
 export function usageError(spec: CommandSpec, message: string): UsageError {
   return new UsageError(`${message}\n${usageLine(spec)}\n(portier ${spec.name.replace(/^portier /, "")} --help lists the options)`);

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export const DEV_WEB_CLIENT = "portier-demo-web";
+const DEV_WEB_CLIENT = "portier-demo-web";
 const SCOPE = "openid profile email apiclients";
 /** A flow not finished within this time is forgotten (its state is then refused). */
 const FLOW_TTL_MS = 10 * 60_000;
@@ -18,7 +18,7 @@ const MAX_PENDING = 100;
 const TOKEN_TIMEOUT_MS = 10_000;
 const MAX_TOKEN_RESPONSE = 64 * 1024;
 /** A request path of the sample data that the sample teacher may call (shown in the curl lines). */
-export const SAMPLE_PATH = "/v2/ORG001/elevesJeunes/42/absences";
+const SAMPLE_PATH = "/v2/ORG001/elevesJeunes/42/absences";
 
 export interface DevCallbackOptions {
   port: number;
@@ -153,7 +153,7 @@ function decodePayload(jwt: string): Record<string, unknown> | undefined {
 }
 
 /** curl lines that call the decision service with this access token (the token is base64url and dots: safe in single quotes). */
-export function tokenCurlLines(serviceUrl: string, accessToken: string): { decide: string; forwardAuth: string } {
+function tokenCurlLines(serviceUrl: string, accessToken: string): { decide: string; forwardAuth: string } {
   const body = JSON.stringify({ method: "GET", path: SAMPLE_PATH, token: accessToken });
   return {
     decide: `curl -s -X POST ${serviceUrl}/decide -H 'content-type: application/json' -d '${body}'`,
@@ -176,7 +176,7 @@ function tokenPage(accessToken: string, claims: Record<string, unknown>, service
 ${again}`;
 }
 
-export function escapeHtml(value: string): string {
+function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
 }
 

@@ -25,12 +25,12 @@ export function readableLine(json: string): string {
     const who = str(l.sub) ?? str(l.client_id) ?? "no caller";
     const roles = Array.isArray(l.roles) && l.roles.length > 0 ? ` [${l.roles.join(", ")}]` : "";
     const path = str(l.path) ?? `${str(l.raw_path) ?? "?"} (invalid)`;
-    const route = str(l.route) ? `  ${l.route as string}` : "";
-    return `${clock(l.time)} ${l.allow === true ? "ALLOW" : "DENY "} ${String(l.method)} ${path}${route}  ${str(l.flow) ?? "no flow"} ${who}${roles} -> ${String(l.reason)}: ${String(l.message ?? "")}${str(l.detail) ? ` (${l.detail as string})` : ""}`;
+    const route = str(l.route) === undefined ? "" : `  ${str(l.route)}`;
+    return `${clock(l.time)} ${l.allow === true ? "ALLOW" : "DENY "} ${String(l.method)} ${path}${route}  ${str(l.flow) ?? "no flow"} ${who}${roles} -> ${String(l.reason)}: ${String(l.message ?? "")}${str(l.detail) === undefined ? "" : ` (${str(l.detail)})`}`;
   }
-  const level = LEVELS[l.level as number] ?? "INFO ";
-  const event = str(l.event) ? ` (${l.event as string})` : "";
-  const error = str(l.error) ? `: ${l.error as string}` : "";
+  const level = (typeof l.level === "number" ? LEVELS[l.level] : undefined) ?? "INFO ";
+  const event = str(l.event) === undefined ? "" : ` (${str(l.event)})`;
+  const error = str(l.error) === undefined ? "" : `: ${str(l.error)}`;
   return `${clock(l.time)} ${level} ${String(l.msg ?? "")}${event}${error}`;
 }
 

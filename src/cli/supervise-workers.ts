@@ -12,10 +12,10 @@ import { AggregatorRegistry, type PrometheusContentType } from "prom-client";
 import { answerMetricsRequests } from "../service/cluster-metrics.js";
 import { untilSignal } from "./shutdown.js";
 
-export const CRASH_LIMIT = 5;
-export const CRASH_WINDOW_MS = 60_000;
-export const BACKOFF_BASE_MS = 250;
-export const BACKOFF_MAX_MS = 30_000;
+const CRASH_LIMIT = 5;
+const CRASH_WINDOW_MS = 60_000;
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_MAX_MS = 30_000;
 
 /** Messages between a worker and the primary. */
 export type WorkerMessage = { portier: "listening"; url: string; adminUrl?: string } | { portier: "start_failed"; message: string } | { portier: "shutdown" };
@@ -97,7 +97,7 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
       if (state === "done") return;
       const now = Date.now();
       crashes.push(now);
-      while ((crashes[0] as number) < now - CRASH_WINDOW_MS) crashes.shift();
+      while ((crashes[0] ?? now) < now - CRASH_WINDOW_MS) crashes.shift();
       const why = startFailures.get(worker.id) ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
       if (crashes.length >= CRASH_LIMIT) {
         process.stderr.write(`portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ${why}); stopping the service\n`);

@@ -11,7 +11,7 @@ import { Reloader, type ReloadLogger, type ReloadStatus } from "../reload/index.
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
 export type { DirectoryEntries, DirectoryEntry, DirectoryIndex } from "./load-directory.js";
-export { loadRoleResolver, roleResolver, NO_ROLE_NAMES } from "./role-names.js";
+export { loadRoleResolver, roleResolver } from "./role-names.js";
 export type { RoleResolver } from "./role-names.js";
 
 export type DirectoryLogger = ReloadLogger;
@@ -33,10 +33,10 @@ export interface DirectoryOptions {
   rereadMs?: number;
 }
 
-export const DEFAULT_MAX_SHRINK = 0.5;
+const DEFAULT_MAX_SHRINK = 0.5;
 
 /** Why a candidate index must not replace the current one, or undefined when it may. */
-export function directoryRefusal(next: DirectoryIndex, current: DirectoryIndex | undefined, o: { maxShrink: number; allowShrink: boolean }): string | undefined {
+function directoryRefusal(next: DirectoryIndex, current: DirectoryIndex | undefined, o: { maxShrink: number; allowShrink: boolean }): string | undefined {
   if (o.allowShrink) return undefined;
   if (next.entries.size === 0) {
     const why = next.rejected > 0 ? `all ${next.rejected} records are invalid` : "the file has no record";
@@ -55,8 +55,6 @@ export class Directory {
   private readonly reloader: Reloader<DirectoryIndex>;
   /** Bumped by every index swap, so a role re-resolution can tell that a newer file load landed meanwhile. */
   private generation = 0;
-  /** Called after every reload attempt, accepted or refused. */
-  onChange: (() => void) | undefined;
 
   private constructor(readonly file: string, private resolve: RoleResolver, o: DirectoryOptions) {
     const guard = { maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK, allowShrink: o.allowShrink ?? false };
@@ -82,7 +80,6 @@ export class Directory {
       describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
       logger,
     });
-    this.reloader.onChange = () => this.onChange?.();
   }
 
   /** Loads the file once (throws when it is unreadable, unparsable or refused) and optionally watches it. */

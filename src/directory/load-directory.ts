@@ -34,7 +34,7 @@ export interface DirectoryLimits extends RecordLimits {
  * Default bounds: 3 GiB (10M records of ~110 B in NDJSON are 1.1 GB; the index's offsets are 32-bit),
  * 20M records, 64 Ki characters per record or line (a record with every role by label is ~2 KB).
  */
-export const DIRECTORY_LIMITS: Readonly<DirectoryLimits> = { maxFileBytes: 3 * 2 ** 30, maxRecords: 20_000_000, maxRecordChars: 64 * 1024 };
+const DIRECTORY_LIMITS: Readonly<DirectoryLimits> = { maxFileBytes: 3 * 2 ** 30, maxRecords: 20_000_000, maxRecordChars: 64 * 1024 };
 
 export interface LoadOptions {
   limits?: Partial<DirectoryLimits>;

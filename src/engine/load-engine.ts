@@ -12,13 +12,13 @@ import type { DecisionEngine } from "./types.js";
 
 export interface LoadEngineOptions {
   /** Keep up to this many decisions (and bytes) of this bundle; absent or 0 entries (default): no memo. */
-  memo?: DecisionMemoOptions;
+  memo?: DecisionMemoOptions | undefined;
   /** Name used in error messages when the bundle is given as bytes. */
   source?: string;
   /** Cap on the bundle's size, compressed and inflated (default 64 MiB); a bigger one is refused early. */
   maxBytes?: number;
   /** When set, an unsigned bundle or one whose OPA signature does not verify with this key is refused. */
-  verificationKey?: VerificationKey;
+  verificationKey?: VerificationKey | undefined;
 }
 
 export type LoadedEngine = DecisionEngine & { manifest?: Record<string, unknown> };

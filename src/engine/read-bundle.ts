@@ -29,7 +29,7 @@ export interface ReadBundleOptions {
   /** Cap on the inflated (uncompressed) size, checked while inflating. Default 64 MiB. */
   maxBytes?: number;
   /** When set, the bundle must carry an OPA signature (/.signatures.json) that verifies with this key. */
-  verificationKey?: VerificationKey;
+  verificationKey?: VerificationKey | undefined;
 }
 
 export const DEFAULT_MAX_BUNDLE_BYTES = 64 * 1024 * 1024;

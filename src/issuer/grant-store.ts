@@ -29,7 +29,7 @@ export interface CodeRecord extends AuthorizationRequest {
 
 export type CodeRedemption = { kind: "ok"; record: CodeRecord } | { kind: "unknown" } | { kind: "replayed" } | { kind: "expired" };
 
-export const LOGIN_TTL_SEC = 600;
+const LOGIN_TTL_SEC = 600;
 /** Bound on each store, so a loop of requests cannot grow memory without limit; oldest entries go first. */
 const MAX_ENTRIES = 10_000;
 

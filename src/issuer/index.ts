@@ -17,12 +17,12 @@ import { createTokenFactory } from "./token-factory.js";
 
 export type { IssuerOptions } from "./options.js";
 export { DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE } from "./options.js";
-export type { DirectoryRecord, IssuerClient, IssuerUser } from "./sample-data.js";
-export { DataFileError, loadClients, loadDirectory, loadUsers } from "./sample-data.js";
+export type { IssuerClient, IssuerUser } from "./sample-data.js";
+export { DataFileError, loadClients, loadUsers } from "./sample-data.js";
 export { PATHS } from "./context.js";
 
 /** The documented password of every bundled sample user (data/sample/users.json). */
-export const SAMPLE_PASSWORD = "portier-dev";
+const SAMPLE_PASSWORD = "portier-dev";
 
 export interface IssuerExtras {
   /** Exact `iss` of its tokens, without trailing slash. */

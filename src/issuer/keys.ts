@@ -43,5 +43,5 @@ async function newSigningKey(): Promise<SigningKey> {
   const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { modulusLength: 2048 });
   const jwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(jwk, "sha256");
-  return { kid, privateKey, publicJwk: { kty: jwk.kty, n: jwk.n, e: jwk.e, kid, use: "sig", alg: SIGNING_ALG } };
+  return { kid, privateKey, publicJwk: { ...jwk, kid, use: "sig", alg: SIGNING_ALG } };
 }

@@ -1,6 +1,6 @@
 /**
- * Loads the issuer's users and clients (and the synced-users directory) and validates each file against
- * its JSON schema with ajv; every error names the file and the field path.
+ * Loads the issuer's users and clients and validates each file against its JSON schema with ajv; every error
+ * names the file and the field path. (The synced-users directory is the service's: src/directory loads it.)
  */
 import { readFileSync } from "node:fs";
 import { PortierError } from "../errors/portier-error.js";
@@ -8,7 +8,6 @@ import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import usersSchema from "./schemas/users.schema.json" with { type: "json" };
 import clientsSchema from "./schemas/clients.schema.json" with { type: "json" };
-import directorySchema from "./schemas/directory.schema.json" with { type: "json" };
 
 export interface IssuerUser {
   sub: string;
@@ -40,12 +39,6 @@ export interface IssuerClient {
   tenant_id?: string;
 }
 
-export interface DirectoryRecord {
-  sub: string;
-  tenant_id: string;
-  roles: string[];
-}
-
 export class DataFileError extends PortierError {
   static override readonly code = "sample_data_invalid";
   constructor(
@@ -58,22 +51,21 @@ export class DataFileError extends PortierError {
 }
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const addFormats = addFormatsModule.default;
 const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, strictTypes: false, allowUnionTypes: true });
 addFormats(ajv);
-const validateUsers = ajv.compile(usersSchema);
-const validateClients = ajv.compile(clientsSchema);
-const validateDirectory = ajv.compile(directorySchema);
+const validateUsers = ajv.compile<{ users: IssuerUser[] }>(usersSchema);
+const validateClients = ajv.compile<{ clients: IssuerClient[] }>(clientsSchema);
 
 export function loadUsers(file: string): IssuerUser[] {
-  const doc = readValidated(file, validateUsers) as { users: IssuerUser[] };
+  const doc = readValidated(file, validateUsers);
   assertUnique(file, doc.users, "users", "sub");
   assertUnique(file, doc.users, "users", "preferred_username");
   return doc.users;
 }
 
 export function loadClients(file: string): IssuerClient[] {
-  const doc = readValidated(file, validateClients) as { clients: IssuerClient[] };
+  const doc = readValidated(file, validateClients);
   assertUnique(file, doc.clients, "clients", "client_id");
   doc.clients.forEach((client, i) => {
     (client.redirect_uris ?? []).forEach((uri, j) => {
@@ -84,15 +76,7 @@ export function loadClients(file: string): IssuerClient[] {
   return doc.clients;
 }
 
-export function loadDirectory(file: string): DirectoryRecord[] {
-  const records = readValidated(file, validateDirectory) as DirectoryRecord[];
-  records.forEach((record, i) => {
-    if (records.findIndex((r) => r.sub === record.sub) !== i) throw new DataFileError(file, `/${i}/sub`, `duplicate sub ${record.sub}`);
-  });
-  return records;
-}
-
-function readValidated(file: string, validate: ValidateFunction): unknown {
+function readValidated<T>(file: string, validate: ValidateFunction<T>): T {
   let text: string;
   try {
     text = readFileSync(file, "utf8");

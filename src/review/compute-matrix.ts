@@ -8,7 +8,7 @@
 import { CATALOG_ENTRYPOINT, type InProcessEngine, type Decision } from "../engine/index.js";
 import { explainInput } from "./explain.js";
 
-export const PROBE_COLUMNS = ["synced_without_role", "not_synced", "application"] as const;
+const PROBE_COLUMNS = ["synced_without_role", "not_synced", "application"] as const;
 
 export interface MatrixRoute {
   product: string;
@@ -54,7 +54,7 @@ export interface AccessMatrix {
   probes: MatrixProbe[];
 }
 
-export const PROBE_METHODS = ["HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+const PROBE_METHODS = ["HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 /** A tenant no catalog lists, and an organisation code nobody owns. */
 export const UNLISTED_TENANT: MatrixTenant = { tenant_id: "00000000-0000-4000-8000-000000000000", name: "a tenant not listed" };
 export const UNLISTED_CODE = "sample-codeOrganisme";

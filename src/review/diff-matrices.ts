@@ -46,7 +46,8 @@ function diffProbes(before: MatrixProbe[], after: MatrixProbe[]): ProbeChange[] 
   for (const k of new Set([...old.keys(), ...now.keys()])) {
     const a = old.get(k);
     const b = now.get(k);
-    const probe = (b ?? a) as MatrixProbe;
+    const probe = b ?? a;
+    if (!probe) continue;
     if ((a?.cell.allow === true) === (b?.cell.allow === true)) continue;
     const change = b?.cell.allow === true ? "gained" : "lost";
     const was = describe(a?.cell);

@@ -5,7 +5,7 @@
  */
 import { normalisePath, engineDeny, type Decision, type DecisionInput, type InProcessEngine, type RoleCheckMode } from "../engine/index.js";
 
-export const CHECKS_ENTRYPOINT = "portier/explain/checks";
+const CHECKS_ENTRYPOINT = "portier/explain/checks";
 
 export interface ExplainRequest {
   method: string;

@@ -2,15 +2,15 @@
  * Review tools for security staff: the access matrix, grant diffs and single-decision explanations,
  * all computed by evaluating the compiled policy.
  */
-export { computeMatrix, samplePath, readCatalog, probeUniverse, tenantLabel, PROBE_COLUMNS, PROBE_METHODS, UNLISTED_CODE, UNLISTED_TENANT } from "./compute-matrix.js";
+export { computeMatrix, samplePath, readCatalog, probeUniverse } from "./compute-matrix.js";
 export type { AccessMatrix, MatrixCell, MatrixProbe, MatrixRole, MatrixRoute, MatrixTenant, ProbeUniverse } from "./compute-matrix.js";
-export { renderMatrix, allowedRolesText, MATRIX_FORMATS } from "./render-matrix.js";
+export { renderMatrix, MATRIX_FORMATS } from "./render-matrix.js";
 export type { MatrixFormat } from "./render-matrix.js";
 export { diffMatrices, hasChanges, renderDiff, renderDiffMarkdown } from "./diff-matrices.js";
 export type { MatrixDiff, GrantChange, ProbeChange } from "./diff-matrices.js";
 export { loadPolicySource } from "./load-policy-source.js";
-export { explain, explainInput, explainRequest, explainDecisionInput, describeCaller, renderExplanation, CHECKS_ENTRYPOINT } from "./explain.js";
+export { explain, explainRequest, explainDecisionInput, describeCaller, renderExplanation } from "./explain.js";
 export type { ExplainRequest, Explanation, CheckOutcome } from "./explain.js";
 export { newerSource } from "./stale-bundle.js";
-export { replayLines, replayLogFile, replayChanged, renderReplay, renderReplayMarkdown } from "./replay.js";
+export { replayLines, replayLogFile, renderReplay, renderReplayMarkdown } from "./replay.js";
 export type { ReplayReport, ReplayChange } from "./replay.js";

@@ -24,7 +24,7 @@ async function engineFromFolder(folder: string, opa: string, unannotated?: strin
   }
 }
 
-export async function loadPolicySource(source: string, opts: { opa?: string; repo?: string } = {}): Promise<InProcessEngine> {
+export async function loadPolicySource(source: string, opts: { opa?: string | undefined; repo?: string | undefined } = {}): Promise<InProcessEngine> {
   if (existsSync(source)) {
     if (statSync(source).isFile()) return (await loadEngine(source)) as InProcessEngine;
     const folder = existsSync(join(source, "policies")) ? source : join(source, "..");

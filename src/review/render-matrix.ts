@@ -11,7 +11,7 @@ export const MATRIX_FORMATS: MatrixFormat[] = ["md", "csv", "json", "html"];
 type Row = AccessMatrix["rows"][number];
 
 /** The allowed-roles wording of spec 4.3 for one route, computed from the cells. */
-export function allowedRolesText(m: AccessMatrix, row: Row): string {
+function allowedRolesText(m: AccessMatrix, row: Row): string {
   const allowedRoles = m.roles.filter((r) => row.cells[r.id]?.allow);
   const everyRole = allowedRoles.length === m.roles.length;
   if (row.cells.synced_without_role?.allow && everyRole) return row.cells.not_synced?.allow ? "Everyone (not only synced)" : "All synced";
@@ -96,7 +96,8 @@ function otherProbesTable(m: AccessMatrix): string[][] {
   }
   const rows = [["Request", "Caller", "Answer"]];
   for (const probes of groups.values()) {
-    const first = probes[0] as MatrixProbe;
+    const first = probes[0];
+    if (!first) continue;
     rows.push([first.detail, first.caller, answerText(probes)]);
   }
   return rows;

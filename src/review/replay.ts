@@ -110,10 +110,6 @@ function outcomeText(o: Outcome): string {
   return o.allow ? "allow" : `deny (${o.reason})`;
 }
 
-export function replayChanged(r: ReplayReport): boolean {
-  return r.changes.length > 0;
-}
-
 function summary(r: ReplayReport): string {
   return (
     `${r.replayed} decision(s) replayed under revision ${r.revision}: ${r.newlyAllowed} newly allowed, ${r.newlyDenied} newly denied, ` +

@@ -6,28 +6,19 @@ import { readFileSync } from "node:fs";
 import express, { type Request, type Response, type NextFunction } from "express";
 import type { AccessTokenVerifier } from "../auth/index.js";
 import type { Directory } from "../directory/index.js";
-import type { Decide } from "./decide.js";
 import type { PolicyHolder } from "./policy.js";
 import type { ServiceMetrics } from "./metrics.js";
 import { METRICS_CONTENT_TYPE, serviceMetrics } from "./cluster-metrics.js";
 
+/** What the operator endpoints read: the state of the keys, policy and directory, and the metrics. */
 export interface AppDeps {
-  decide: Decide;
   verifier: AccessTokenVerifier;
   policy: PolicyHolder;
   directory: Directory | undefined;
   metrics: ServiceMetrics;
-  maxBodyBytes: number;
 }
 
-
-
-
-
-
-
-
-export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory">): { ready: boolean; missing: string[]; problems: string[] } {
+function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory">): { ready: boolean; missing: string[]; problems: string[] } {
   const missing: string[] = [];
   const problems: string[] = [];
   const p = deps.policy.status();
@@ -45,7 +36,7 @@ export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory
 }
 
 /** The OpenAPI 3.1 description of this service (docs/openapi.json; a test checks real answers against it). */
-export const OPENAPI_FILE = new URL("../../docs/openapi.json", import.meta.url);
+const OPENAPI_FILE = new URL("../../docs/openapi.json", import.meta.url);
 
 /**
  * `endpoints`: "all" (one port), or with --admin-port "decisions" (the decision port: no /health, /ready,

@@ -3,7 +3,9 @@
  * defaults; validated with ajv so each bad option is reported by its path and by where it came from
  * (config.port: must be integer (from PORTIER_PORT="abc")). One table, SERVICE_OPTIONS, gives each option's
  * flag, description, default and JSON-schema type: it parses argv, renders `portier serve --help`, and is the
- * JSON Schema of the config file (CONFIG_SCHEMA, written to docs/config.schema.json).
+ * JSON Schema of the config file (CONFIG_SCHEMA, written to docs/config.schema.json), and ServiceConfig, the
+ * type of a loaded configuration, is derived from it (an option's value type from its schema, required when
+ * it has a default or is required).
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -16,48 +18,6 @@ import { didYouMean } from "./did-you-mean.js";
 import { SIGNING_ALGS } from "../engine/index.js";
 
 export const DEFAULT_BUNDLE = fileURLToPath(new URL("../../build/bundle.tar.gz", import.meta.url));
-
-export interface ServiceConfig {
-  issuer: string;
-  jwks?: string;
-  jwksRefreshSeconds: number;
-  bundle: string;
-  bundleMaxBytes: number;
-  bundleUrl?: string;
-  bundlePollSeconds: number;
-  /** PEM public key or JWKS file: bundles must carry an OPA signature that verifies with it. */
-  verificationKey?: string;
-  verificationAlg: string;
-  directory?: string;
-  directoryMaxShrink: number;
-  allowDirectoryShrink: boolean;
-  noDirectory: boolean;
-  rolesClaim?: string;
-  port: number;
-  host: string;
-  /** With it, /health, /ready and /metrics are served on this port only (not on the decision port). */
-  adminPort?: number;
-  adminHost: string;
-  workers: number;
-  roleCheck: "enforce" | "audit";
-  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
-  maxBodyBytes: number;
-  watch: boolean;
-  shutdownTimeout: number;
-  requireKeysAtStart: boolean;
-  /** Time to receive a request's headers (slow-loris bound). */
-  headersTimeoutMs: number;
-  /** Time to receive a whole request, headers and body. */
-  requestTimeoutMs: number;
-  /** Idle time before a keep-alive connection is closed. */
-  keepAliveTimeoutMs: number;
-  /** Time to receive the body of POST /decide once its headers are in. */
-  bodyTimeoutMs: number;
-  /** Cap on decision-log bytes waiting for stdout; lines past it are dropped and counted. */
-  logBufferBytes: number;
-  /** Decisions kept per bundle revision, keyed by the exact policy input; 0 turns the memo off. */
-  decisionMemoEntries: number;
-}
 
 export class ConfigError extends PortierError {
   static override readonly code = "config";
@@ -113,6 +73,60 @@ export const SERVICE_OPTIONS = {
 } as const satisfies Record<string, ServiceOption>;
 
 type Flag = keyof typeof SERVICE_OPTIONS;
+type FileFlag = Exclude<Flag, "config">;
+
+/** The value a schema of SERVICE_OPTIONS accepts: its enum's members, or the type's. */
+type SchemaValue<S> = S extends { readonly enum: readonly (infer E)[] }
+  ? E
+  : S extends { readonly type: "string" }
+    ? string
+    : S extends { readonly type: "number" | "integer" }
+      ? number
+      : S extends { readonly type: "boolean" }
+        ? boolean
+        : never;
+
+/** `shutdown-timeout` -> `shutdownTimeout`, as camel() does at run time. */
+type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
+
+/** Every option of the config file with the type its schema accepts. */
+type OptionValues = { [F in FileFlag as Camel<F>]: SchemaValue<(typeof SERVICE_OPTIONS)[F]["schema"]> };
+
+/** The values of the options that have one when none is given. */
+function defaults() {
+  return {
+    bundle: DEFAULT_BUNDLE,
+    bundlePollSeconds: 30,
+    verificationAlg: "RS256",
+    jwksRefreshSeconds: 60,
+    bundleMaxBytes: 64 * 1024 * 1024,
+    directoryMaxShrink: 0.5,
+    allowDirectoryShrink: false,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 65_000,
+    bodyTimeoutMs: 10_000,
+    logBufferBytes: 1_048_576,
+    decisionMemoEntries: 10_000,
+    port: 8181,
+    host: "127.0.0.1",
+    adminHost: "127.0.0.1",
+    workers: availableParallelism(),
+    roleCheck: "enforce",
+    logLevel: "info",
+    maxBodyBytes: 65536,
+    watch: true,
+    shutdownTimeout: 10,
+    requireKeysAtStart: false,
+    noDirectory: false,
+  } as const satisfies Partial<OptionValues>;
+}
+
+/** Always present in a loaded configuration: the options with a default, and the issuer (required). */
+type Present = keyof ReturnType<typeof defaults> | "issuer";
+
+/** A loaded configuration: what the config schema accepts, with the defaults filled in. */
+export type ServiceConfig = { [K in Present]: OptionValues[K] } & { [K in Exclude<keyof OptionValues, Present>]?: OptionValues[K] };
 
 function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -124,16 +138,17 @@ function envName(flag: string): string {
 
 const PARSE_OPTIONS = Object.fromEntries(Object.entries(SERVICE_OPTIONS).map(([flag, o]) => [flag, { type: o.type }]));
 
-const FILE_KEYS = Object.keys(SERVICE_OPTIONS).filter((f) => f !== "config");
+const FILE_OPTIONS = Object.entries(SERVICE_OPTIONS).filter(([flag]) => flag !== "config");
+const FILE_KEYS = FILE_OPTIONS.map(([flag]) => flag);
 
 /** The JSON Schema of a config file (and of the merged configuration): one property per option. */
-export const CONFIG_SCHEMA = {
+const CONFIG_SCHEMA = {
   type: "object",
   additionalProperties: false,
   properties: Object.fromEntries(
-    FILE_KEYS.map((flag) => {
-      const o = SERVICE_OPTIONS[flag as Flag] as ServiceOption;
-      return [camel(flag), { ...o.schema, description: `${o.description} (flag --${flag}, env ${envName(flag)}${o.default !== undefined ? `; default: ${o.default}` : ""})` }];
+    FILE_OPTIONS.map(([flag, o]) => {
+      const shown = "default" in o ? `; default: ${o.default}` : "";
+      return [camel(flag), { ...o.schema, description: `${o.description} (flag --${flag}, env ${envName(flag)}${shown})` }];
     }),
   ),
 };
@@ -151,13 +166,14 @@ export function configSchemaDocument(): Record<string, unknown> {
 
 const REQUIRED = ["issuer", "bundle", "port", "host", "workers", "roleCheck", "logLevel"];
 const ajv = new Ajv({ allErrors: true });
-const validate = ajv.compile({ ...CONFIG_SCHEMA, required: REQUIRED });
+const validate = ajv.compile<ServiceConfig>({ ...CONFIG_SCHEMA, required: REQUIRED });
 
-const NUMERIC = new Set([
-  "port", "adminPort", "workers", "bundlePollSeconds", "maxBodyBytes", "shutdownTimeout", "jwksRefreshSeconds", "bundleMaxBytes", "directoryMaxShrink",
-  "headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "bodyTimeoutMs", "logBufferBytes", "decisionMemoEntries",
-]);
-const BOOLEAN = new Set(["watch", "noDirectory", "requireKeysAtStart", "allowDirectoryShrink"]);
+/** Keys whose schema type is one of these, for reading flag and environment strings. */
+function keysOfType(...types: string[]): Set<string> {
+  return new Set(FILE_OPTIONS.filter(([, o]) => "type" in o.schema && types.includes(o.schema.type)).map(([flag]) => camel(flag)));
+}
+const NUMERIC = keysOfType("number", "integer");
+const BOOLEAN = keysOfType("boolean");
 
 function coerce(key: string, value: unknown): unknown {
   if (typeof value !== "string") return value;
@@ -174,9 +190,10 @@ function origin(source: string, value: unknown): string {
 
 function unknownFlagProblem(argv: string[]): string | undefined {
   const known = Object.keys(SERVICE_OPTIONS).map((f) => `--${f}`);
-  const bad = argv.find((a) => a.startsWith("-") && a !== "--" && !known.includes(a.split("=")[0] as string));
+  const flagName = (arg: string) => arg.replace(/=.*$/s, "");
+  const bad = argv.find((a) => a.startsWith("-") && a !== "--" && !known.includes(flagName(a)));
   if (bad === undefined) return undefined;
-  const name = bad.split("=")[0] as string;
+  const name = flagName(bad);
   return `config: unknown option '${name}'${didYouMean(name, known, (s) => s)}`;
 }
 
@@ -191,7 +208,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const merged: Record<string, unknown> = {};
   const source: Record<string, string> = {};
   const fileFromEnv = values.config === undefined && env.PORTIER_CONFIG;
-  const file = (values.config as string | undefined) ?? env.PORTIER_CONFIG;
+  const file = typeof values.config === "string" ? values.config : env.PORTIER_CONFIG;
   const problems: string[] = [];
   if (file) {
     let parsed: unknown;
@@ -229,60 +246,35 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   const raw = { ...merged };
   for (const key of Object.keys(merged)) merged[key] = coerce(key, merged[key]);
-  const config: Record<string, unknown> = {
-    bundle: DEFAULT_BUNDLE,
-    bundlePollSeconds: 30,
-    verificationAlg: "RS256",
-    jwksRefreshSeconds: 60,
-    bundleMaxBytes: 64 * 1024 * 1024,
-    directoryMaxShrink: 0.5,
-    allowDirectoryShrink: false,
-    headersTimeoutMs: 10_000,
-    requestTimeoutMs: 30_000,
-    keepAliveTimeoutMs: 65_000,
-    bodyTimeoutMs: 10_000,
-    logBufferBytes: 1_048_576,
-    decisionMemoEntries: 10_000,
-    port: 8181,
-    host: "127.0.0.1",
-    adminHost: "127.0.0.1",
-    workers: availableParallelism(),
-    roleCheck: "enforce",
-    logLevel: "info",
-    maxBodyBytes: 65536,
-    watch: true,
-    shutdownTimeout: 10,
-    requireKeysAtStart: false,
-    noDirectory: false,
-    ...merged,
-  };
+  const config: unknown = { ...defaults(), ...merged };
   if (!validate(config)) {
     for (const e of validate.errors ?? []) {
       const key = e.instancePath.split("/")[1] ?? "";
       const path = e.instancePath ? `config${e.instancePath.replace(/\//g, ".")}` : "config";
-      const from = key && source[key] ? origin(source[key] as string, raw[key]) : "";
+      const where = source[key];
+      const from = key && where ? origin(where, raw[key]) : "";
       if (e.keyword === "required") {
-        const missing = (e.params as { missingProperty: string }).missingProperty;
+        const missing = String(e.params["missingProperty"]);
         const flag = missing.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
         problems.push(`config.${missing}: is required (--${flag}, ${envName(flag)} or "${missing}" in the config file)`);
-      } else if (e.keyword === "enum") problems.push(`${path}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(", ")}${from}`);
+      } else if (e.keyword === "enum") problems.push(`${path}: must be one of ${(e.params["allowedValues"] as unknown[]).join(", ")}${from}`);
       else problems.push(`${path}: ${e.message ?? "is invalid"}${from}`);
     }
-  }
-  // node:http refuses a headers timeout longer than the request timeout, which includes the headers.
-  if (problems.length === 0 && (config.headersTimeoutMs as number) > (config.requestTimeoutMs as number)) {
-    problems.push(`config.headersTimeoutMs: must be <= config.requestTimeoutMs (${config.requestTimeoutMs as number})`);
-  }
-  if (problems.length === 0) {
-    if (config.noDirectory === true && (config.directory !== undefined || config.rolesClaim !== undefined)) {
-      problems.push(`config.noDirectory: cannot be combined with ${config.directory !== undefined ? "--directory" : "--roles-claim"}; drop one of them`);
-    } else if (config.noDirectory !== true && config.directory === undefined && config.rolesClaim === undefined) {
-      problems.push(
-        "config: neither --directory nor --roles-claim is set, so every user call would be denied (not_synced); " +
-          "pass --directory FILE or --roles-claim NAME, or --no-directory for an application-only deployment",
-      );
-    }
+    throw new ConfigError(problems);
   }
   if (problems.length) throw new ConfigError(problems);
-  return config as unknown as ServiceConfig;
+  // node:http refuses a headers timeout longer than the request timeout, which includes the headers.
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError([`config.headersTimeoutMs: must be <= config.requestTimeoutMs (${config.requestTimeoutMs})`]);
+  }
+  if (config.noDirectory && (config.directory !== undefined || config.rolesClaim !== undefined)) {
+    throw new ConfigError([`config.noDirectory: cannot be combined with ${config.directory !== undefined ? "--directory" : "--roles-claim"}; drop one of them`]);
+  }
+  if (!config.noDirectory && config.directory === undefined && config.rolesClaim === undefined) {
+    throw new ConfigError([
+      "config: neither --directory nor --roles-claim is set, so every user call would be denied (not_synced); " +
+        "pass --directory FILE or --roles-claim NAME, or --no-directory for an application-only deployment",
+    ]);
+  }
+  return config;
 }

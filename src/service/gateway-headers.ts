@@ -27,7 +27,7 @@ const ORIGINAL = ["X-Original-Method", "X-Original-URI"];
 const FORWARDED = ["X-Forwarded-Method", "X-Forwarded-Uri"];
 const FORWARDED_FAMILY: FamilyHeaders = { method: "X-Forwarded-Method", uri: "X-Forwarded-Uri", own: [...FORWARDED, "X-Forwarded-Host"], foreign: ORIGINAL };
 
-export const GATEWAY_FAMILIES: Record<GatewayFamily, FamilyHeaders> = {
+const GATEWAY_FAMILIES: Record<GatewayFamily, FamilyHeaders> = {
   nginx: { method: "X-Original-Method", uri: "X-Original-URI", own: ORIGINAL, foreign: FORWARDED },
   caddy: FORWARDED_FAMILY,
   traefik: FORWARDED_FAMILY,
@@ -71,7 +71,7 @@ function rawValues(req: IncomingMessage, names: string[]): Map<string, string[]>
  * $request_uri), so bytes 0x80-0xff are turned back into percent-escapes: the path normaliser then decodes
  * them as UTF-8 like any escaped path, and refuses invalid UTF-8 (path_invalid).
  */
-export function uriFromHeader(value: string): string {
+function uriFromHeader(value: string): string {
   return value.replace(/[\u0080-\u00ff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 

@@ -19,7 +19,7 @@ export interface PolicyStatus extends ReloadStatus {
 export type PolicySource = { file: string; watch: boolean } | { url: string; pollSeconds: number };
 
 /** Safety net behind the file watch (missed events, network file systems). */
-export const FILE_REREAD_MS = 30_000;
+const FILE_REREAD_MS = 30_000;
 /** Longest wait between two polls of a failing bundle server. */
 const MAX_BACKOFF_MS = 300_000;
 

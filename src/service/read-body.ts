@@ -22,7 +22,7 @@ const JSON_SUFFIX = /^application\/[a-z0-9!#$&^_.+-]+\+json$/;
  * UTF-8 (RFC 8259 JSON is UTF-8). A missing Content-Type is accepted: /decide reads only JSON, so there
  * is nothing to confuse it with, and sidecars and scripts often omit the header.
  */
-export function isJsonContentType(header: string | undefined): boolean {
+function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return true;
   const [type = "", ...params] = header.split(";");
   const mime = type.trim().toLowerCase();

@@ -128,7 +128,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status(), log: () => destination });
   const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, roleCheck: config.roleCheck, logger, metrics });
   shareWorkerRegistry(metrics.registry);
-  const deps = { decide, verifier, policy, directory, metrics, maxBodyBytes: config.maxBodyBytes };
+  const deps = { verifier, policy, directory, metrics };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
   // --admin-port: health, readiness and metrics apart from the decision port (shared by workers like it).
   const admin = config.adminPort === undefined ? undefined : createServer({ headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs }, createApp(deps, "admin"));
@@ -166,7 +166,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       return `http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`;
     };
     url = await bind(server, config.port, config.host);
-    if (admin) adminUrl = await bind(admin, config.adminPort as number, config.adminHost);
+    if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
   }
   return {
     url,

@@ -34,7 +34,7 @@ export function writeBundleData(projectDir: string, outDir: string): { dir: stri
   return { dir: outDir, json };
 }
 
-export function sourceRevision(projectDir: string, dataJson: string): string {
+function sourceRevision(projectDir: string, dataJson: string): string {
   const hash = createHash("sha256");
   for (const file of regoFiles(join(projectDir, "policies")).filter((f) => !f.endsWith("_test.rego"))) {
     hash.update(relative(projectDir, file)).update("\0").update(readFileSync(file)).update("\0");

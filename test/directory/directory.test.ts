@@ -45,13 +45,15 @@ describe("parseDirectory", () => {
       "",
       JSON.stringify({ sub: "b", tenant_id: T, roles: ["astronaute"] }),
       JSON.stringify({ sub: "c", roles: [] }),
+      JSON.stringify({ sub: "d", tenant_id: T, roles: "directeur_jeune" }),
     ].join("\n");
     const idx = parseDirectory(text, "d.ndjson", resolve);
-    expect(["a", "b", "c"].filter((s) => idx.entries.get(s))).toEqual(["a"]);
+    expect(["a", "b", "c", "d"].filter((s) => idx.entries.get(s))).toEqual(["a"]);
     expect(idx.entries.size).toBe(1);
-    expect(idx.rejected).toBe(2);
+    expect(idx.rejected).toBe(3);
     expect(idx.problems[0]).toBe('d.ndjson line 3: unknown role "astronaute"');
     expect(idx.problems[1]).toContain("line 4: tenant_id");
+    expect(idx.problems[2]).toBe("d.ndjson line 5: roles must be an array");
   });
 
   it("refuses malformed JSON with the file and line", () => {

@@ -20,16 +20,17 @@ export function expectedHalfHash(value: string): string {
   return createHash("sha256").update(value, "ascii").digest().subarray(0, 16).toString("base64url");
 }
 
+/** A parameter set to undefined is left out of the request (tests override a complete set). */
 export interface AuthorizeParams {
-  client_id?: string;
-  redirect_uri?: string;
-  response_type?: string;
-  scope?: string;
-  state?: string;
-  nonce?: string;
-  code_challenge?: string;
-  code_challenge_method?: string;
-  login_hint?: string;
+  client_id?: string | undefined;
+  redirect_uri?: string | undefined;
+  response_type?: string | undefined;
+  scope?: string | undefined;
+  state?: string | undefined;
+  nonce?: string | undefined;
+  code_challenge?: string | undefined;
+  code_challenge_method?: string | undefined;
+  login_hint?: string | undefined;
   [extra: string]: string | undefined;
 }
 

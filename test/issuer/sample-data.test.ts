@@ -1,19 +1,22 @@
 /**
  * The sample data other code relies on: users (one per catalog role, synced-without-role, unsynced,
- * tenant B), the synced-users directory that must agree with them, the clients, and schema errors that
- * name the file and the field path.
+ * tenant B), the synced-users directory that must agree with them (read by the service's loader, every
+ * record accepted), the clients, and schema errors that name the file and the field path.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import {
-  DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE, DataFileError, createIssuer, loadClients, loadDirectory, loadUsers,
+  DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE, DataFileError, createIssuer, loadClients, loadUsers,
 } from "../../src/issuer/index.js";
+import { loadDirectoryFile, loadRoleResolver } from "../../src/directory/index.js";
 import { TENANT_A, TENANT_B } from "./helpers.js";
 
 const users = loadUsers(DEFAULT_USERS_FILE);
-const directory = loadDirectory(DEFAULT_DIRECTORY_FILE);
+const directory = await loadDirectoryFile(DEFAULT_DIRECTORY_FILE, loadRoleResolver(fileURLToPath(new URL("../../data/roles.json", import.meta.url))));
+const directoryFile: unknown = JSON.parse(readFileSync(DEFAULT_DIRECTORY_FILE, "utf8"));
 const clients = loadClients(DEFAULT_CLIENTS_FILE);
 const roleIds = (JSON.parse(readFileSync(new URL("../../data/roles.json", import.meta.url), "utf8")) as { roles: Array<{ id: string }> }).roles.map((r) => r.id);
 const tenants = (JSON.parse(readFileSync(new URL("../../data/tenants.json", import.meta.url), "utf8")) as { tenants: Array<{ tenant_id: string }> }).tenants.map((t) => t.tenant_id);
@@ -25,16 +28,16 @@ describe("sample users", () => {
       const user = byName(role.replaceAll("_", "."));
       expect(user, role).toBeDefined();
       expect(user?.tenant_id).toBe(TENANT_A);
-      expect(directory.find((d) => d.sub === user?.sub)?.roles).toEqual([role]);
+      expect(directory.entries.get(user!.sub)?.roles).toEqual([role]);
     }
   });
 
   it("has the synced user without role, the unsynced user and the tenant-B teacher", () => {
-    expect(directory.find((d) => d.sub === byName("synced.sans.role")?.sub)?.roles).toEqual([]);
+    expect(directory.entries.get(byName("synced.sans.role")!.sub)?.roles).toEqual([]);
     expect(byName("non.synchronise")).toBeDefined();
     const teacherB = byName("enseignant.jeune.b");
     expect(teacherB?.tenant_id).toBe(TENANT_B);
-    expect(directory.find((d) => d.sub === teacherB?.sub)).toEqual({ sub: teacherB?.sub, tenant_id: TENANT_B, roles: ["enseignant_jeune"] });
+    expect(directory.entries.get(teacherB!.sub)).toEqual({ tenant_id: TENANT_B, roles: ["enseignant_jeune"] });
     expect(users).toHaveLength(roleIds.length + 3);
   });
 
@@ -48,15 +51,14 @@ describe("sample users", () => {
 });
 
 describe("users.json and directory.json agree", () => {
-  it("the directory holds every synced user (same sub and tenant) and not the unsynced one", () => {
+  it("the directory holds every synced user (same sub and tenant) and not the unsynced one, once each", () => {
+    expect(directory.problems).toEqual([]);
     const unsynced = byName("non.synchronise")!;
-    expect(directory.map((d) => d.sub)).not.toContain(unsynced.sub);
+    expect(directory.entries.get(unsynced.sub)).toBeUndefined();
     const synced = users.filter((u) => u.sub !== unsynced.sub);
-    expect(directory.map((d) => d.sub).sort()).toEqual(synced.map((u) => u.sub).sort());
-    for (const record of directory) {
-      expect(users.find((u) => u.sub === record.sub)?.tenant_id).toBe(record.tenant_id);
-      for (const role of record.roles) expect(roleIds).toContain(role);
-    }
+    for (const user of synced) expect(directory.entries.get(user.sub)?.tenant_id, user.preferred_username).toBe(user.tenant_id);
+    expect(directory.entries.size).toBe(synced.length);
+    expect(directoryFile).toHaveLength(synced.length);
   });
 });
 
@@ -91,7 +93,6 @@ describe("schema validation at load", () => {
     ["clients: confidential without secret", () => loadClients(write("c1.json", { clients: [{ client_id: "m", type: "confidential", grant_types: ["client_credentials"], scopes: ["apiclients"], tenant_id: TENANT_A }] })), /c1\.json: \/clients\/0: must have required property 'client_secret'/],
     ["clients: unknown scope", () => loadClients(write("c2.json", { clients: [{ ...clients[0], scopes: ["admin"] }] })), /c2\.json: \/clients\/0\/scopes\/0: must be equal to one of the allowed values/],
     ["clients: redirect URI with a fragment", () => loadClients(write("c3.json", { clients: [{ ...clients[0], redirect_uris: ["http://127.0.0.1:8400/cb#x"] }] })), /c3\.json: \/clients\/0\/redirect_uris\/0: must not contain a fragment/],
-    ["directory: roles not a list", () => loadDirectory(write("d1.json", [{ sub: users[0]!.sub, tenant_id: TENANT_A, roles: "x" }])), /d1\.json: \/0\/roles: must be array/],
     ["not JSON", () => loadUsers(write("bad.json", "{")), /bad\.json: \(root\): not valid JSON/],
   ])("%s", (_name, load, message) => {
     expect(load).toThrow(DataFileError);

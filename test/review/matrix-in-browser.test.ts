@@ -33,7 +33,7 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
     const file = join(BUILD, "access-matrix.html");
     writeFileSync(file, renderMatrix(matrix, "html"));
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      ...(CHROMIUM && { executablePath: CHROMIUM }),
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

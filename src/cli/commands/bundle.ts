@@ -11,7 +11,7 @@ import { signBundle } from "../../toolchain/sign-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
 import { DEFAULT_SIGNING_ALG, SIGNING_ALGS } from "../../engine/index.js";
-import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, PROJECT_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier bundle",
@@ -39,10 +39,11 @@ function readKey(file: string): string {
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
   const alg = values["signing-alg"] ?? DEFAULT_SIGNING_ALG;
-  if (!(SIGNING_ALGS as readonly string[]).includes(alg)) throw usageError(SPEC, `--signing-alg: "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
-  if (positionals[0] === "sign" && positionals.length === 2) {
+  if (!isOneOf(SIGNING_ALGS, alg)) throw usageError(SPEC, `--signing-alg: "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
+  const [action, target] = positionals;
+  if (action === "sign" && target !== undefined && positionals.length === 2) {
     if (values["signing-key"] === undefined) throw usageError(SPEC, "sign needs --signing-key FILE");
-    const input = resolve(positionals[1] as string);
+    const input = resolve(target);
     const out = resolve(values.out ?? input);
     writeFileSync(out, await signBundle(readFileSync(input), readKey(values["signing-key"]), alg, input));
     console.log(`bundle signed: ${out} (${alg})`);

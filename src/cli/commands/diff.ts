@@ -4,7 +4,7 @@
  * and tenant bindings. Exit 0: no change; 1: changes; 2: error (usage, or a source that cannot be built).
  */
 import { computeMatrix, diffMatrices, hasChanges, loadPolicySource, probeUniverse, renderDiff, renderDiffMarkdown } from "../../review/index.js";
-import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
 
 const FORMATS = ["text", "md", "json"] as const;
 
@@ -24,10 +24,10 @@ export const SPEC = {
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
-  if (positionals.length !== 2) throw usageError(SPEC, `expected two policies (OLD NEW), got ${positionals.length}`);
+  const [oldRef, newRef] = positionals;
+  if (oldRef === undefined || newRef === undefined || positionals.length !== 2) throw usageError(SPEC, `expected two policies (OLD NEW), got ${positionals.length}`);
   const format = values.json ? "json" : (values.format ?? "text");
-  if (!(FORMATS as readonly string[]).includes(format)) throw usageError(SPEC, `--format must be one of ${FORMATS.join(", ")}, got "${format}"`);
-  const [oldRef, newRef] = positionals as [string, string];
+  if (!isOneOf(FORMATS, format)) throw usageError(SPEC, `--format must be one of ${FORMATS.join(", ")}, got "${format}"`);
   try {
     const oldEngine = await loadPolicySource(oldRef, { opa: values.opa });
     const newEngine = await loadPolicySource(newRef, { opa: values.opa });

@@ -40,7 +40,7 @@ function readInput(file: string): DecisionInput {
   } catch (err) {
     throw usageError(SPEC, `--input ${file}: ${(err as Error).message}`);
   }
-  const input = doc && typeof doc === "object" && "input" in doc ? (doc as { input: unknown }).input : doc;
+  const input = doc && typeof doc === "object" && "input" in doc ? doc.input : doc;
   if (!input || typeof input !== "object" || Array.isArray(input)) throw usageError(SPEC, `--input ${file}: must be a JSON object (a decision input, or a log line with "input")`);
   return input as DecisionInput;
 }

@@ -3,9 +3,9 @@
  * matrix computed from the compiled policy.
  */
 import { join } from "node:path";
-import { computeMatrix, renderMatrix, loadPolicySource, MATRIX_FORMATS, type MatrixFormat } from "../../review/index.js";
+import { computeMatrix, renderMatrix, loadPolicySource, MATRIX_FORMATS } from "../../review/index.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier matrix",
@@ -20,8 +20,8 @@ export const SPEC = {
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, SPEC);
-  const format = (values.format ?? "md") as MatrixFormat;
-  if (!MATRIX_FORMATS.includes(format)) throw usageError(SPEC, `--format must be one of ${MATRIX_FORMATS.join(", ")}, got "${format}"`);
+  const format = values.format ?? "md";
+  if (!isOneOf(MATRIX_FORMATS, format)) throw usageError(SPEC, `--format must be one of ${MATRIX_FORMATS.join(", ")}, got "${format}"`);
   const source = values.source ?? values.bundle ?? join(PROJECT_ROOT, "build", "bundle.tar.gz");
   const engine = await loadPolicySource(source, { opa: values.opa });
   process.stdout.write(renderMatrix(computeMatrix(engine), format));

@@ -40,7 +40,7 @@ export function tokenEndpoint(ctx: IssuerContext): RequestHandler {
       const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
       if (!grant) throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
       const auth = authenticateClient(req, params, ctx.clients);
-      if (!(auth.client.grant_types as string[]).includes(grantType)) {
+      if (!auth.client.grant_types.some((g) => g === grantType)) {
         throw new OAuthError("unauthorized_client", `this client may not use grant_type ${grantType}`);
       }
       const body = await grant(ctx, params, auth);
