@@ -75,6 +75,12 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
         throw new TokenError("token_malformed", "the token could not be processed");
       }
     },
+    verifyCached(token: string): VerifiedAccessToken | undefined {
+      if (closed || o.cacheSize <= 0 || typeof token !== "string" || token.length === 0 || token.length > o.maxTokenBytes) return undefined;
+      const hit = cache.get(VerifiedTokenCache.keyOf(token));
+      if (!hit || hit.exp <= o.now() - o.clockToleranceSec || !store.has(hit.kid)) return undefined;
+      return { ...hit.value, cached: true };
+    },
     async ready(): Promise<void> {
       await first;
       if (!store.isLoaded) throw new TokenError("keys_unavailable", `the issuer's keys could not be loaded: ${store.status().lastError ?? "unknown error"}`);
