@@ -15,6 +15,8 @@ interface Value {
   labels: Labels;
   value: number;
   metricName?: string;
+  /** prom-client's bucket values carry `exemplar: null` (without exemplars); kept so the JSON is the same. */
+  exemplar?: null;
 }
 /** What prom-client's Registry reads from a metric: `get()` for the text and for the cluster's aggregation. */
 interface ScrapedMetric {
@@ -75,9 +77,9 @@ export class DecisionCounts {
       let acc = 0;
       DECISION_BUCKETS.forEach((bound, i) => {
         acc += l.buckets[i]!;
-        out.push({ labels: { le: bound, adapter: l.adapter }, value: acc, metricName: `${name}_bucket` });
+        out.push({ labels: { le: bound, adapter: l.adapter }, value: acc, metricName: `${name}_bucket`, exemplar: null });
       });
-      out.push({ labels: { le: "+Inf", adapter: l.adapter }, value: l.count, metricName: `${name}_bucket` });
+      out.push({ labels: { le: "+Inf", adapter: l.adapter }, value: l.count, metricName: `${name}_bucket`, exemplar: null });
       out.push({ labels: { adapter: l.adapter }, value: l.sum, metricName: `${name}_sum` });
       out.push({ labels: { adapter: l.adapter }, value: l.count, metricName: `${name}_count` });
     }
