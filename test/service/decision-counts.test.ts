@@ -4,7 +4,7 @@
  * the same JSON, and two workers' JSON aggregate (AggregatorRegistry, --workers N) to the same text.
  */
 import { describe, expect, it } from "vitest";
-import { AggregatorRegistry, Counter, Histogram, Registry, type metric } from "prom-client";
+import { AggregatorRegistry, Counter, Histogram, Registry } from "prom-client";
 import { DECISION_BUCKETS, DecisionCounts } from "../../src/service/decision-counts.js";
 
 type Decided = [allow: boolean, reason: string, flow: string, adapter: string, seconds: number];
@@ -58,7 +58,7 @@ describe("DecisionCounts scrapes as prom-client's Counter and Histogram", () => 
       const one = make();
       const two = make();
       TRAFFIC.forEach((d, i) => (i % 3 === 0 ? one : two).count(d));
-      return Promise.all([one, two].map(async (w) => JSON.parse(JSON.stringify(await w.registry.getMetricsAsJSON())) as metric[]));
+      return Promise.all([one, two].map(async (w) => JSON.parse(JSON.stringify(await w.registry.getMetricsAsJSON())) as Parameters<typeof AggregatorRegistry.aggregate>[0][number]));
     };
     const expected = AggregatorRegistry.aggregate(await workers(oracle));
     const actual = AggregatorRegistry.aggregate(await workers(plain));
