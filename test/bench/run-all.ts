@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const BENCHES = ["engine", "auth", "service", "directory", "replay", "bundle-bomb"];
+const BENCHES = ["engine", "auth", "service", "hot-path", "directory", "replay", "bundle-bomb"];
 
 for (const name of BENCHES) {
   const file = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
