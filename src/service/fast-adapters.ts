@@ -11,10 +11,11 @@ import { parseDecideBody, type DecideBody } from "./decide-body.js";
 import { CLIENT_ADDRESS_HEADER, isGatewayFamily, readEnvoy, readForwardAuth, requestTrace } from "./gateway-headers.js";
 import { readBody, type BodyLimits } from "./read-body.js";
 
-/** Adds the request id, traceparent and client address (where `address` says) that the decision log records. */
+/** Adds the request id, traceparent and client address (where `address` says) that the decision log records. `r` is new: set in place. */
 function withTrace(r: DecisionRequest, req: IncomingMessage, address?: "X-Real-IP" | "X-Forwarded-For"): DecisionRequest {
   const trace = requestTrace(req, address);
-  return trace ? { ...r, trace } : r;
+  if (trace) r.trace = trace;
+  return r;
 }
 
 function fromBody(body: DecideBody): DecisionRequest {
@@ -111,25 +112,26 @@ export function decisionListener(decide: Decide, limits: BodyLimits, next: (req:
     };
     // Caddy keeps the original query string on the auth request: the endpoint is the path before "?".
     const endpoint = url.split("?", 1)[0]!;
+    // A synchronous answer (cached token, in-process engine) is sent in this call: its errors are caught here.
     try {
-    if (endpoint === "/forward-auth" || endpoint.startsWith("/forward-auth/")) {
-      const family = endpoint.slice("/forward-auth/".length);
-      req.resume();
-      // The generic /forward-auth is not served (README, Gateways): the endpoint names the gateway in front.
-      if (!isGatewayFamily(family)) return refuse(res, endpoint, "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik (X-Forwarded-Method, X-Forwarded-Uri)");
-      const r = readForwardAuth(req, family);
-      if (!r.ok) return refuse(res, endpoint, r.message);
-      work = answerWith(res, decide(withTrace(r.request, req, CLIENT_ADDRESS_HEADER[family]), `forward-auth/${family}`));
-    } else if (url.startsWith("/envoy/") || url === "/envoy") {
-      // Envoy ext_authz HTTP service: the original request's method and path (after the prefix); Authorization.
-      const r = readEnvoy(req, url.slice("/envoy".length) || "/");
-      req.resume();
-      work = answerWith(res, decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy"));
-    } else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?"))) {
-      work = handleDecide(req, res, decide, limits);
-    } else {
-      return next(req, res);
-    }
+      if (endpoint === "/forward-auth" || endpoint.startsWith("/forward-auth/")) {
+        const family = endpoint.slice("/forward-auth/".length);
+        req.resume();
+        // The generic /forward-auth is not served (README, Gateways): the endpoint names the gateway in front.
+        if (!isGatewayFamily(family)) return refuse(res, endpoint, "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik (X-Forwarded-Method, X-Forwarded-Uri)");
+        const r = readForwardAuth(req, family);
+        if (!r.ok) return refuse(res, endpoint, r.message);
+        work = answerWith(res, decide(withTrace(r.request, req, CLIENT_ADDRESS_HEADER[family]), `forward-auth/${family}`));
+      } else if (url.startsWith("/envoy/") || url === "/envoy") {
+        // Envoy ext_authz HTTP service: the original request's method and path (after the prefix); Authorization.
+        const r = readEnvoy(req, url.slice("/envoy".length) || "/");
+        req.resume();
+        work = answerWith(res, decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy"));
+      } else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?"))) {
+        work = handleDecide(req, res, decide, limits);
+      } else {
+        return next(req, res);
+      }
     } catch {
       return failed();
     }
