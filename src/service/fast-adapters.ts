@@ -7,15 +7,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { bearerToken } from "../auth/index.js";
-import type { Decide, DecisionAnswer, DecisionRequest } from "./decide.js";
+import type { Decide, DecisionAnswer, DecisionRequest, MaybePromise } from "./decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
 import { CLIENT_ADDRESS_HEADER, isGatewayFamily, readEnvoy, readForwardAuth, requestTrace } from "./gateway-headers.js";
 import { readBody, type BodyLimits } from "./read-body.js";
 
-/** Adds the request id, traceparent and client address (where `address` says) that the decision log records. */
+/** Adds the request id, traceparent and client address (where `address` says) that the decision log records. `r` is new: set in place. */
 function withTrace(r: DecisionRequest, req: IncomingMessage, address?: "X-Real-IP" | "X-Forwarded-For"): DecisionRequest {
   const trace = requestTrace(req, address);
-  return trace ? { ...r, trace } : r;
+  if (trace) r.trace = trace;
+  return r;
 }
 
 function fromBody(body: DecideBody): DecisionRequest {
@@ -36,38 +37,49 @@ function headerValue(s: string): string {
   return s.replace(/[^\x20-\x7e]/g, "?");
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/** `headers`: a flat list, name then value (node:http takes it as is, without building a header object). */
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: string[] = []): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  headers.push("content-type", "application/json; charset=utf-8", "content-length", String(Buffer.byteLength(text)));
+  res.writeHead(status, headers);
   res.end(text);
 }
 
 function sendGateway(res: ServerResponse, a: DecisionAnswer): void {
-  const headers: Record<string, string> = { "x-portier-decision-id": a.decision_id, "cache-control": "no-store" };
+  const headers = ["x-portier-decision-id", a.decision_id, "cache-control", "no-store"];
   if (a.allow) {
     // Every X-Portier-* header (PORTIER_HEADERS), empty when not applicable, so the gateway replaces each one.
     const s = a.subject;
-    headers["x-portier-subject"] = headerValue(s?.sub ?? s?.client_id ?? "");
-    headers["x-portier-tenant"] = headerValue(s?.tenant_id ?? "");
-    headers["x-portier-roles"] = headerValue((s?.roles ?? []).join(","));
-    headers["x-portier-client-id"] = headerValue(s?.client_id ?? "");
-    headers["x-portier-flow"] = headerValue(a.flow ?? "");
-    headers["x-portier-reason"] = headerValue(a.reason);
+    headers.push(
+      "x-portier-subject", headerValue(s?.sub ?? s?.client_id ?? ""),
+      "x-portier-tenant", headerValue(s?.tenant_id ?? ""),
+      "x-portier-roles", headerValue((s?.roles ?? []).join(",")),
+      "x-portier-client-id", headerValue(s?.client_id ?? ""),
+      "x-portier-flow", headerValue(a.flow ?? ""),
+      "x-portier-reason", headerValue(a.reason),
+    );
     return sendJson(res, 200, { allow: true, decision_id: a.decision_id }, headers);
   }
-  headers["x-portier-reason"] = a.reason;
-  if (a.status === 401) headers["www-authenticate"] = a.www_authenticate ?? 'Bearer error="invalid_token"';
+  headers.push("x-portier-reason", a.reason);
+  if (a.status === 401) headers.push("www-authenticate", a.www_authenticate ?? 'Bearer error="invalid_token"');
   sendJson(res, a.status === 401 ? 401 : 403, { allow: false, status: a.status, reason: a.reason, message: a.message, decision_id: a.decision_id }, headers);
 }
 
+/** Sends the answer now when the decision was made at once (cached token, in-process engine), else when it is. */
+function answerWith(res: ServerResponse, answer: MaybePromise<DecisionAnswer>): Promise<void> | undefined {
+  if (answer instanceof Promise) return answer.then((a) => sendGateway(res, a));
+  sendGateway(res, answer);
+  return undefined;
+}
+
 function gatewayBad(res: ServerResponse, message: string): void {
-  sendJson(res, 403, { allow: false, status: 403, reason: "request_invalid", message }, { "x-portier-reason": "request_invalid", "cache-control": "no-store" });
+  sendJson(res, 403, { allow: false, status: 403, reason: "request_invalid", message }, ["x-portier-reason", "request_invalid", "cache-control", "no-store"]);
 }
 
 async function handleDecide(req: IncomingMessage, res: ServerResponse, decide: Decide, limits: BodyLimits): Promise<void> {
   const raw = await readBody(req, limits);
   // A refused body is not read further, so the connection cannot carry another request: close it.
-  if (!raw.ok) return sendJson(res, raw.status, { error: raw.error, message: raw.message }, { connection: "close" });
+  if (!raw.ok) return sendJson(res, raw.status, { error: raw.error, message: raw.message }, ["connection", "close"]);
   let body: unknown;
   try {
     body = JSON.parse(raw.body.toString("utf8"));
@@ -94,30 +106,36 @@ export function decisionListener(decide: Decide, limits: BodyLimits, next: (req:
   return (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? "/";
     let work: Promise<void> | undefined;
-    // Caddy keeps the original query string on the auth request: the endpoint is the path before "?".
-    const endpoint = url.split("?", 1)[0]!;
-    if (endpoint === "/forward-auth" || endpoint.startsWith("/forward-auth/")) {
-      const family = endpoint.slice("/forward-auth/".length);
-      req.resume();
-      // The generic /forward-auth is not served (README, Gateways): the endpoint names the gateway in front.
-      if (!isGatewayFamily(family)) return refuse(res, endpoint, "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik (X-Forwarded-Method, X-Forwarded-Uri)");
-      const r = readForwardAuth(req, family);
-      if (!r.ok) return refuse(res, endpoint, r.message);
-      work = decide(withTrace(r.request, req, CLIENT_ADDRESS_HEADER[family]), `forward-auth/${family}`).then((a) => sendGateway(res, a));
-    } else if (url.startsWith("/envoy/") || url === "/envoy") {
-      // Envoy ext_authz HTTP service: the original request's method and path (after the prefix); Authorization.
-      const r = readEnvoy(req, url.slice("/envoy".length) || "/");
-      req.resume();
-      work = decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy").then((a) => sendGateway(res, a));
-    } else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?"))) {
-      work = handleDecide(req, res, decide, limits);
-    } else {
-      return next(req, res);
-    }
     // Fail closed, never crash: an unexpected error answers a deny.
-    work.catch(() => {
+    const failed = (): void => {
       if (!res.headersSent) sendJson(res, url.startsWith("/decide") ? 500 : 403, { allow: false, error: "internal_error", reason: "internal_error" });
       else res.destroy();
-    });
+    };
+    // Caddy keeps the original query string on the auth request: the endpoint is the path before "?".
+    const endpoint = url.split("?", 1)[0]!;
+    // A synchronous answer (cached token, in-process engine) is sent in this call: its errors are caught here.
+    try {
+      if (endpoint === "/forward-auth" || endpoint.startsWith("/forward-auth/")) {
+        const family = endpoint.slice("/forward-auth/".length);
+        req.resume();
+        // The generic /forward-auth is not served (README, Gateways): the endpoint names the gateway in front.
+        if (!isGatewayFamily(family)) return refuse(res, endpoint, "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik (X-Forwarded-Method, X-Forwarded-Uri)");
+        const r = readForwardAuth(req, family);
+        if (!r.ok) return refuse(res, endpoint, r.message);
+        work = answerWith(res, decide(withTrace(r.request, req, CLIENT_ADDRESS_HEADER[family]), `forward-auth/${family}`));
+      } else if (url.startsWith("/envoy/") || url === "/envoy") {
+        // Envoy ext_authz HTTP service: the original request's method and path (after the prefix); Authorization.
+        const r = readEnvoy(req, url.slice("/envoy".length) || "/");
+        req.resume();
+        work = answerWith(res, decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy"));
+      } else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?"))) {
+        work = handleDecide(req, res, decide, limits);
+      } else {
+        return next(req, res);
+      }
+    } catch {
+      return failed();
+    }
+    work?.catch(failed);
   };
 }

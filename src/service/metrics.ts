@@ -2,12 +2,13 @@
  * Prometheus metrics (prom-client), one registry per service instance. `*_total` series are counters; with
  * --workers N a scrape answers for the whole service (cluster-metrics.ts), each metric aggregated its own way.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { DecisionCounts } from "./decision-counts.js";
 
 export interface ServiceMetrics {
   registry: Registry;
-  decisions: Counter<"allow" | "reason" | "flow" | "adapter">;
-  latency: Histogram<"adapter">;
+  /** portier_decisions_total and portier_decision_duration_seconds, plain counters read at scrape time. */
+  decisions: DecisionCounts;
 }
 
 export function createMetrics(sources: {
@@ -18,14 +19,7 @@ export function createMetrics(sources: {
 }): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const decisions = new Counter({ name: "portier_decisions_total", help: "Decisions by result, reason and flow", labelNames: ["allow", "reason", "flow", "adapter"] as const, registers: [registry] });
-  const latency = new Histogram({
-    name: "portier_decision_duration_seconds",
-    help: "Decision latency (token verify, directory, policy)",
-    labelNames: ["adapter"] as const,
-    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
-    registers: [registry],
-  });
+  const decisions = new DecisionCounts(registry);
   // A count the service keeps elsewhere (a status field), exposed as a counter: Prometheus' rate() needs the type.
   const counter = (name: string, help: string, value: () => number) =>
     new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(value()); } });
@@ -58,5 +52,5 @@ export function createMetrics(sources: {
     counter("portier_log_lines_dropped_total", "Log lines dropped because stdout was not drained and the log buffer was full", () => log().droppedLines);
     new Gauge({ name: "portier_log_buffer_bytes", help: "Log bytes waiting for stdout (capped by --log-buffer-bytes)", registers: [registry], collect() { this.set(log().bufferedBytes); } });
   }
-  return { registry, decisions, latency };
+  return { registry, decisions };
 }

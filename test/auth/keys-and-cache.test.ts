@@ -1,6 +1,6 @@
 /**
  * Key lifecycle and the verified-token cache: discovery, jwksUri, local file, rotation, issuer outage,
- * refresh cooldown, cache hits, expiry of cached entries and invalidation when a key is removed.
+ * refresh cooldown, cache hits, expiry of cached entries, invalidation when a key is removed, and verifyCached.
  */
 import { describe, it, expect, afterEach } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -232,5 +232,43 @@ describe("keys without kid", () => {
     issuer.keys = [other];
     await v.refreshKeys();
     expect(await code(v.verify(t))).toBe("signature_invalid");
+  });
+});
+
+// verifyCached: the synchronous answer of the cache that the decision pipeline takes before `verify`. It answers
+// only what `verify` would answer from its cache; anything else is undefined, and `verify` decides.
+describe("verifyCached", () => {
+  async function verified(opts: Record<string, unknown> = {}) {
+    const s = await setup({ clockToleranceSec: 30, ...opts });
+    const token = await sign(appClaims(s.issuer.url), s.k1);
+    return { ...s, token, exp: appClaims(s.issuer.url).exp as number };
+  }
+
+  it("undefined before the token was verified, the cached answer after", async () => {
+    const { v, token } = await verified();
+    expect(v.verifyCached!(token)).toBeUndefined();
+    const first = await v.verify(token);
+    expect(v.verifyCached!(token)).toEqual({ ...first, cached: true });
+    expect(v.verifyCached!(token + "x")).toBeUndefined();
+  });
+
+  it("undefined once the token expired beyond the tolerance (verify then says token_expired)", async () => {
+    const { v, token, exp, setNow } = await verified();
+    await v.verify(token);
+    setNow(exp + 29);
+    expect(v.verifyCached!(token)?.cached).toBe(true);
+    setNow(exp + 30);
+    expect(v.verifyCached!(token)).toBeUndefined();
+    expect(await code(v.verify(token))).toBe("token_expired");
+  });
+
+  it("undefined with the cache off and once the verifier is closed", async () => {
+    const off = await verified({ cacheSize: 0 });
+    await off.v.verify(off.token);
+    expect(off.v.verifyCached!(off.token)).toBeUndefined();
+    const { v, token } = await verified();
+    await v.verify(token);
+    v.close();
+    expect(v.verifyCached!(token)).toBeUndefined();
   });
 });

@@ -1,0 +1,79 @@
+/**
+ * One decision from start to record, in the way of opa-envoy-plugin's check()/stop(): `startRun` takes the
+ * clock, the decision id and the normalised path (normalised up front, so that the log names the path even
+ * when the token fails); each stage adds what it learned (subject, policy input, revision, WWW-Authenticate);
+ * `createRecorder` is the one place every path ends: metrics, then the decision log line.
+ */
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import { normalisePath, type PathResult } from "../../engine/index.js";
+import type { DecisionInput, RoleCheckMode } from "../../engine/types.js";
+import type { ServiceMetrics } from "../metrics.js";
+import { createDecisionLog } from "./decision-log.js";
+import type { DecisionAnswer, DecisionRequest, Subject } from "./types.js";
+
+/** A raw path kept in the log when it cannot be normalised: bounded, so a huge path cannot bloat the log. */
+const MAX_LOGGED_RAW_PATH = 512;
+
+export interface DecisionRun {
+  readonly started: bigint;
+  readonly decision_id: string;
+  readonly req: DecisionRequest;
+  readonly adapter: string;
+  readonly mode: RoleCheckMode;
+  readonly normalised: PathResult;
+  subject: Subject | null;
+  input: DecisionInput | undefined;
+  revision: string | undefined;
+  www: string | undefined;
+  /** The decision's internal text (a wasm trap's), for the log line only: never in the answer. */
+  detail: string | undefined;
+}
+
+export function startRun(req: DecisionRequest, adapter: string, mode: RoleCheckMode): DecisionRun {
+  return { started: process.hrtime.bigint(), decision_id: randomUUID(), req, adapter, mode, normalised: normalisePath(req.path), subject: null, input: undefined, revision: undefined, www: undefined, detail: undefined };
+}
+
+/** Records a finished decision (metrics and log line) and hands its answer back. */
+export type Recorder = (run: DecisionRun, answer: DecisionAnswer) => DecisionAnswer;
+
+export function createRecorder(logger: Logger, metrics: ServiceMetrics | undefined, currentRevision: () => string | undefined): Recorder {
+  const log = createDecisionLog(logger);
+  return (run, a) => {
+    const seconds = Number(process.hrtime.bigint() - run.started) / 1e9;
+    metrics?.decisions.count(a.allow, a.reason, a.flow ?? "none", run.adapter, seconds);
+    const { req, subject } = run;
+    const path = run.normalised.ok ? run.normalised.path : undefined;
+    log({
+      event: "decision",
+      decision_id: run.decision_id,
+      adapter: run.adapter,
+      method: req.method,
+      path: path ?? null,
+      // An invalid path is logged as received (bounded), so the refusal can be traced.
+      raw_path: path === undefined ? String(req.path).slice(0, MAX_LOGGED_RAW_PATH) : undefined,
+      route: a.route?.template ?? null,
+      flow: a.flow,
+      client_id: subject?.client_id ?? null,
+      sub: subject?.sub ?? null,
+      tenant_id: subject?.tenant_id ?? null,
+      roles: subject?.roles ?? [],
+      allow: a.allow,
+      status: a.status,
+      reason: a.reason,
+      message: a.message,
+      detail: run.detail,
+      request_id: req.trace?.requestId ?? null,
+      traceparent: req.trace?.traceparent ?? null,
+      client_address: req.trace?.clientAddress ?? null,
+      would_deny: a.would_deny?.reason ?? null,
+      // The revision that decided (a reload may swap the engine while a decision runs).
+      revision: run.revision ?? currentRevision() ?? null,
+      // The exact policy input (verified claims the policy reads; never the token), so that
+      // `portier replay` can recompute this decision under another policy.
+      input: run.input ?? null,
+      latency_ms: Math.round(seconds * 1e6) / 1000,
+    });
+    return a;
+  };
+}

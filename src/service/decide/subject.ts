@@ -1,0 +1,62 @@
+/**
+ * Stage 2, subject: who the verified token names (sub, client_id, tenant_id) and their roles. Roles come from
+ * a roles claim when one is configured, else from the synced-users directory, whose record counts only for
+ * a token of the same tenant. A caller without sub (an application) has no roles and is not synced.
+ */
+import type { Directory } from "../../directory/index.js";
+import type { RoleResolver } from "../../directory/role-names.js";
+import type { Subject } from "./types.js";
+
+export interface Caller {
+  subject: Subject;
+  synced: boolean;
+}
+
+export interface SubjectSources {
+  rolesClaim: string | undefined;
+  directory: Pick<Directory, "lookup"> | undefined;
+  resolveRole: RoleResolver;
+}
+
+/**
+ * A roles claim: a JSON array of role names, or a string holding one name or a comma-separated list.
+ * Never split on spaces: spec labels have spaces ("Enseignant jeune"). Unknown names are dropped.
+ */
+function rolesFromClaim(value: unknown, resolve: RoleResolver): string[] | undefined {
+  const list = typeof value === "string" ? value.split(",") : Array.isArray(value) ? value : undefined;
+  if (!list) return undefined;
+  const ids: string[] = [];
+  for (const name of list) {
+    const id = typeof name === "string" ? resolve(name) : undefined;
+    if (id && !ids.includes(id)) ids.push(id);
+  }
+  return ids;
+}
+
+export function findSubject(claims: Record<string, unknown>, from: SubjectSources): Caller {
+  const sub = typeof claims.sub === "string" ? claims.sub : undefined;
+  const tenant = typeof claims.tenant_id === "string" ? claims.tenant_id : undefined;
+  let roles: string[] = [];
+  let synced = false;
+  if (sub !== undefined) {
+    if (from.rolesClaim) {
+      const fromClaim = rolesFromClaim(claims[from.rolesClaim], from.resolveRole);
+      roles = fromClaim ?? [];
+      synced = fromClaim !== undefined;
+    } else {
+      const entry = from.directory?.lookup(sub);
+      // A record filed under another tenant (or a token naming no tenant) is not this caller: not synced.
+      if (entry && entry.tenant_id === tenant) {
+        roles = entry.roles;
+        synced = true;
+      }
+    }
+  }
+  // Keys in this order (sub, client_id, tenant_id, roles), each only when present: the answer's JSON shape.
+  const subject = {} as Subject;
+  if (sub !== undefined) subject.sub = sub;
+  if (typeof claims.client_id === "string") subject.client_id = claims.client_id;
+  if (tenant !== undefined) subject.tenant_id = tenant;
+  subject.roles = roles;
+  return { subject, synced };
+}

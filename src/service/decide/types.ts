@@ -1,0 +1,43 @@
+/**
+ * The decision pipeline's shapes: the request every adapter builds, the answer it gets back, and the state
+ * one decision carries from its first stage to the place that records it (run.ts).
+ */
+import type { Decision } from "../../engine/types.js";
+
+export interface DecisionRequest {
+  method: string;
+  /** Raw path as the gateway saw it (query and encoding included). */
+  path: string;
+  /** The bearer token, or undefined when none was presented. */
+  token: string | undefined;
+  /** Set when an Authorization header was present but not a single Bearer credential. */
+  authorizationInvalid?: boolean;
+  /** For the decision log only (never decided on): the gateway's request id, W3C traceparent, client address. */
+  trace?: RequestTrace;
+}
+
+export interface RequestTrace {
+  requestId?: string;
+  traceparent?: string;
+  clientAddress?: string;
+}
+
+export interface Subject {
+  sub?: string;
+  client_id?: string;
+  tenant_id?: string;
+  roles: string[];
+}
+
+/** The answer never carries the decision's internal `detail` (that goes to the log line only). */
+export interface DecisionAnswer extends Omit<Decision, "detail"> {
+  decision_id: string;
+  subject: Subject | null;
+  /** Present on 401 answers: the RFC 6750 header value. */
+  www_authenticate?: string;
+}
+
+/** An answer now (cached token, in-process engine) or later (a token to verify, an engine that answers later). */
+export type MaybePromise<T> = T | Promise<T>;
+
+export type Decide = (req: DecisionRequest, adapter: string) => MaybePromise<DecisionAnswer>;

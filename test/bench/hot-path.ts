@@ -1,0 +1,342 @@
+/**
+ * The decision hot path in process, each lean change against the way it was done before, in the same run
+ * (interleaved rounds, medians of operations per CPU second of this process, ratios new / before):
+ *   - the decision log line: pino's logger.info vs the hand-built line, same destination (to /dev/null);
+ *   - the decision metrics: prom-client Counter.inc + Histogram.observe vs plain counters;
+ *   - a cached token and the in-process engine: await verify + await decide vs verifyCached + decideSync;
+ *   - the answer's headers: an object with a spread vs a flat array, through ServerResponse.writeHead;
+ *   - all together: the request listener (forward-auth/nginx and POST /decide) of the base commit's source
+ *     (git archive of BENCH_BASE, default the merge base with main) vs this tree's, with the real verifier
+ *     (token cached), the project's bundle, the service's logger and metrics.
+ * Then, unless BENCH_HTTP=0, the same two services over HTTP with wrk (if installed): interleaved rounds,
+ * median req/s and the server's CPU microseconds per request (from /proc). Run: npx tsx test/bench/hot-path.ts
+ */
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { IncomingMessage, ServerResponse } from "node:http";
+import { Socket, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { pino, type Logger } from "pino";
+import { Counter, Histogram, Registry } from "prom-client";
+import { createAccessTokenVerifier } from "../../src/auth/index.js";
+import { loadEngine, normalisePath, tokenFacts, type InProcessEngine } from "../../src/engine/index.js";
+import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
+import { createDecisionLog, type DecisionLogFields } from "../../src/service/decide/decision-log.js";
+import { DECISION_BUCKETS, DecisionCounts } from "../../src/service/decision-counts.js";
+import { fmt } from "./measure.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ISSUER = "https://auth.bench.example";
+const TENANT = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
+const SUB = "11111111-1111-4111-8111-111111111111";
+const PATH = "/v2/ORG001/elevesJeunes/42/absences";
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const MS = Number(process.env.BENCH_MS ?? 300);
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+/** This process's CPU time (user + system) in ms: on a shared, loaded machine a steadier clock than the wall. */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/**
+ * Operations per CPU second of a function that answers now or with a promise (awaited only then, as the
+ * adapters do), run for `ms` of wall time.
+ */
+async function rateMaybe(fn: () => unknown, ms: number): Promise<number> {
+  let n = 0;
+  const wallEnd = performance.now() + ms;
+  const cpu0 = cpuMs();
+  while (performance.now() < wallEnd) {
+    for (let i = 0; i < 32; i++) {
+      const r = fn();
+      if (r instanceof Promise) await r;
+    }
+    n += 32;
+  }
+  return (n * 1000) / Math.max(cpuMs() - cpu0, 1e-3);
+}
+
+/** Interleaved rounds of each function (sync or async); the median rate (per CPU second) of each. */
+async function compareMaybe(fns: Record<string, () => unknown>): Promise<Map<string, number>> {
+  const samples = new Map<string, number[]>(Object.keys(fns).map((k) => [k, []]));
+  for (const fn of Object.values(fns)) await rateMaybe(fn, 100);
+  for (let r = 0; r < ROUNDS; r++) for (const [name, fn] of Object.entries(fns)) samples.get(name)!.push(await rateMaybe(fn, MS));
+  return new Map([...samples].map(([k, xs]) => [k, median(xs)]));
+}
+
+function report(title: string, before: number, after: number): void {
+  console.log(`  ${title.padEnd(58)} before ${fmt(before).padStart(9)}  after ${fmt(after).padStart(9)}  ${(after / before).toFixed(2)}x`);
+}
+
+/** A ServerResponse writing into nothing (a fresh one per answer, as per request). */
+function nullResponse(): ServerResponse {
+  const req = new IncomingMessage(new Socket());
+  req.method = "GET";
+  req.httpVersionMajor = 1;
+  req.httpVersionMinor = 1;
+  const sink = new Writable({ write: (_c, _e, cb) => cb() }) as Writable & { cork(): void; uncork(): void };
+  const res = new ServerResponse(req);
+  res.assignSocket(sink as unknown as Socket);
+  return res;
+}
+
+function fakeRequest(url: string, method: string, headers: [string, string][], body?: string): IncomingMessage {
+  const req = new IncomingMessage(new Socket());
+  req.url = url;
+  req.method = method;
+  req.rawHeaders = headers.flat();
+  for (const [k, v] of headers) req.headers[k.toLowerCase()] = v;
+  if (body !== undefined) {
+    req.push(body);
+    req.push(null);
+  }
+  return req;
+}
+
+/** The base commit's source tree in a temporary folder (node_modules linked), to import or run. */
+function baseTree(ref: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "portier-base-"));
+  const tar = execFileSync("git", ["-C", ROOT, "archive", ref, "src", "docs", "data", "policies", "package.json", "tsconfig.json"]);
+  execFileSync("tar", ["-x", "-C", dir], { input: tar });
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  return dir;
+}
+
+interface ListenerModule {
+  decisionListener(decide: unknown, limits: unknown, next: unknown, logger?: Logger): (req: IncomingMessage, res: ServerResponse) => void;
+}
+interface DecideModule {
+  createDecide(ctx: Record<string, unknown>): unknown;
+}
+interface MetricsModule {
+  createMetrics(sources: Record<string, unknown>): unknown;
+}
+
+export async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "portier-hot-"));
+  const ref = process.env.BENCH_BASE ?? execFileSync("git", ["-C", ROOT, "merge-base", "HEAD", "main"], { encoding: "utf8" }).trim();
+  const { privateKey, publicKey } = await generateKeyPair("RS256");
+  const jwksFile = join(dir, "jwks.json");
+  writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }));
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { iss: ISSUER, sub: SUB, client_id: "web", tenant_id: TENANT, auth_time: now, idp: "local", scope: ["openid", "apiclients"], amr: ["pwd"], iat: now, exp: now + 3600 };
+  const token = await new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" }).sign(privateKey);
+  const directoryFile = join(dir, "directory.json");
+  writeFileSync(directoryFile, JSON.stringify([{ sub: SUB, tenant_id: TENANT, roles: ["enseignant_jeune"] }]));
+  const bundle = join(ROOT, "build", "bundle.tar.gz");
+
+  const devNull = openSync("/dev/null", "w");
+  const destination = new BoundedLogDestination({ fd: devNull, maxBufferBytes: 16 * 1024 * 1024 });
+  const logger = pino({ level: "info", base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, destination);
+  const engine = (await loadEngine(bundle)) as InProcessEngine;
+  const verifier = createAccessTokenVerifier({ issuer: ISSUER, jwksFile, refreshIntervalMs: 0 });
+  await verifier.ready();
+  await verifier.verify(token);
+  const input = { method: "GET", path: PATH, token: tokenFacts(claims), roles: ["enseignant_jeune"], synced: true, role_check: "enforce" as const };
+  const decision = engine.decideSync(input);
+  if (!decision.allow) throw new Error("the benchmark request is not allowed");
+
+  console.log(`Hot path in process (${ROUNDS} interleaved rounds of ${MS} ms, medians; base ${ref.slice(0, 12)}):`);
+
+  // 1. The decision log line.
+  const fields: DecisionLogFields = {
+    event: "decision", decision_id: "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f", adapter: "forward-auth/nginx", method: "GET", path: PATH, raw_path: undefined,
+    route: decision.route?.template ?? null, flow: decision.flow, client_id: "web", sub: SUB, tenant_id: TENANT, roles: ["enseignant_jeune"], allow: true, status: 200,
+    reason: decision.reason, message: decision.message, request_id: "0123456789abcdef0123456789abcdef", traceparent: null, client_address: "127.0.0.1", would_deny: null,
+    revision: engine.revision, input, latency_ms: 0.142,
+  };
+  const handBuilt = createDecisionLog(logger);
+  const log = await compareMaybe({ pino: () => logger.info({ ...fields }, "decision"), built: () => handBuilt({ ...fields }) });
+  report("decision log line (pino.info -> hand-built)", log.get("pino")!, log.get("built")!);
+
+  // 2. The decision metrics.
+  const promRegistry = new Registry();
+  const counter = new Counter({ name: "portier_decisions_total", help: "h", labelNames: ["allow", "reason", "flow", "adapter"] as const, registers: [promRegistry] });
+  const histogram = new Histogram({ name: "portier_decision_duration_seconds", help: "h", labelNames: ["adapter"] as const, buckets: [...DECISION_BUCKETS], registers: [promRegistry] });
+  const counts = new DecisionCounts(new Registry());
+  const metrics = await compareMaybe({
+      prom: () => {
+        counter.inc({ allow: "true", reason: "allowed", flow: "accessCode", adapter: "forward-auth/nginx" });
+        histogram.observe({ adapter: "forward-auth/nginx" }, 0.00014);
+      },
+      plain: () => counts.count(true, "allowed", "accessCode", "forward-auth/nginx", 0.00014),
+  });
+  report("decision metrics (prom-client -> plain counters)", metrics.get("prom")!, metrics.get("plain")!);
+
+  // 3. A cached token and the in-process engine, with and without promises (path normalised in both).
+  const withAwait = async () => {
+    const p = normalisePath(PATH);
+    const v = await verifier.verify(token);
+    return engine.decide({ ...input, path: p.ok ? p.path : "", token: tokenFacts(v.claims) });
+  };
+  const withoutAwait = () => {
+    const p = normalisePath(PATH);
+    const v = verifier.verifyCached!(token)!;
+    return engine.decideSync({ ...input, path: p.ok ? p.path : "", token: tokenFacts(v.claims) });
+  };
+  const sync = await compareMaybe({ withAwait, withoutAwait });
+  report("cached token + engine (await -> synchronous)", sync.get("withAwait")!, sync.get("withoutAwait")!);
+
+  // 4. The answer's headers.
+  const headerValues = { id: fields.decision_id, sub: SUB, tenant: TENANT, roles: "enseignant_jeune", client: "web", flow: "accessCode", reason: "allowed" };
+  const body = JSON.stringify({ allow: true, decision_id: fields.decision_id });
+  const headers = await compareMaybe({
+      object: () => {
+        const h: Record<string, string> = { "x-portier-decision-id": headerValues.id, "cache-control": "no-store" };
+        h["x-portier-subject"] = headerValues.sub;
+        h["x-portier-tenant"] = headerValues.tenant;
+        h["x-portier-roles"] = headerValues.roles;
+        h["x-portier-client-id"] = headerValues.client;
+        h["x-portier-flow"] = headerValues.flow;
+        h["x-portier-reason"] = headerValues.reason;
+        const res = nullResponse();
+        res.writeHead(200, { ...h, "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
+        res.end(body);
+      },
+      flat: () => {
+        const h = ["x-portier-decision-id", headerValues.id, "cache-control", "no-store"];
+        h.push("x-portier-subject", headerValues.sub, "x-portier-tenant", headerValues.tenant, "x-portier-roles", headerValues.roles, "x-portier-client-id", headerValues.client, "x-portier-flow", headerValues.flow, "x-portier-reason", headerValues.reason);
+        h.push("content-type", "application/json; charset=utf-8", "content-length", String(Buffer.byteLength(body)));
+        const res = nullResponse();
+        res.writeHead(200, h);
+        res.end(body);
+      },
+  });
+  report("answer headers (object spread -> flat array), incl. writeHead", headers.get("object")!, headers.get("flat")!);
+
+  // 5. All together: the base commit's request listener vs this tree's.
+  const base = baseTree(ref);
+  const listeners: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {};
+  for (const [name, src] of [["before", join(base, "src")], ["after", join(ROOT, "src")]] as const) {
+    const imp = <T>(rel: string) => import(pathToFileURL(join(src, rel)).href) as Promise<T>;
+    const { decisionListener } = await imp<ListenerModule>("service/fast-adapters.ts");
+    const { createDecide } = await imp<DecideModule>("service/decide.ts");
+    const { createMetrics } = await imp<MetricsModule>("service/metrics.ts");
+    const { loadEngine: load } = await imp<{ loadEngine(file: string): Promise<unknown> }>("engine/index.ts");
+    const eng = await load(bundle);
+    const m = createMetrics({ keys: () => verifier.status(), policy: () => ({ loaded: true, reloadFailures: 0 }), directory: () => undefined });
+    const roles = ["enseignant_jeune"];
+    const decide = createDecide({ verifier, policy: { engine: eng, resolveRole: () => undefined }, directory: { lookup: (sub: string) => (sub === SUB ? { tenant_id: TENANT, roles } : undefined) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: m });
+    listeners[name] = decisionListener(decide, { maxBytes: 65536, timeoutMs: 10_000 }, () => undefined, logger);
+  }
+  const forwardAuth: [string, string][] = [["Host", "127.0.0.1"], ["X-Original-Method", "GET"], ["X-Original-URI", PATH], ["Authorization", `Bearer ${token}`], ["X-Real-IP", "127.0.0.1"], ["X-Request-Id", "0123456789abcdef0123456789abcdef"]];
+  /** One request through a listener; resolves when the answer is written. */
+  const through = (listener: (req: IncomingMessage, res: ServerResponse) => void, req: IncomingMessage): unknown => {
+    const res = nullResponse();
+    let done: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    const end = res.end.bind(res);
+    let ended = false;
+    res.end = ((...args: Parameters<typeof end>) => {
+      ended = true;
+      done();
+      return end(...args);
+    }) as typeof res.end;
+    listener(req, res);
+    return ended ? undefined : finished;
+  };
+  const fa = await compareMaybe({
+    before: () => through(listeners.before!, fakeRequest("/forward-auth/nginx", "GET", forwardAuth)),
+    after: () => through(listeners.after!, fakeRequest("/forward-auth/nginx", "GET", forwardAuth)),
+  });
+  report("listener GET /forward-auth/nginx (all changes)", fa.get("before")!, fa.get("after")!);
+  const decideBody = JSON.stringify({ method: "GET", path: PATH, token });
+  const decideHeaders: [string, string][] = [["Host", "127.0.0.1"], ["Content-Type", "application/json"], ["Content-Length", String(Buffer.byteLength(decideBody))]];
+  const dc = await compareMaybe({
+    before: () => through(listeners.before!, fakeRequest("/decide", "POST", decideHeaders, decideBody)),
+    after: () => through(listeners.after!, fakeRequest("/decide", "POST", decideHeaders, decideBody)),
+  });
+  report("listener POST /decide (all changes)", dc.get("before")!, dc.get("after")!);
+  await destination.end(1000);
+
+  if (process.env.BENCH_HTTP !== "0") await overHttp(base, { jwksFile, directoryFile, token, bundle });
+  verifier.close();
+  await engine.close();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** CPU seconds (user + system) of a process so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function overHttp(base: string, f: { jwksFile: string; directoryFile: string; token: string; bundle: string }): Promise<void> {
+  if (spawnSync("wrk", ["--version"]).error) {
+    console.log("wrk not installed: HTTP comparison skipped");
+    return;
+  }
+  const seconds = Number(process.env.BENCH_SECONDS ?? 3);
+  const servers: { name: string; port: number; proc: ChildProcess }[] = [];
+  try {
+    for (const [name, root] of [["before", base], ["after", ROOT]] as const) {
+      const port = await freePort();
+      const devNull = openSync("/dev/null", "w");
+      const proc = spawn(process.execPath, ["--import", "tsx", join(root, "src", "cli", "main.ts"), "serve", "--issuer", ISSUER, "--jwks", f.jwksFile, "--directory", f.directoryFile, "--bundle", f.bundle, "--port", String(port), "--workers", "1"], { cwd: root, stdio: ["ignore", devNull, "inherit"] });
+      servers.push({ name, port, proc });
+    }
+    for (const s of servers) {
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const ok = await fetch(`http://127.0.0.1:${s.port}/ready`).then((r) => r.ok, () => false);
+        if (ok) break;
+        if (Date.now() > end) throw new Error(`${s.name} service did not become ready`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    // With --workers 1 the spawned process is the service itself.
+    const workerPid = (pid: number): number => pid;
+    const script = join(mkdtempSync(join(tmpdir(), "portier-wrk-")), "decide.lua");
+    writeFileSync(script, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(JSON.stringify({ method: "GET", path: PATH, token: f.token }))}\n`);
+    const targets: [string, string[]][] = [
+      ["GET /forward-auth/nginx", ["-H", "X-Original-Method: GET", "-H", `X-Original-URI: ${PATH}`, "-H", `Authorization: Bearer ${f.token}`]],
+      ["POST /decide", ["-s", script]],
+    ];
+    console.log(`Over HTTP with wrk (10 connections, 1 thread, ${seconds}s rounds, ${ROUNDS > 5 ? 5 : ROUNDS} interleaved rounds, medians; one worker each):`);
+    for (const [label, args] of targets) {
+      const path = label.split(" ")[1]!;
+      const rps = new Map<string, number[]>();
+      const cpu = new Map<string, number[]>();
+      for (let r = 0; r < Math.min(ROUNDS, 5); r++) {
+        for (const s of servers) {
+          const pid = workerPid(s.proc.pid!);
+          const c0 = cpuSeconds(pid);
+          const out = execFileSync("wrk", ["-t1", "-c10", `-d${seconds}s`, ...args, `http://127.0.0.1:${s.port}${path}`], { encoding: "utf8" });
+          const c1 = cpuSeconds(pid);
+          const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+          const non2xx = /Non-2xx/.test(out);
+          if (non2xx) throw new Error(`${s.name} ${label}: non-2xx answers:\n${out}`);
+          (rps.get(s.name) ?? rps.set(s.name, []).get(s.name)!).push(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0));
+          (cpu.get(s.name) ?? cpu.set(s.name, []).get(s.name)!).push(((c1 - c0) * 1e6) / Math.max(total, 1));
+        }
+      }
+      const b = median(rps.get("before")!);
+      const a = median(rps.get("after")!);
+      console.log(`  ${label.padEnd(24)} before ${fmt(b).padStart(9)} (${median(cpu.get("before")!).toFixed(0)} us CPU/req)  after ${fmt(a).padStart(9)} (${median(cpu.get("after")!).toFixed(0)} us CPU/req)  ${(a / b).toFixed(2)}x req/s, ${(median(cpu.get("before")!) / median(cpu.get("after")!)).toFixed(2)}x less CPU`);
+    }
+  } finally {
+    for (const s of servers) s.proc.kill("SIGTERM");
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

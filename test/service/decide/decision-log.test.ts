@@ -1,0 +1,114 @@
+/**
+ * The hand-built decision log line against pino as the oracle: for each case, the line createDecisionLog
+ * writes is byte for byte the line `logger.info(fields, "decision")` writes with the service's logger
+ * options (base pid, redaction) and a fixed clock; a logger it cannot reproduce falls back to pino itself;
+ * a level above info writes nothing.
+ */
+import { describe, expect, it } from "vitest";
+import { pino, type LoggerOptions } from "pino";
+import { createDecisionLog, type DecisionLogFields } from "../../../src/service/decide/decision-log.js";
+
+const SERVICE_OPTIONS: LoggerOptions = { base: { pid: 4242 }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true }, timestamp: () => ',"time":1700000000000' };
+
+function capture(options: LoggerOptions) {
+  const lines: string[] = [];
+  const logger = pino(options, { write: (l: string) => void lines.push(l) });
+  return { logger, lines };
+}
+
+const BASE: DecisionLogFields = {
+  event: "decision",
+  decision_id: "00000000-0000-4000-8000-000000000000",
+  adapter: "forward-auth/nginx",
+  method: "GET",
+  path: "/v2/ORG001/elevesJeunes/42",
+  raw_path: undefined,
+  route: "/v2/{codeOrganisme}/elevesJeunes/{id}",
+  flow: "accessCode",
+  client_id: "web",
+  sub: "11111111-1111-4111-8111-111111111111",
+  tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01",
+  roles: ["enseignant_jeune"],
+  allow: true,
+  status: 200,
+  reason: "allowed",
+  message: "allowed",
+  request_id: null,
+  traceparent: null,
+  client_address: "127.0.0.1",
+  would_deny: null,
+  revision: "rev-1",
+  input: { method: "GET", path: "/v2/ORG001/elevesJeunes/42", token: { sub: "s", scope: ["apiclients"] }, roles: ["enseignant_jeune"], synced: true, role_check: "enforce" },
+  latency_ms: 0.123,
+};
+
+const CASES: [string, Partial<DecisionLogFields>][] = [
+  ["an allow", {}],
+  ["an invalid path kept raw (path null)", { path: null, raw_path: "/v1/%2e%2e/" + "x".repeat(500), input: null }],
+  ["quotes, backslashes and control characters", { message: 'say "no" \\ then\nnewline\ttab', sub: 'a"b', client_id: "c\\d" }],
+  ["a lone surrogate in a short and in a long string", { sub: "x\ud800y", message: "\udc00".repeat(150) }],
+  ["non-ASCII and U+2028", { tenant_id: "Élève\u2028adulte", roles: ["é", "\u0000"] }],
+  ["a string of exactly 100 and 101 characters", { client_id: "a".repeat(100), sub: "b".repeat(101) }],
+  ["undefined flow and message are left out", { flow: undefined, message: undefined }],
+  ["non-finite and odd values", { latency_ms: Number.NaN, status: Number.POSITIVE_INFINITY, reason: 42, allow: false, route: { template: "/x" } }],
+  ["a function value is left out", { would_deny: () => 1 }],
+  ["a token-like top-level name in the input is not special", { input: { token: { sub: "s" }, authorization: "x" } }],
+];
+
+describe("the hand-built decision line is pino's line", () => {
+  it.each(CASES)("%s", (_name, change) => {
+    const fields = { ...BASE, ...change } as DecisionLogFields;
+    const oracle = capture(SERVICE_OPTIONS);
+    oracle.logger.info(fields, "decision");
+    const built = capture(SERVICE_OPTIONS);
+    // Built by hand, not by pino: logger.info is never called.
+    built.logger.info = () => expect.fail("the service's logger took pino's path");
+    createDecisionLog(built.logger)(fields);
+    expect(built.lines).toHaveLength(1);
+    expect(built.lines[0]).toBe(oracle.lines[0]);
+  });
+
+  it("takes the logger's bindings of a child logger", () => {
+    const fields = BASE;
+    const oracle = capture(SERVICE_OPTIONS);
+    oracle.logger.child({ worker: 2 }).info(fields, "decision");
+    const built = capture(SERVICE_OPTIONS);
+    createDecisionLog(built.logger.child({ worker: 2 }))(fields);
+    expect(built.lines[0]).toBe(oracle.lines[0]);
+  });
+});
+
+describe("loggers it does not reproduce get pino's own line", () => {
+  const others: [string, LoggerOptions][] = [
+    ["a mixin", { ...SERVICE_OPTIONS, mixin: () => ({ extra: 1 }) }],
+    ["a log formatter", { ...SERVICE_OPTIONS, formatters: { log: (o) => ({ ...o, formatted: true }) } }],
+    ["a serializer of a decision field", { ...SERVICE_OPTIONS, serializers: { sub: () => "hidden" } }],
+    ["redaction of a decision field", { ...SERVICE_OPTIONS, redact: ["sub", "input.token"] }],
+    ["a nested key", { ...SERVICE_OPTIONS, nestedKey: "payload" }],
+    ["a message key", { ...SERVICE_OPTIONS, messageKey: "message_text" }],
+    ["a message prefix", { ...SERVICE_OPTIONS, msgPrefix: "[portier] " }],
+  ];
+  it.each(others)("%s", (_name, options) => {
+    const oracle = capture(options);
+    oracle.logger.info(BASE, "decision");
+    const built = capture(options);
+    createDecisionLog(built.logger)(BASE);
+    expect(built.lines[0]).toBe(oracle.lines[0]);
+  });
+});
+
+describe("levels", () => {
+  it.each(["warn", "silent"])("level %s: no line", (level) => {
+    const built = capture({ ...SERVICE_OPTIONS, level });
+    createDecisionLog(built.logger)(BASE);
+    expect(built.lines).toEqual([]);
+  });
+
+  it("a level lowered after creation is followed", () => {
+    const built = capture({ ...SERVICE_OPTIONS, level: "warn" });
+    const log = createDecisionLog(built.logger);
+    built.logger.level = "info";
+    log(BASE);
+    expect(built.lines).toHaveLength(1);
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * The decision pipeline without promises: a token the verifier has cached (verifyCached) and an engine that
+ * answers in the calling thread (decideSync) give the answer directly, the same answer and the same log line
+ * as the asynchronous path; a cache miss or an asynchronous engine gives a promise. Every path, failures
+ * included, writes exactly one decision line and counts exactly one decision.
+ */
+import { describe, expect, it } from "vitest";
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { TokenError, type AccessTokenVerifier } from "../../../src/auth/index.js";
+import type { Decision, DecisionEngine, DecisionInput } from "../../../src/engine/index.js";
+import { createDecide } from "../../../src/service/decide.js";
+import { DecisionCounts } from "../../../src/service/decision-counts.js";
+import { TENANT_A } from "../../support/sample.js";
+
+const SUB = "11111111-1111-4111-8111-111111111111";
+const CLAIMS = { sub: SUB, client_id: "web", tenant_id: TENANT_A, scope: ["apiclients"] };
+const ALLOW: Decision = { allow: true, status: 200, reason: "allowed", message: "ok", flow: "accessCode", route: null, deprecated: true, mode: "enforce", would_deny: null };
+
+interface Options {
+  cached: boolean;
+  syncEngine: boolean;
+  verify?: () => Promise<unknown>;
+  decideSync?: (input: DecisionInput) => Decision;
+}
+
+function setup(o: Options) {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ base: { pid: 1 } }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const verifier = {
+    verify: o.verify ?? (async () => ({ claims: CLAIMS, header: {}, cached: false })),
+    ...(o.cached ? { verifyCached: () => ({ claims: CLAIMS, header: {}, cached: true }) } : { verifyCached: () => undefined }),
+  } as unknown as AccessTokenVerifier;
+  const decideSync = o.decideSync ?? (() => ALLOW);
+  const engine: DecisionEngine = { revision: "r1", roles: [], decide: async (input) => decideSync(input), close: async () => undefined, ...(o.syncEngine ? { decideSync } : {}) };
+  const registry = new Registry();
+  const decisions = new DecisionCounts(registry);
+  const decide = createDecide({ verifier, policy: { engine, resolveRole: () => undefined }, directory: { lookup: () => ({ tenant_id: TENANT_A, roles: ["enseignant_jeune"] }) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: { registry, decisions } });
+  const counted = async () => [...(await registry.metrics()).matchAll(/^portier_decisions_total\{.*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  return {
+    get lines() {
+      return lines.filter((l) => l.event === "decision");
+    },
+    all: lines,
+    counted,
+    ask: (token: string | null = "t") => decide({ method: "GET", path: "/v1/roles", token: token ?? undefined }, "test"),
+  };
+}
+
+const stable = (x: Record<string, unknown>) => ({ ...x, decision_id: "-", time: 0, latency_ms: 0 });
+
+describe("a cached token and an in-process engine answer without a promise", () => {
+  it("the answer is a value, the same as the asynchronous path's, with the same log line", async () => {
+    const sync = setup({ cached: true, syncEngine: true });
+    const now = sync.ask();
+    expect(now).not.toBeInstanceOf(Promise);
+    const async = setup({ cached: false, syncEngine: false });
+    const later = async.ask();
+    expect(later).toBeInstanceOf(Promise);
+    expect(stable({ ...(await later) })).toEqual(stable({ ...(await now) }));
+    expect((await now).allow).toBe(true);
+    expect(sync.lines.map(stable)).toEqual(async.lines.map(stable));
+  });
+
+  const promised: [string, Options][] = [
+    ["a token not in the cache", { cached: false, syncEngine: true }],
+    ["an engine without decideSync", { cached: true, syncEngine: false }],
+  ];
+  it.each(promised)("%s: a promise", (_name, o) => {
+    expect(setup(o).ask()).toBeInstanceOf(Promise);
+  });
+});
+
+describe("every path is recorded once: one decision line, one count", () => {
+  const paths: [string, Options, string | null, string][] = [
+    ["allowed, all synchronous", { cached: true, syncEngine: true }, "t", "allowed"],
+    ["no token", { cached: true, syncEngine: true }, null, "token_missing"],
+    ["verify refuses", { cached: false, syncEngine: true, verify: async () => { throw new TokenError("token_expired", "expired"); } }, "t", "token_expired"],
+    ["verify fails otherwise", { cached: false, syncEngine: true, verify: async () => { throw new Error("boom"); } }, "t", "internal_error"],
+    ["decideSync throws", { cached: true, syncEngine: true, decideSync: () => { throw new Error("boom"); } }, "t", "internal_error"],
+    ["the asynchronous engine throws", { cached: true, syncEngine: false, decideSync: () => { throw new Error("boom"); } }, "t", "internal_error"],
+    ["decideSync answers a malformed allow", { cached: true, syncEngine: true, decideSync: () => ({ ...ALLOW, status: 403 }) }, "t", "allowed"],
+  ];
+  it.each(paths)("%s", async (_name, o, token, reason) => {
+    const s = setup(o);
+    const answer = await s.ask(token);
+    expect(answer.reason).toBe(reason);
+    expect(s.lines).toHaveLength(1);
+    expect(s.lines[0]).toMatchObject({ reason, allow: answer.allow, status: answer.status, decision_id: answer.decision_id });
+    expect(await s.counted()).toBe(1);
+    if (reason === "internal_error") expect(s.all.filter((l) => l.event === "decision_error")).toHaveLength(1);
+  });
+});
