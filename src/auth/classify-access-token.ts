@@ -3,7 +3,7 @@
  * audience of client-credentials tokens (spec 2.3: aud must contain apiclients, not merely mention it).
  */
 import { TokenError } from "./token-error.js";
-import type { NormalizedClaims } from "./types.js";
+import type { NormalisedClaims } from "./types.js";
 
 export const API_AUDIENCE = "apiclients";
 const AT_JWT = new Set(["at+jwt", "application/at+jwt"]);
@@ -20,7 +20,7 @@ export function checkTyp(header: Record<string, unknown>, required: boolean): vo
   if (t !== undefined && t !== "jwt" && t !== "application/jwt") throw new TokenError("typ_invalid", "the header typ is not at+jwt or JWT");
 }
 
-export function checkAccessTokenShape(c: NormalizedClaims): void {
+export function checkAccessTokenShape(c: NormalisedClaims): void {
   if (c.nonce !== undefined || c.at_hash !== undefined || c.s_hash !== undefined) {
     throw new TokenError("id_token_not_accepted", "an ID token (nonce/at_hash/s_hash) is not an access token");
   }

@@ -7,7 +7,7 @@
 import { TokenError } from "./token-error.js";
 import { KeyStore } from "./key-store.js";
 import { verifyJwt, type JwtRules } from "./verify-jwt.js";
-import { normalizeClaims, checkIssuedAt } from "./normalize-claims.js";
+import { normaliseClaims, checkIssuedAt } from "./normalise-claims.js";
 import { checkTyp, checkAccessTokenShape } from "./classify-access-token.js";
 import { VerifiedTokenCache, type CacheEntry } from "./verified-token-cache.js";
 import { resolveOptions } from "./resolve-options.js";
@@ -45,7 +45,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
 
   async function verifyUncached(token: string): Promise<CacheEntry> {
     const { header, payload, kid } = await verifyJwt(token, rules);
-    const claims = normalizeClaims(payload);
+    const claims = normaliseClaims(payload);
     checkIssuedAt(claims, o.now(), o.clockToleranceSec, "token");
     checkAccessTokenShape(claims);
     // Frozen: cached answers are shared between callers.

@@ -26,7 +26,7 @@ export type TokenErrorCode =
   | "s_hash_mismatch";
 
 /** Claims after verification, with list claims normalised to arrays. Unknown extra claims are kept. */
-export interface NormalizedClaims {
+export interface NormalisedClaims {
   iss: string;
   exp: number;
   sub?: string;
@@ -48,7 +48,7 @@ export interface NormalizedClaims {
 }
 
 export interface VerifiedAccessToken {
-  claims: NormalizedClaims;
+  claims: NormalisedClaims;
   /** Protected header as sent (alg, kid, typ ...). */
   header: Record<string, unknown>;
   /** True when the answer came from the verified-token cache. */

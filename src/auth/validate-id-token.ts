@@ -6,11 +6,11 @@
 import { TokenError } from "./token-error.js";
 import { KeyStore } from "./key-store.js";
 import { verifyJwt } from "./verify-jwt.js";
-import { normalizeClaims, checkIssuedAt } from "./normalize-claims.js";
+import { normaliseClaims, checkIssuedAt } from "./normalise-claims.js";
 import { checkAlgorithms } from "./resolve-options.js";
 import { halfHash } from "./half-hash.js";
 import { KEY_STORE } from "./create-access-token-verifier.js";
-import type { AccessTokenVerifier, NormalizedClaims } from "./types.js";
+import type { AccessTokenVerifier, NormalisedClaims } from "./types.js";
 
 export const ID_TOKEN_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"];
 
@@ -45,7 +45,7 @@ function storeFor(keys: ValidateIdTokenOptions["keys"], issuer: string): KeyStor
   throw new TypeError("option keys must be a verifier from createAccessTokenVerifier or a JWKS ({ keys: [...] })");
 }
 
-export async function validateIdToken(token: string, options: ValidateIdTokenOptions): Promise<NormalizedClaims> {
+export async function validateIdToken(token: string, options: ValidateIdTokenOptions): Promise<NormalisedClaims> {
   if (!options || typeof options !== "object") throw new TypeError("options must be an object");
   if (typeof options.issuer !== "string" || !options.issuer) throw new TypeError("option issuer must be a non-empty string");
   if (typeof options.clientId !== "string" || !options.clientId) throw new TypeError("option clientId must be a non-empty string");
@@ -70,7 +70,7 @@ export async function validateIdToken(token: string, options: ValidateIdTokenOpt
     now: () => now,
   });
   const alg = header.alg;
-  const c = normalizeClaims(payload);
+  const c = normaliseClaims(payload);
   if (!c.aud.includes(options.clientId)) throw new TokenError("audience_mismatch", "the ID token is not addressed to this client");
   if (c.aud.length > 1 && c.azp !== undefined && c.azp !== options.clientId) throw new TokenError("audience_mismatch", "the ID token's azp is another client");
   if (c.iat === undefined) throw new TokenError("claims_invalid", "the ID token has no iat");

@@ -45,7 +45,7 @@ export interface IssuerConfig {
 }
 
 export function resolveConfig(options: IssuerOptions): IssuerConfig {
-  const issuerUrl = normalizeIssuerUrl(options.issuerUrl);
+  const issuerUrl = normaliseIssuerUrl(options.issuerUrl);
   return {
     issuerUrl,
     usersFile: options.usersFile ?? DEFAULT_USERS_FILE,
@@ -58,7 +58,7 @@ export function resolveConfig(options: IssuerOptions): IssuerConfig {
   };
 }
 
-function normalizeIssuerUrl(value: string): string {
+function normaliseIssuerUrl(value: string): string {
   let url: URL;
   try {
     url = new URL(value);

@@ -1,9 +1,9 @@
 /**
- * Turns verified claims into NormalizedClaims: scope/amr/aud as string arrays whatever shape they came
+ * Turns verified claims into NormalisedClaims: scope/amr/aud as string arrays whatever shape they came
  * in, and the registered time claims checked for type. Unknown extra claims are kept as they are.
  */
 import { TokenError } from "./token-error.js";
-import type { NormalizedClaims } from "./types.js";
+import type { NormalisedClaims } from "./types.js";
 
 export function toStringList(value: unknown, name: string, splitSpaces: boolean): string[] {
   if (value === undefined) return [];
@@ -15,7 +15,7 @@ export function toStringList(value: unknown, name: string, splitSpaces: boolean)
 const NUMERIC = ["exp", "nbf", "iat", "auth_time"] as const;
 const STRINGS = ["sub", "client_id", "tenant_id", "idp", "nonce", "at_hash", "s_hash", "sid", "jti", "azp"] as const;
 
-export function normalizeClaims(payload: Record<string, unknown>): NormalizedClaims {
+export function normaliseClaims(payload: Record<string, unknown>): NormalisedClaims {
   for (const n of NUMERIC) {
     const v = payload[n];
     if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v))) throw new TokenError("claims_invalid", `claim ${n} is not a number`);
@@ -33,10 +33,10 @@ export function normalizeClaims(payload: Record<string, unknown>): NormalizedCla
     aud: toStringList(payload.aud, "aud", false),
     scope: toStringList(payload.scope, "scope", true),
     amr: toStringList(payload.amr, "amr", true),
-  } as NormalizedClaims;
+  } as NormalisedClaims;
 }
 
 /** iat in the future (jose checks exp and nbf, and iat only against a maximum age). */
-export function checkIssuedAt(c: NormalizedClaims, now: number, tolerance: number, noun: string): void {
+export function checkIssuedAt(c: NormalisedClaims, now: number, tolerance: number, noun: string): void {
   if (c.iat !== undefined && c.iat > now + tolerance) throw new TokenError("token_not_yet_valid", `the ${noun} was issued in the future (iat)`);
 }
