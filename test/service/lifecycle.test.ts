@@ -9,19 +9,20 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { BROKEN_BUNDLE, BUNDLE, bundleWithRevision } from "./bundles.js";
 import {
-  ISSUER, RECORDS, TEACHER, UNSYNCED, decide, makeKeys, runServe, startServe, tempDir, until, userToken, writeDirectory,
-  type ServiceProcess,
+  ISSUER, RECORDS, TEACHER, UNSYNCED, decide, makeKeys, runServe, serveInProcess, startServe, tempDir, until, userToken, writeDirectory,
+  type Service,
 } from "./helpers.js";
 
-const running: ServiceProcess[] = [];
+const running: Service[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.stop()));
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
 });
 
-async function serve(args: string[], env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const s = await startServe(args, env);
+/** The service in this process; with --workers N, the real `portier serve` (node:cluster needs its own process). */
+async function serve(args: string[], env: Record<string, string> = {}): Promise<Service> {
+  const s = args.includes("--workers") ? await startServe(args, env) : await serveInProcess(args, env);
   running.push(s);
   return s;
 }

@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  ADULT_STUDENT, ISSUER, RECORDS, TEACHER, UNSYNCED, decide, machineToken, makeKeys, sign, startServe, tempDir, userToken, writeDirectory,
-  type Keys, type ServiceProcess,
+  ADULT_STUDENT, ISSUER, RECORDS, TEACHER, UNSYNCED, decide, machineToken, makeKeys, serveInProcess, sign, tempDir, userToken, writeDirectory,
+  type InProcessService, type Keys,
 } from "./helpers.js";
 
 let keys: Keys;
-let svc: ServiceProcess;
+let svc: InProcessService;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -20,7 +20,7 @@ beforeAll(async () => {
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
   const directory = writeDirectory(dir, RECORDS);
-  svc = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--max-body-bytes", "4096"]);
+  svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--max-body-bytes", "4096"]);
   tokens.teacher = await userToken(keys, TEACHER);
   tokens.adult = await userToken(keys, ADULT_STUDENT);
   tokens.unsynced = await userToken(keys, UNSYNCED);

@@ -11,11 +11,11 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { bundleWithRevision } from "./bundles.js";
-import { ISSUER, makeKeys, runServe, startServe, tempDir, until, type ServiceProcess } from "./helpers.js";
+import { ISSUER, makeKeys, runServe, serveInProcess, tempDir, until, type InProcessService } from "./helpers.js";
 import { signBundle, tarOf } from "../../src/toolchain/sign-bundle.js";
 import { inflateAndUntar } from "../../src/engine/index.js";
 
-const running: ServiceProcess[] = [];
+const running: InProcessService[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.stop()));
@@ -75,7 +75,7 @@ describe("serve --verification-key", () => {
     const { dir, base } = await setup();
     const bundle = join(dir, "b.tar.gz");
     writeFileSync(bundle, await signed("signed-1"));
-    const svc = await startServe([...base, "--bundle", bundle]);
+    const svc = await serveInProcess([...base, "--bundle", bundle]);
     running.push(svc);
     expect((await ready(svc.url)).policy.revision).toBe("signed-1");
     expect(await failedMetric(svc.url)).toBe("0");
@@ -105,7 +105,7 @@ describe("serve --verification-key", () => {
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/b.tar.gz`;
-    const svc = await startServe([...base, "--bundle-url", url, "--bundle-poll-seconds", "0.2"]);
+    const svc = await serveInProcess([...base, "--bundle-url", url, "--bundle-poll-seconds", "0.2"]);
     running.push(svc);
     expect((await ready(svc.url)).policy.revision).toBe("url-signed");
     serveUnsigned = true;
