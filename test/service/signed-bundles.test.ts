@@ -62,13 +62,12 @@ describe("serve --verification-key", () => {
     expect(r.stderr).toContain(`${bundle}: bundle signature: the bundle is unsigned`);
   }, 60_000);
 
+  // In process: the message (the line and exit code of a start-up failure are the test above).
   it("refuses a key file that is not a public key, at start", async () => {
     const { dir, jwks } = await setup();
     const bad = join(dir, "priv.pem");
     writeFileSync(bad, "garbage");
-    const r = await runServe(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--verification-key", bad, "--port", "0"]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/config\.verificationKey: .*priv\.pem: not a PEM public key/);
+    await expect(serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--verification-key", bad])).rejects.toThrow(/config\.verificationKey: .*priv\.pem: not a PEM public key/);
   }, 60_000);
 
   it("refuses a tampered reload of the file while the old bundle serves; a good one then goes live", async () => {
