@@ -7,6 +7,7 @@ import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { portierAsync as portierProcess, portierInProcess as portier, scratchProject } from "../support/cli.js";
 import { findAll, parseXml } from "../support/xml.js";
 import { newerSource } from "../../src/review/index.js";
+import { TENANT_A, TENANT_B } from "../support/sample.js";
 
 // Each command runs in this process (portier); one test per command runs the real `portier` process
 // (portierProcess), for main's printing and exit code.
@@ -204,8 +205,8 @@ describe("portier diff", () => {
     const bundle = join(PROJECT_ROOT, "build", "bundle.tar.gz");
     const r = await portier(["diff", bundle, dir]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^\+ application of tenant 3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01 .* with codeOrganisme ORG002 on \d+ routes .*: deny \(tenant_mismatch\) -> allow$/m);
-    expect(r.stdout).toMatch(/^- user with every role of tenant 7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13 .* with codeOrganisme ORG002 on .*: allow -> deny \(tenant_mismatch\)$/m);
+    expect(r.stdout).toMatch(new RegExp(`^\\+ application of tenant ${TENANT_A} .* with codeOrganisme ORG002 on \\d+ routes .*: deny \\(tenant_mismatch\\) -> allow$`, "m"));
+    expect(r.stdout).toMatch(new RegExp(`^- user with every role of tenant ${TENANT_B} .* with codeOrganisme ORG002 on .*: allow -> deny \\(tenant_mismatch\\)$`, "m"));
     expect(r.stdout).not.toContain("no change");
     const md = await portier(["diff", "--format", "md", bundle, dir]);
     expect(md.code).toBe(1);
@@ -225,7 +226,7 @@ describe("portier diff", () => {
 
 describe("portier explain and matrix", () => {
   it("explains an allow (exit 0) and a deny (exit 1)", async () => {
-    const tenant = ["--tenant", "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01"];
+    const tenant = ["--tenant", TENANT_A];
     const allow = await portier(["explain", "--role", "enseignant_jeune", ...tenant, "GET", "/v2/ORG001/elevesJeunes/42/absences"]);
     expect(allow.stdout).toMatch(/^ALLOW GET/);
     expect(allow.code).toBe(0);
@@ -255,7 +256,7 @@ describe("portier explain and matrix", () => {
 
   it("evaluates a decision input as logged (--input), from a log line or the input alone", async () => {
     const dir = scratchProject();
-    const input = { method: "GET", path: "/v2/ORG001/centres", token: { client_id: "m", aud: ["apiclients"], scope: ["apiclients"], tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01" }, roles: [], synced: false, role_check: "enforce" };
+    const input = { method: "GET", path: "/v2/ORG001/centres", token: { client_id: "m", aud: ["apiclients"], scope: ["apiclients"], tenant_id: TENANT_A }, roles: [], synced: false, role_check: "enforce" };
     writeFileSync(join(dir, "line.json"), JSON.stringify({ event: "decision", input, allow: true }));
     const r = await portier(["explain", "--input", join(dir, "line.json")]);
     expect(r.stdout).toMatch(/^ALLOW GET \/v2\/ORG001\/centres for the logged caller \(flow application/);

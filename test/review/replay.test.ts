@@ -14,9 +14,8 @@ import type { AccessTokenVerifier } from "../../src/auth/index.js";
 import { TokenError } from "../../src/auth/index.js";
 import { requireBundle } from "../support/bundle.js";
 import { portier, scratchProject } from "../support/cli.js";
+import { TENANT_A, TENANT_B } from "../support/sample.js";
 
-const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
-const TENANT_B = "7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13";
 const user = (sub: string, tenant: string) => ({ sub, client_id: "web", scope: ["openid", "apiclients"], auth_time: 1, idp: "local", tenant_id: tenant });
 const CLAIMS: Record<string, Record<string, unknown>> = {
   teacherA: user("u-teacher-a", TENANT_A),

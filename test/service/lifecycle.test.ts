@@ -13,6 +13,7 @@ import {
   ISSUER, RECORDS, TEACHER, UNSYNCED, decide, makeKeys, runServe, serveInProcess, startServe, tempDir, until, userToken, writeDirectory,
   type Service,
 } from "./helpers.js";
+import { TENANT_A } from "../support/sample.js";
 
 const running: Service[] = [];
 const servers: Server[] = [];
@@ -117,7 +118,7 @@ describe("reload", () => {
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory]);
     const token = await userToken(keys, UNSYNCED);
     expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.reason).toBe("not_synced");
-    writeDirectory(dir, [...RECORDS, { sub: UNSYNCED, tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", roles: ["directeur_jeune"] }]);
+    writeDirectory(dir, [...RECORDS, { sub: UNSYNCED, tenant_id: TENANT_A, roles: ["directeur_jeune"] }]);
     await until(async () => (await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.allow === true);
     writeFileSync(directory, "[{ not json");
     await until(async () => (await ready(svc.url)).directory.reloadFailures > 0);
