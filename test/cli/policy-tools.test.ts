@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { writeBundleData } from "../../src/toolchain/build-bundle.js";
 import { opaPath, runOpa } from "../../src/toolchain/opa.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
-import { portierAsync as portierProcess, portierInProcess as portier, scratchProject } from "../support/cli.js";
+import { portierProcess, portierInProcess as portier, scratchProject } from "../support/cli.js";
 import { findAll, parseXml } from "../support/xml.js";
 import { newerSource } from "../../src/review/index.js";
 import { TENANT_A, TENANT_B } from "../support/sample.js";

@@ -3,7 +3,7 @@
  * and stderr captured) or as a child process, and makes scratch copies of the project's policies/ and data/
  * to break on purpose.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { Console } from "node:console";
 import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -55,20 +55,11 @@ async function captured(fn: () => Promise<number>): Promise<CliResult> {
   return result;
 }
 
-export function portier(args: string[], opts: { cwd?: string } = {}): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(PROJECT_ROOT, "src", "cli", "main.ts"), ...args], {
-    cwd: opts.cwd ?? PROJECT_ROOT,
-    encoding: "utf8",
-    timeout: 120_000,
-  });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
-
 /**
- * The same, without blocking the test worker's event loop (a long spawnSync starves vitest's RPC), so that
- * slow runs (opa test) can be awaited, several at once.
+ * `portier ARGS` as a child process (node --import tsx src/cli/main.ts), from the project folder unless
+ * opts.cwd says otherwise: main's own printing and exit code.
  */
-export function portierAsync(args: string[], opts: { cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function portierProcess(args: string[], opts: { cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", join(PROJECT_ROOT, "src", "cli", "main.ts"), ...args], {
       cwd: opts.cwd ?? PROJECT_ROOT,
