@@ -1,46 +1,11 @@
 /**
- * Test helpers for token verification: keys made here, tokens signed byte for byte (so headers and
- * payloads can be malformed on purpose), and a loopback issuer serving discovery + JWKS.
+ * Test helpers for token verification: the test signer (../support/tokens.ts), claims of both flows, and a
+ * loopback issuer serving discovery + JWKS.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { webcrypto } from "node:crypto";
-import { generateKeyPair, exportJWK, type CryptoKey, type JWK } from "jose";
-
-export interface TestKey {
-  kid: string;
-  alg: string;
-  privateKey: CryptoKey;
-  publicJwk: JWK;
-}
-
-export async function makeKey(kid: string, alg = "RS256"): Promise<TestKey> {
-  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
-  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: "sig" };
-  return { kid, alg, privateKey, publicJwk };
-}
-
-const b64 = (s: string | Uint8Array) => Buffer.from(s).toString("base64url");
-
-function subtleParams(alg: string): webcrypto.AlgorithmIdentifier | webcrypto.RsaPssParams | webcrypto.EcdsaParams {
-  const bits = alg.slice(2);
-  if (alg.startsWith("RS")) return { name: "RSASSA-PKCS1-v1_5" };
-  if (alg.startsWith("PS")) return { name: "RSA-PSS", saltLength: Number(bits) / 8 } as webcrypto.RsaPssParams;
-  return { name: "ECDSA", hash: `SHA-${bits}` } as webcrypto.EcdsaParams;
-}
-
-/** Signs header and payload given as objects or raw JSON text. */
-export async function signRaw(header: object | string, payload: object | string, key: TestKey, alg = key.alg): Promise<string> {
-  const h = b64(typeof header === "string" ? header : JSON.stringify(header));
-  const p = b64(typeof payload === "string" ? payload : JSON.stringify(payload));
-  const input = `${h}.${p}`;
-  const sig = await webcrypto.subtle.sign(subtleParams(alg), key.privateKey as unknown as webcrypto.CryptoKey, Buffer.from(input));
-  return `${input}.${b64(new Uint8Array(sig))}`;
-}
-
-export function sign(payload: object, key: TestKey, extraHeader: Record<string, unknown> = {}): Promise<string> {
-  return signRaw({ alg: key.alg, kid: key.kid, typ: "at+jwt", ...extraHeader }, payload, key);
-}
+export { makeKey, sign, signRaw, type TestKey } from "../support/tokens.js";
+import type { TestKey } from "../support/tokens.js";
 
 export interface TestIssuer {
   url: string;

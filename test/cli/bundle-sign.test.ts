@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { portierAsync, scratchProject } from "../support/cli.js";
+import { portierInProcess as portier, portierProcess, scratchProject } from "../support/cli.js";
 import { loadEngine, parseVerificationKey } from "../../src/engine/index.js";
 import { DEFAULT_BUNDLE } from "../../src/service/config.js";
 
@@ -24,23 +24,24 @@ describe("portier bundle --signing-key", () => {
     const dir = scratchProject();
     writeFileSync(join(dir, "key.pem"), keys.privateKey);
     const out = join(dir, "b.tar.gz");
-    const r = await portierAsync(["bundle", "build", "--project", dir, "--out", out, "--signing-key", join(dir, "key.pem"), "--signing-alg", "ES256"]);
+    const r = await portierProcess(["bundle", "build", "--project", dir, "--out", out, "--signing-key", join(dir, "key.pem"), "--signing-alg", "ES256"]);
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(/bundle ok: .*signed ES256/);
     expect(await verifies(out, keys.publicKey)).toBe("ok");
     expect(await verifies(out, other.publicKey)).toMatch(/does not verify/);
   }, 120_000);
 
+  // In process (the test above runs the real process).
   it("sign signs a built bundle; an unknown algorithm or a missing key is a usage error", async () => {
     const dir = scratchProject();
     writeFileSync(join(dir, "key.pem"), keys.privateKey);
     const out = join(dir, "signed.tar.gz");
-    expect((await portierAsync(["bundle", "sign", "--signing-key", join(dir, "key.pem"), "--signing-alg", "ES256", "--out", out, DEFAULT_BUNDLE])).code).toBe(0);
+    expect((await portier(["bundle", "sign", "--signing-key", join(dir, "key.pem"), "--signing-alg", "ES256", "--out", out, DEFAULT_BUNDLE])).code).toBe(0);
     expect(await verifies(out, keys.publicKey)).toBe("ok");
-    const badAlg = await portierAsync(["bundle", "sign", "--signing-key", join(dir, "key.pem"), "--signing-alg", "none", DEFAULT_BUNDLE]);
+    const badAlg = await portier(["bundle", "sign", "--signing-key", join(dir, "key.pem"), "--signing-alg", "none", DEFAULT_BUNDLE]);
     expect(badAlg.code).toBe(2);
     expect(badAlg.stderr).toMatch(/--signing-alg: "none" is not one of/);
-    const noKey = await portierAsync(["bundle", "sign", DEFAULT_BUNDLE]);
+    const noKey = await portier(["bundle", "sign", DEFAULT_BUNDLE]);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(/sign needs --signing-key FILE/);
   }, 120_000);

@@ -1,13 +1,14 @@
 /**
  * `--help` and `-h` on every sub-command: exit 0, the usage line, and every option of the table the command
- * parses with, each with its one-line description and default; `portier` alone and `portier --version`.
+ * parses with, each with its one-line description and default (in process); `portier` alone and `portier
+ * --version` (the real process).
  */
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import type { CommandSpec, HelpRequest } from "../../src/cli/args.js";
-import { portierAsync as portier } from "../support/cli.js";
+import { portierProcess, portierInProcess as portier } from "../support/cli.js";
 
 const COMMANDS = ["serve", "dev", "issuer", "explain", "matrix", "diff", "replay", "test", "bundle", "data", "id-token"];
 
@@ -45,14 +46,14 @@ describe("portier <command> --help", () => {
 
 describe("portier", () => {
   it("alone: lists the commands and says how to get a command's help", async () => {
-    const r = await portier([]);
+    const r = await portierProcess([]);
     expect(r.code).toBe(0);
     for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^  ${name} +\\S`, "m"));
     expect(r.stdout).toContain("portier <command> --help");
   }, 60_000);
 
   it("--version prints the package version", async () => {
-    const r = await portier(["--version"]);
+    const r = await portierProcess(["--version"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`portier ${(JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string }).version}\n`);
   }, 60_000);

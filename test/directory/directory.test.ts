@@ -9,20 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Directory, DirectoryLoadError, loadRoleResolver, parseDirectory, roleResolver } from "../../src/directory/index.js";
+import { TENANT_A } from "../support/sample.js";
+import { until } from "../support/until.js";
 
 const ROLES = fileURLToPath(new URL("../../data/roles.json", import.meta.url));
 const resolve = loadRoleResolver(ROLES);
-const T = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
+const T = TENANT_A;
 const opened: Directory[] = [];
 afterEach(() => opened.splice(0).forEach((d) => d.close()));
-
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("parseDirectory", () => {
   it("reads a JSON array and maps labels and aliases to role ids", () => {

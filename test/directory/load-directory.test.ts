@@ -9,10 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DirectoryLoadError, loadDirectoryFile, loadRoleResolver, parseDirectory } from "../../src/directory/index.js";
+import { TENANT_A } from "../support/sample.js";
 
 const ROLES = fileURLToPath(new URL("../../data/roles.json", import.meta.url));
 const resolve = loadRoleResolver(ROLES);
-const T = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
+const T = TENANT_A;
 const U = "9a1b2c3d-0000-4000-8000-000000000002";
 const folder = mkdtempSync(join(tmpdir(), "portier-load-"));
 let files = 0;

@@ -9,9 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadRoleResolver, Directory, type DirectoryOptions } from "../../src/directory/index.js";
+import { TENANT_A } from "../support/sample.js";
 
 const ROLES = fileURLToPath(new URL("../../data/roles.json", import.meta.url));
-const T = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
+const T = TENANT_A;
 const opened: Directory[] = [];
 afterEach(() => opened.splice(0).forEach((d) => d.close()));
 

@@ -7,8 +7,8 @@ import { PolicyInstance } from "../../src/engine/policy-instance.js";
 import { readBundle, type Bundle } from "../../src/engine/read-bundle.js";
 import { requireBundle } from "../support/bundle.js";
 import { tarOf } from "../support/tar.js";
+import { TENANT_A } from "../support/sample.js";
 
-const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
 const user = { sub: "u1", auth_time: 1, idp: "local", scope: ["apiclients"], tenant_id: TENANT_A };
 
 function input(over: Partial<DecisionInput> = {}): DecisionInput {

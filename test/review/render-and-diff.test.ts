@@ -5,6 +5,7 @@ import { engineDeny, loadEngine, type InProcessEngine } from "../../src/engine/i
 import { computeMatrix, renderMatrix, diffMatrices, renderDiff, renderDiffMarkdown, hasChanges, explain, explainRequest, renderExplanation, samplePath, type AccessMatrix } from "../../src/review/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
+import { TENANT_A, TENANT_B } from "../support/sample.js";
 
 let engine: InProcessEngine;
 let matrix: AccessMatrix;
@@ -97,7 +98,7 @@ describe("diffing matrices", () => {
   });
 
   it("covers every tenant, code and other input of the policy in the probes", () => {
-    expect(matrix.tenants.map((t) => t.tenant_id)).toEqual(["3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", "7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13"]);
+    expect(matrix.tenants.map((t) => t.tenant_id)).toEqual([TENANT_A, TENANT_B]);
     expect(matrix.codes).toEqual(["ORG001", "ORG002"]);
     const kinds = new Set(matrix.probes.map((p) => p.kind));
     expect([...kinds].sort()).toEqual(["method", "tenant", "token"]);
@@ -112,7 +113,7 @@ describe("diffing matrices", () => {
 
 describe("explaining a decision", () => {
   it("normalises the path like the service and says why", () => {
-    const req = { method: "get", path: "/v2/ORG001/e%CC%81coles?x=1", flow: "accessCode" as const, roles: [], synced: false, tenantId: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", mode: "enforce" as const };
+    const req = { method: "get", path: "/v2/ORG001/e%CC%81coles?x=1", flow: "accessCode" as const, roles: [], synced: false, tenantId: TENANT_A, mode: "enforce" as const };
     const d = explain(engine, req);
     expect(d).toMatchObject({ allow: false, reason: "not_synced", route: { template: "/v2/{codeOrganisme}/écoles" } });
     const e = explainRequest(engine, req);

@@ -13,10 +13,9 @@ import { createDecide } from "../../src/service/decide.js";
 import type { AccessTokenVerifier } from "../../src/auth/index.js";
 import { TokenError } from "../../src/auth/index.js";
 import { requireBundle } from "../support/bundle.js";
-import { portier, scratchProject } from "../support/cli.js";
+import { portierProcess, portierInProcess as portier, scratchProject } from "../support/cli.js";
+import { TENANT_A, TENANT_B } from "../support/sample.js";
 
-const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
-const TENANT_B = "7b2e9d14-6c3a-4f5e-8a1b-2c4d6e8f0a13";
 const user = (sub: string, tenant: string) => ({ sub, client_id: "web", scope: ["openid", "apiclients"], auth_time: 1, idp: "local", tenant_id: tenant });
 const CLAIMS: Record<string, Record<string, unknown>> = {
   teacherA: user("u-teacher-a", TENANT_A),
@@ -116,15 +115,16 @@ describe("replay", () => {
     expect(renderReplayMarkdown(r)).toMatch(/^\| newly allowed \| 2 \| `\/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences` \|/m);
   }, 60_000);
 
-  it("exits 1 on changes, honours --fail-on new-allows, and 2 on errors (CLI)", () => {
+  it("exits 1 on changes, honours --fail-on new-allows, and 2 on errors (CLI)", async () => {
     const log = join(candidateDir, "decisions.log");
     writeFileSync(log, logLines.join("\n") + "\n");
-    const changed = portier(["replay", "--log", log, "--source", candidateDir]);
+    const changed = await portier(["replay", "--log", log, "--source", candidateDir]);
     expect(changed.code).toBe(1);
     expect(changed.stdout).toMatch(/3 newly allowed, 1 newly denied/);
-    const same = portier(["replay", "--log", log, "--bundle", requireBundle(), "--fail-on", "new-allows"]);
+    const same = await portier(["replay", "--log", log, "--bundle", requireBundle(), "--fail-on", "new-allows"]);
     expect(same.code).toBe(0);
-    const missing = portier(["replay", "--log", join(candidateDir, "nope.log"), "--bundle", requireBundle()]);
+    // The real process once, for main's exit code.
+    const missing = await portierProcess(["replay", "--log", join(candidateDir, "nope.log"), "--bundle", requireBundle()]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--log .*nope\.log: file not found/);
   }, 120_000);

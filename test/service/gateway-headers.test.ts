@@ -7,11 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ISSUER, RECORDS, TEACHER, decide, makeKeys, machineToken, startServe, tempDir, until, userToken, writeDirectory, type ServiceProcess } from "./helpers.js";
+import { ISSUER, RECORDS, TEACHER, decide, makeKeys, machineToken, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
 import { send } from "../e2e/harness/http.js";
 import { PORTIER_HEADERS } from "../../src/service/gateway-headers.js";
 
-let svc: ServiceProcess;
+let svc: InProcessService;
 let teacher: string;
 let machine: string;
 
@@ -20,7 +20,7 @@ beforeAll(async () => {
   const dir = tempDir();
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
-  svc = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS)]);
+  svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS)]);
   teacher = await userToken(keys, TEACHER);
   machine = await machineToken(keys);
 }, 60_000);

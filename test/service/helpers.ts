@@ -1,43 +1,45 @@
 /**
- * Test helpers: keys and a JWKS made in the test, signed tokens of both flows, a directory file, and
- * the real `portier serve` started as a child process on loopback (URL read from its "listening" line).
+ * Test helpers: keys and a JWKS made in the test, signed tokens of both flows, a directory file, and the
+ * service started from `portier serve` arguments either in this process (startService, on 127.0.0.1:0, its
+ * log lines captured) or as the real `portier serve` child process (URL read from its "listening" line).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
+import type { JWK } from "jose";
+import { loadConfig, startService, type RunningService } from "../../src/service/index.js";
+import { makeKey, sign as signToken, type TestKey } from "../support/tokens.js";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const CLI = join(PROJECT_ROOT, "src", "cli", "main.ts");
 export const ISSUER = "https://auth.test.example";
 export { TENANT_A, TENANT_B } from "../support/sample.js";
+export { until } from "../support/until.js";
 import { TENANT_A } from "../support/sample.js";
 export const TEACHER = "11111111-1111-4111-8111-111111111111";
 export const ADULT_STUDENT = "22222222-2222-4222-8222-222222222222";
 export const UNSYNCED = "33333333-3333-4333-8333-333333333333";
 
-export interface Keys {
-  privateKey: CryptoKey;
+/** A signing key and the JWKS that publishes it. */
+export interface Keys extends TestKey {
   jwks: { keys: JWK[] };
 }
 
 export async function makeKeys(kid = "k1"): Promise<Keys> {
-  const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
-  const jwk = { ...(await exportJWK(publicKey)), kid, alg: "RS256", use: "sig" };
-  return { privateKey, jwks: { keys: [jwk] } };
+  const key = await makeKey(kid);
+  return { ...key, jwks: { keys: [key.publicJwk] } };
 }
 
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "portier-svc-"));
 }
 
-export async function sign(keys: Keys, claims: Record<string, unknown>, opts: { kid?: string; expSec?: number } = {}): Promise<string> {
+/** An access token from ISSUER, valid for opts.expSec (default 600 s; negative: expired). */
+export function sign(keys: Keys, claims: Record<string, unknown>, opts: { kid?: string; expSec?: number } = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ iss: ISSUER, iat: now, exp: now + (opts.expSec ?? 600), ...claims })
-    .setProtectedHeader({ alg: "RS256", kid: opts.kid ?? (keys.jwks.keys[0]?.kid as string), typ: "at+jwt" })
-    .sign(keys.privateKey);
+  return signToken({ iss: ISSUER, iat: now, exp: now + (opts.expSec ?? 600), ...claims }, keys, opts.kid ? { kid: opts.kid } : {});
 }
 
 export function userToken(keys: Keys, sub: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -66,6 +68,33 @@ export interface ServiceProcess {
   output(): string;
   stderr(): string;
   stop(): Promise<void>;
+}
+
+/** What the tests read of a running service, in this process or as a child process. */
+export type Service = Pick<ServiceProcess, "url" | "output" | "stderr" | "stop">;
+
+/** The service in this process: what a test needs of it is its URL, its log lines and stopping it. */
+export interface InProcessService {
+  url: string;
+  service: RunningService;
+  /** The JSON log lines, as `portier serve` would print them on stdout. */
+  output(): string;
+  /** Always empty: kept so that a test reads the same whether the service runs here or as a process. */
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `portier serve ARGS` in this process: the same configuration (flags, then `env`, then --config) and the same
+ * startService, listening on 127.0.0.1:0; its logger keeps its level and redaction, its lines go to output().
+ * A start-up or configuration failure rejects with the message `portier serve` would print.
+ */
+export async function serveInProcess(args: string[], env: Record<string, string> = {}): Promise<InProcessService> {
+  const config = loadConfig(["--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args], { ...process.env, ...env });
+  let out = "";
+  const service = await startService(config, { logDestination: { write: (line: string) => void (out += line) } });
+  let stopped: Promise<void> | undefined;
+  return { url: service.url, service, output: () => out, stderr: () => "", stop: () => (stopped ??= service.close(1000)) };
 }
 
 export function startServe(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServiceProcess> {
@@ -120,15 +149,6 @@ export function runServe(args: string[], env: Record<string, string> = {}): Prom
   proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
   return new Promise((resolve) => proc.once("exit", (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))));
-}
-
-export async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000, stepMs = 100): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-  throw new Error("condition not met in time");
 }
 
 export async function decide(url: string, body: unknown): Promise<{ status: number; json: any }> {

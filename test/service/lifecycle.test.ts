@@ -2,26 +2,30 @@
  * The service over time: bad config, bundle and directory reload (a broken one keeps the old serving),
  * --bundle-url polling with ETag, the issuer going down, --roles-claim, audit mode, --workers 2.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { copyFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { portierInProcess } from "../support/cli.js";
 import { BROKEN_BUNDLE, BUNDLE, bundleWithRevision } from "./bundles.js";
 import {
-  ISSUER, RECORDS, TEACHER, UNSYNCED, decide, makeKeys, runServe, startServe, tempDir, until, userToken, writeDirectory,
-  type ServiceProcess,
+  ISSUER, RECORDS, TEACHER, UNSYNCED, decide, makeKeys, runServe, serveInProcess, startServe, tempDir, until, userToken, writeDirectory,
+  type Service,
 } from "./helpers.js";
+import { TENANT_A } from "../support/sample.js";
 
-const running: ServiceProcess[] = [];
+const running: Service[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
+  vi.unstubAllEnvs();
   await Promise.all(running.splice(0).map((s) => s.stop()));
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
 });
 
-async function serve(args: string[], env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const s = await startServe(args, env);
+/** The service in this process; with --workers N, the real `portier serve` (node:cluster needs its own process). */
+async function serve(args: string[], env: Record<string, string> = {}): Promise<Service> {
+  const s = args.includes("--workers") ? await startServe(args, env) : await serveInProcess(args, env);
   running.push(s);
   return s;
 }
@@ -54,32 +58,34 @@ describe("configuration", () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
+  // In process from here: `portier serve` stops at its configuration, before it starts anything.
   it("requires an issuer; reads PORTIER_* environment and a JSON config file", async () => {
-    const none = await runServe([], { PORTIER_ISSUER: "" });
+    vi.stubEnv("PORTIER_ISSUER", "");
+    const none = await portierInProcess(["serve"]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("config.issuer: is required");
-    const env = await runServe([], { PORTIER_ISSUER: ISSUER, PORTIER_PORT: "abc" });
+    vi.stubEnv("PORTIER_ISSUER", ISSUER);
+    vi.stubEnv("PORTIER_PORT", "abc");
+    const env = await portierInProcess(["serve"]);
     expect(env.stderr).toContain("config.port: must be integer");
+    vi.unstubAllEnvs();
     const dir = tempDir();
     const file = join(dir, "portier.json");
     writeFileSync(file, JSON.stringify({ issuer: ISSUER, logLevel: "loud", colour: true }));
-    const fromFile = await runServe(["--config", file]);
+    const fromFile = await portierInProcess(["serve", "--config", file]);
     expect(fromFile.code).toBe(2);
     expect(fromFile.stderr).toContain("config.logLevel: must be one of");
     expect(fromFile.stderr).toContain('config: unknown option "colour"');
-    expect((await runServe(["--nope"])).stderr).toContain("config: unknown option '--nope'");
+    expect((await portierInProcess(["serve", "--nope"])).stderr).toContain("config: unknown option '--nope'");
   });
 
-  it("refuses a broken bundle or a missing directory at start with one line naming the file", async () => {
+  // The message, in process; that such a failure is one line on stderr and exit 1 is in process.test.ts.
+  it("refuses a broken bundle or a missing directory at start, naming the file", async () => {
     const { dir, jwks } = await setup();
     const broken = join(dir, "broken.tar.gz");
     writeFileSync(broken, BROKEN_BUNDLE);
-    const r = await runServe(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--bundle", broken, "--workers", "1", "--port", "0"]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("broken.tar.gz");
-    const d = await runServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", join(dir, "missing.json"), "--workers", "1", "--port", "0"]);
-    expect(d.code).toBe(1);
-    expect(d.stderr).toContain("config.directory: file not found");
+    await expect(serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--bundle", broken])).rejects.toThrow("broken.tar.gz");
+    await expect(serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", join(dir, "missing.json")])).rejects.toThrow("config.directory: file not found");
   });
 });
 
@@ -112,7 +118,7 @@ describe("reload", () => {
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory]);
     const token = await userToken(keys, UNSYNCED);
     expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.reason).toBe("not_synced");
-    writeDirectory(dir, [...RECORDS, { sub: UNSYNCED, tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", roles: ["directeur_jeune"] }]);
+    writeDirectory(dir, [...RECORDS, { sub: UNSYNCED, tenant_id: TENANT_A, roles: ["directeur_jeune"] }]);
     await until(async () => (await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.allow === true);
     writeFileSync(directory, "[{ not json");
     await until(async () => (await ready(svc.url)).directory.reloadFailures > 0);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DECIDE_REQUEST_SCHEMA, MAX_BATCH } from "../../src/service/decide-body.js";
-import { ISSUER, PROJECT_ROOT, RECORDS, TEACHER, machineToken, makeKeys, startServe, tempDir, userToken, writeDirectory, type ServiceProcess } from "./helpers.js";
+import { ISSUER, PROJECT_ROOT, RECORDS, TEACHER, machineToken, makeKeys, serveInProcess, tempDir, userToken, writeDirectory, type InProcessService } from "./helpers.js";
 
 type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, Response> }>>; components: { schemas: Record<string, unknown>; headers: Record<string, unknown> } };
 type Response = { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> };
@@ -62,7 +62,7 @@ function problems(seen: Seen): string[] {
   return out;
 }
 
-let svc: ServiceProcess;
+let svc: InProcessService;
 const tokens: Record<string, string> = {};
 const seen: Seen[] = [];
 
@@ -79,7 +79,7 @@ beforeAll(async () => {
   const dir = tempDir();
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
-  svc = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS), "--max-body-bytes", "4096"]);
+  svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS), "--max-body-bytes", "4096"]);
   tokens.teacher = await userToken(keys, TEACHER);
   tokens.machine = await machineToken(keys);
 }, 60_000);

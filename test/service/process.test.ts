@@ -1,7 +1,7 @@
 /**
  * The service's process life, with real processes in their own process group: SIGTERM while requests are
  * in flight (every one answered, exit 0, no process left) in every mode; start-up failures (one line on
- * stderr, non-zero exit, nothing hangs or stays); worker crashes (replaced with back-off, a crash loop ends
+ * stderr, non-zero exit, nothing hangs or stays; what each failure says is checked in process); worker crashes (replaced with back-off, a crash loop ends
  * the service, the primary's death ends the workers).
  */
 import { afterAll, describe, expect, it } from "vitest";
@@ -10,10 +10,12 @@ import { request, type IncomingMessage } from "node:http";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { BUNDLE } from "./bundles.js";
-import { ISSUER, machineToken, makeKeys, tempDir, until } from "./helpers.js";
+import { ISSUER, machineToken, makeKeys, serveInProcess, tempDir, until } from "./helpers.js";
 import { killAllGroups, startGroup, untilGone, type PortierGroup } from "./process-group.js";
 
-// Tests that pass leave no process (they check it); this kills what a failing one left behind.
+// Each test has its own process group and ports, so they run concurrently: most of their time is waiting
+// (grace periods, back-offs, start-up). Tests that pass leave no process (they check it); this kills what a
+// failing one left behind.
 afterAll(() => killAllGroups());
 
 const keys = await makeKeys();
@@ -63,7 +65,7 @@ function signal(g: PortierGroup, sig: NodeJS.Signals, group: boolean): void {
   process.kill(group ? -g.pgid : g.pgid, sig);
 }
 
-describe.each(MODES)("SIGTERM with requests in flight: $mode", ({ args, signalGroup }) => {
+describe.concurrent.each(MODES)("SIGTERM with requests in flight: $mode", ({ args, signalGroup }) => {
   it("answers every request in flight, closes idle keep-alive connections, exits 0, leaves no process", async () => {
     const g = startGroup(args());
     const url = await listeningUrl(g);
@@ -87,7 +89,7 @@ describe.each(MODES)("SIGTERM with requests in flight: $mode", ({ args, signalGr
   }, 60_000);
 });
 
-describe.each(MODES.slice(0, 2))("--shutdown-timeout: $mode", ({ args }) => {
+describe.concurrent.each(MODES.slice(0, 2))("--shutdown-timeout: $mode", ({ args }) => {
   it("a request that never completes is cut after the timeout and the service still exits 0", async () => {
     const g = startGroup(args(["--shutdown-timeout", "1"]));
     const url = await listeningUrl(g);
@@ -121,14 +123,17 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-const FAILURES: { name: string; args: () => Promise<string[]>; stderr: RegExp }[] = [
-  { name: "port in use", args: async () => ["--port", String(await busyPort())], stderr: /^portier serve: cannot listen on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --port$/ },
-  { name: "missing bundle", args: async () => ["--bundle", join(dir, "none.tar.gz")], stderr: /^portier serve: config\.bundle: file not found: .*none\.tar\.gz \(run make build, or pass --bundle FILE or --bundle-url URL\)$/ },
-  { name: "broken bundle", args: async () => (writeFileSync(join(dir, "broken.tar.gz"), "not a bundle"), ["--bundle", join(dir, "broken.tar.gz")]), stderr: /^portier serve: config\.bundle: .*broken\.tar\.gz/ },
-  { name: "broken JWKS file", args: async () => (writeFileSync(join(dir, "broken-jwks.json"), "{ not json"), ["--jwks", join(dir, "broken-jwks.json")]), stderr: /^portier serve: config\.jwks: .*broken-jwks\.json: .*JSON/ },
-  { name: "missing JWKS file", args: async () => ["--jwks", join(dir, "none.json")], stderr: /^portier serve: config\.jwks: file not found: .*none\.json/ },
-  { name: "unreachable issuer with --require-keys-at-start", args: async () => ["--jwks", `http://127.0.0.1:${await closedPort()}/jwks`, "--require-keys-at-start"], stderr: /^portier serve: issuer keys: cannot load them from http:\/\/127\.0\.0\.1:\d+\/jwks: GET http:\/\/127\.0\.0\.1:\d+\/jwks failed: ECONNREFUSED/ },
+/** Each start-up failure and the one line it prints after "portier serve: ". */
+const FAILURES: { name: string; args: () => Promise<string[]>; message: RegExp }[] = [
+  { name: "port in use", args: async () => ["--port", String(await busyPort())], message: /^cannot listen on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --port$/ },
+  { name: "missing bundle", args: async () => ["--bundle", join(dir, "none.tar.gz")], message: /^config\.bundle: file not found: .*none\.tar\.gz \(run make build, or pass --bundle FILE or --bundle-url URL\)$/ },
+  { name: "broken bundle", args: async () => (writeFileSync(join(dir, "broken.tar.gz"), "not a bundle"), ["--bundle", join(dir, "broken.tar.gz")]), message: /^config\.bundle: .*broken\.tar\.gz/ },
+  { name: "broken JWKS file", args: async () => (writeFileSync(join(dir, "broken-jwks.json"), "{ not json"), ["--jwks", join(dir, "broken-jwks.json")]), message: /^config\.jwks: .*broken-jwks\.json: .*JSON/ },
+  { name: "missing JWKS file", args: async () => ["--jwks", join(dir, "none.json")], message: /^config\.jwks: file not found: .*none\.json/ },
+  { name: "unreachable issuer with --require-keys-at-start", args: async () => ["--jwks", `http://127.0.0.1:${await closedPort()}/jwks`, "--require-keys-at-start"], message: /^issuer keys: cannot load them from http:\/\/127\.0\.0\.1:\d+\/jwks: GET http:\/\/127\.0\.0\.1:\d+\/jwks failed: ECONNREFUSED/ },
+  { name: "missing directory file", args: async () => ["--directory", join(dir, "none.ndjson")], message: /^config\.directory: file not found: .*none\.ndjson/ },
 ];
+const stderrLine = (message: RegExp) => new RegExp(`^portier serve: ${message.source.slice(1)}`);
 
 async function expectStartFailure(g: PortierGroup, code: number, stderr: RegExp): Promise<void> {
   expect(await Promise.race([g.exited, sleep(30_000).then(() => "hung")])).toBe(code);
@@ -139,15 +144,23 @@ async function expectStartFailure(g: PortierGroup, code: number, stderr: RegExp)
   expect(await untilGone(g.pgid, 5000)).toEqual([]);
 }
 
-describe.concurrent.each(MODES.slice(0, 2))("start-up failures: $mode", ({ args }) => {
-  it.each(FAILURES)("$name: one line on stderr, exit 1, no process left", async ({ args: extra, stderr }) => {
-    const g = startGroup(args(await extra()));
-    await expectStartFailure(g, 1, stderr);
-  }, 45_000);
+// What each failure says, in process (startService refuses to start with that message); what the process does
+// with it (one line on stderr, exit 1, no process left), with real processes for a few of them in each mode.
+describe("start-up failures: the message", () => {
+  it.each(FAILURES)("$name", async ({ args: extra, message }) => {
+    const args = ["--issuer", ISSUER, "--jwks", jwks, ...(await extra())];
+    await expect(serveInProcess(args.includes("--directory") ? args : [...args, "--no-directory"])).rejects.toThrow(message);
+  });
+});
 
-  it("a missing directory file: one line, exit 1", async () => {
-    const g = startGroup(args().filter((a) => a !== "--no-directory").concat("--directory", join(dir, "none.ndjson")));
-    await expectStartFailure(g, 1, /^portier serve: config\.directory: file not found: .*none\.ndjson/);
+describe.concurrent.each([
+  { mode: "serve --workers 1", workers: 1, failures: ["port in use"] },
+  { mode: "serve --workers 2", workers: 2, failures: ["port in use", "missing directory file"] },
+])("start-up failures: $mode", ({ workers, failures }) => {
+  it.each(FAILURES.filter((f) => failures.includes(f.name)))("$name: one line on stderr, exit 1, no process left", async ({ args: extra, message }) => {
+    const args = serveArgs(workers, await extra());
+    const g = startGroup(args.includes("--directory") ? args.filter((a) => a !== "--no-directory") : args);
+    await expectStartFailure(g, 1, stderrLine(message));
   }, 45_000);
 });
 
@@ -183,7 +196,7 @@ function workerPids(g: PortierGroup): number[] {
     .map((l) => (JSON.parse(l) as { workerPid: number }).workerPid);
 }
 
-describe("workers (--workers 2)", () => {
+describe.concurrent("workers (--workers 2)", () => {
   it("a crashed worker is replaced after a back-off and the service keeps answering", async () => {
     const g = startGroup(serveArgs(2));
     const url = await listeningUrl(g);

@@ -11,18 +11,18 @@ import type { AddressInfo } from "node:net";
 import { createGzip } from "node:zlib";
 import { join } from "node:path";
 import { bundleWithRevision } from "./bundles.js";
-import { ISSUER, RECORDS, TEACHER, ADULT_STUDENT, decide, makeKeys, startServe, tempDir, until, userToken, writeDirectory, type ServiceProcess } from "./helpers.js";
+import { ISSUER, RECORDS, TEACHER, ADULT_STUDENT, decide, makeKeys, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
 
-const running: ServiceProcess[] = [];
+const running: InProcessService[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.stop()));
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
 });
 
-async function serve(args: string[]): Promise<ServiceProcess> {
+async function serve(args: string[]): Promise<InProcessService> {
   // Application-only unless the case names a directory (the service refuses to start without a source of roles).
-  const s = await startServe(args.includes("--directory") || args.includes("--roles-claim") ? args : [...args, "--no-directory"]);
+  const s = await serveInProcess(args.includes("--directory") || args.includes("--roles-claim") ? args : [...args, "--no-directory"]);
   running.push(s);
   return s;
 }

@@ -6,12 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  ADULT_STUDENT, ISSUER, RECORDS, TEACHER, UNSYNCED, decide, machineToken, makeKeys, sign, startServe, tempDir, userToken, writeDirectory,
-  type Keys, type ServiceProcess,
+  ADULT_STUDENT, ISSUER, RECORDS, TEACHER, UNSYNCED, decide, machineToken, makeKeys, serveInProcess, sign, tempDir, userToken, writeDirectory,
+  type InProcessService, type Keys,
 } from "./helpers.js";
+import { TENANT_A } from "../support/sample.js";
 
 let keys: Keys;
-let svc: ServiceProcess;
+let svc: InProcessService;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -20,7 +21,7 @@ beforeAll(async () => {
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
   const directory = writeDirectory(dir, RECORDS);
-  svc = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--max-body-bytes", "4096"]);
+  svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--max-body-bytes", "4096"]);
   tokens.teacher = await userToken(keys, TEACHER);
   tokens.adult = await userToken(keys, ADULT_STUDENT);
   tokens.unsynced = await userToken(keys, UNSYNCED);
@@ -45,7 +46,7 @@ describe("POST /decide", () => {
     expect(json).toMatchObject({ allow: true, status: 200, reason: "allowed", flow: "accessCode", deprecated: true });
     expect(json.decision_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(json.route).toMatchObject({ product: "Élève", template: "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences", parameters: { codeOrganisme: "ORG001", idEleveJeune: "42" } });
-    expect(json.subject).toEqual({ sub: TEACHER, client_id: "web", tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", roles: ["enseignant_jeune"] });
+    expect(json.subject).toEqual({ sub: TEACHER, client_id: "web", tenant_id: TENANT_A, roles: ["enseignant_jeune"] });
   });
 
   it("takes the token from headers.authorization too", async () => {
@@ -134,7 +135,7 @@ describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", 
     expect(res.status).toBe(200);
     expect(res.headers.get("x-portier-decision-id")).toMatch(/^[0-9a-f-]{36}$/);
     expect(res.headers.get("x-portier-subject")).toBe(TEACHER);
-    expect(res.headers.get("x-portier-tenant")).toBe("3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01");
+    expect(res.headers.get("x-portier-tenant")).toBe(TENANT_A);
     expect(res.headers.get("x-portier-roles")).toBe("enseignant_jeune");
   });
 

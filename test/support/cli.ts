@@ -1,27 +1,65 @@
 /**
- * Test support: runs the portier CLI from source as a child process, and makes scratch copies of
- * the project's policies/ and data/ to break on purpose.
+ * Test support: runs the portier CLI from source, in this process (runCommand, what main.ts runs, with stdout
+ * and stderr captured) or as a child process, and makes scratch copies of the project's policies/ and data/
+ * to break on purpose.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { Console } from "node:console";
 import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
+import { runCommand } from "../../src/cli/run-command.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 
-export function portier(args: string[], opts: { cwd?: string } = {}): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(PROJECT_ROOT, "src", "cli", "main.ts"), ...args], {
-    cwd: opts.cwd ?? PROJECT_ROOT,
-    encoding: "utf8",
-    timeout: 120_000,
-  });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let queue: Promise<unknown> = Promise.resolve();
+
+/**
+ * `portier ARGS` in this process, from the project folder: what it writes to process.stdout/stderr and the
+ * console is captured (not shown) and its exit code is runCommand's. Runs one at a time (the capture is
+ * process-wide), so several may be awaited together. Not for the long-running commands (serve, dev, issuer).
+ */
+export function portierInProcess(args: string[]): Promise<CliResult> {
+  const run = queue.then(() => captured(() => runCommand(args)));
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+async function captured(fn: () => Promise<number>): Promise<CliResult> {
+  const result = { code: -1, stdout: "", stderr: "" };
+  const sink = (key: "stdout" | "stderr") => (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+    result[key] += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+    const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
+    if (done) queueMicrotask(done);
+    return true;
+  };
+  const stream = (key: "stdout" | "stderr") => new Writable({ write: (chunk: Buffer, _enc, done) => (sink(key)(chunk), done()) });
+  const { stdout, stderr } = process;
+  const saved = { out: stdout.write, err: stderr.write, console: globalThis.console };
+  stdout.write = sink("stdout") as typeof stdout.write;
+  stderr.write = sink("stderr") as typeof stderr.write;
+  globalThis.console = new Console({ stdout: stream("stdout"), stderr: stream("stderr") });
+  try {
+    result.code = await fn();
+  } finally {
+    stdout.write = saved.out;
+    stderr.write = saved.err;
+    globalThis.console = saved.console;
+  }
+  return result;
 }
 
 /**
- * The same, without blocking the test worker's event loop (a long spawnSync starves vitest's RPC), so that
- * slow runs (opa test) can be awaited, several at once.
+ * `portier ARGS` as a child process (node --import tsx src/cli/main.ts), from the project folder unless
+ * opts.cwd says otherwise: main's own printing and exit code.
  */
-export function portierAsync(args: string[], opts: { cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function portierProcess(args: string[], opts: { cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", join(PROJECT_ROOT, "src", "cli", "main.ts"), ...args], {
       cwd: opts.cwd ?? PROJECT_ROOT,
