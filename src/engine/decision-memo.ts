@@ -5,10 +5,13 @@
  * first once either bound (entries, bytes) is reached. Stored decisions are frozen: a caller can read
  * them, never change what the next caller gets.
  * Admission (TinyLFU's "doorkeeper"): a decision is stored the second time its key is missed, not the
- * first; the doorkeeper remembers up to `entries` once-missed keys (strings only). On traffic that never
- * repeats (fresh ids in paths) this stores nothing: storing every miss only to evict it later cost 5-15% of
- * a decision in the benchmark (objects kept past the young generation), the doorkeeper about half of that.
- * The price is one more evaluation per distinct input before it can hit.
+ * first. The doorkeeper is a table of 32-bit fingerprints of once-missed keys, one slot per entry (rounded up to
+ * a power of two), a newer key taking an older one's slot: it holds no strings, so on traffic that never
+ * repeats (fresh ids in paths) a miss allocates nothing that outlives the request. Storing every miss only to
+ * evict it later cost 5-15% of a decision in the benchmark (objects kept past the young generation), a
+ * doorkeeper keeping the key strings about half of that. Two keys with one fingerprint only admit a key one
+ * miss early: the memo's answers are looked up by the exact key, never by the fingerprint. The price is one more evaluation per
+ * distinct input before it can hit.
  */
 import type { Decision } from "./types.js";
 
@@ -22,8 +25,25 @@ export interface DecisionMemoOptions {
 export const DEFAULT_MEMO_BYTES = 32 * 1024 * 1024;
 /** What an entry costs beyond its strings (map slot, entry object, the decision's objects), estimated. */
 export const ENTRY_OVERHEAD_BYTES = 256;
-/** What a key the doorkeeper remembers costs beyond its string (set slot, ring slot), estimated. */
-const SEEN_OVERHEAD_BYTES = 64;
+
+/** Every unit of a key's head is hashed; past it, one unit in TAIL_STRIDE (and the length). */
+const HEAD_UNITS = 128;
+const TAIL_STRIDE = 8;
+
+/**
+ * The doorkeeper's fingerprint of a key, never 0 (0 marks an empty slot): FNV-1a over the key's head (the
+ * method and the path, where ids that never repeat differ), then a sample of the rest. A full hash in JS costs
+ * ~3 ns per unit, a third of a decision's memo budget for a 350-unit input; two keys that differ only outside
+ * the sample share a fingerprint, which admits the second one a miss early, nothing more.
+ */
+function fingerprintOf(key: string): number {
+  const n = key.length;
+  const head = n < HEAD_UNITS ? n : HEAD_UNITS;
+  let h = Math.imul(0x811c9dc5 ^ n, 0x01000193);
+  for (let i = 0; i < head; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  for (let i = head; i < n; i += TAIL_STRIDE) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h | 1;
+}
 
 interface Entry {
   decision: Decision;
@@ -54,15 +74,9 @@ export class DecisionMemo {
   private bytes = 0;
   hits = 0;
   misses = 0;
-  /**
-   * The doorkeeper: keys missed once, at most `entries` of them and a quarter of the byte budget, the
-   * oldest forgotten first (a ring queue: no Map iteration, which in V8 walks over deletion holes).
-   */
-  private readonly seen = new Set<string>();
-  private readonly seenRing: (string | undefined)[];
-  private seenHead = 0;
-  private seenCount = 0;
-  private seenBytes = 0;
+  /** The doorkeeper: the fingerprints of keys missed once, one slot each (the slot is the fingerprint's low bits). */
+  private readonly seen: Int32Array;
+  private readonly seenMask: number;
 
   constructor(options: DecisionMemoOptions) {
     if (!Number.isInteger(options.entries) || options.entries < 1) throw new TypeError("memo entries must be a whole number >= 1");
@@ -70,7 +84,9 @@ export class DecisionMemo {
     if (!Number.isInteger(bytes) || bytes < 1) throw new TypeError("memo bytes must be a whole number >= 1");
     this.maxEntries = options.entries;
     this.maxBytes = bytes;
-    this.seenRing = new Array<string | undefined>(options.entries).fill(undefined);
+    const slots = 2 ** Math.ceil(Math.log2(options.entries));
+    this.seen = new Int32Array(slots);
+    this.seenMask = slots - 1;
   }
 
   get(key: string): Decision | undefined {
@@ -93,9 +109,11 @@ export class DecisionMemo {
   set(key: string, decision: Decision, answerLength: number): Decision {
     const bytes = 2 * (key.length + answerLength) + ENTRY_OVERHEAD_BYTES;
     if (bytes > this.maxBytes) return decision;
-    // First miss of this key: only remember the key (the same string, so V8 reuses the hash it computed).
-    if (!this.seen.has(key)) {
-      this.remember(key);
+    // First miss of this key: only remember its hash.
+    const hash = fingerprintOf(key);
+    const slot = hash & this.seenMask;
+    if (this.seen[slot] !== hash) {
+      this.seen[slot] = hash;
       return decision;
     }
     const old = this.map.get(key);
@@ -111,26 +129,6 @@ export class DecisionMemo {
     this.map.set(key, { decision: freezeDecision(decision), bytes });
     this.bytes += bytes;
     return decision;
-  }
-
-  private remember(key: string): void {
-    const cost = 2 * key.length + SEEN_OVERHEAD_BYTES;
-    const budget = this.maxBytes / 4;
-    if (cost > budget) return;
-    const n = this.seenRing.length;
-    while (this.seenCount === n || this.seenBytes + cost > budget) {
-      const oldest = (this.seenHead - this.seenCount + n) % n;
-      const forgotten = this.seenRing[oldest] as string;
-      this.seenRing[oldest] = undefined;
-      this.seen.delete(forgotten);
-      this.seenBytes -= 2 * forgotten.length + SEEN_OVERHEAD_BYTES;
-      this.seenCount--;
-    }
-    this.seenRing[this.seenHead] = key;
-    this.seenHead = this.seenHead + 1 === n ? 0 : this.seenHead + 1;
-    this.seenCount++;
-    this.seenBytes += cost;
-    this.seen.add(key);
   }
 
   stats(): MemoStats {
