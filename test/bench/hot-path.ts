@@ -14,7 +14,7 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { IncomingMessage, ServerResponse } from "node:http";
-import { Socket, createServer } from "node:net";
+import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -28,6 +28,7 @@ import { BoundedLogDestination } from "../../src/service/bounded-log-destination
 import { createDecisionLog, type DecisionLogFields } from "../../src/service/decide/decision-log.js";
 import { DECISION_BUCKETS, DecisionCounts } from "../../src/service/decision-counts.js";
 import { fmt } from "./measure.js";
+import { freePort } from "../support/free-port.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const ISSUER = "https://auth.bench.example";
@@ -264,16 +265,6 @@ export async function main(): Promise<void> {
   await engine.close();
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** CPU seconds (user + system) of a process so far, from /proc. */
 function cpuSeconds(pid: number): number {

@@ -18,7 +18,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
-import { createServer } from "node:net";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -28,6 +27,7 @@ import { BENCH_TENANT, benchSub } from "./directory-probe.js";
 import { writeDirectory } from "./directory.js";
 import { median } from "./measure.js";
 import { haveWrk, runWrk, treeCpuSeconds, type Load, type WrkResult } from "./wrk.js";
+import { freePort } from "../support/free-port.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PORTIER_MAIN = join(ROOT, "dist", "cli", "main.js");
@@ -40,16 +40,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const RECORDS = Number(process.env.BENCH_SERVICE_RECORDS ?? 1_000_000);
 const USERS = 100;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitFor(url: string, child: ChildProcess, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;

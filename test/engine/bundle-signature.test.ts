@@ -7,7 +7,6 @@ import { describe, expect, it, beforeAll } from "vitest";
 import { generateKeyPairSync, createPublicKey } from "node:crypto";
 import { spawn, execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -16,6 +15,7 @@ import { signBundle, tarOf } from "../../src/toolchain/sign-bundle.js";
 import { opaPath } from "../../src/toolchain/opa.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { DEFAULT_BUNDLE } from "../../src/service/config.js";
+import { freePort } from "../support/free-port.js";
 
 const rsa = () => generateKeyPairSync("rsa", { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } });
 const keys = rsa();
@@ -111,14 +111,6 @@ describe("canonicalJson (OPA's hash input for JSON files)", () => {
   });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs `opa run --server --verification-key` on the bundle: "healthy" once GET /health?bundles answers 200, else opa's output. */
 async function opaRun(bundle: string, pubFile: string): Promise<string> {

@@ -7,23 +7,7 @@ import type { Server as HttpServer } from "node:http";
 
 export const LOOPBACK = "127.0.0.1";
 
-/** Listens on port 0, reads the port the kernel chose, closes, and returns it. */
-export async function freePort(): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, LOOPBACK, () => {
-      const address = server.address();
-      if (address === null || typeof address === "string") {
-        server.close();
-        reject(new Error("freePort: no TCP address"));
-        return;
-      }
-      server.close(() => resolve(address.port));
-    });
-  });
-}
+export { freePort } from "../../support/free-port.js";
 
 function tryConnect(port: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
