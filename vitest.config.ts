@@ -6,6 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // Four forks on two cores: many suites wait on child processes (opa, gateways, real services), not on CPU.
+    poolOptions: { forks: { maxForks: 4, minForks: 1 } },
   },
 });
