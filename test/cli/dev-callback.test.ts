@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { startDevCallback, type RunningDevCallback } from "../../src/cli/dev-callback.js";
 import { startIssuer, type RunningIssuer } from "../../src/issuer/index.js";
-import { CLI, PROJECT_ROOT } from "../service/helpers.js";
+import { PROJECT_ROOT } from "../service/helpers.js";
+import { PORTIER_BIN } from "../support/portier-bin.js";
 
 let proc: ChildProcess;
 let out = "";
@@ -16,7 +17,7 @@ let signinUrl: string;
 let issuerUrl: string;
 
 beforeAll(async () => {
-  proc = spawn(process.execPath, ["--import", "tsx", CLI, "dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  proc = spawn(process.execPath, [PORTIER_BIN, "dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
   proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   const end = Date.now() + 30_000;
   while (!out.includes("Ctrl-C to stop.")) {

@@ -7,10 +7,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
+import { PORTIER_BIN } from "../support/portier-bin.js";
 
 describe("portier's exit", () => {
   it("waits until a slow reader has every byte of a large output", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(PROJECT_ROOT, "src", "cli", "main.ts"), "matrix", "--format", "json", "--bundle", requireBundle()], { cwd: PROJECT_ROOT });
+    const child = spawn(process.execPath, [PORTIER_BIN, "matrix", "--format", "json", "--bundle", requireBundle()], { cwd: PROJECT_ROOT });
     // Read nothing for a while: the pipe fills (64 KiB) while the command has already finished writing.
     child.stdout.pause();
     await new Promise((r) => setTimeout(r, 1500));

@@ -3,14 +3,13 @@
  * stops cleanly on SIGTERM; bad arguments exit 2.
  */
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { PORTIER_BIN } from "../support/portier-bin.js";
 
 // Through main, which turns usage errors into exit 2.
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 
 function launch(args: string[]) {
-  return spawn(process.execPath, ["--import", "tsx", MAIN, "issuer", ...args], {
+  return spawn(process.execPath, [PORTIER_BIN, "issuer", ...args], {
     env: { ...process.env, LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -3,13 +3,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { spawn, spawnSync } from "node:child_process";
-import { CLI, PROJECT_ROOT } from "./helpers.js";
+import { PROJECT_ROOT } from "./helpers.js";
+import { PORTIER_BIN } from "../support/portier-bin.js";
 
 const hasCurl = spawnSync("curl", ["--version"]).status === 0;
 
 describe("portier dev", () => {
   it.skipIf(!hasCurl)("prints curl lines that get both tokens and decisions", async () => {
-    const proc = spawn(process.execPath, ["--import", "tsx", CLI, "dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(process.execPath, [PORTIER_BIN, "dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
     try {

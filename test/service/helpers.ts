@@ -13,11 +13,11 @@ import { loadConfig, startService, type RunningService } from "../../src/service
 import { makeKey, sign as signToken, type TestKey } from "../support/tokens.js";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-export const CLI = join(PROJECT_ROOT, "src", "cli", "main.ts");
 export const ISSUER = "https://auth.test.example";
 export { TENANT_A, TENANT_B } from "../support/sample.js";
 export { until } from "../support/until.js";
 import { TENANT_A } from "../support/sample.js";
+import { PORTIER_BIN } from "../support/portier-bin.js";
 export const TEACHER = "11111111-1111-4111-8111-111111111111";
 export const ADULT_STUDENT = "22222222-2222-4222-8222-222222222222";
 export const UNSYNCED = "33333333-3333-4333-8333-333333333333";
@@ -98,7 +98,7 @@ export async function serveInProcess(args: string[], env: Record<string, string>
 }
 
 export function startServe(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServiceProcess> {
-  const proc = spawn(process.execPath, ["--import", "tsx", CLI, "serve", "--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args], {
+  const proc = spawn(process.execPath, [PORTIER_BIN, "serve", "--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -142,7 +142,7 @@ export function startServe(args: string[], env: Record<string, string> = {}, tim
 
 /** Runs serve expecting it to exit; returns code and output. */
 export function runServe(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", CLI, "serve", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, [PORTIER_BIN, "serve", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

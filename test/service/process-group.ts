@@ -4,7 +4,8 @@
  * live members.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { CLI, PROJECT_ROOT } from "./helpers.js";
+import { PROJECT_ROOT } from "./helpers.js";
+import { PORTIER_BIN } from "../support/portier-bin.js";
 
 export interface PortierGroup {
   proc: ChildProcess;
@@ -24,7 +25,7 @@ export interface PortierGroup {
 const groups: PortierGroup[] = [];
 
 export function startGroup(args: string[], env: Record<string, string> = {}): PortierGroup {
-  const proc = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+  const proc = spawn(process.execPath, [PORTIER_BIN, ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

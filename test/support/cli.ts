@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { runCommand } from "../../src/cli/run-command.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
+import { PORTIER_BIN } from "./portier-bin.js";
 
 export interface CliResult {
   code: number;
@@ -56,12 +57,12 @@ async function captured(fn: () => Promise<number>): Promise<CliResult> {
 }
 
 /**
- * `portier ARGS` as a child process (node --import tsx src/cli/main.ts), from the project folder unless
+ * `portier ARGS` as a child process (node dist/cli/main.js, the compiled CLI), from the project folder unless
  * opts.cwd says otherwise: main's own printing and exit code.
  */
 export function portierProcess(args: string[], opts: { cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(PROJECT_ROOT, "src", "cli", "main.ts"), ...args], {
+    const child = spawn(process.execPath, [PORTIER_BIN, ...args], {
       cwd: opts.cwd ?? PROJECT_ROOT,
       timeout: 120_000,
     });

@@ -1,14 +1,14 @@
 /**
  * The real Portier processes for the end-to-end tests, run from source like a user would
- * (`node --import tsx src/cli/main.ts <command>`): the local issuer and the decision service, each on
+ * (`node dist/cli/main.js <command>`, the compiled CLI): the local issuer and the decision service, each on
  * 127.0.0.1 with --port 0, ready once it prints its URL (a JSON log line with msg "listening" and url,
  * or the issuer's "Issuer URL: ..." banner). Stopped by process group.
  */
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../../src/toolchain/project-root.js";
 import { startProcess, waitForLine, type Managed } from "./process.js";
+import { PORTIER_BIN } from "../../support/portier-bin.js";
 
-export const CLI = join(PROJECT_ROOT, "src", "cli", "main.ts");
 export const SAMPLE_DIRECTORY = join(PROJECT_ROOT, "data", "sample", "directory.json");
 
 export interface RunningPortier {
@@ -34,7 +34,7 @@ export function listeningUrl(line: string): string | undefined {
 }
 
 export async function startPortier(command: "issuer" | "serve", args: string[], timeoutMs = 45_000): Promise<RunningPortier> {
-  const proc = startProcess(`portier ${command}`, process.execPath, ["--import", "tsx", CLI, command, ...args], {
+  const proc = startProcess(`portier ${command}`, process.execPath, [PORTIER_BIN, command, ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info", NO_COLOR: "1" },
   });
