@@ -12,8 +12,12 @@ export function shapeAnswer(run: DecisionRun, decided: Decision | undefined): De
   // No stage decided (a verifier that answered no claims): deny.
   let decision = decided ?? engineDeny("internal_error", "the decision could not be made", run.mode, 403);
   if (decision.allow !== true || decision.status !== 200) decision = { ...decision, allow: false, status: decision.status === 401 ? 401 : 403 };
-  // The internal detail goes to the log line (through the run), never into the answer.
-  const { detail, ...answer } = decision;
-  run.detail = detail;
-  return { decision_id: run.decision_id, ...answer, subject: run.subject, ...(run.www !== undefined ? { www_authenticate: run.www } : {}) };
+  // The internal detail goes to the log line (through the run), never into the answer. Only engine denies carry
+  // one: an allow or a policy deny is copied once, below, not first stripped into another object.
+  if (decision.detail !== undefined) {
+    const { detail, ...rest } = decision;
+    run.detail = detail;
+    decision = rest;
+  }
+  return { decision_id: run.decision_id, ...decision, subject: run.subject, ...(run.www !== undefined ? { www_authenticate: run.www } : {}) };
 }
