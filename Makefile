@@ -8,15 +8,21 @@ BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
-.PHONY: all deps opa build policies data-check fmt fmt-check policy-test matrix matrix-check test unit bench run clean typecheck lint
+.PHONY: all deps lock opa build policies data-check fmt fmt-check policy-test matrix matrix-check test unit bench run clean typecheck lint
 
 all: build
 
+# npm ci installs exactly the committed lock (and refuses a lock out of step with package.json). After changing
+# dependencies, `make lock` rewrites the lock from the registry's metadata, node_modules ignored, so it keeps every
+# platform's optional packages (rollup's, esbuild's) and not only those installed here (npm/cli#4828).
 node_modules/.package-lock.json: package.json package-lock.json
-	npm install --no-audit --no-fund
+	npm ci --no-audit --no-fund
 	@touch $@
 
 deps: node_modules/.package-lock.json opa
+
+lock:
+	npm install --package-lock-only --no-audit --no-fund
 
 # Resolve the pinned opa once per make run; the file holds its absolute path.
 opa:
