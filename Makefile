@@ -8,7 +8,7 @@ BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
-.PHONY: all deps lock opa build policies data-check fmt fmt-check policy-test matrix matrix-check test unit bench run clean typecheck lint
+.PHONY: all deps lock opa build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench run clean typecheck lint
 
 all: build
 
@@ -44,6 +44,14 @@ lint: node_modules/.package-lock.json
 # Validate data/ against its schemas and write the bundle's data document.
 data-check: dist/cli/main.js
 	$(PORTIER) data build --out $(DATA_OUT)
+
+# Prettier (.prettierrc.json, print width 120) on our TypeScript, scripts and JSON; fmt/fmt-check are the Rego side.
+PRETTIER_PATHS := src test tools
+format: node_modules/.package-lock.json
+	npx prettier --write $(PRETTIER_PATHS)
+
+format-check: node_modules/.package-lock.json
+	npx prettier --check $(PRETTIER_PATHS)
 
 fmt: opa
 	$$(cat $(OPA_BIN)) fmt --write policies
