@@ -8,7 +8,7 @@
  * Each case checks the status the client gets and whether (and with what) the upstream was reached.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { INSTALL_HINT, SHIPPED_DIR, findBinary, startGateway, type GatewayKind } from "./harness/gateways.js";
 import { send, sendBytes, type RawResponse } from "./harness/http.js";
@@ -17,6 +17,7 @@ import { MACHINE_CLIENT, machineToken, userToken } from "./harness/tokens.js";
 import { startRawUpstream, startUpstream, type RunningRawUpstream, type RunningUpstream } from "./harness/upstream.js";
 import { startShapedGateway, type ShapedKind } from "./harness/shaped-gateways.js";
 import { PORTIER_HEADERS } from "../../src/service/gateway-headers.js";
+import { until } from "../support/until.js";
 
 type Kind = GatewayKind | ShapedKind;
 const KINDS: Kind[] = ["nginx", "caddy", "traefik", "envoy"];
@@ -210,14 +211,27 @@ for (const kind of KINDS) {
 
     if (kind === "nginx") {
       it("item 6: the access log names Portier's decision id and reason, for allows and denies", async () => {
+        const logFile = join(gateway.dir!, "portier.log");
+        const readLog = () => (existsSync(logFile) ? readFileSync(logFile, "utf8").trim().split("\n") : []);
+        const lines = (log: string[], request: string) => log.filter((l) => l.includes(`"${request} HTTP/1.1"`));
+        const before = readLog();
+        const countsBefore = [lines(before, "GET /v2/ORG001/centres").length, lines(before, "GET /v2/ORG001/elevesJeunes").length];
         upstream.seen.length = 0;
         const allowed = await send(gateway.url, "/v2/ORG001/centres", { headers: { authorization: `Bearer ${synced}` } });
         expect(allowed.status).toBe(200);
         const id = upstream.seen[0]!.portier["x-portier-decision-id"];
         const denied = await send(gateway.url, "/v2/ORG001/elevesJeunes", { headers: { authorization: `Bearer ${synced}` } });
         expect(denied.status).toBe(403);
-        const log = readFileSync(join(gateway.dir!, "portier.log"), "utf8").trim().split("\n");
-        const last = (request: string) => log.filter((l) => l.includes(`"${request} HTTP/1.1"`)).pop();
+        // nginx writes a request's access-log line in its log phase, after the client has the answer: wait for both.
+        let log: string[] = [];
+        await until(() => {
+          log = readLog();
+          return (
+            lines(log, "GET /v2/ORG001/centres").length > countsBefore[0]! &&
+            lines(log, "GET /v2/ORG001/elevesJeunes").length > countsBefore[1]!
+          );
+        });
+        const last = (request: string) => lines(log, request).pop();
         expect(last("GET /v2/ORG001/centres"), log.join("\n")).toContain(`decision_id=${id} reason=allowed`);
         expect(last("GET /v2/ORG001/elevesJeunes"), log.join("\n")).toMatch(/ 403 decision_id=[0-9a-f-]{36} reason=role_not_allowed$/);
       });
