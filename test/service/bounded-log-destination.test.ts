@@ -144,11 +144,12 @@ describe("portier serve with stdout not drained", () => {
   it("still stops on SIGTERM while nobody reads its stdout", async () => {
     svc = await serveUndrained();
     for (let j = 0; j < 30; j++) await fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: batch });
-    const exited = new Promise<[number | null, string | null]>((r) => svc!.proc.once("exit", (code, signal) => r([code, signal])));
+    let exit: [number | null, string | null] | undefined;
+    svc.proc.once("exit", (code, signal) => (exit = [code, signal]));
     svc.proc.kill("SIGTERM");
-    // The test helper would SIGKILL it after 5 s; a clean stop exits 0 by itself.
-    const timer = setTimeout(() => svc?.proc.kill("SIGKILL"), 5000);
-    expect(await exited).toEqual([0, null]);
-    clearTimeout(timer);
+    // A clean stop exits 0 by itself, within --shutdown-timeout (10 s) plus 1 s for the log: waited for (polled)
+    // up to well past that, so a loaded machine's slow stop passes and a stop stuck on stdout still fails.
+    await until(() => exit !== undefined, 30_000);
+    expect(exit).toEqual([0, null]);
   }, 60_000);
 });
