@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  ADULT_STUDENT, ISSUER, RECORDS, TEACHER, UNSYNCED, decide, machineToken, makeKeys, serveInProcess, sign, tempDir, userToken, writeDirectory,
+  ADULT_STUDENT, ISSUER, RECORDS, TEACHER, UNSYNCED, decide, machineToken, makeKeys, serveInProcess, sign, tempDir, until, userToken, writeDirectory,
   type InProcessService, type Keys,
 } from "./helpers.js";
 import { TENANT_A } from "../support/sample.js";
@@ -241,9 +241,10 @@ describe("health, ready, metrics", () => {
 
 describe("decision log", () => {
   it("one JSON line per decision, with the fields, never a token or Authorization header", async () => {
-    await new Promise((r) => setTimeout(r, 300));
-    const lines = svc.output().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-    const decisions = lines.filter((l) => l.msg === "decision");
+    // The log is written asynchronously: wait for the lines of the decisions above, not a fixed time.
+    const logged = () => svc.output().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    await until(() => logged().filter((l) => l.msg === "decision").length > 20);
+    const decisions = logged().filter((l) => l.msg === "decision");
     expect(decisions.length).toBeGreaterThan(20);
     const one = decisions.find((d) => d.reason === "allowed" && d.sub === TEACHER)!;
     for (const k of ["decision_id", "time", "method", "path", "route", "flow", "client_id", "sub", "tenant_id", "roles", "allow", "reason", "revision", "latency_ms"]) expect(one).toHaveProperty(k);
