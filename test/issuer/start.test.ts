@@ -5,6 +5,7 @@
 import { request } from "node:http";
 import { describe, expect, it, vi } from "vitest";
 import { freePort, LOOPBACK } from "../e2e/harness/net.js";
+import { until } from "../support/until.js";
 
 // Key generation is held until the test releases it, so "during key generation" is a window the test controls.
 const keyGen = vi.hoisted(() => {
@@ -51,8 +52,7 @@ function attempt(port: number, path: string, waitMs: number): Promise<Attempt> {
 }
 
 /** What a client does: retry while refused, give up when an accepted connection is not answered. */
-async function getWithRetry(port: number, path: string): Promise<{ attempts: Attempt[]; last: Attempt }> {
-  const attempts: Attempt[] = [];
+async function getWithRetry(port: number, path: string, attempts: Attempt[] = []): Promise<{ attempts: Attempt[]; last: Attempt }> {
   for (;;) {
     const a = await attempt(port, path, 5000);
     attempts.push(a);
@@ -67,8 +67,10 @@ describe("startIssuer", () => {
     const starting = startIssuer({ port });
     await keyGen.started;
     const during = await attempt(port, "/.well-known/openid-configuration", 1000);
-    const client = getWithRetry(port, "/.well-known/openid-configuration");
-    await new Promise((r) => setTimeout(r, 300));
+    const tried: Attempt[] = [];
+    const client = getWithRetry(port, "/.well-known/openid-configuration", tried);
+    // The client has been refused at least once while the keys are generated (polled, not a fixed time).
+    await until(() => tried.some((a) => "refused" in a));
     keyGen.release();
     const running = await starting;
     try {
