@@ -1,21 +1,62 @@
-// Lint: typescript-eslint's type-aware checks that catch what tsc lets through (promises nobody awaits or
-// catches, promises passed where a callback returns void). `make lint` runs it; `make test` depends on it.
+// Lint: typescript-eslint's recommended type-checked rules (issue 18 item 4), plus the two promise rules the
+// project started with, as errors. `make lint` runs it; `make test` depends on it.
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   { ignores: ["dist/**", "build/**", "node_modules/**", ".tools/**", "coverage/**", "vitest.config.ts"] },
   {
     files: ["**/*.ts"],
+    extends: [tseslint.configs.recommendedTypeChecked],
     languageOptions: {
-      parser: tseslint.parser,
       parserOptions: { project: "./tsconfig.test.json", tsconfigRootDir: import.meta.dirname },
     },
-    plugins: { "@typescript-eslint": tseslint.plugin },
     // A disable comment may name a rule not enabled here (it documents why the code is so): not reported.
     linterOptions: { reportUnusedDisableDirectives: "off" },
     rules: {
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/no-misused-promises": "error",
+      // Configured, not disabled: a leading underscore marks a parameter a signature needs but the body does not
+      // (Express tells an error handler by its four parameters, `_next` included) and a property left out by a
+      // rest copy (`const { token: _omit, ...rest } = x`).
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", ignoreRestSiblings: true },
+      ],
+      // Disabled: an async function without await is how we keep a promise contract, so that a failure is a
+      // rejection and never a synchronous throw: every command's run() (test/cli/help.test.ts awaits the
+      // rejection of `run(["--help"])`), interface methods that return promises (prom-client's collect/get, the
+      // test doubles of engines and key sources). The rule would have these rewritten to Promise.resolve().
+      "@typescript-eslint/require-await": "off",
+    },
+  },
+  {
+    // NOT disabled, only not yet failing the build: these rules still report in folders that other branches
+    // were rewriting when the rules came in (src/engine, src/service, src/auth/key-store.ts, src/cli/dev-callback.ts,
+    // test/). The lead raises each to "error" (delete it from this list) once `npx eslint src test tools` shows
+    // none left for it; until then `make lint` prints them as warnings.
+    files: ["**/*.ts"],
+    rules: {
+      "@typescript-eslint/await-thenable": "warn",
+      "@typescript-eslint/no-base-to-string": "warn",
+      "@typescript-eslint/no-unnecessary-type-assertion": "warn",
+      "@typescript-eslint/unbound-method": "warn",
+    },
+  },
+  {
+    // Tests read JSON answers (`await res.json()`, `JSON.parse`) as `any` and assert on them: the expect() is the
+    // check. Still reported as warnings, so new test code can be typed; the lead decides after the merge
+    // whether test/ types its answers (then "error") or keeps these at "warn".
+    files: ["test/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-explicit-any": "warn",
+      "@typescript-eslint/no-non-null-asserted-optional-chain": "warn",
+      "@typescript-eslint/no-unsafe-argument": "warn",
+      "@typescript-eslint/no-unsafe-assignment": "warn",
+      "@typescript-eslint/no-unsafe-call": "warn",
+      "@typescript-eslint/no-unsafe-member-access": "warn",
+      "@typescript-eslint/no-unsafe-return": "warn",
+      "@typescript-eslint/no-unused-vars": "warn",
+      "@typescript-eslint/restrict-template-expressions": "warn",
     },
   },
 );

@@ -43,7 +43,8 @@ export function fromJoseError(err: unknown, token: string, w: RefusalWording, ke
     case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED":
       return new TokenError("signature_invalid", "the signature does not verify with the issuer's key");
     case "ERR_JOSE_ALG_NOT_ALLOWED": {
-      const alg = String(peekHeader(token)?.alg ?? "");
+      const header = peekHeader(token)?.alg;
+      const alg = typeof header === "string" ? header : "";
       return new TokenError("alg_not_allowed", `algorithm ${JSON.stringify(alg.slice(0, 20))} is not allowed`);
     }
   }

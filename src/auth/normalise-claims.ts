@@ -8,7 +8,7 @@ import type { NormalisedClaims } from "./types.js";
 export function toStringList(value: unknown, name: string, splitSpaces: boolean): string[] {
   if (value === undefined) return [];
   if (typeof value === "string") return splitSpaces ? value.split(" ").filter((s) => s.length > 0) : [value];
-  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return [...(value as string[])];
+  if (Array.isArray(value) && value.every((v): v is string => typeof v === "string")) return [...value];
   throw new TokenError("claims_invalid", `claim ${name} is neither a string nor a list of strings`);
 }
 
@@ -33,7 +33,7 @@ export function normaliseClaims(payload: Record<string, unknown>): NormalisedCla
     aud: toStringList(payload.aud, "aud", false),
     scope: toStringList(payload.scope, "scope", true),
     amr: toStringList(payload.amr, "amr", true),
-  } as NormalisedClaims;
+  };
 }
 
 /** iat in the future (jose checks exp and nbf, and iat only against a maximum age). */

@@ -35,12 +35,12 @@ function nonNegative(name: string, v: unknown, dflt: number): number {
 
 export function checkAlgorithms(name: string, v: unknown, dflt: string[]): ReadonlySet<string> {
   if (v === undefined) return new Set(dflt);
-  if (!Array.isArray(v) || v.length === 0 || !v.every((a) => typeof a === "string")) throw new TypeError(`option ${name} must be a non-empty list of algorithm names`);
-  for (const a of v as string[]) {
+  if (!Array.isArray(v) || v.length === 0 || !v.every((a): a is string => typeof a === "string")) throw new TypeError(`option ${name} must be a non-empty list of algorithm names`);
+  for (const a of v) {
     const l = a.toLowerCase();
     if (l === "none" || l.startsWith("hs")) throw new TypeError(`option ${name} may not contain ${a}: none and HMAC are never accepted`);
   }
-  return new Set(v as string[]);
+  return new Set(v);
 }
 
 export function resolveOptions(o: VerifierOptions): ResolvedOptions {

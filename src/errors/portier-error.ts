@@ -33,7 +33,7 @@ export class PortierError extends Error {
 
   constructor(message: string, options: PortierErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    const cls = new.target as typeof PortierError;
+    const cls = new.target;
     this.name = cls.name;
     this.code = options.code ?? cls.code;
     this.detail = options.detail;

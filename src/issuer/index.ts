@@ -104,7 +104,9 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
   // Keys and data first: the port opens only when every request can be answered.
   const build = await prepareIssuer(options);
   let issuer: Issuer | undefined;
-  const server = createServer((req, res) => issuer!(req, res));
+  const server = createServer((req, res) => {
+    issuer!(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => {
@@ -115,7 +117,7 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
         issuer = build(options.issuerUrl ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`);
         resolve();
       } catch (err) {
-        void closeServer(server).finally(() => reject(err as Error));
+        void closeServer(server).finally(() => reject(err instanceof Error ? err : new Error(String(err))));
       }
     });
   });

@@ -18,7 +18,7 @@ async function engineFromFolder(folder: string, opa: string, unannotated?: strin
   try {
     const out = join(work, "bundle.tar.gz");
     await buildBundle({ opa, projectDir: folder, workDir: work, out, ...(unannotated ? { unannotated } : {}) });
-    return (await loadEngine(out, { source: folder })) as InProcessEngine;
+    return await loadEngine(out, { source: folder });
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -26,7 +26,7 @@ async function engineFromFolder(folder: string, opa: string, unannotated?: strin
 
 export async function loadPolicySource(source: string, opts: { opa?: string | undefined; repo?: string | undefined } = {}): Promise<InProcessEngine> {
   if (existsSync(source)) {
-    if (statSync(source).isFile()) return (await loadEngine(source)) as InProcessEngine;
+    if (statSync(source).isFile()) return await loadEngine(source);
     const folder = existsSync(join(source, "policies")) ? source : join(source, "..");
     if (!existsSync(join(folder, "policies")) || !existsSync(join(folder, "data"))) {
       throw new Error(`${source}: a policy folder must hold policies/ and data/ (a Portier project root)`);

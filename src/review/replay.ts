@@ -75,7 +75,7 @@ export async function replayLines(lines: AsyncIterable<string> | Iterable<string
       report.notReplayable++;
       continue;
     }
-    const before: Outcome = { allow: entry.allow === true, reason: String(entry.reason ?? "") };
+    const before: Outcome = { allow: entry.allow === true, reason: typeof entry.reason === "string" ? entry.reason : "" };
     const d = engine.decideSync(entry.input);
     const after: Outcome = { allow: d.allow, reason: d.reason };
     report.replayed++;

@@ -54,7 +54,7 @@ export function authorizeEndpoint(ctx: IssuerContext): RequestHandler {
 export function loginEndpoint(ctx: IssuerContext): RequestHandler {
   return (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const field = (name: string) => (typeof body[name] === "string" ? (body[name] as string) : "");
+    const field = (name: string) => (typeof body[name] === "string" ? body[name] : "");
     const requestId = field("request_id");
     const request = requestId ? ctx.grants.pendingLogin(requestId) : undefined;
     if (!request) return sendErrorPage(res, 400, "invalid_request", "this sign-in request is unknown or has expired; start again from the application");
