@@ -36,10 +36,11 @@ dist/cli/main.js: $(TS_SRC) tsconfig.json node_modules/.package-lock.json
 typecheck: node_modules/.package-lock.json
 	npx tsc -p tsconfig.test.json
 
-# typescript-eslint, type-aware (eslint.config.js): floating and misused promises. The cache keeps a re-run
-# to the files changed since the last one.
+# typescript-eslint's recommended type-checked rules (eslint.config.js; the cache keeps a re-run to the files
+# changed since the last one); knip (knip.jsonc): unused files, exports and dependencies.
 lint: node_modules/.package-lock.json
 	npx eslint --cache --cache-location build/.eslintcache src test tools
+	npx knip --no-progress
 
 # Validate data/ against its schemas and write the bundle's data document.
 data-check: dist/cli/main.js

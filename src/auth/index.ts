@@ -5,9 +5,8 @@
 export * from "./types.js";
 export { TokenError, wwwAuthenticate } from "./token-error.js";
 export { createAccessTokenVerifier, type PortierAccessTokenVerifier } from "./create-access-token-verifier.js";
-export { validateIdToken, ID_TOKEN_ALGORITHMS, type ValidateIdTokenOptions } from "./validate-id-token.js";
+export { validateIdToken } from "./validate-id-token.js";
 export { halfHash } from "./half-hash.js";
 export { bearerToken } from "./bearer-token.js";
-export { DEFAULT_ALGORITHMS, jwksSource } from "./resolve-options.js";
-export { API_AUDIENCE } from "./classify-access-token.js";
+export { jwksSource } from "./resolve-options.js";
 export { findDuplicateKey } from "./find-duplicate-key.js";

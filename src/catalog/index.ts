@@ -2,7 +2,5 @@
  * The catalog: the route/role table, role catalog and tenant binding of data/, validated.
  */
 export { loadCatalog, bundleData, routeIndex, tenantIndex } from "./load-catalog.js";
-export type { Catalog, RoleEntry, RouteEntry, TenantEntry, RouteIndex, TenantIndex } from "./load-catalog.js";
 export { DataError } from "./data-error.js";
 export { roleNameKey, indexRoleNames, RoleNameError } from "./role-names.js";
-export type { RoleNames } from "./role-names.js";

@@ -19,7 +19,6 @@ export type { IssuerOptions } from "./options.js";
 export { DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE } from "./options.js";
 export type { IssuerClient, IssuerUser } from "./sample-data.js";
 export { DataFileError, loadClients, loadUsers } from "./sample-data.js";
-export { PATHS } from "./context.js";
 
 /** The documented password of every bundled sample user (data/sample/users.json). */
 const SAMPLE_PASSWORD = "portier-dev";

@@ -3,14 +3,11 @@
  * all computed by evaluating the compiled policy.
  */
 export { computeMatrix, samplePath, readCatalog, probeUniverse } from "./compute-matrix.js";
-export type { AccessMatrix, MatrixCell, MatrixProbe, MatrixRole, MatrixRoute, MatrixTenant, ProbeUniverse } from "./compute-matrix.js";
+export type { AccessMatrix } from "./compute-matrix.js";
 export { renderMatrix, MATRIX_FORMATS } from "./render-matrix.js";
-export type { MatrixFormat } from "./render-matrix.js";
 export { diffMatrices, hasChanges, renderDiff, renderDiffMarkdown } from "./diff-matrices.js";
-export type { MatrixDiff, GrantChange, ProbeChange } from "./diff-matrices.js";
 export { loadPolicySource } from "./load-policy-source.js";
 export { explain, explainRequest, explainDecisionInput, describeCaller, renderExplanation } from "./explain.js";
-export type { ExplainRequest, Explanation, CheckOutcome } from "./explain.js";
+export type { ExplainRequest } from "./explain.js";
 export { newerSource } from "./stale-bundle.js";
 export { replayLines, replayLogFile, renderReplay, renderReplayMarkdown } from "./replay.js";
-export type { ReplayReport, ReplayChange } from "./replay.js";
