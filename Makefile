@@ -37,10 +37,12 @@ typecheck: node_modules/.package-lock.json
 	npx tsc -p tsconfig.test.json
 
 # typescript-eslint's recommended type-checked rules (eslint.config.js; the cache keeps a re-run to the files
-# changed since the last one); knip (knip.jsonc): unused files, exports and dependencies.
+# changed since the last one); knip (knip.jsonc): unused files, exports and dependencies; dependency-cruiser
+# (.dependency-cruiser.cjs): every import between src/ folders is an edge of README's dependency graph.
 lint: node_modules/.package-lock.json
 	npx eslint --cache --cache-location build/.eslintcache src test tools
 	npx knip --no-progress
+	npx depcruise src --config .dependency-cruiser.cjs
 
 # Validate data/ against its schemas and write the bundle's data document.
 data-check: dist/cli/main.js

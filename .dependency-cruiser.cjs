@@ -1,0 +1,60 @@
+/**
+ * The dependency graph of src/ that README.md's "Layout" draws, checked by dependency-cruiser (`make lint`).
+ * One entry per top-level folder of src/: the folders it may import (besides itself). A subfolder belongs to its
+ * top-level folder (src/service/decide/ is service), so a new subfolder needs no new rule; a new top-level folder
+ * fails until it is added here and to the README.
+ */
+const ALLOWED = {
+  errors: [],
+  catalog: ["errors"],
+  engine: ["errors"],
+  reload: ["errors"],
+  toolchain: ["catalog", "engine", "errors"],
+  directory: ["catalog", "reload", "errors"],
+  auth: ["reload", "errors"],
+  review: ["engine", "toolchain", "errors"],
+  service: ["engine", "auth", "directory", "catalog", "reload", "errors"],
+  issuer: ["auth", "errors"],
+  cli: ["service", "engine", "auth", "catalog", "toolchain", "review", "issuer", "errors"],
+};
+
+const FOLDERS = Object.keys(ALLOWED);
+const oneOf = (names) => `^src/(${names.join("|")})/`;
+
+module.exports = {
+  forbidden: [
+    ...FOLDERS.map((from) => ({
+      name: `${from}-imports-only-${ALLOWED[from].join("-") || "nothing"}`,
+      comment: `src/${from} may import ${ALLOWED[from].length ? ALLOWED[from].map((f) => `src/${f}`).join(", ") : "nothing else of Portier"} (README "Layout")`,
+      severity: "error",
+      from: { path: `^src/${from}/` },
+      to: { path: "^src/", pathNot: oneOf([from, ...ALLOWED[from]]) },
+    })),
+    {
+      name: "folder-not-in-the-graph",
+      comment: "a top-level folder of src/ that the graph does not list: add it here and to README \"Layout\"",
+      severity: "error",
+      from: { path: "^src/", pathNot: oneOf(FOLDERS) },
+      to: {},
+    },
+    {
+      name: "no-cycles",
+      comment: "modules import one another one way",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "src-not-on-tests-or-tools",
+      comment: "the product never imports test/ or tools/",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^(test|tools)/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+  },
+};
