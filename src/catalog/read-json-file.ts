@@ -3,6 +3,7 @@
  */
 import { readFileSync } from "node:fs";
 import { DataError } from "./data-error.js";
+import { codeOf, messageOf } from "../errors/caught.js";
 
 /** Line and column (1-based) of a character offset. */
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
@@ -16,7 +17,7 @@ function parseJsonText(text: string, file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    const message = (err as Error).message;
+    const message = messageOf(err);
     const m = /position (\d+)/.exec(message);
     if (m) {
       const { line, column } = lineAndColumn(text, Number(m[1]));
@@ -31,7 +32,7 @@ export function readJsonFile(file: string): unknown {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new DataError(file, "", `cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new DataError(file, "", `cannot read (${codeOf(err) ?? messageOf(err)})`);
   }
   return parseJsonText(text, file);
 }

@@ -7,6 +7,7 @@
 import { parseArgs } from "node:util";
 import { PortierError } from "../errors/portier-error.js";
 import { didYouMean } from "../service/did-you-mean.js";
+import { messageOf } from "../errors/caught.js";
 
 export class UsageError extends PortierError {
   static override readonly code = "usage";
@@ -83,9 +84,9 @@ export function parse<const O extends Record<string, OptionSpec>>(argv: string[]
     const r = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
     return r as unknown as { values: { [K in keyof O]?: O[K] extends { type: "boolean" } ? boolean : O[K] extends { multiple: true } ? string[] : string }; positionals: string[] };
   } catch (err) {
-    const unknown = /^Unknown option '(--[^']+)'/.exec((err as Error).message)?.[1];
+    const unknown = /^Unknown option '(--[^']+)'/.exec(messageOf(err))?.[1];
     const hint = unknown ? didYouMean(unknown, Object.keys(options).map((o) => `--${o}`), (s) => s) : "";
-    throw usageError(spec, `${(err as Error).message}${hint}`);
+    throw usageError(spec, `${messageOf(err)}${hint}`);
   }
 }
 

@@ -15,7 +15,7 @@ export interface Failure {
 
 export function failureOf(err: unknown): Failure {
   if (err instanceof HelpRequest) return { exitCode: 0, stdout: err.text };
-  const message = (err as { message?: unknown } | null)?.message;
+  const message = typeof err === "object" && err !== null && "message" in err ? err.message : undefined;
   const detail = err instanceof PortierError && err.detail !== undefined ? `\n  detail: ${err.detail}` : "";
   const stderr = `portier: ${typeof message === "string" ? message : String(err)}${detail}`;
   return { exitCode: err instanceof UsageError ? 2 : 1, stderr };

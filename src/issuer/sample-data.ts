@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import usersSchema from "./schemas/users.schema.json" with { type: "json" };
 import clientsSchema from "./schemas/clients.schema.json" with { type: "json" };
+import { messageOf } from "../errors/caught.js";
 
 export interface IssuerUser {
   sub: string;
@@ -81,13 +82,13 @@ function readValidated<T>(file: string, validate: ValidateFunction<T>): T {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new DataFileError(file, "", `cannot read: ${(err as Error).message}`);
+    throw new DataFileError(file, "", `cannot read: ${messageOf(err)}`);
   }
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new DataFileError(file, "", `not valid JSON: ${(err as Error).message}`);
+    throw new DataFileError(file, "", `not valid JSON: ${messageOf(err)}`);
   }
   if (!validate(doc)) {
     const first = (validate.errors ?? [])[0];

@@ -11,6 +11,7 @@ import { loadEngine, type InProcessEngine } from "../engine/index.js";
 import { buildBundle, UNANNOTATED_ENTRYPOINTS } from "../toolchain/build-bundle.js";
 import { opaPath } from "../toolchain/opa.js";
 import { PROJECT_ROOT } from "../toolchain/project-root.js";
+import { messageOf } from "../errors/caught.js";
 
 /** `unannotated`: entrypoints for policies older than the # METADATA annotations (git revisions only). */
 async function engineFromFolder(folder: string, opa: string, unannotated?: string[]): Promise<InProcessEngine> {
@@ -47,7 +48,7 @@ export async function loadPolicySource(source: string, opts: { opa?: string | un
       return await engineFromFolder(work, opaPath(opts.opa), UNANNOTATED_ENTRYPOINTS);
     } catch (err) {
       // Name the revision, not the temporary folders it was exported and built in.
-      const message = (err as Error).message.split(`${work}/`).join(`${source}:`).replace(/\/[^\s:]*portier-build-[^/\s]+\//g, `${source}:build/`);
+      const message = messageOf(err).split(`${work}/`).join(`${source}:`).replace(/\/[^\s:]*portier-build-[^/\s]+\//g, `${source}:build/`);
       throw new Error(message.startsWith(`${source}`) ? `git revision ${message}` : `git revision ${source}: ${message}`);
     }
   } finally {

@@ -7,6 +7,7 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { DecisionInput, InProcessEngine } from "../engine/index.js";
+import { messageOf } from "../errors/caught.js";
 
 export interface Outcome {
   allow: boolean;
@@ -65,7 +66,7 @@ export async function replayLines(lines: AsyncIterable<string> | Iterable<string
     try {
       entry = JSON.parse(text) as Record<string, unknown>;
     } catch (err) {
-      if (report.malformed.length < MAX_MALFORMED_KEPT) report.malformed.push({ line, error: (err as Error).message });
+      if (report.malformed.length < MAX_MALFORMED_KEPT) report.malformed.push({ line, error: messageOf(err) });
       report.malformedCount++;
       continue;
     }

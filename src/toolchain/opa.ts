@@ -5,6 +5,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./project-root.js";
+import { messageOf } from "../errors/caught.js";
 
 let resolved: string | undefined;
 
@@ -36,7 +37,7 @@ export function runOpa(opa: string, args: string[], cwd = PROJECT_ROOT): Promise
     execFile(opa, args, { cwd, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = (err as { code?: unknown } | null)?.code;
       if (typeof code === "string" && code !== "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") {
-        const cause = START_PROBLEMS[code] ?? (err as Error).message;
+        const cause = START_PROBLEMS[code] ?? messageOf(err);
         reject(new Error(`cannot run opa "${opa}": ${cause} (${code}); pass --opa PATH or set PORTIER_OPA to the pinned opa binary`));
         return;
       }

@@ -10,6 +10,7 @@ import { readableLogDestination } from "../readable-log.js";
 import { parse, usageError, type CommandSpec } from "../args.js";
 import { startDevCallback, type RunningDevCallback } from "../dev-callback.js";
 import { untilSignal } from "../shutdown.js";
+import { codeOf, messageOf } from "../../errors/caught.js";
 
 export const SPEC = {
   name: "portier dev",
@@ -65,8 +66,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     issuer = await startIssuer({ port: issuerPort, host: "127.0.0.1" });
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const why = e.code === "EADDRINUSE" ? "the address is in use by another process; stop it or choose another --issuer-port" : e.message;
+    const why = codeOf(err) === "EADDRINUSE" ? "the address is in use by another process; stop it or choose another --issuer-port" : messageOf(err);
     console.error(`portier dev: cannot start the issuer on 127.0.0.1:${issuerPort}: ${why}`);
     return 1;
   }
@@ -82,7 +82,7 @@ export async function run(argv: string[]): Promise<number> {
       for (const p of err.problems) console.error(`portier dev: ${p}`);
       return 2;
     }
-    console.error(`portier dev: ${(err as Error).message}`);
+    console.error(`portier dev: ${messageOf(err)}`);
     return 1;
   }
   let web: RunningDevCallback;
@@ -90,8 +90,7 @@ export async function run(argv: string[]): Promise<number> {
     web = await startDevCallback({ port: callbackPort, issuerUrl: issuer.url, serviceUrl: service.url });
   } catch (err) {
     await Promise.allSettled([service.close(0), issuer.close()]);
-    const e = err as NodeJS.ErrnoException;
-    const why = e.code === "EADDRINUSE" ? "the address is in use by another process; stop it or choose another --callback-port" : e.message;
+    const why = codeOf(err) === "EADDRINUSE" ? "the address is in use by another process; stop it or choose another --callback-port" : messageOf(err);
     console.error(`portier dev: cannot start the callback server on 127.0.0.1:${callbackPort}: ${why}`);
     return 1;
   }

@@ -5,6 +5,7 @@
  */
 import { computeMatrix, diffMatrices, hasChanges, loadPolicySource, probeUniverse, renderDiff, renderDiffMarkdown } from "../../review/index.js";
 import { OPA_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
+import { messageOf } from "../../errors/caught.js";
 
 const FORMATS = ["text", "md", "json"] as const;
 
@@ -38,7 +39,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(text);
     return hasChanges(diff) ? 1 : 0;
   } catch (err) {
-    console.error(`portier diff: ${(err as Error).message}`);
+    console.error(`portier diff: ${messageOf(err)}`);
     return 2;
   }
 }

@@ -10,6 +10,7 @@ import type { DecisionInput } from "../../engine/index.js";
 import { describeCaller, explainDecisionInput, explainRequest, loadPolicySource, newerSource, readCatalog, renderExplanation, type ExplainRequest } from "../../review/index.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
 import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { messageOf } from "../../errors/caught.js";
 
 export const SPEC = {
   name: "portier explain",
@@ -38,7 +39,7 @@ function readInput(file: string): DecisionInput {
   try {
     doc = JSON.parse(readFileSync(file, "utf8"));
   } catch (err) {
-    throw usageError(SPEC, `--input ${file}: ${(err as Error).message}`);
+    throw usageError(SPEC, `--input ${file}: ${messageOf(err)}`);
   }
   const input = doc && typeof doc === "object" && "input" in doc ? doc.input : doc;
   if (!input || typeof input !== "object" || Array.isArray(input)) throw usageError(SPEC, `--input ${file}: must be a JSON object (a decision input, or a log line with "input")`);

@@ -4,6 +4,7 @@
  */
 import { createAccessTokenVerifier, validateIdToken, TokenError, jwksSource } from "../../auth/index.js";
 import { HelpRequest, parse, renderHelp, usageLine, type CommandSpec } from "../args.js";
+import { messageOf } from "../../errors/caught.js";
 
 export const SPEC = {
   name: "portier id-token",
@@ -43,7 +44,7 @@ export async function run(argv: string[], io: CommandIo = defaultIo): Promise<nu
       io.out(renderHelp(SPEC));
       return 0;
     }
-    io.err((err as Error).message);
+    io.err(messageOf(err));
     return 2;
   }
   const { values, positionals } = parsed;
@@ -71,7 +72,7 @@ export async function run(argv: string[], io: CommandIo = defaultIo): Promise<nu
       cacheSize: 0,
     });
   } catch (err) {
-    io.err(`${(err as Error).message}\n${USAGE}`);
+    io.err(`${messageOf(err)}\n${USAGE}`);
     return 2;
   }
   try {
@@ -91,7 +92,7 @@ export async function run(argv: string[], io: CommandIo = defaultIo): Promise<nu
       io.err(`invalid ID token: ${err.code}: ${err.message}`);
       return 1;
     }
-    io.err(`id-token validate failed: ${(err as Error)?.message ?? String(err)}`);
+    io.err(`id-token validate failed: ${messageOf(err)}`);
     return 1;
   } finally {
     verifier.close();

@@ -6,6 +6,7 @@ import { pino } from "pino";
 import { startIssuer, DEFAULT_CLIENTS_FILE, DEFAULT_USERS_FILE } from "../../issuer/index.js";
 import { parse, usageError, type CommandSpec } from "../args.js";
 import { untilSignal } from "../shutdown.js";
+import { messageOf } from "../../errors/caught.js";
 
 export const SPEC = {
   name: "portier issuer",
@@ -40,7 +41,7 @@ export async function run(argv: string[]): Promise<number> {
       codeTtlSec: integer("--code-ttl", values["code-ttl"], 300, 1, 3600),
     };
   } catch (err) {
-    throw usageError(SPEC, (err as Error).message);
+    throw usageError(SPEC, messageOf(err));
   }
 
   const host = values.host ?? "127.0.0.1";
@@ -60,7 +61,7 @@ export async function run(argv: string[]): Promise<number> {
       ...ttls,
     });
   } catch (err) {
-    process.stderr.write(`portier issuer: cannot start: ${(err as Error).message}\n`);
+    process.stderr.write(`portier issuer: cannot start: ${messageOf(err)}\n`);
     return 1;
   }
 

@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { loadPolicySource, renderReplay, renderReplayMarkdown, replayLogFile } from "../../review/index.js";
 import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { messageOf } from "../../errors/caught.js";
 
 export const SPEC = {
   name: "portier replay",
@@ -41,7 +42,7 @@ export async function run(argv: string[]): Promise<number> {
     const failing = failOn === "new-allows" ? report.newlyAllowed > 0 : report.changes.length > 0;
     return failing ? 1 : 0;
   } catch (err) {
-    console.error(`portier replay: ${(err as Error).message}`);
+    console.error(`portier replay: ${messageOf(err)}`);
     return 2;
   }
 }

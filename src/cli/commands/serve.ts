@@ -9,6 +9,7 @@ import { loadConfig, ConfigError, startService, SERVICE_OPTIONS, type RunningSer
 import { parse, type CommandSpec } from "../args.js";
 import { untilSignal } from "../shutdown.js";
 import { superviseWorkers, type WorkerMessage } from "../supervise-workers.js";
+import { messageOf } from "../../errors/caught.js";
 
 export const SPEC = {
   name: "portier serve",
@@ -55,7 +56,7 @@ async function runSingle(config: ServiceConfig): Promise<number> {
   try {
     service = await startService(config);
   } catch (err) {
-    console.error(`portier serve: ${(err as Error).message}`);
+    console.error(`portier serve: ${messageOf(err)}`);
     return 1;
   }
   announce(service);
@@ -82,7 +83,7 @@ async function runWorker(config: ServiceConfig): Promise<number> {
   try {
     service = await startService(config);
   } catch (err) {
-    await toPrimary({ portier: "start_failed", message: (err as Error).message });
+    await toPrimary({ portier: "start_failed", message: messageOf(err) });
     return 1;
   }
   announce(service);

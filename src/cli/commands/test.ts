@@ -12,6 +12,7 @@ import { renderJunit } from "../../toolchain/policy-test-junit.js";
 import { runPolicyTests, type PolicyTestCase, type PolicyTestReport } from "../../toolchain/run-policy-tests.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
 import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { messageOf } from "../../errors/caught.js";
 
 export const SPEC = {
   name: "portier test",
@@ -67,7 +68,7 @@ export async function run(argv: string[]): Promise<number> {
     report = await runPolicyTests({ opa: opaPath(values.opa), projectDir: project, dataDir: data.dir });
   } catch (err) {
     // Still close with the policy line, so that a log read from its end never misses that nothing ran.
-    console.error(`portier: ${(err as Error).message}`);
+    console.error(`portier: ${messageOf(err)}`);
     say("policy: not run (see the error above)");
     return 1;
   }
