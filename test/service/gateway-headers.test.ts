@@ -37,7 +37,10 @@ const TEACHER_TOKEN = "@teacher-token@";
 const bearer = () => ["Authorization", `Bearer ${TEACHER_TOKEN}`];
 const withTokens = (headers: string[]) => headers.map((h) => h.replaceAll(TEACHER_TOKEN, teacher));
 const nginx = (uri = ALLOWED, method = "GET") => ["X-Original-Method", method, "X-Original-URI", uri];
-const forwarded = (uri = ALLOWED, method = "GET") => ["X-Forwarded-Method", method, "X-Forwarded-Uri", uri];
+/** What Caddy's forward_auth sets on every auth request (seen through caddy 2.6: it overwrites a client's X-Forwarded-Host). */
+const forwarded = (uri = ALLOWED, method = "GET") => ["X-Forwarded-Method", method, "X-Forwarded-Uri", uri, "X-Forwarded-Host", "api.example"];
+/** The same without X-Forwarded-Host, which Caddy and Traefik always send. */
+const hostless = (uri = ALLOWED, method = "GET") => ["X-Forwarded-Method", method, "X-Forwarded-Uri", uri];
 /** Traefik forwardAuth's own headers (pkg/middlewares/auth/forward.go: writeHeader). */
 const traefik = (uri = ALLOWED, method = "GET") => [
   "X-Forwarded-For", "127.0.0.1", "X-Forwarded-Method", method, "X-Forwarded-Proto", "http", "X-Forwarded-Port", "80", "X-Forwarded-Host", "api.example", "X-Forwarded-Uri", uri,
@@ -74,6 +77,15 @@ const CASES: Case[] = [
   { why: "traefik: the headers Traefik sets", endpoint: "traefik", headers: [...bearer(), ...traefik()], status: 200, reason: "allowed" },
   { why: "traefik: a client's X-Original-URI copied by Traefik is refused", endpoint: "traefik", headers: [...bearer(), ...traefik(REFUSED), "X-Original-URI", ALLOWED], status: 403, reason: "request_invalid" },
   { why: "traefik: the other family only", endpoint: "traefik", headers: [...bearer(), ...nginx()], status: 403, reason: "request_invalid" },
+  // Issue 17 item 3: Caddy and Traefik always send X-Forwarded-Host; a request without it (or with it empty, or only
+  // in a spelling that is another header) did not come from them.
+  ...(["caddy", "traefik"] as const).flatMap((endpoint): Case[] => [
+    { why: `${endpoint}: X-Forwarded-Host missing`, endpoint, headers: [...bearer(), ...hostless()], status: 403, reason: "request_invalid" },
+    { why: `${endpoint}: X-Forwarded-Host empty`, endpoint, headers: [...bearer(), ...hostless(), "X-Forwarded-Host", ""], status: 403, reason: "request_invalid" },
+    { why: `${endpoint}: X-Forwarded-Host only as X_Forwarded_Host`, endpoint, headers: [...bearer(), ...hostless(), "X_Forwarded_Host", "api.example"], status: 403, reason: "request_invalid" },
+    { why: `${endpoint}: X-Forwarded-Method empty`, endpoint, headers: [...bearer(), "X-Forwarded-Method", "", "X-Forwarded-Uri", ALLOWED, "X-Forwarded-Host", "api.example"], status: 403, reason: "request_invalid" },
+  ]),
+  { why: "nginx: X-Original-URI missing", endpoint: "nginx", headers: [...bearer(), "X-Original-Method", "GET"], status: 403, reason: "request_invalid" },
   { why: "the generic /forward-auth is not served", endpoint: "", headers: [...bearer(), ...nginx()], status: 403, reason: "request_invalid" },
   { why: "an unknown gateway family", endpoint: "haproxy", headers: [...bearer(), ...nginx()], status: 403, reason: "request_invalid" },
   // Item 5: exactly one Authorization header.
