@@ -72,6 +72,35 @@ describe("--jwks FILE", () => {
     expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: fresh })).json).toMatchObject({ allow: false, reason: "kid_unknown" });
     expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: await userToken(k2, TEACHER) })).json.allow).toBe(true);
   }, 60_000);
+
+  // Issue 17 item 4: {"keys":[]} used to be accepted, /ready 200 with no problem while every token was kid_unknown.
+  it.each([
+    { why: "an empty key set", doc: () => ({ keys: [] }) },
+    { why: "a set whose only key is for encryption", doc: (k: Awaited<ReturnType<typeof makeKeys>>) => ({ keys: [{ ...k.publicJwk, use: "enc" }] }) },
+  ])("$why is refused: the old keys keep verifying, /ready, metrics and the log report it", async ({ doc }) => {
+    const { keys, jwks } = await keyFile();
+    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks]);
+    const token = await userToken(keys, TEACHER);
+    replace(jwks, JSON.stringify(doc(keys)));
+    await until(async () => (await ready(svc.url)).keys.refreshFailures > 0);
+    const res = await fetch(`${svc.url}/ready`);
+    const r = (await res.json()) as any;
+    expect(res.status).toBe(200);
+    expect(r.keys).toMatchObject({ ready: true, keyCount: 1 });
+    expect(r.problems.join("\n")).toMatch(/keys: last refresh failed, cached keys in use: the JWKS has no key usable to verify signatures/);
+    expect(await metrics(svc.url)).toContain("portier_keys_last_refresh_failed 1");
+    await until(() => svc.output().includes('"event":"keys_refused"'));
+    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json).toMatchObject({ allow: false, reason: "not_synced" });
+  }, 60_000);
+
+  it("an empty key set at start is a start-up failure naming the file and the fix", async () => {
+    const dir = tempDir();
+    const jwks = join(dir, "jwks.json");
+    writeFileSync(jwks, '{"keys":[]}');
+    await expect(serve(["--issuer", ISSUER, "--jwks", jwks])).rejects.toThrow(
+      /^config\.jwks: .*jwks\.json: the JWKS has no key usable to verify signatures \(0 keys\); .*\(pass a JWKS file: \{"keys": \[\.\.\.\]\}\)$/,
+    );
+  }, 60_000);
 });
 
 describe("--bundle-url status", () => {
