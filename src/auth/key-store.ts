@@ -33,6 +33,13 @@ export interface ResolvedKey {
   key: CryptoKey | Uint8Array;
 }
 
+/**
+ * While no key set is loaded, a URL source (JWKS or discovery) is retried after 1 s, doubling up to 10 s, so
+ * keys arrive within about 10 s of the issuer answering again (the refresh interval and the kid cooldown
+ * are minutes and tens of seconds). README "Reloads fail safe", Keys.
+ */
+export const UNLOADED_RETRY_MS = { first: 1000, max: 10_000 } as const;
+
 /** A JWKS document is small; anything bigger is refused before parsing. */
 const MAX_JWKS_BYTES = 1024 * 1024;
 
@@ -54,6 +61,8 @@ export class KeyStore {
   private inflight: Promise<boolean> | undefined;
   private lastKidRefresh = -Infinity;
   private listeners: Listener[] = [];
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
   private readonly reloader: Reloader<KeySet>;
   readonly source: string;
 
@@ -104,10 +113,26 @@ export class KeyStore {
   start(intervalMs: number, watch = true): void {
     if (this.opts.jwks) return;
     if (this.opts.jwksFile) this.reloader.watchFile({ watch, debounceMs: 100, intervalMs });
-    else if (intervalMs > 0) this.reloader.poll({ intervalMs });
+    else {
+      if (intervalMs > 0) this.reloader.poll({ intervalMs });
+      this.retryUntilLoaded(UNLOADED_RETRY_MS.first);
+    }
+  }
+
+  /** Until a set is loaded: one attempt after delayMs, then again after twice that, at most UNLOADED_RETRY_MS.max. */
+  private retryUntilLoaded(delayMs: number): void {
+    if (this.closed || this.loaded) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.refresh().then(() => this.retryUntilLoaded(Math.min(delayMs * 2, UNLOADED_RETRY_MS.max)));
+    }, delayMs);
+    // Like the reloader's own timers: never what keeps a process alive.
+    this.retryTimer.unref();
   }
 
   close(): void {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
     this.reloader.close();
   }
 

@@ -11,6 +11,8 @@ import type { AddressInfo } from "node:net";
 import { createGzip } from "node:zlib";
 import { join } from "node:path";
 import { bundleWithRevision } from "./bundles.js";
+import { freePort } from "../support/free-port.js";
+import { UNLOADED_RETRY_MS } from "../../src/auth/key-store.js";
 import { ISSUER, RECORDS, TEACHER, ADULT_STUDENT, decide, makeKeys, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
 
 const running: InProcessService[] = [];
@@ -100,6 +102,39 @@ describe("--jwks FILE", () => {
     await expect(serve(["--issuer", ISSUER, "--jwks", jwks])).rejects.toThrow(
       /^config\.jwks: .*jwks\.json: the JWKS has no key usable to verify signatures \(0 keys\); .*\(pass a JWKS file: \{"keys": \[\.\.\.\]\}\)$/,
     );
+  }, 60_000);
+});
+
+// Issue 17 item 5: keys from a URL that was down at start came 30 s after it answered again (the kid cooldown).
+describe("keys from a URL that refuses connections at start", () => {
+  it.each([
+    { source: "--jwks URL", args: (origin: string) => ["--issuer", ISSUER, "--jwks", `${origin}/jwks`], iss: () => ISSUER },
+    { source: "discovery", args: (origin: string) => ["--issuer", origin], iss: (origin: string) => origin },
+  ])("$source: the first allow comes within the back-off bound of the issuer answering", async ({ args, iss }) => {
+    const keys = await makeKeys();
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const svc = await serve([...args(origin), "--directory", writeDirectory(tempDir(), RECORDS)]);
+    const token = await userToken(keys, TEACHER, { iss: iss(origin) });
+    const allowed = async () => (await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.allow === true;
+    // Down: nothing listens on the port. A request meanwhile uses up the kid cooldown (one attempt per 30 s).
+    await until(async () => (await ready(svc.url)).keys.refreshFailures >= 1, 10_000);
+    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("keys_unavailable");
+    expect((await ready(svc.url)).keys.lastError).toMatch(/ECONNREFUSED/);
+    // Up again, from this moment.
+    const server = createServer((req, res) => {
+      if (req.url === "/.well-known/openid-configuration") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: origin, jwks_uri: `${origin}/jwks` }));
+      if (req.url === "/jwks") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys.jwks));
+      res.writeHead(404).end();
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+    const up = Date.now();
+    await until(allowed, 20_000, 100);
+    const waited = Date.now() - up;
+    // The back-off is 1 s doubling to 10 s: the next retry is never more than 10 s away (here about 1-2 s).
+    expect(waited).toBeLessThan(UNLOADED_RETRY_MS.max);
+    expect((await ready(svc.url)).keys).toMatchObject({ ready: true, keyCount: 1 });
   }, 60_000);
 });
 
