@@ -167,6 +167,36 @@ describe("--bundle-url status", () => {
     expect(r.policy.lastSuccessfulRequest >= r.policy.lastSuccessfulActivation).toBe(true);
     expect(await metrics(svc.url)).toContain("portier_policy_last_load_failed 0");
   }, 60_000);
+
+  // Issue 17 item 9: the ETag of a refused bundle is never sent back, so the server cannot answer 304 to it
+  // (which would count as a success and clear the error): the same broken bundle is fetched again after back-off.
+  it("a refused bundle is reported until a valid one loads; its ETag is not sent back", async () => {
+    const { jwks } = await keyFile();
+    const bundles = { "r-1": await bundleWithRevision("r-1"), broken: Buffer.from("not a bundle"), "r-2": await bundleWithRevision("r-2") };
+    let current: keyof typeof bundles = "r-1";
+    const asked: { ifNoneMatch: string | undefined; served: string }[] = [];
+    const host = await listen((req, res) => {
+      const ifNoneMatch = req.headers["if-none-match"];
+      if (ifNoneMatch === `"${current}"`) return (asked.push({ ifNoneMatch, served: "304" }), res.writeHead(304).end());
+      asked.push({ ifNoneMatch, served: current });
+      res.writeHead(200, { etag: `"${current}"` }).end(bundles[current]);
+    });
+    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--bundle-url", `http://${host}/b.tar.gz`, "--bundle-poll-seconds", "0.1"]);
+    await until(() => asked.some((a) => a.served === "304"));
+    current = "broken";
+    const brokenServed = () => asked.filter((a) => a.served === "broken").length;
+    await until(() => brokenServed() >= 3, 20_000);
+    const r = await ready(svc.url);
+    expect(r.policy.revision).toBe("r-1");
+    expect(r.problems.join()).toContain("policy: last reload refused, revision r-1 keeps serving");
+    expect(await metrics(svc.url)).toContain("portier_policy_last_load_failed 1");
+    const afterBroken = asked.slice(asked.findIndex((a) => a.served === "broken"));
+    expect(afterBroken.map((a) => a.ifNoneMatch), JSON.stringify(asked)).not.toContain('"broken"');
+    expect(afterBroken.map((a) => a.served)).not.toContain("304");
+    current = "r-2";
+    await until(async () => (await ready(svc.url)).policy.revision === "r-2", 20_000);
+    expect((await ready(svc.url)).problems).toEqual([]);
+  }, 60_000);
 });
 
 describe("directory guards", () => {
