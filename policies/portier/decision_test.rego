@@ -110,6 +110,10 @@ document_cases := {
 	],
 	# would_deny only when the role check was reached (issue 17 item 9): not for application tokens, which
 	# are not role-restricted, nor after an earlier denial, even when the roles would fail the check too.
+	# Methods are compared upper-case (issue 17 item 9): a lower-case GET is a GET, a lower-case DELETE a DELETE.
+	"lower-case get": [_request("get", "/v1/roles", client_token, [], false), {"allow": true}],
+	"mixed-case Head": [_request("Head", "/v1/roles", client_token, [], false), {"allow": true}],
+	"lower-case delete": [_request("delete", "/v1/roles", client_token, [], false), {"allow": false, "reason": "method_not_allowed"}],
 	"audit mode, application token on a role-listed route": [
 		_audit(_get("/v2/ORG001/elevesJeunes", client_token, [], false)),
 		{"allow": true, "reason": "allowed", "mode": "audit", "deprecated": false, "would_deny": null},

@@ -175,3 +175,33 @@ describe("POST /decide: one authorization in headers", () => {
     expect(res.json.allow).toBe(true);
   });
 });
+
+// Issue 17 item 9: methods are case-insensitive on the way in and decided upper-case (the policy input and its
+// messages say DELETE, never delete). Method names are case-sensitive in HTTP, but a gateway or sidecar that
+// lower-cases one must neither be refused nor let a DELETE through as something else.
+describe("a lower-case method is decided as upper-case", () => {
+  const CASES_BY_METHOD = [
+    { method: "get", allow: true, message: /is allowed/ },
+    { method: "head", allow: true, message: /is allowed/ },
+    { method: "Get", allow: true, message: /is allowed/ },
+    { method: "delete", allow: false, message: /^method DELETE is not allowed/ },
+    { method: "post", allow: false, message: /^method POST is not allowed/ },
+  ];
+
+  it.each(CASES_BY_METHOD)("POST /decide, method $method", async ({ method, allow, message }) => {
+    const res = await decide(svc.url, { method, path: ALLOWED, token: teacher });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ allow, reason: allow ? "allowed" : "method_not_allowed" });
+    expect(res.json.message).toMatch(message);
+  });
+
+  it.each(CASES_BY_METHOD.flatMap((c) => (["nginx", "caddy", "traefik"] as const).map((endpoint) => ({ ...c, endpoint }))))(
+    "/forward-auth/$endpoint, method $method",
+    async ({ method, allow, endpoint }) => {
+      const headers = endpoint === "nginx" ? nginx(ALLOWED, method) : endpoint === "caddy" ? forwarded(ALLOWED, method) : traefik(ALLOWED, method);
+      const res = await send(svc.url, `/forward-auth/${endpoint}`, { headers: withTokens([...bearer(), ...headers]) });
+      expect(res.status).toBe(allow ? 200 : 403);
+      expect(res.headers["x-portier-reason"]).toBe(allow ? "allowed" : "method_not_allowed");
+    },
+  );
+});
