@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { ISSUER, RECORDS, TEACHER, decide, makeKeys, machineToken, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
 import { send } from "../e2e/harness/http.js";
 import { PORTIER_HEADERS } from "../../src/service/gateway-headers.js";
+import { MAX_PATH_BYTES } from "../../src/engine/index.js";
 
 let svc: InProcessService;
 let teacher: string;
@@ -204,4 +205,21 @@ describe("a lower-case method is decided as upper-case", () => {
       expect(res.headers["x-portier-reason"]).toBe(allow ? "allowed" : "method_not_allowed");
     },
   );
+});
+
+// Issue 17 item 9: a path of exactly MAX_PATH_BYTES is judged (no route has it: route_unknown), one byte more is
+// path_invalid, whether it comes in a /decide body or in a gateway's URI header.
+describe("the path length limit, end to end", () => {
+  const atLimit = `/v2/ORG001/${"a".repeat(MAX_PATH_BYTES - "/v2/ORG001/".length)}`;
+  it.each([
+    { why: "exactly the limit", path: atLimit, reason: "route_unknown" },
+    { why: "one byte more", path: `${atLimit}b`, reason: "path_invalid" },
+  ])("$why: $reason", async ({ path, reason }) => {
+    const res = await decide(svc.url, { method: "GET", path, token: teacher });
+    expect(res.json.reason).toBe(reason);
+    const viaNginx = await send(svc.url, "/forward-auth/nginx", { headers: withTokens([...bearer(), ...nginx(path)]) });
+    expect(viaNginx.headers["x-portier-reason"]).toBe(reason);
+    const viaCaddy = await send(svc.url, "/forward-auth/caddy", { headers: withTokens([...bearer(), ...forwarded(path)]) });
+    expect(viaCaddy.headers["x-portier-reason"]).toBe(reason);
+  });
 });
