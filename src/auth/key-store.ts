@@ -124,6 +124,8 @@ export class KeyStore {
     if (this.closed || this.loaded) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
+      // Loaded meanwhile (the first attempt was still running when this was scheduled): nothing to retry.
+      if (this.loaded) return;
       void this.refresh().then(() => this.retryUntilLoaded(Math.min(delayMs * 2, UNLOADED_RETRY_MS.max)));
     }, delayMs);
     // Like the reloader's own timers: never what keeps a process alive.

@@ -307,3 +307,13 @@ describe("keys never loaded yet: retried on a short back-off", () => {
     await until(() => v.status().ready, UNLOADED_RETRY_MS.max + 2_000);
   }, 30_000);
 });
+
+describe("keys loaded at the first attempt", () => {
+  it("no retry follows: the JWKS is fetched once until the poll or an unknown kid", async () => {
+    const { issuer } = await setup({ refreshCooldownMs: 60_000 });
+    const before = issuer.jwksHits;
+    // Past the first retry's time (1 s): it must not fetch, since the keys loaded before it fired.
+    await new Promise((r) => setTimeout(r, UNLOADED_RETRY_MS.first + 500));
+    expect(issuer.jwksHits - before).toBe(0);
+  });
+});
