@@ -108,6 +108,20 @@ document_cases := {
 		_audit(_get("/v2/ORG002/centres", user_token, [], true)),
 		{"allow": false, "reason": "tenant_mismatch", "mode": "audit", "would_deny": null},
 	],
+	# would_deny only when the role check was reached (issue 17 item 9): not for application tokens, which
+	# are not role-restricted, nor after an earlier denial, even when the roles would fail the check too.
+	# Methods are compared upper-case (issue 17 item 9): a lower-case GET is a GET, a lower-case DELETE a DELETE.
+	"lower-case get": [_request("get", "/v1/roles", client_token, [], false), {"allow": true}],
+	"mixed-case Head": [_request("Head", "/v1/roles", client_token, [], false), {"allow": true}],
+	"lower-case delete": [_request("delete", "/v1/roles", client_token, [], false), {"allow": false, "reason": "method_not_allowed"}],
+	"audit mode, application token on a role-listed route": [
+		_audit(_get("/v2/ORG001/elevesJeunes", client_token, [], false)),
+		{"allow": true, "reason": "allowed", "mode": "audit", "deprecated": false, "would_deny": null},
+	],
+	"audit mode, tenant mismatch and failing roles": [
+		_audit(_get("/v2/ORG002/elevesJeunes", user_token, ["eleve_jeune"], true)),
+		{"allow": false, "reason": "tenant_mismatch", "mode": "audit", "deprecated": false, "would_deny": null},
+	],
 	"audit mode, passing role check": [
 		_audit(_get("/v1/roles", user_token, [], true)),
 		{"allow": true, "mode": "audit", "deprecated": true, "would_deny": null},

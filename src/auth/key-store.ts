@@ -2,8 +2,10 @@
  * The issuer's public keys: loaded from a JWKS file, a JWKS URL, or the URL named by OpenID discovery,
  * through the common reload mechanism (src/reload): a file is watched and re-read when it changed, a URL
  * is fetched every refresh interval; a set that cannot be read or parsed is refused and the last good
- * set stays (status() shows the error). Refreshes on an unknown kid at most once per cooldown, and tells
- * listeners which keys disappeared so what they signed is forgotten.
+ * set stays (status() shows the error), and so is a set with no key usable to verify signatures
+ * (unusableReason): an empty set would look loaded while every token fails kid_unknown. Refreshes on an
+ * unknown kid at most once per cooldown, and tells listeners which keys disappeared so what they signed is
+ * forgotten.
  * Keys named inside a token (jku, x5u, jwk, x5c) are never looked at: lookup is by kid only.
  */
 import { readFile, stat } from "node:fs/promises";
@@ -31,6 +33,13 @@ export interface ResolvedKey {
   key: CryptoKey | Uint8Array;
 }
 
+/**
+ * While no key set is loaded, a URL source (JWKS or discovery) is retried after 1 s, doubling up to 10 s, so
+ * keys arrive within about 10 s of the issuer answering again (the refresh interval and the kid cooldown
+ * are minutes and tens of seconds). README "Reloads fail safe", Keys.
+ */
+export const UNLOADED_RETRY_MS = { first: 1000, max: 10_000 } as const;
+
 /** A JWKS document is small; anything bigger is refused before parsing. */
 const MAX_JWKS_BYTES = 1024 * 1024;
 
@@ -52,6 +61,8 @@ export class KeyStore {
   private inflight: Promise<boolean> | undefined;
   private lastKidRefresh = -Infinity;
   private listeners: Listener[] = [];
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
   private readonly reloader: Reloader<KeySet>;
   readonly source: string;
 
@@ -102,10 +113,28 @@ export class KeyStore {
   start(intervalMs: number, watch = true): void {
     if (this.opts.jwks) return;
     if (this.opts.jwksFile) this.reloader.watchFile({ watch, debounceMs: 100, intervalMs });
-    else if (intervalMs > 0) this.reloader.poll({ intervalMs });
+    else {
+      if (intervalMs > 0) this.reloader.poll({ intervalMs });
+      this.retryUntilLoaded(UNLOADED_RETRY_MS.first);
+    }
+  }
+
+  /** Until a set is loaded: one attempt after delayMs, then again after twice that, at most UNLOADED_RETRY_MS.max. */
+  private retryUntilLoaded(delayMs: number): void {
+    if (this.closed || this.loaded) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      // Loaded meanwhile (the first attempt was still running when this was scheduled): nothing to retry.
+      if (this.loaded) return;
+      void this.refresh().then(() => this.retryUntilLoaded(Math.min(delayMs * 2, UNLOADED_RETRY_MS.max)));
+    }, delayMs);
+    // Like the reloader's own timers: never what keeps a process alive.
+    this.retryTimer.unref();
   }
 
   close(): void {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
     this.reloader.close();
   }
 
@@ -146,10 +175,14 @@ export class KeyStore {
     if (text === this.reloader.current?.text) return NOT_MODIFIED;
     const set = parseJson(text, "the JWKS") as { keys?: unknown } | null;
     if (!set || !Array.isArray(set.keys)) throw new Error("the JWKS has no keys array");
-    // Only public signing keys; never symmetric ones.
-    const keys = (set.keys as JWK[]).filter(
-      (k) => k && typeof k === "object" && (k.kty === "RSA" || k.kty === "EC" || k.kty === "OKP") && (k.use === undefined || k.use === "sig") && k.d === undefined,
-    );
+    // Only public signing keys; never symmetric ones. A set with none is refused like an empty directory:
+    // it would turn every token into kid_unknown while looking loaded (the previous set keeps verifying).
+    const given = set.keys as unknown[];
+    const keys = given.filter((k): k is JWK => unusableReason(k) === undefined);
+    if (keys.length === 0) {
+      const why = given.slice(0, 3).map((k, i) => `key ${i}${kidOf(k)}: ${unusableReason(k)}`);
+      throw new Error(`the JWKS has no key usable to verify signatures (${given.length} keys${why.length ? `; ${why.join("; ")}${given.length > 3 ? "; ..." : ""}` : ""}); it needs at least one public RSA, EC or OKP key for signing`);
+    }
     return { keys, text };
   }
 
@@ -211,6 +244,47 @@ export class KeyStore {
   has(id: string | undefined): boolean {
     return id !== undefined && this.keys.some((k) => keyId(k) === id);
   }
+}
+
+/** The asymmetric JWS algorithms each key type can verify (RFC 7518 3.1, RFC 8037), and the curves it may have. */
+const VERIFYING: Record<string, { algs: string[]; curves?: Record<string, string | undefined> }> = {
+  RSA: { algs: ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512"] },
+  EC: { algs: ["ES256", "ES384", "ES512"], curves: { "P-256": "ES256", "P-384": "ES384", "P-521": "ES512" } },
+  OKP: { algs: ["EdDSA", "Ed25519"], curves: { Ed25519: undefined, Ed448: undefined } },
+};
+
+/**
+ * Why a JWKS entry cannot verify a token signature, or undefined when it can: it must be a public key of an
+ * asymmetric type (RSA, EC, OKP on a signing curve), without private members, whose `use` (if any) is "sig",
+ * whose `key_ops` (if any) include "verify", and whose own `alg` (if any) is a signature algorithm of its type
+ * (RFC 7517 4.2-4.4). Such keys are dropped from the set; a set of none is refused.
+ */
+export function unusableReason(k: unknown): string | undefined {
+  if (!k || typeof k !== "object" || Array.isArray(k)) return "not a JSON object";
+  const jwk = k as JWK;
+  const type = typeof jwk.kty === "string" && Object.hasOwn(VERIFYING, jwk.kty) ? VERIFYING[jwk.kty] : undefined;
+  if (!type) return `kty ${shown(jwk.kty)} is not RSA, EC or OKP`;
+  if (jwk.d !== undefined) return "a private key (has d)";
+  if (jwk.use !== undefined && jwk.use !== "sig") return `use ${shown(jwk.use)} is not "sig"`;
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes("verify"))) return 'key_ops without "verify"';
+  if (type.curves && !(typeof jwk.crv === "string" && Object.hasOwn(type.curves, jwk.crv))) return `crv ${shown(jwk.crv)} is not a signing curve of ${jwk.kty}`;
+  if (jwk.alg !== undefined) {
+    if (typeof jwk.alg !== "string" || !type.algs.includes(jwk.alg)) return `alg ${shown(jwk.alg)} is not a signature algorithm of ${jwk.kty}`;
+    const curveAlg = type.curves?.[jwk.crv!];
+    if (curveAlg !== undefined && curveAlg !== jwk.alg) return `alg ${jwk.alg} does not fit crv ${jwk.crv}`;
+  }
+  return undefined;
+}
+
+/** A member's value for an error message: JSON, at most 40 characters (the document comes from outside). */
+function shown(v: unknown): string {
+  const text = JSON.stringify(v) ?? "none";
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+function kidOf(k: unknown): string {
+  const kid = k && typeof k === "object" ? (k as { kid?: unknown }).kid : undefined;
+  return kid === undefined ? "" : ` (kid ${shown(kid)})`;
 }
 
 function resolvedKey(kid: string | undefined, alg: string): string {

@@ -4,7 +4,8 @@
  * Each forward-auth endpoint reads only the headers its gateway family sets itself on every auth request
  * (nginx: X-Original-Method/-URI from the shipped config; Caddy and Traefik: X-Forwarded-Method/-Uri/-Host,
  * which they overwrite), from `rawHeaders` so that duplicates are seen (Node folds or drops them in
- * `req.headers`). A request that also carries the other family's method/URI headers, or several values of
+ * `req.headers`). Every header of the family is required and must not be empty (the GATEWAY_FAMILIES table):
+ * a request missing one did not come through that gateway. A request that also carries the other family's method/URI headers, or several values of
  * one trusted header, is refused: some gateway copied a client's header, and Portier cannot tell whose
  * value is the real one. Every adapter also requires at most one Authorization header.
  */
@@ -19,16 +20,20 @@ interface FamilyHeaders {
   uri: string;
   /** Headers of this family: each may appear at most once. */
   own: string[];
+  /** Headers of this family the gateway sets on every auth request: each must be present and not empty. */
+  required: string[];
   /** The other family's method/URI headers: their presence refuses the request. */
   foreign: string[];
 }
 
 const ORIGINAL = ["X-Original-Method", "X-Original-URI"];
 const FORWARDED = ["X-Forwarded-Method", "X-Forwarded-Uri"];
-const FORWARDED_FAMILY: FamilyHeaders = { method: "X-Forwarded-Method", uri: "X-Forwarded-Uri", own: [...FORWARDED, "X-Forwarded-Host"], foreign: ORIGINAL };
+/** Caddy and Traefik set X-Forwarded-Host on every auth request (the client's Host): a request without it did not come from them. */
+const FORWARDED_OWN = [...FORWARDED, "X-Forwarded-Host"];
+const FORWARDED_FAMILY: FamilyHeaders = { method: "X-Forwarded-Method", uri: "X-Forwarded-Uri", own: FORWARDED_OWN, required: FORWARDED_OWN, foreign: ORIGINAL };
 
 const GATEWAY_FAMILIES: Record<GatewayFamily, FamilyHeaders> = {
-  nginx: { method: "X-Original-Method", uri: "X-Original-URI", own: ORIGINAL, foreign: FORWARDED },
+  nginx: { method: "X-Original-Method", uri: "X-Original-URI", own: ORIGINAL, required: ORIGINAL, foreign: FORWARDED },
   caddy: FORWARDED_FAMILY,
   traefik: FORWARDED_FAMILY,
 };
@@ -94,9 +99,10 @@ export function readForwardAuth(req: IncomingMessage, family: GatewayFamily): Ga
   }
   const repeated = spec.own.filter((n) => (seen.get(n)?.length ?? 0) > 1);
   if (repeated.length > 0) return { ok: false, message: `several ${repeated.join(", ")} headers: exactly one is expected` };
-  const method = seen.get(spec.method)?.[0];
-  const uri = seen.get(spec.uri)?.[0];
-  if (!method || !uri) return { ok: false, message: `${spec.method} and ${spec.uri} are required (set by the gateway)` };
+  const absent = spec.required.filter((n) => !seen.get(n)?.[0]);
+  if (absent.length > 0) return { ok: false, message: `${absent.join(", ")} missing or empty: /forward-auth/${family} requires ${spec.required.join(", ")} (set by the gateway on every auth request)` };
+  const method = seen.get(spec.method)![0]!;
+  const uri = seen.get(spec.uri)![0]!;
   return { ok: true, request: { method, path: uriFromHeader(uri), ...credentials(seen.get("Authorization")) } };
 }
 

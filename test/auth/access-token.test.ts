@@ -144,6 +144,20 @@ describe("attacks and rejections", () => {
     expect(await codeOf(v.verify(await make()))).toBe(code);
   });
 
+  // Issue 17 item 9: the cap (8192) counts UTF-8 bytes, not UTF-16 units. "€" is 1 unit and 3 bytes. Below the
+  // cap the screen goes on and refuses the shape (token_malformed), so each row shows which side it fell on.
+  it.each([
+    { why: "8192 ASCII bytes", token: () => "a".repeat(8192), code: "token_malformed" },
+    { why: "8193 ASCII bytes", token: () => "a".repeat(8193), code: "token_too_large" },
+    { why: "8192 bytes in 2732 units", token: () => "€".repeat(2730) + "ab", code: "token_malformed" },
+    { why: "8193 bytes in 2733 units", token: () => "€".repeat(2730) + "abc", code: "token_too_large" },
+    { why: "9000 bytes in 3000 units", token: () => "€".repeat(3000), code: "token_too_large" },
+    { why: "8192 bytes of 4-byte characters (4096 units)", token: () => "😀".repeat(2048), code: "token_malformed" },
+    { why: "8196 bytes of 4-byte characters (4098 units)", token: () => "😀".repeat(2049), code: "token_too_large" },
+  ])("the size cap counts bytes: $why -> $code", async ({ token, code }) => {
+    expect(await codeOf(v.verify(await token()))).toBe(code);
+  });
+
   it("non-string input is token_missing, never a TypeError", async () => {
     for (const bad of [undefined, null, 42, {}] as unknown[]) expect(await codeOf(v.verify(bad as string))).toBe("token_missing");
   });

@@ -3,6 +3,10 @@
  * refresh cooldown, cache hits, expiry of cached entries, invalidation when a key is removed, and verifyCached.
  */
 import { describe, it, expect, afterEach } from "vitest";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { until } from "../support/until.js";
+import { UNLOADED_RETRY_MS } from "../../src/auth/key-store.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -211,8 +215,10 @@ describe("issuer never reachable", () => {
     await v.ready().catch(() => {});
     const k = await makeKey("k1");
     const t = await sign(appClaims(issuer.url), k);
+    const before = v.status().refreshFailures;
     for (let i = 0; i < 5; i++) expect(await code(v.verify(t))).toBe("keys_unavailable");
-    expect(v.status().refreshFailures).toBeLessThanOrEqual(2);
+    // One attempt for the requests (cooldown), and at most one of the background retry (first after 1 s).
+    expect(v.status().refreshFailures - before).toBeLessThanOrEqual(2);
   });
 });
 
@@ -270,5 +276,44 @@ describe("verifyCached", () => {
     await v.verify(token);
     v.close();
     expect(v.verifyCached!(token)).toBeUndefined();
+  });
+});
+
+// Issue 17 item 5: while no key is loaded, a URL is retried on a short back-off (1 s doubling to 10 s), then no more.
+describe("keys never loaded yet: retried on a short back-off", () => {
+  it("attempts at about 0, 1 and 3 s (doubling, not every second), then loads at the next one", async () => {
+    const k1 = await makeKey("k1");
+    const state = { up: false, hits: [] as number[] };
+    const server = createServer((_req, res) => {
+      state.hits.push(Date.now());
+      if (!state.up) return void res.writeHead(503).end();
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [k1.publicJwk] }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    cleanup.push(() => new Promise((r) => server.close(r)));
+    const started = Date.now();
+    const v = createAccessTokenVerifier({ issuer: url, jwksUri: `${url}/jwks`, now: () => NOW, refreshIntervalMs: 300_000 });
+    cleanup.push(() => v.close());
+    // Observe the attempts over a window of 3.5 s (a measurement, not a wait for a condition).
+    await new Promise((r) => setTimeout(r, 3_500));
+    const offsets = state.hits.map((t) => t - started);
+    // 0, ~1000, ~3000 ms; a fixed 1 s retry would have made four attempts, no retry one.
+    expect(offsets.length, JSON.stringify(offsets)).toBeGreaterThanOrEqual(2);
+    expect(offsets.length, JSON.stringify(offsets)).toBeLessThanOrEqual(3);
+    expect(offsets[1]!, JSON.stringify(offsets)).toBeGreaterThanOrEqual(900);
+    // The next retry (about 7 s after the start) loads the keys, long before the 300 s poll.
+    state.up = true;
+    await until(() => v.status().ready, UNLOADED_RETRY_MS.max + 2_000);
+  }, 30_000);
+});
+
+describe("keys loaded at the first attempt", () => {
+  it("no retry follows: the JWKS is fetched once until the poll or an unknown kid", async () => {
+    const { issuer } = await setup({ refreshCooldownMs: 60_000 });
+    const before = issuer.jwksHits;
+    // Past the first retry's time (1 s): it must not fetch, since the keys loaded before it fired.
+    await new Promise((r) => setTimeout(r, UNLOADED_RETRY_MS.first + 500));
+    expect(issuer.jwksHits - before).toBe(0);
   });
 });

@@ -39,3 +39,30 @@ describe("tokens without kid", () => {
     await expect(v.verify(await signRaw({ alg: "RS256", typ: "at+jwt" }, appClaims(issuer.url), stranger))).rejects.toMatchObject({ code: "signature_invalid" });
   });
 });
+
+// Issue 17 item 9, RFC 7517 4.4: a key's own alg restricts what it verifies. One RSA key, published with
+// different alg members; the tokens are RS256, signed by that key's private half, with and without kid.
+describe("a JWK's own alg", () => {
+  it.each([
+    { published: "PS256", kid: true, result: "signature_invalid" },
+    { published: "PS256", kid: false, result: "signature_invalid" },
+    { published: "RS512", kid: true, result: "signature_invalid" },
+    { published: "RS256", kid: true, result: "ok" },
+    { published: undefined, kid: true, result: "ok" },
+    { published: undefined, kid: false, result: "ok" },
+  ])("published as $published: an RS256 token (kid: $kid) is $result", async ({ published, kid, result }) => {
+    const key = await makeKey("rsa-key", "RS256");
+    const { alg: _alg, ...jwk } = key.publicJwk;
+    const own = await startIssuer([{ ...key, publicJwk: published === undefined ? jwk : { ...jwk, alg: published } }]);
+    const verifier = createAccessTokenVerifier({ issuer: own.url, now: () => NOW, refreshCooldownMs: 60_000 });
+    try {
+      await verifier.ready();
+      const token = await signRaw({ alg: "RS256", typ: "at+jwt", ...(kid ? { kid: key.kid } : {}) }, appClaims(own.url), key);
+      const outcome = await verifier.verify(token).then(() => "ok", (e: { code?: string }) => e.code);
+      expect(outcome).toBe(result);
+    } finally {
+      verifier.close();
+      await own.close();
+    }
+  });
+});

@@ -209,6 +209,36 @@ for (const kind of KINDS) {
       });
     });
 
+    if (kind === "caddy") {
+      // Issue 17 item 3: /forward-auth/caddy requires X-Forwarded-Host (403 request_invalid without it). Seen
+      // through caddy 2.6: forward_auth always sets it to the client's Host, replacing a client's X-Forwarded-Host,
+      // and passes X_Forwarded_Host on as another header; a request without a Host never reaches forward_auth.
+      it.each([
+        { why: "a forged X-Forwarded-Host, allowed route", path: "/v2/ORG001/centres", forged: ["X-Forwarded-Host", "evil.example"], status: 200 },
+        { why: "a forged X_Forwarded_Host, allowed route", path: "/v2/ORG001/centres", forged: ["X_Forwarded_Host", "evil.example"], status: 200 },
+        { why: "both spellings forged, refused route", path: "/v2/ORG001/elevesJeunes", forged: ["X-Forwarded-Host", "evil.example", "X_Forwarded_Host", "evil.example"], status: 403 },
+      ])("item 3 (issue 17): $why is replaced by Caddy's own host and judged on the real request", async ({ path, forged, status }) => {
+        upstream.seen.length = 0;
+        const res = await send(gateway.url, path, { headers: ["Authorization", `Bearer ${synced}`, ...forged] });
+        // Had Caddy passed the client's X-Forwarded-Host beside its own, Portier would refuse two (403 request_invalid).
+        expect(res.status, shown(res, gateway)).toBe(status);
+        expect(upstream.seen).toHaveLength(status === 200 ? 1 : 0);
+        if (status === 200) expect(upstream.seen[0]!.portier["x-portier-reason"]).toBe("allowed");
+        else expect(res.headers["x-portier-reason"], shown(res, gateway)).toBe("role_not_allowed");
+      });
+
+      it.each([
+        { why: "HTTP/1.0 without Host", head: (path: string) => `GET ${path} HTTP/1.0\r\nAuthorization: Bearer ${synced}` },
+        { why: "an empty Host", head: (path: string) => `GET ${path} HTTP/1.1\r\nHost: \r\nAuthorization: Bearer ${synced}` },
+      ])("item 3 (issue 17): a request with $why never reaches the upstream", async ({ head }) => {
+        upstream.seen.length = 0;
+        const res = await sendBytes(gateway.url, Buffer.from(head("/v2/ORG001/centres")));
+        expect(res.headers["x-upstream"], shown(res, gateway)).toBeUndefined();
+        expect(res.headers["x-portier-reason"], shown(res, gateway)).not.toBe("allowed");
+        expect(upstream.seen, "the upstream must not be reached").toHaveLength(0);
+      });
+    }
+
     if (kind === "nginx") {
       it("item 6: the access log names Portier's decision id and reason, for allows and denies", async () => {
         const logFile = join(gateway.dir!, "portier.log");

@@ -130,7 +130,7 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
   describe("/forward-auth/<gateway> itself answers only 200, 401 or 403", () => {
     const odd: Array<{ why: string; endpoint?: string; headers: (t: string) => Record<string, string> }> = [
       { why: "nginx style, allowed", headers: (t) => ({ ...bearer(t), "x-original-method": "GET", "x-original-uri": "/v2/ORG001/centres" }) },
-      { why: "caddy style, allowed", endpoint: "/forward-auth/caddy", headers: (t) => ({ ...bearer(t), "x-forwarded-method": "GET", "x-forwarded-uri": "/v2/ORG001/centres" }) },
+      { why: "caddy style, allowed", endpoint: "/forward-auth/caddy", headers: (t) => ({ ...bearer(t), "x-forwarded-method": "GET", "x-forwarded-uri": "/v2/ORG001/centres", "x-forwarded-host": "api.example" }) },
       { why: "no original URI", headers: (t) => ({ ...bearer(t), "x-original-method": "GET" }) },
       { why: "no original method", headers: (t) => ({ ...bearer(t), "x-original-uri": "/v2/ORG001/centres" }) },
       { why: "no headers at all", headers: () => ({}) },

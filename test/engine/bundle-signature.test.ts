@@ -86,6 +86,45 @@ describe("verifyBundleSignature (through loadEngine)", () => {
     expect(await loadError(signed, parseVerificationKey(JSON.stringify({ keys: [other] }), "jwks.json"))).toMatch(/does not verify/);
   });
 
+  // Issue 17 item 9: a key that signs for several scopes must not load another scope's policy.
+  describe("a signed payload with a scope", () => {
+    /** The bundle re-signed by the right key over its own payload with `scope` set (or removed when undefined). */
+    const withScope = async (scope: unknown) => {
+      const { CompactSign, importPKCS8 } = await import("jose");
+      const files = await inflateAndUntar(signed, "t", 1e9);
+      const payload = JSON.parse(Buffer.from((JSON.parse(files.get("/.signatures.json")!.toString()).signatures[0] as string).split(".")[1]!, "base64url").toString()) as Record<string, unknown>;
+      const jws = await new CompactSign(Buffer.from(JSON.stringify({ ...payload, scope })))
+        .setProtectedHeader({ alg: "RS256", kid: "default" })
+        .sign(await importPKCS8(keys.privateKey, "RS256"));
+      return repack(signed, (f) => f.set("/.signatures.json", Buffer.from(JSON.stringify({ signatures: [jws] }))));
+    };
+    it.each([
+      { scope: "read", message: /the signature has scope "read"; Portier verifies only unscoped signatures/ },
+      { scope: ["write"], message: /the signature has scope \["write"\]/ },
+      { scope: "*", message: /the signature has scope "\*"/ },
+    ])("refuses scope $scope though the signature is valid", async ({ scope, message }) => {
+      expect(await loadError(await withScope(scope))).toMatch(message);
+    });
+    it.each([{ scope: "" }, { scope: undefined }])("loads an empty or absent scope ($scope), re-signed the same way", async ({ scope }) => {
+      expect(await loadError(await withScope(scope))).toBe("loaded");
+    });
+  });
+
+  // Issue 17 item 9: a PEM key carries no algorithm; it verifies only with --verification-alg (default RS256).
+  it.each([
+    { signedWith: "PS256", verifyAlg: undefined, result: /does not verify with the verification key/ },
+    { signedWith: "PS256", verifyAlg: "RS256", result: /does not verify with the verification key/ },
+    { signedWith: "PS256", verifyAlg: "PS256", result: "loaded" },
+    { signedWith: "RS256", verifyAlg: "PS256", result: /does not verify with the verification key/ },
+    { signedWith: "RS512", verifyAlg: "RS256", result: /does not verify with the verification key/ },
+    { signedWith: "RS512", verifyAlg: "RS512", result: "loaded" },
+  ])("a PEM key with --verification-alg $verifyAlg and a bundle signed $signedWith: $result", async ({ signedWith, verifyAlg, result }) => {
+    const bundle = await signBundle(readFileSync(DEFAULT_BUNDLE), keys.privateKey, signedWith);
+    const outcome = await loadError(bundle, parseVerificationKey(keys.publicKey, "pub.pem", verifyAlg));
+    if (typeof result === "string") expect(outcome).toBe(result);
+    else expect(outcome).toMatch(result);
+  });
+
   it("refuses a private key or an unknown algorithm as verification key, naming the file", () => {
     expect(() => parseVerificationKey(JSON.stringify({ keys: [createPublicKey(keys.publicKey).export({ format: "jwk" })].map((k) => ({ ...k, d: "x" })) }), "k.json")).toThrow(/k\.json: keys\[0\] must be a public key/);
     expect(() => parseVerificationKey("not a key", "k.pem")).toThrow(/k\.pem: not a PEM public key/);

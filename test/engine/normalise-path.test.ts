@@ -116,3 +116,23 @@ describe("normalisePath", () => {
     expect(a).toEqual(b);
   });
 });
+
+// Issue 17 item 9: the limit is MAX_PATH_BYTES UTF-8 bytes before the query, inclusive. Each row is at the edge.
+describe("the path length limit", () => {
+  const ascii = (bytes: number) => "/" + "a".repeat(bytes - 1);
+  /** Raw "é" (2 bytes, 1 unit) up to `bytes`, padded with one ASCII byte when odd. */
+  const accented = (bytes: number) => "/" + "é".repeat(Math.floor((bytes - 1) / 2)) + "a".repeat((bytes - 1) % 2);
+  it.each([
+    { why: "ASCII, exactly the limit", path: ascii(MAX_PATH_BYTES), ok: true },
+    { why: "ASCII, one byte more", path: ascii(MAX_PATH_BYTES + 1), ok: false },
+    { why: "2-byte characters, exactly the limit", path: accented(MAX_PATH_BYTES), ok: true },
+    { why: "2-byte characters, one byte more", path: accented(MAX_PATH_BYTES + 1), ok: false },
+    { why: "exactly the limit, then a long query (not counted)", path: `${ascii(MAX_PATH_BYTES)}?q=${"b".repeat(4000)}`, ok: true },
+  ])("$why", ({ path, ok }) => {
+    const bytes = Buffer.byteLength(path.split("?")[0]!, "utf8");
+    expect(bytes).toBe(ok ? MAX_PATH_BYTES : MAX_PATH_BYTES + 1);
+    const result = normalisePath(path);
+    expect(result.ok, JSON.stringify(result).slice(0, 200)).toBe(ok);
+    if (!result.ok) expect(result.message).toBe(`path is longer than ${MAX_PATH_BYTES} bytes`);
+  });
+});

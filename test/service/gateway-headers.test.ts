@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { ISSUER, RECORDS, TEACHER, decide, makeKeys, machineToken, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
 import { send } from "../e2e/harness/http.js";
 import { PORTIER_HEADERS } from "../../src/service/gateway-headers.js";
+import { MAX_PATH_BYTES } from "../../src/engine/index.js";
 
 let svc: InProcessService;
 let teacher: string;
@@ -37,7 +38,10 @@ const TEACHER_TOKEN = "@teacher-token@";
 const bearer = () => ["Authorization", `Bearer ${TEACHER_TOKEN}`];
 const withTokens = (headers: string[]) => headers.map((h) => h.replaceAll(TEACHER_TOKEN, teacher));
 const nginx = (uri = ALLOWED, method = "GET") => ["X-Original-Method", method, "X-Original-URI", uri];
-const forwarded = (uri = ALLOWED, method = "GET") => ["X-Forwarded-Method", method, "X-Forwarded-Uri", uri];
+/** What Caddy's forward_auth sets on every auth request (seen through caddy 2.6: it overwrites a client's X-Forwarded-Host). */
+const forwarded = (uri = ALLOWED, method = "GET") => ["X-Forwarded-Method", method, "X-Forwarded-Uri", uri, "X-Forwarded-Host", "api.example"];
+/** The same without X-Forwarded-Host, which Caddy and Traefik always send. */
+const hostless = (uri = ALLOWED, method = "GET") => ["X-Forwarded-Method", method, "X-Forwarded-Uri", uri];
 /** Traefik forwardAuth's own headers (pkg/middlewares/auth/forward.go: writeHeader). */
 const traefik = (uri = ALLOWED, method = "GET") => [
   "X-Forwarded-For", "127.0.0.1", "X-Forwarded-Method", method, "X-Forwarded-Proto", "http", "X-Forwarded-Port", "80", "X-Forwarded-Host", "api.example", "X-Forwarded-Uri", uri,
@@ -74,6 +78,15 @@ const CASES: Case[] = [
   { why: "traefik: the headers Traefik sets", endpoint: "traefik", headers: [...bearer(), ...traefik()], status: 200, reason: "allowed" },
   { why: "traefik: a client's X-Original-URI copied by Traefik is refused", endpoint: "traefik", headers: [...bearer(), ...traefik(REFUSED), "X-Original-URI", ALLOWED], status: 403, reason: "request_invalid" },
   { why: "traefik: the other family only", endpoint: "traefik", headers: [...bearer(), ...nginx()], status: 403, reason: "request_invalid" },
+  // Issue 17 item 3: Caddy and Traefik always send X-Forwarded-Host; a request without it (or with it empty, or only
+  // in a spelling that is another header) did not come from them.
+  ...(["caddy", "traefik"] as const).flatMap((endpoint): Case[] => [
+    { why: `${endpoint}: X-Forwarded-Host missing`, endpoint, headers: [...bearer(), ...hostless()], status: 403, reason: "request_invalid" },
+    { why: `${endpoint}: X-Forwarded-Host empty`, endpoint, headers: [...bearer(), ...hostless(), "X-Forwarded-Host", ""], status: 403, reason: "request_invalid" },
+    { why: `${endpoint}: X-Forwarded-Host only as X_Forwarded_Host`, endpoint, headers: [...bearer(), ...hostless(), "X_Forwarded_Host", "api.example"], status: 403, reason: "request_invalid" },
+    { why: `${endpoint}: X-Forwarded-Method empty`, endpoint, headers: [...bearer(), "X-Forwarded-Method", "", "X-Forwarded-Uri", ALLOWED, "X-Forwarded-Host", "api.example"], status: 403, reason: "request_invalid" },
+  ]),
+  { why: "nginx: X-Original-URI missing", endpoint: "nginx", headers: [...bearer(), "X-Original-Method", "GET"], status: 403, reason: "request_invalid" },
   { why: "the generic /forward-auth is not served", endpoint: "", headers: [...bearer(), ...nginx()], status: 403, reason: "request_invalid" },
   { why: "an unknown gateway family", endpoint: "haproxy", headers: [...bearer(), ...nginx()], status: 403, reason: "request_invalid" },
   // Item 5: exactly one Authorization header.
@@ -161,5 +174,52 @@ describe("POST /decide: one authorization in headers", () => {
     const res = await decide(svc.url, { method: "GET", path: ALLOWED, headers: { AuThOrIzAtIoN: `Bearer ${teacher}` } });
     expect(res.status).toBe(200);
     expect(res.json.allow).toBe(true);
+  });
+});
+
+// Issue 17 item 9: methods are case-insensitive on the way in and decided upper-case (the policy input and its
+// messages say DELETE, never delete). Method names are case-sensitive in HTTP, but a gateway or sidecar that
+// lower-cases one must neither be refused nor let a DELETE through as something else.
+describe("a lower-case method is decided as upper-case", () => {
+  const CASES_BY_METHOD = [
+    { method: "get", allow: true, message: /is allowed/ },
+    { method: "head", allow: true, message: /is allowed/ },
+    { method: "Get", allow: true, message: /is allowed/ },
+    { method: "delete", allow: false, message: /^method DELETE is not allowed/ },
+    { method: "post", allow: false, message: /^method POST is not allowed/ },
+  ];
+
+  it.each(CASES_BY_METHOD)("POST /decide, method $method", async ({ method, allow, message }) => {
+    const res = await decide(svc.url, { method, path: ALLOWED, token: teacher });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ allow, reason: allow ? "allowed" : "method_not_allowed" });
+    expect(res.json.message).toMatch(message);
+  });
+
+  it.each(CASES_BY_METHOD.flatMap((c) => (["nginx", "caddy", "traefik"] as const).map((endpoint) => ({ ...c, endpoint }))))(
+    "/forward-auth/$endpoint, method $method",
+    async ({ method, allow, endpoint }) => {
+      const headers = endpoint === "nginx" ? nginx(ALLOWED, method) : endpoint === "caddy" ? forwarded(ALLOWED, method) : traefik(ALLOWED, method);
+      const res = await send(svc.url, `/forward-auth/${endpoint}`, { headers: withTokens([...bearer(), ...headers]) });
+      expect(res.status).toBe(allow ? 200 : 403);
+      expect(res.headers["x-portier-reason"]).toBe(allow ? "allowed" : "method_not_allowed");
+    },
+  );
+});
+
+// Issue 17 item 9: a path of exactly MAX_PATH_BYTES is judged (no route has it: route_unknown), one byte more is
+// path_invalid, whether it comes in a /decide body or in a gateway's URI header.
+describe("the path length limit, end to end", () => {
+  const atLimit = `/v2/ORG001/${"a".repeat(MAX_PATH_BYTES - "/v2/ORG001/".length)}`;
+  it.each([
+    { why: "exactly the limit", path: atLimit, reason: "route_unknown" },
+    { why: "one byte more", path: `${atLimit}b`, reason: "path_invalid" },
+  ])("$why: $reason", async ({ path, reason }) => {
+    const res = await decide(svc.url, { method: "GET", path, token: teacher });
+    expect(res.json.reason).toBe(reason);
+    const viaNginx = await send(svc.url, "/forward-auth/nginx", { headers: withTokens([...bearer(), ...nginx(path)]) });
+    expect(viaNginx.headers["x-portier-reason"]).toBe(reason);
+    const viaCaddy = await send(svc.url, "/forward-auth/caddy", { headers: withTokens([...bearer(), ...forwarded(path)]) });
+    expect(viaCaddy.headers["x-portier-reason"]).toBe(reason);
   });
 });

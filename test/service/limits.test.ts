@@ -185,6 +185,14 @@ describe("an oversized token is a decision, not a bad request", () => {
     expect(await res.json()).toMatchObject({ allow: false, status: 401, reason: "token_too_large" });
   });
 
+  // Issue 17 item 9: the cap counts UTF-8 bytes; 3000 "€" are 9000 bytes in 3000 UTF-16 units.
+  it("a token of multi-byte characters over the cap in bytes (not in characters) is token_too_large", async () => {
+    const bigSvc = await bigCap();
+    const res = await fetch(`${bigSvc}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "GET", path: "/v1/roles", token: "€".repeat(3000) }) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ allow: false, status: 401, reason: "token_too_large" });
+  });
+
   it("in a batch, only that request is denied token_too_large", async () => {
     const bigSvc = await bigCap();
     const good = await userToken(keys, TEACHER);

@@ -11,6 +11,8 @@ import type { AddressInfo } from "node:net";
 import { createGzip } from "node:zlib";
 import { join } from "node:path";
 import { bundleWithRevision } from "./bundles.js";
+import { freePort } from "../support/free-port.js";
+import { UNLOADED_RETRY_MS } from "../../src/auth/key-store.js";
 import { ISSUER, RECORDS, TEACHER, ADULT_STUDENT, decide, makeKeys, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
 
 const running: InProcessService[] = [];
@@ -72,6 +74,68 @@ describe("--jwks FILE", () => {
     expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: fresh })).json).toMatchObject({ allow: false, reason: "kid_unknown" });
     expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: await userToken(k2, TEACHER) })).json.allow).toBe(true);
   }, 60_000);
+
+  // Issue 17 item 4: {"keys":[]} used to be accepted, /ready 200 with no problem while every token was kid_unknown.
+  it.each([
+    { why: "an empty key set", doc: () => ({ keys: [] }) },
+    { why: "a set whose only key is for encryption", doc: (k: Awaited<ReturnType<typeof makeKeys>>) => ({ keys: [{ ...k.publicJwk, use: "enc" }] }) },
+  ])("$why is refused: the old keys keep verifying, /ready, metrics and the log report it", async ({ doc }) => {
+    const { keys, jwks } = await keyFile();
+    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks]);
+    const token = await userToken(keys, TEACHER);
+    replace(jwks, JSON.stringify(doc(keys)));
+    await until(async () => (await ready(svc.url)).keys.refreshFailures > 0);
+    const res = await fetch(`${svc.url}/ready`);
+    const r = (await res.json()) as any;
+    expect(res.status).toBe(200);
+    expect(r.keys).toMatchObject({ ready: true, keyCount: 1 });
+    expect(r.problems.join("\n")).toMatch(/keys: last refresh failed, cached keys in use: the JWKS has no key usable to verify signatures/);
+    expect(await metrics(svc.url)).toContain("portier_keys_last_refresh_failed 1");
+    await until(() => svc.output().includes('"event":"keys_refused"'));
+    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json).toMatchObject({ allow: false, reason: "not_synced" });
+  }, 60_000);
+
+  it("an empty key set at start is a start-up failure naming the file and the fix", async () => {
+    const dir = tempDir();
+    const jwks = join(dir, "jwks.json");
+    writeFileSync(jwks, '{"keys":[]}');
+    await expect(serve(["--issuer", ISSUER, "--jwks", jwks])).rejects.toThrow(
+      /^config\.jwks: .*jwks\.json: the JWKS has no key usable to verify signatures \(0 keys\); .*\(pass a JWKS file: \{"keys": \[\.\.\.\]\}\)$/,
+    );
+  }, 60_000);
+});
+
+// Issue 17 item 5: keys from a URL that was down at start came 30 s after it answered again (the kid cooldown).
+describe("keys from a URL that refuses connections at start", () => {
+  it.each([
+    { source: "--jwks URL", args: (origin: string) => ["--issuer", ISSUER, "--jwks", `${origin}/jwks`], iss: () => ISSUER },
+    { source: "discovery", args: (origin: string) => ["--issuer", origin], iss: (origin: string) => origin },
+  ])("$source: the first allow comes within the back-off bound of the issuer answering", async ({ args, iss }) => {
+    const keys = await makeKeys();
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const svc = await serve([...args(origin), "--directory", writeDirectory(tempDir(), RECORDS)]);
+    const token = await userToken(keys, TEACHER, { iss: iss(origin) });
+    const allowed = async () => (await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.allow === true;
+    // Down: nothing listens on the port. A request meanwhile uses up the kid cooldown (one attempt per 30 s).
+    await until(async () => (await ready(svc.url)).keys.refreshFailures >= 1, 10_000);
+    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("keys_unavailable");
+    expect((await ready(svc.url)).keys.lastError).toMatch(/ECONNREFUSED/);
+    // Up again, from this moment.
+    const server = createServer((req, res) => {
+      if (req.url === "/.well-known/openid-configuration") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: origin, jwks_uri: `${origin}/jwks` }));
+      if (req.url === "/jwks") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys.jwks));
+      res.writeHead(404).end();
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+    const up = Date.now();
+    await until(allowed, 20_000, 100);
+    const waited = Date.now() - up;
+    // The back-off is 1 s doubling to 10 s: the next retry is never more than 10 s away (here about 1-2 s).
+    expect(waited).toBeLessThan(UNLOADED_RETRY_MS.max);
+    expect((await ready(svc.url)).keys).toMatchObject({ ready: true, keyCount: 1 });
+  }, 60_000);
 });
 
 describe("--bundle-url status", () => {
@@ -102,6 +166,36 @@ describe("--bundle-url status", () => {
     expect(r.policy).toMatchObject({ revision: "r-1", loaded: true, lastHttpCode: 304 });
     expect(r.policy.lastSuccessfulRequest >= r.policy.lastSuccessfulActivation).toBe(true);
     expect(await metrics(svc.url)).toContain("portier_policy_last_load_failed 0");
+  }, 60_000);
+
+  // Issue 17 item 9: the ETag of a refused bundle is never sent back, so the server cannot answer 304 to it
+  // (which would count as a success and clear the error): the same broken bundle is fetched again after back-off.
+  it("a refused bundle is reported until a valid one loads; its ETag is not sent back", async () => {
+    const { jwks } = await keyFile();
+    const bundles = { "r-1": await bundleWithRevision("r-1"), broken: Buffer.from("not a bundle"), "r-2": await bundleWithRevision("r-2") };
+    let current: keyof typeof bundles = "r-1";
+    const asked: { ifNoneMatch: string | undefined; served: string }[] = [];
+    const host = await listen((req, res) => {
+      const ifNoneMatch = req.headers["if-none-match"];
+      if (ifNoneMatch === `"${current}"`) return (asked.push({ ifNoneMatch, served: "304" }), res.writeHead(304).end());
+      asked.push({ ifNoneMatch, served: current });
+      res.writeHead(200, { etag: `"${current}"` }).end(bundles[current]);
+    });
+    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--bundle-url", `http://${host}/b.tar.gz`, "--bundle-poll-seconds", "0.1"]);
+    await until(() => asked.some((a) => a.served === "304"));
+    current = "broken";
+    const brokenServed = () => asked.filter((a) => a.served === "broken").length;
+    await until(() => brokenServed() >= 3, 20_000);
+    const r = await ready(svc.url);
+    expect(r.policy.revision).toBe("r-1");
+    expect(r.problems.join()).toContain("policy: last reload refused, revision r-1 keeps serving");
+    expect(await metrics(svc.url)).toContain("portier_policy_last_load_failed 1");
+    const afterBroken = asked.slice(asked.findIndex((a) => a.served === "broken"));
+    expect(afterBroken.map((a) => a.ifNoneMatch), JSON.stringify(asked)).not.toContain('"broken"');
+    expect(afterBroken.map((a) => a.served)).not.toContain("304");
+    current = "r-2";
+    await until(async () => (await ready(svc.url)).policy.revision === "r-2", 20_000);
+    expect((await ready(svc.url)).problems).toEqual([]);
   }, 60_000);
 });
 

@@ -140,7 +140,7 @@ describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", 
   });
 
   it("Traefik/Caddy: X-Forwarded-Method / X-Forwarded-Uri; machine subject is the client id", async () => {
-    const res = await fa({ "X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/v1/roles", Authorization: `Bearer ${tokens.machine}` }, "GET", "caddy");
+    const res = await fa({ "X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/v1/roles", "X-Forwarded-Host": "api.example", Authorization: `Bearer ${tokens.machine}` }, "GET", "caddy");
     expect(res.status).toBe(200);
     expect(res.headers.get("x-portier-subject")).toBe("machine");
     expect(res.headers.get("x-portier-roles")).toBe("");
