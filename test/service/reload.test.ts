@@ -12,6 +12,7 @@ import { createGzip } from "node:zlib";
 import { join } from "node:path";
 import { bundleWithRevision } from "./bundles.js";
 import { ISSUER, RECORDS, TEACHER, ADULT_STUDENT, decide, makeKeys, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
+import { sealNdjson } from "../support/directory-files.js";
 
 const running: InProcessService[] = [];
 const servers: Server[] = [];
@@ -111,13 +112,14 @@ describe("directory guards", () => {
     const directory = writeDirectory(dir, RECORDS);
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--directory-max-shrink", "0.25"]);
     const token = await userToken(keys, TEACHER);
-    for (const [i, text] of ["", "{}", "  \n", JSON.stringify([{ sub: TEACHER, tenant_id: "t", roles: ["astronaute"] }]), JSON.stringify([RECORDS[1]])].entries()) {
+    // Sealed but empty, sealed with no valid record, unsealed (a feed still being written), all invalid, a shrink.
+    for (const [i, text] of [sealNdjson([]), sealNdjson(["{}"]), "  \n", JSON.stringify([{ sub: TEACHER, tenant_id: "t", roles: [7] }]), JSON.stringify([RECORDS[1]])].entries()) {
       replace(directory, text);
       await until(async () => (await ready(svc.url)).directory.reloadFailures === i + 1);
       const r = await ready(svc.url);
       expect(r.ready).toBe(true);
       expect(r.directory.size).toBe(2);
-      expect(r.problems.join()).toMatch(/directory: last reload refused, previous index keeps serving: refused: /);
+      expect(r.problems.join()).toMatch(/directory: last reload refused, previous index keeps serving: /);
       expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.allow).toBe(true);
     }
     expect((await ready(svc.url)).directory.lastError).toContain("drops 50% of the records (2 -> 1), more than the 25% allowed by --directory-max-shrink");
