@@ -4,9 +4,10 @@
  * swapping A -> B -> A (a rename over --bundle) must take the role away again under A, even though A's names
  * leave 68% of the records unresolvable (reported, not refused), and even when the directory file cannot
  * be read at the swap. Within one decision, engine and names come from one snapshot.
+ * Item 2: a directory rewritten in place line by line is never served half-written.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import type { AccessTokenVerifier } from "../../src/auth/index.js";
@@ -17,6 +18,7 @@ import { loadConfig } from "../../src/service/config.js";
 import { startService, type RunningService } from "../../src/service/start-service.js";
 import { bundleWithData } from "./bundles.js";
 import { ISSUER, TEACHER, TENANT_A, makeKeys, tempDir, userToken, writeDirectory } from "./helpers.js";
+import { sealNdjson } from "../support/directory-files.js";
 
 const ALIAS = "Prof racecar";
 const PATH = "/v2/ORG001/elevesJeunes";
@@ -143,5 +145,43 @@ describe("one decision, one snapshot", () => {
     for (let i = 0; i < 6; i++) await decide({ method: "GET", path: PATH, token }, "test");
     expect(evaluated.length).toBe(6);
     for (const e of evaluated) expect(e).toEqual(e.engine === "X" ? { engine: "X", roles: ["enseignant_jeune"] } : { engine: "Y", roles: ["directeur_jeune"] });
+  });
+});
+
+describe("a directory written in place, line by line, is never read half-written (issue 17 item 2)", () => {
+  it("the new file gives S enseignant_jeune on line 2 and takes it back on line 19: S is never allowed at any step", async () => {
+    const other = (i: number) => JSON.stringify({ sub: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`, tenant_id: TENANT_A, roles: ["Enseignant jeune"] });
+    const noRole = JSON.stringify({ sub: TEACHER, tenant_id: TENANT_A, roles: [] });
+    const oldLines = [noRole, ...Array.from({ length: 19 }, (_, i) => other(i))];
+    const newLines = [other(100), JSON.stringify({ sub: TEACHER, tenant_id: TENANT_A, roles: ["enseignant_jeune"] }), ...Array.from({ length: 16 }, (_, i) => other(101 + i)), noRole, other(117)];
+
+    const keys = await makeKeys();
+    const dir = tempDir();
+    writeFileSync(join(dir, "jwks.json"), JSON.stringify(keys.jwks));
+    writeFileSync(join(dir, "bundle.tar.gz"), await bundleA());
+    const file = join(dir, "users.ndjson");
+    writeFileSync(file, sealNdjson(oldLines));
+    const config = loadConfig(["--issuer", ISSUER, "--jwks", join(dir, "jwks.json"), "--bundle", join(dir, "bundle.tar.gz"), "--directory", file, "--watch", "false", "--log-level", "silent"]);
+    const svc = await startService(config, { logger: pino({ level: "silent" }), listen: false });
+    cleanup.push(() => svc.close());
+    const token = await userToken(keys, TEACHER);
+    const ask = () => svc.decide({ method: "GET", path: PATH, token }, "test");
+    expect(await ask()).toMatchObject({ allow: false, subject: { roles: [] } });
+
+    // The writer truncates and appends one line at a time; the loader is offered every state it leaves.
+    const sealed = sealNdjson(newLines);
+    const steps = sealed.split(/(?<=\n)/);
+    writeFileSync(file, "");
+    const offered: boolean[] = [await svc.directory!.reload()];
+    expect(await ask()).toMatchObject({ allow: false });
+    for (const line of steps) {
+      appendFileSync(file, line);
+      offered.push(await svc.directory!.reload());
+      expect((await ask()).allow, `after ${offered.length - 1} lines`).toBe(false);
+    }
+    // Only the complete file was accepted: the last step (its end record).
+    expect(offered).toEqual([...Array.from({ length: steps.length }, () => false), true]);
+    expect(svc.directory!.status().size).toBe(19);
+    expect(svc.directory!.status().lastError).toBeUndefined();
   });
 });
