@@ -50,8 +50,8 @@ async function serviceOn(first: Buffer) {
   const directory = writeDirectory(dir, records());
   const warnings: Record<string, unknown>[] = [];
   const logger = pino({ level: "warn" }, { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) });
-  const config = loadConfig(["--issuer", ISSUER, "--jwks", join(dir, "jwks.json"), "--bundle", bundle, "--directory", directory, "--watch", "false", "--log-level", "silent"]);
-  const svc: RunningService = await startService(config, { logger, listen: false });
+  const config = loadConfig(["--issuer", ISSUER, "--jwks", join(dir, "jwks.json"), "--bundle", bundle, "--directory", directory, "--watch", "false", "--log-level", "silent", "--host", "127.0.0.1", "--port", "0"]);
+  const svc: RunningService = await startService(config, { logger });
   cleanup.push(() => svc.close());
   const token = await userToken(keys, TEACHER);
   /** mv a new bundle over --bundle, as a deploy does, and reload it. */
@@ -86,6 +86,9 @@ describe("a bundle swap changes the names every decision resolves with, whatever
     expect(status?.lastError).toBeUndefined();
     expect(status?.rolesProblem).toBe("21 of 31 records (68%) name a role that bundle A does not know; those users are not synced");
     expect(warnings.filter((w) => w.event === "directory_roles_unresolved").at(-1)).toMatchObject({ revision: "A", records: 31, unresolved: 21, share: "68%", examples: ['["Prof racecar"]: 21'] });
+    const ready = (await (await fetch(`${svc.url}/ready`)).json()) as { ready: boolean; problems: string[]; directory: { rolesUnresolved: number } };
+    expect(ready).toMatchObject({ ready: true, directory: { rolesUnresolved: 21 } });
+    expect(ready.problems).toContain("directory: 21 of 31 records (68%) name a role that bundle A does not know; those users are not synced");
   });
 
   it("B -> A -> B: removing the alias revokes it, adding it back grants it again (the unchanged file is never re-read)", async () => {
