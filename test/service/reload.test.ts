@@ -135,6 +135,23 @@ describe("directory guards", () => {
   }, 90_000);
 });
 
+describe("--directory-shrink-window-seconds", () => {
+  const users = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => ({ sub: `${prefix}-${i}`, tenant_id: RECORDS[0]!.tenant_id, roles: ["enseignant_jeune"] }));
+
+  for (const [window, refusedAt] of [[undefined, 4], ["0", undefined]] as const) {
+    it(`${window === undefined ? "by default (a day)" : `set to ${window}`}: 10 -> 7 -> 5 -> 4 ${refusedAt ? "stops at 4" : "is accepted step by step"}`, async () => {
+      const { jwks, dir } = await keyFile();
+      const directory = writeDirectory(dir, users(10, "s10"));
+      const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--watch", "false", ...(window === undefined ? [] : ["--directory-shrink-window-seconds", window])]);
+      for (const n of [7, 5, 4]) {
+        replace(directory, JSON.stringify(users(n, `s${n}`)));
+        expect(await svc.service.directory!.reload(), `${n} records`).toBe(n !== refusedAt);
+      }
+      if (refusedAt) expect(svc.service.directory!.status().lastError).toMatch(/drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\)/);
+    });
+  }
+});
+
 describe("--bundle-max-bytes", () => {
   it("a bundle bomb from the bundle server is refused while inflating; the old policy keeps serving", async () => {
     const { keys, dir, jwks } = await keyFile();
