@@ -21,6 +21,7 @@ const COMMANDS: Record<string, [string, () => Promise<Command>]> = {
   test: ["run the policy tests with coverage", () => import("./commands/test.js")],
   bundle: ["build the wasm policy bundle (bundle build)", () => import("./commands/bundle.js")],
   data: ["validate data/ (data check | data build)", () => import("./commands/data.js")],
+  directory: ["seal an NDJSON synced-users file (directory seal FILE)", () => import("./commands/directory.js")],
   "id-token": ["validate an ID token for a client (id-token validate)", () => import("./commands/id-token.js")],
 };
 

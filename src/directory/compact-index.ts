@@ -5,12 +5,14 @@
  * a record's value is the number of a shared {tenant_id, roles} entry. About 60 B per record for UUID
  * subs, and a few thousand typed arrays whatever the size, so the garbage collector has nothing per record
  * to trace (a 1M-entry Map made every major GC walk a million keys and objects). Pages, not arrays grown
- * by doubling: growing never copies, so no single step of a load takes long.
+ * by doubling: growing never copies, so no single step of a load takes long. The builder also counts the
+ * records each shared entry serves (a later record for a sub replaces the earlier one's count).
  */
 
+/** One shared record value: the tenant and the role names as the file writes them (resolved per bundle). */
 export interface DirectoryEntry {
-  tenant_id: string;
-  roles: string[];
+  readonly tenant_id: string;
+  readonly names: readonly string[];
 }
 
 /** What lookups need: `get(sub)` and `size` (a Map satisfies it too). */
@@ -101,6 +103,8 @@ export class CompactIndexBuilder {
   private mask = 0;
   private distinct = 0;
   private inserted = 0;
+  /** Records in the table per shared entry number. */
+  private counts = new Uint32Array(0);
 
   constructor(private readonly shared: readonly DirectoryEntry[]) {}
 
@@ -146,6 +150,7 @@ export class CompactIndexBuilder {
       while (this.count > capacity * MAX_LOAD) capacity *= 2;
       this.table = new Uint32Array(capacity);
       this.mask = capacity - 1;
+      this.counts = new Uint32Array(this.shared.length);
     }
     const end = Math.min(this.count, this.inserted + budget);
     for (let rec = this.inserted; rec < end; rec++) this.insert(rec);
@@ -156,6 +161,15 @@ export class CompactIndexBuilder {
   finish(): CompactEntries {
     while (!this.insertSome(1 << 30));
     return new CompactEntries(this.r, this.table as Uint32Array, this.distinct, this.shared);
+  }
+
+  /** After finish: how many records of the index use each shared entry (by entry number). */
+  recordsPerEntry(): Uint32Array {
+    return this.counts;
+  }
+
+  private valueOf(rec: number): number {
+    return (this.r.values[rec >>> RECORD_BITS] as Uint32Array)[rec & RECORD_MASK] as number;
   }
 
   private insert(rec: number): void {
@@ -173,10 +187,13 @@ export class CompactIndexBuilder {
       if (held === 0) {
         table[slot] = rec + 1;
         this.distinct++;
+        (this.counts[this.valueOf(rec)] as number)++;
         return;
       }
       if (hashOf(r, held - 1) === hash && sameBytes(r, held - 1, key, length)) {
         table[slot] = rec + 1; // a later record for the same sub replaces the earlier one
+        (this.counts[this.valueOf(held - 1)] as number)--;
+        (this.counts[this.valueOf(rec)] as number)++;
         return;
       }
     }

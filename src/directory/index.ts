@@ -1,18 +1,21 @@
 /**
  * The synced-users directory: an in-memory index (compact hash table, O(1) lookups) loaded from a file and reloaded
  * through the common reload mechanism (src/reload: watch + periodic re-read, validate, guard, swap).
- * A file that is broken, has no valid record, or drops more than the allowed share of the records is
- * refused: the old index keeps serving and the refusal is reported. Role names are resolved at load with
- * the active bundle's names; prepareRoles re-resolves the file for a new bundle so both go live together.
+ * A file that is broken, incomplete (NDJSON without its end record), has no valid record, or drops more than
+ * the allowed share of the largest record count accepted within the shrink window is refused: the old index
+ * keeps serving and the refusal is reported. The index keeps role names as written; each decision resolves
+ * them with its bundle's names (role-names.ts entryRoles), so loading needs no bundle. checkRoles reports
+ * how many records a bundle's names cannot resolve.
  */
 import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
-import type { RoleResolver } from "./role-names.js";
+import type { EntryRoles } from "./role-names.js";
 import { Reloader, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
-export type { DirectoryEntries, DirectoryEntry, DirectoryIndex } from "./load-directory.js";
-export { loadRoleResolver, roleResolver } from "./role-names.js";
-export type { RoleResolver } from "./role-names.js";
+export type { DirectoryEntries, DirectoryEntry, DirectoryGroup, DirectoryIndex } from "./load-directory.js";
+export { entryRoles, loadRoleResolver, roleResolver } from "./role-names.js";
+export type { EntryRoles, RoleResolver } from "./role-names.js";
+export { END_KEY, endRecordLine, TailDigest } from "./end-record.js";
 
 export type DirectoryLogger = ReloadLogger;
 
@@ -20,6 +23,10 @@ export interface DirectoryStatus extends ReloadStatus {
   file: string;
   size: number;
   rejected: number;
+  /** Records of the index whose role names the active bundle cannot resolve (those users are not synced). */
+  rolesUnresolved: number;
+  /** Set when more than half of the records are unresolved (shown in /ready's problems). */
+  rolesProblem?: string;
 }
 
 export interface DirectoryOptions {
@@ -27,55 +34,102 @@ export interface DirectoryOptions {
   logger?: DirectoryLogger;
   /** Largest share of the records a reload may drop (0..1, default 0.5); more is refused. */
   maxShrink?: number;
-  /** Accept any shrink, an empty directory included. */
+  /** Accept any shrink, an empty directory included (each accepted index then resets the high-water mark). */
   allowShrink?: boolean;
+  /** How long the largest accepted record count stays the shrink guard's reference (default 24 h; 0: the current index only). */
+  shrinkWindowMs?: number;
   /** Periodic re-read behind the watch (default 30 s; 0 disables). */
   rereadMs?: number;
+  /** The clock of the shrink window (tests). */
+  now?: () => number;
 }
 
 const DEFAULT_MAX_SHRINK = 0.5;
+const DEFAULT_SHRINK_WINDOW_MS = 86_400_000;
+/** Share of unresolvable records above which /ready lists a problem. */
+const UNRESOLVED_PROBLEM_SHARE = 0.5;
+const EXAMPLES = 5;
+
+const pct = (n: number) => `${Math.round(n * 100)}%`;
+
+/**
+ * The largest record counts accepted within a sliding window (a monotonic queue: times rising, counts
+ * falling), so that a series of small shrinks cannot pass the shrink guard one step at a time.
+ */
+class HighWaterMark {
+  private readonly marks: { at: number; size: number }[] = [];
+
+  constructor(private readonly windowMs: number) {}
+
+  accepted(size: number, at: number): void {
+    while (this.marks.length > 0 && (this.marks[this.marks.length - 1] as { size: number }).size <= size) this.marks.pop();
+    this.marks.push({ at, size });
+  }
+
+  reset(): void {
+    this.marks.length = 0;
+  }
+
+  /** The largest count accepted within the window before `now` (0 when none). */
+  largest(now: number): number {
+    while (this.marks.length > 0 && (this.marks[0] as { at: number }).at < now - this.windowMs) this.marks.shift();
+    return this.marks[0]?.size ?? 0;
+  }
+}
 
 /** Why a candidate index must not replace the current one, or undefined when it may. */
-function directoryRefusal(next: DirectoryIndex, current: DirectoryIndex | undefined, o: { maxShrink: number; allowShrink: boolean }): string | undefined {
+function directoryRefusal(next: DirectoryIndex, current: DirectoryIndex | undefined, largest: number, o: { maxShrink: number; allowShrink: boolean; windowMs: number }): string | undefined {
   if (o.allowShrink) return undefined;
   if (next.entries.size === 0) {
     const why = next.rejected > 0 ? `all ${next.rejected} records are invalid` : "the file has no record";
     return `refused: ${why}; an empty directory would deny every user (allow it with --allow-directory-shrink)`;
   }
-  const before = current?.entries.size ?? 0;
+  const now = current?.entries.size ?? 0;
+  const before = Math.max(now, largest);
   const dropped = before - next.entries.size;
   if (before > 0 && dropped / before > o.maxShrink) {
-    const pct = (n: number) => `${Math.round(n * 100)}%`;
-    return `refused: the reload drops ${pct(dropped / before)} of the records (${before} -> ${next.entries.size}), more than the ${pct(o.maxShrink)} allowed by --directory-max-shrink (allow it with --allow-directory-shrink)`;
+    const from = before === now ? `${before}` : `${before}, the largest accepted in the last ${Math.round(o.windowMs / 1000)} s (now ${now}),`;
+    return `refused: the reload drops ${pct(dropped / before)} of the records (${from} -> ${next.entries.size}), more than the ${pct(o.maxShrink)} allowed by --directory-max-shrink (allow it with --allow-directory-shrink)`;
   }
   return undefined;
 }
 
+/** How many of an index's records one bundle's names cannot resolve, with a few of the name lists. */
+export function unresolvedRecords(index: DirectoryIndex, rolesOf: EntryRoles): { records: number; examples: string[] } {
+  let records = 0;
+  const examples = new Map<string, number>();
+  for (const { entry, records: n } of index.groups) {
+    if (rolesOf(entry)) continue;
+    records += n;
+    const names = JSON.stringify(entry.names);
+    if (examples.has(names) || examples.size < EXAMPLES) examples.set(names, (examples.get(names) ?? 0) + n);
+  }
+  return { records, examples: [...examples].map(([names, n]) => `${names}: ${n}`) };
+}
+
 export class Directory {
   private readonly reloader: Reloader<DirectoryIndex>;
-  /** Bumped by every index swap, so a role re-resolution can tell that a newer file load landed meanwhile. */
-  private generation = 0;
+  /** The active bundle's names (checkRoles), kept to report each newly loaded index against them. */
+  private rolesOf: { resolve: EntryRoles; bundle: string } | undefined;
+  private unresolved = 0;
 
-  private constructor(readonly file: string, private resolve: RoleResolver, o: DirectoryOptions) {
-    const guard = { maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK, allowShrink: o.allowShrink ?? false };
+  private constructor(readonly file: string, private readonly o: DirectoryOptions) {
+    const guard = { maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK, allowShrink: o.allowShrink ?? false, windowMs: o.shrinkWindowMs ?? DEFAULT_SHRINK_WINDOW_MS };
+    const now = o.now ?? Date.now;
+    const mark = new HighWaterMark(guard.windowMs);
     const logger = o.logger;
-    const load = async (): Promise<DirectoryIndex> => {
-      for (;;) {
-        const resolve = this.resolve;
-        const index = await loadDirectoryFile(file, resolve);
-        // The role names changed during the load: this index used the old ones, load again.
-        if (resolve === this.resolve) return index;
-      }
-    };
     this.reloader = new Reloader<DirectoryIndex>({
       name: "directory",
       source: file,
       file,
-      load,
-      guard: (next, current) => directoryRefusal(next, current, guard),
+      load: () => loadDirectoryFile(file),
+      guard: (next, current) => directoryRefusal(next, current, mark.largest(now()), guard),
       activate: (next) => {
-        this.generation++;
+        // --allow-directory-shrink accepts a purge: the purged size is the new reference.
+        if (guard.allowShrink) mark.reset();
+        mark.accepted(next.entries.size, now());
         for (const p of next.problems) logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
+        if (this.rolesOf) this.report(next, this.rolesOf);
       },
       describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
       logger,
@@ -83,39 +137,34 @@ export class Directory {
   }
 
   /** Loads the file once (throws when it is unreadable, unparsable or refused) and optionally watches it. */
-  static async open(file: string, resolve: RoleResolver, options: DirectoryOptions = {}): Promise<Directory> {
-    const dir = new Directory(file, resolve, options);
+  static async open(file: string, options: DirectoryOptions = {}): Promise<Directory> {
+    const dir = new Directory(file, options);
     if (!(await dir.reload())) throw new Error(dir.status().lastError ?? `${file}: not loaded`);
-    dir.watch(options);
-    return dir;
-  }
-
-  /** A directory not loaded yet (the role names it needs are not known yet): prepareRoles loads it. */
-  static pending(file: string, resolve: RoleResolver, options: DirectoryOptions = {}): Directory {
-    const dir = new Directory(file, resolve, options);
-    dir.watch(options);
-    return dir;
-  }
-
-  /** The file watch (debounced) and its periodic re-read; with watch false, neither. */
-  private watch(options: DirectoryOptions): void {
     const watching = options.watch !== false;
-    this.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
+    dir.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
+    return dir;
   }
 
   /**
-   * Loads the file with another resolver (a new bundle's role names) without swapping it in; the returned
-   * function swaps resolver and index (through the same guard as a reload). When the file cannot be read, or
-   * a newer file landed meanwhile, it swaps the resolver and reloads, which reports or fixes it.
+   * A bundle went live with these names: counts the records they cannot resolve (those users are not synced
+   * under it), logs `directory_roles_unresolved` when there are any, and keeps the count for the status; the
+   * same is done for every index loaded later, until the next bundle.
    */
-  async prepareRoles(resolve: RoleResolver): Promise<() => void> {
-    const generation = this.generation;
-    const index = await loadDirectoryFile(this.file, resolve).catch(() => undefined);
-    return () => {
-      this.resolve = resolve;
-      if (!index || generation !== this.generation) return void this.reload();
-      this.reloader.offer(index);
-    };
+  checkRoles(resolve: EntryRoles, bundle: string): void {
+    this.rolesOf = { resolve, bundle };
+    const index = this.reloader.current;
+    if (index) this.report(index, this.rolesOf);
+  }
+
+  private report(index: DirectoryIndex, by: { resolve: EntryRoles; bundle: string }): void {
+    const { records, examples } = unresolvedRecords(index, by.resolve);
+    this.unresolved = records;
+    if (records === 0) return;
+    const size = index.entries.size;
+    this.o.logger?.warn(
+      { event: "directory_roles_unresolved", source: this.file, revision: by.bundle, records: size, unresolved: records, share: pct(records / size), examples },
+      `${records} of ${size} directory records name a role the bundle does not know; those users are not synced`,
+    );
   }
 
   lookup(sub: string): DirectoryEntry | undefined {
@@ -128,7 +177,12 @@ export class Directory {
 
   status(): DirectoryStatus {
     const index = this.reloader.current;
-    return { ...this.reloader.status(), file: this.file, size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 };
+    const size = index?.entries.size ?? 0;
+    const status: DirectoryStatus = { ...this.reloader.status(), file: this.file, size, rejected: index?.rejected ?? 0, rolesUnresolved: this.unresolved };
+    if (size > 0 && this.unresolved / size > UNRESOLVED_PROBLEM_SHARE && this.rolesOf) {
+      status.rolesProblem = `${this.unresolved} of ${size} records (${pct(this.unresolved / size)}) name a role that bundle ${this.rolesOf.bundle} does not know; those users are not synced`;
+    }
+    return status;
   }
 
   /** Reads the file and swaps the index when it is accepted; on failure the old index stays. */

@@ -1,24 +1,34 @@
 /**
  * Loads a synced-users file (a JSON array or NDJSON of { sub, tenant_id, roles }) into a compact index
  * keyed by sub. The file is read in chunks and never held whole; the loader gives the event loop a turn
- * every few milliseconds so decisions keep being answered during a reload. Roles are mapped to catalog ids;
- * records with unknown roles or a bad shape are reported, not kept. Tenant ids and role lists are shared:
- * one frozen entry per distinct (roles, tenant) pair. File size, record count and record length are bounded.
+ * every few milliseconds so decisions keep being answered during a reload. Role names are kept as written:
+ * each decision resolves them with the names of the bundle that evaluates it (role-names.ts entryRoles), so
+ * loading needs no bundle. Records with a bad shape are reported, not kept. Tenant ids and role name lists
+ * are shared: one frozen entry per distinct (names, tenant) pair, with the count of records using it.
+ * An NDJSON file must end with its end record (end-record.ts), checked before the index is returned, so a
+ * prefix of a feed is never an index. File size, record count and record length are bounded.
  */
 import { open } from "node:fs/promises";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { PortierError } from "../errors/portier-error.js";
 import { CompactIndexBuilder, isWellFormed, type DirectoryEntries, type DirectoryEntry } from "./compact-index.js";
 import { RecordStream, RecordSyntaxError, type RecordLimits } from "./record-stream.js";
-import type { RoleResolver } from "./role-names.js";
+import { TailDigest } from "./end-record.js";
 
 export type { DirectoryEntries, DirectoryEntry } from "./compact-index.js";
 
 export interface DirectoryIndex {
   entries: DirectoryEntries;
-  /** One line per refused record, e.g. `users.json record 12: unknown role "x"` (at most 100 kept). */
+  /** One line per refused record, e.g. `users.json record 12: roles must be an array` (at most 100 kept). */
   problems: string[];
   rejected: number;
+  /** Each shared entry with the number of the index's records that use it (to count what a bundle cannot resolve). */
+  groups: readonly DirectoryGroup[];
+}
+
+export interface DirectoryGroup {
+  entry: DirectoryEntry;
+  records: number;
 }
 
 export class DirectoryLoadError extends PortierError {
@@ -34,7 +44,7 @@ export interface DirectoryLimits extends RecordLimits {
  * Default bounds: 3 GiB (10M records of ~110 B in NDJSON are 1.1 GB; the index's offsets are 32-bit),
  * 20M records, 64 Ki characters per record or line (a record with every role by label is ~2 KB).
  */
-const DIRECTORY_LIMITS: Readonly<DirectoryLimits> = { maxFileBytes: 3 * 2 ** 30, maxRecords: 20_000_000, maxRecordChars: 64 * 1024 };
+export const DIRECTORY_LIMITS: Readonly<DirectoryLimits> = { maxFileBytes: 3 * 2 ** 30, maxRecords: 20_000_000, maxRecordChars: 64 * 1024 };
 
 export interface LoadOptions {
   limits?: Partial<DirectoryLimits>;
@@ -50,13 +60,13 @@ const TABLE_SLICE = 4096;
 
 /** Validates records, interns their role lists and entries, and collects them into the index. */
 class DirectoryBuilder {
-  private readonly byRoles = new Map<string, { roles: string[]; tenants: Map<string, number> }>();
+  private readonly byNames = new Map<string, { names: readonly string[]; tenants: Map<string, number> }>();
   private readonly shared: DirectoryEntry[] = [];
   readonly index = new CompactIndexBuilder(this.shared);
   readonly problems: string[] = [];
   rejected = 0;
 
-  constructor(private readonly source: string, private readonly resolve: RoleResolver) {}
+  constructor(private readonly source: string) {}
 
   private report(where: string, what: string): void {
     this.rejected++;
@@ -70,35 +80,36 @@ class DirectoryBuilder {
     if (!isWellFormed(r.sub)) return this.report(where, "sub must be well-formed Unicode (it has an unpaired surrogate)");
     if (typeof r.tenant_id !== "string" || r.tenant_id === "") return this.report(where, "tenant_id must be a non-empty string");
     if (!Array.isArray(r.roles)) return this.report(where, "roles must be an array");
-    const ids: string[] = [];
-    for (const name of r.roles) {
-      // The resolver remembers the spellings it has seen: a file names the same few roles millions of times.
-      const id = typeof name === "string" ? this.resolve(name) : undefined;
-      if (!id) return this.report(where, `unknown role ${JSON.stringify(name)}`);
-      if (!ids.includes(id)) ids.push(id);
+    for (const [i, name] of r.roles.entries()) {
+      if (typeof name !== "string" || name.trim() === "") return this.report(where, `roles[${i}] must be a role name (a non-blank string)`);
     }
-    this.index.add(r.sub, this.entryNumber(r.tenant_id, ids));
+    this.index.add(r.sub, this.entryNumber(r.tenant_id, r.roles as string[]));
   };
 
-  /** The number of the shared entry for this tenant and role list, made on first sight. */
-  private entryNumber(tenant: string, ids: string[]): number {
-    const key = ids.length === 1 ? (ids[0] as string) : ids.join(",");
-    let group = this.byRoles.get(key);
+  /** The number of the shared entry for this tenant and role name list, made on first sight. */
+  private entryNumber(tenant: string, names: string[]): number {
+    // A single name not starting with "[" is its own key; any other list its JSON (which starts with "["): no two lists share a key.
+    const one = names.length === 1 ? (names[0] as string) : undefined;
+    const key = one !== undefined && !one.startsWith("[") ? one : JSON.stringify(names);
+    let group = this.byNames.get(key);
     if (!group) {
-      group = { roles: Object.freeze(ids) as string[], tenants: new Map() };
-      this.byRoles.set(key, group);
+      group = { names: Object.freeze([...names]), tenants: new Map() };
+      this.byNames.set(key, group);
     }
     let n = group.tenants.get(tenant);
     if (n === undefined) {
       n = this.shared.length;
-      this.shared.push(Object.freeze({ tenant_id: tenant, roles: group.roles }));
+      this.shared.push(Object.freeze({ tenant_id: tenant, names: group.names }));
       group.tenants.set(tenant, n);
     }
     return n;
   }
 
   result(entries: DirectoryEntries): DirectoryIndex {
-    return { entries, problems: this.problems, rejected: this.rejected };
+    const counts = this.index.recordsPerEntry();
+    const groups: DirectoryGroup[] = [];
+    for (const [n, entry] of this.shared.entries()) if (counts[n]) groups.push({ entry, records: counts[n] as number });
+    return { entries, problems: this.problems, rejected: this.rejected, groups };
   }
 }
 
@@ -110,21 +121,42 @@ function syntaxError(err: unknown): unknown {
   return err instanceof RecordSyntaxError ? new DirectoryLoadError(err.message) : err;
 }
 
+const SEAL_HINT = "a feed writes it last (`portier directory seal FILE` appends it)";
+
+/**
+ * After the last chunk: an NDJSON text must end with an end record whose count and digest match what came
+ * before it. Throws DirectoryLoadError naming the source and what is wrong.
+ */
+function checkComplete(source: string, records: RecordStream, digest: TailDigest): void {
+  if (!records.isNdjson) return;
+  const end = records.endRecordFound;
+  if (!end) throw new DirectoryLoadError(`${source}: the NDJSON directory has no end record (a feed still being written?); ${SEAL_HINT}`);
+  if (end.records !== records.recordCount) {
+    throw new DirectoryLoadError(`${source}:${end.line}: the end record counts ${end.records} records but ${records.recordCount} come before it (a feed cut short or edited after sealing); ${SEAL_HINT}`);
+  }
+  if (digest.beforeLastLine() !== end.sha256) {
+    throw new DirectoryLoadError(`${source}:${end.line}: the end record's sha256 does not match the bytes before it (a feed cut short or edited after sealing); ${SEAL_HINT}`);
+  }
+}
+
 /** Parses a whole text at once (tests, small inputs); files go through loadDirectoryFile. */
-export function parseDirectory(text: string, source: string, resolve: RoleResolver, options: LoadOptions = {}): DirectoryIndex {
-  const builder = new DirectoryBuilder(source, resolve);
+export function parseDirectory(text: string, source: string, options: LoadOptions = {}): DirectoryIndex {
+  const builder = new DirectoryBuilder(source);
   const records = new RecordStream(source, limitsOf(options), builder.add);
+  const digest = new TailDigest();
   try {
+    digest.update(Buffer.from(text, "utf8"));
     records.feed(text);
     records.end();
   } catch (err) {
     throw syntaxError(err);
   }
+  checkComplete(source, records, digest);
   return builder.result(builder.index.finish());
 }
 
 /** Reads and indexes a directory file chunk by chunk, letting other work run between slices. */
-export async function loadDirectoryFile(file: string, resolve: RoleResolver, options: LoadOptions = {}): Promise<DirectoryIndex> {
+export async function loadDirectoryFile(file: string, options: LoadOptions = {}): Promise<DirectoryIndex> {
   const limits = limitsOf(options);
   let handle;
   try {
@@ -138,8 +170,9 @@ export async function loadDirectoryFile(file: string, resolve: RoleResolver, opt
     const tooBig = () => new DirectoryLoadError(`${file}: larger than ${limits.maxFileBytes} bytes (the limit)`);
     if (stat.size > limits.maxFileBytes) throw tooBig();
 
-    const builder = new DirectoryBuilder(file, resolve);
+    const builder = new DirectoryBuilder(file);
     const records = new RecordStream(file, limits, builder.add);
+    const digest = new TailDigest();
     const decoder = new TextDecoder("utf-8", { fatal: true });
     const chunk = Buffer.allocUnsafe(options.chunkBytes ?? 64 * 1024);
     let read = 0;
@@ -155,6 +188,7 @@ export async function loadDirectoryFile(file: string, resolve: RoleResolver, opt
         if (bytesRead === 0) break;
         read += bytesRead;
         if (read > limits.maxFileBytes) throw tooBig();
+        digest.update(chunk.subarray(0, bytesRead));
         let text: string;
         try {
           text = decoder.decode(chunk.subarray(0, bytesRead), { stream: true });
@@ -175,6 +209,7 @@ export async function loadDirectoryFile(file: string, resolve: RoleResolver, opt
     } catch (err) {
       throw syntaxError(err);
     }
+    checkComplete(file, records, digest);
     while (!builder.index.insertSome(TABLE_SLICE)) await pause();
     return builder.result(builder.index.finish());
   } finally {

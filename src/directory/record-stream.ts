@@ -3,8 +3,10 @@
  * elements of a top-level JSON array found by a small scanner (strings, escapes, nesting) and each parsed
  * with JSON.parse. Never holds more than one unfinished record beyond the current chunk. Malformed JSON
  * throws with the file, line and column; every record and line is bounded in length, and the record count.
+ * An NDJSON end record (end-record.ts) is kept apart, not handed on as a record; a line after it throws.
  */
 import { PortierError } from "../errors/portier-error.js";
+import { isEndRecord, readEndRecord, type EndRecord } from "./end-record.js";
 
 export interface RecordLimits {
   /** Longest NDJSON line or JSON array element, in characters. */
@@ -55,6 +57,7 @@ export class RecordStream {
   private inString = false;
   private escaped = false;
   private records = 0;
+  private endRecord: (EndRecord & { line: number }) | undefined;
 
   constructor(
     private readonly source: string,
@@ -67,6 +70,21 @@ export class RecordStream {
     this.buf = this.buf.length === 0 ? chunk : this.buf + chunk;
     if (this.state === State.Ndjson) this.lines(false);
     else this.scan();
+  }
+
+  /** Whether the text is NDJSON (an empty or blank text included) rather than a JSON array; known after end(). */
+  get isNdjson(): boolean {
+    return this.state === State.Ndjson;
+  }
+
+  /** Records handed on (the NDJSON end record is not one). */
+  get recordCount(): number {
+    return this.records;
+  }
+
+  /** The NDJSON end record, when the text had one (as its last non-blank line: a line after it throws). */
+  get endRecordFound(): (EndRecord & { line: number }) | undefined {
+    return this.endRecord;
   }
 
   /** Call once after the last chunk. */
@@ -119,6 +137,13 @@ export class RecordStream {
     } catch (err) {
       const at = parsePosition(err, text);
       throw new RecordSyntaxError(`${this.source}:${this.line}:${from - start + at + 1}: ${parseMessage(err)}`);
+    }
+    if (this.endRecord) throw new RecordSyntaxError(`${this.source}:${this.line}: content after the end record of line ${this.endRecord.line} (nothing may follow it)`);
+    if (isEndRecord(value)) {
+      const end = readEndRecord(value);
+      if (typeof end === "string") throw new RecordSyntaxError(`${this.source}:${this.line}: ${end}`);
+      this.endRecord = { ...end, line: this.line };
+      return;
     }
     this.count();
     this.onRecord(value, `line ${this.line}`);

@@ -108,16 +108,6 @@ export class Reloader<T> {
     }
   }
 
-  /**
-   * Offers a candidate that was loaded and validated elsewhere (e.g. the directory re-resolved for a new
-   * bundle's role names): the guard, the swap and the status as for an attempt, synchronously, so that the
-   * caller can swap it in the same tick as something else. True when it was accepted.
-   */
-  offer(next: T): boolean {
-    this.st.lastRequest = new Date().toISOString();
-    return this.conclude({ value: next }, undefined);
-  }
-
   /** Guard, swap, status and log for one loaded candidate (or a load failure). */
   private conclude(outcome: { value: T | typeof NOT_MODIFIED } | { error: unknown }, httpCode: number | undefined): boolean {
     const st = this.st;

@@ -31,6 +31,7 @@ function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory">): { 
     const d = deps.directory.status();
     if (!d.loaded) missing.push("directory: not loaded");
     else if (d.lastError) problems.push(`directory: last reload refused, previous index keeps serving: ${d.lastError}`);
+    if (d.rolesProblem) problems.push(`directory: ${d.rolesProblem}`);
   }
   return { ready: missing.length === 0, missing, problems };
 }

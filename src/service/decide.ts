@@ -19,6 +19,7 @@ import { engineDeny } from "../engine/index.js";
 import type { Decision, RoleCheckMode } from "../engine/types.js";
 import type { AccessTokenVerifier } from "../auth/index.js";
 import type { Directory } from "../directory/index.js";
+import { NO_ROLE_NAMES, type EntryRoles } from "../directory/role-names.js";
 import type { PolicyHolder } from "./policy.js";
 import type { ServiceMetrics } from "./metrics.js";
 import { authenticate, type Authenticated } from "./decide/authenticate.js";
@@ -32,13 +33,16 @@ export type { Decide, DecisionAnswer, DecisionRequest, MaybePromise, RequestTrac
 
 export interface DecideContext {
   verifier: AccessTokenVerifier;
-  policy: Pick<PolicyHolder, "engine" | "resolveRole">;
+  policy: Pick<PolicyHolder, "current" | "engine">;
   directory: Pick<Directory, "lookup"> | undefined;
   rolesClaim: string | undefined;
   roleCheck: RoleCheckMode;
   logger: Logger;
   metrics: ServiceMetrics | undefined;
 }
+
+/** No bundle loaded: no entry resolves (the decision is denied policy_unavailable anyway). */
+const NO_ENTRY_ROLES: EntryRoles = () => undefined;
 
 export function createDecide(ctx: DecideContext): Decide {
   const record = createRecorder(ctx.logger, ctx.metrics, () => ctx.policy.engine?.revision);
@@ -58,9 +62,11 @@ export function createDecide(ctx: DecideContext): Decide {
       return auth.deny;
     }
     if (!auth.claims) return undefined;
-    const caller = findSubject(auth.claims, { rolesClaim: ctx.rolesClaim, directory: ctx.directory, resolveRole: ctx.policy.resolveRole });
+    // One read of the live bundle: the engine that evaluates and the names that resolve the roles are one snapshot's.
+    const snapshot = ctx.policy.current;
+    const caller = findSubject(auth.claims, { rolesClaim: ctx.rolesClaim, directory: ctx.directory, resolveRole: snapshot?.resolveRole ?? NO_ROLE_NAMES, rolesOf: snapshot?.rolesOf ?? NO_ENTRY_ROLES });
     run.subject = caller.subject;
-    return evaluate(run, auth.claims, caller, ctx.policy.engine);
+    return evaluate(run, auth.claims, caller, snapshot?.engine);
   };
 
   return function decide(req, adapter) {

@@ -3,13 +3,14 @@
  * is watched and re-read, or a bundle server is polled (ETag/If-None-Match, timeout, back-off, size cap).
  * A candidate is loaded completely before it replaces the serving engine; a broken one is refused and
  * the previous engine keeps serving. The status (OPA bundle-status style) feeds /ready and metrics.
- * The role names of the bundle's catalog go live with its policy: the resolver, and whatever was prepared
- * with it (the directory re-resolved), are swapped in the same tick as the engine.
+ * A loaded bundle is one snapshot: its engine and its catalog's role names (a resolver for claims and one for
+ * directory entries), swapped as one value. A decision reads `current` once and takes both from it, so it
+ * always resolves roles with the names of the very bundle that evaluates it, whatever reloads meanwhile.
  */
 import { EngineLoadError, loadEngine, type DecisionMemoOptions, type VerificationKey } from "../engine/index.js";
 import type { DecisionEngine } from "../engine/types.js";
 import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
-import { NO_ROLE_NAMES, roleResolver, type RoleResolver } from "../directory/role-names.js";
+import { NO_ROLE_NAMES, entryRoles, roleResolver, type EntryRoles, type RoleResolver } from "../directory/role-names.js";
 import { RoleNameError } from "../catalog/role-names.js";
 
 export interface PolicyStatus extends ReloadStatus {
@@ -23,22 +24,21 @@ const FILE_REREAD_MS = 30_000;
 /** Longest wait between two polls of a failing bundle server. */
 const MAX_BACKOFF_MS = 300_000;
 
-/** A loaded bundle: its engine, its role names, and what was prepared with them (swapped in together). */
-interface LoadedPolicy {
-  engine: DecisionEngine;
-  resolveRole: RoleResolver;
-  commit: (() => void) | undefined;
+/** A loaded bundle: its engine and its role names (never swapped apart). */
+export interface PolicySnapshot {
+  readonly engine: DecisionEngine;
+  /** Role names of the bundle's catalog -> role ids (roles claims). */
+  readonly resolveRole: RoleResolver;
+  /** A directory entry's role ids under this bundle's names (memoised per entry). */
+  readonly rolesOf: EntryRoles;
 }
 
 export class PolicyHolder {
-  private readonly reloader: Reloader<LoadedPolicy>;
+  private readonly reloader: Reloader<PolicySnapshot>;
   private etag: string | undefined;
-  /**
-   * Prepares what depends on role names for a candidate bundle (runs before the swap, may take time);
-   * the function it returns is called at the swap, in the same tick as the engine goes live.
-   */
-  prepareRoles: ((resolve: RoleResolver) => Promise<() => void>) | undefined;
   onChange: (() => void) | undefined;
+  /** Called when a bundle goes live (after the swap), e.g. to report the directory records its names cannot resolve. */
+  onActivate: ((snapshot: PolicySnapshot) => void) | undefined;
 
   /**
    * With `verificationKey`, a bundle (file or server) whose OPA signature does not verify is refused like a broken one.
@@ -46,16 +46,16 @@ export class PolicyHolder {
    */
   constructor(logger: ReloadLogger, private readonly from: PolicySource, maxBytes: number, verificationKey?: VerificationKey, memo?: DecisionMemoOptions) {
     let candidateEtag: string | undefined;
-    const withRoles = async (engine: DecisionEngine, source: string): Promise<LoadedPolicy> => {
+    const withRoles = async (engine: DecisionEngine, source: string): Promise<PolicySnapshot> => {
       try {
         const resolveRole = roleResolver(engine.roles, "catalog.roles");
-        return { engine, resolveRole, commit: await this.prepareRoles?.(resolveRole) };
+        return Object.freeze({ engine, resolveRole, rolesOf: entryRoles(resolveRole) });
       } catch (err) {
         await engine.close();
         throw err instanceof RoleNameError ? new EngineLoadError("data_invalid", `${source}:/data.json: ${err.message}`, { cause: err }) : err;
       }
     };
-    const load = async (ctx: { httpCode(code: number): void }): Promise<LoadedPolicy | typeof NOT_MODIFIED> => {
+    const load = async (ctx: { httpCode(code: number): void }): Promise<PolicySnapshot | typeof NOT_MODIFIED> => {
       if ("file" in from) return withRoles(await loadEngine(from.file, { source: from.file, maxBytes, verificationKey, memo }), from.file);
       const res = await fetchUrl(from.url, { etag: this.etag, timeoutMs: Math.max(5000, from.pollSeconds * 1000), maxBytes, accept: "application/gzip" });
       ctx.httpCode(res.httpCode);
@@ -64,14 +64,14 @@ export class PolicyHolder {
       const source = redactUrls(from.url);
       return withRoles(await loadEngine(res.bytes, { source, maxBytes, verificationKey, memo }), source);
     };
-    this.reloader = new Reloader<LoadedPolicy>({
+    this.reloader = new Reloader<PolicySnapshot>({
       name: "policy",
       source: "file" in from ? from.file : from.url,
       file: "file" in from ? from.file : undefined,
       load,
       activate: (next, old) => {
         this.etag = "url" in from ? candidateEtag : undefined;
-        next.commit?.();
+        this.onActivate?.(next);
         // Let in-flight decisions on the old engine finish before closing it.
         if (old) setTimeout(() => void old.engine.close().catch(() => undefined), 1000).unref();
       },
@@ -79,6 +79,11 @@ export class PolicyHolder {
       logger,
     });
     this.reloader.onChange = () => this.onChange?.();
+  }
+
+  /** The live bundle: read it once per decision and take engine and role names from that one value. */
+  get current(): PolicySnapshot | undefined {
+    return this.reloader.current;
   }
 
   get engine(): DecisionEngine | undefined {

@@ -16,7 +16,7 @@ import { createDecide, type Decide } from "./decide.js";
 import { createMetrics } from "./metrics.js";
 import { shareWorkerRegistry } from "./cluster-metrics.js";
 import { BoundedLogDestination } from "./bounded-log-destination.js";
-import { PolicyHolder } from "./policy.js";
+import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 
 export interface RunningService {
   url: string;
@@ -106,23 +106,24 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     throw new StartError(`config.bundle: ${policy.status().lastError}`);
   }
 
-  // Role names come from the loaded bundle's catalog (none until one is loaded); a new bundle re-resolves
-  // the directory before it goes live, so names and policy activate together. With no bundle yet (its
-  // server is down), the directory waits for the first one's names (not ready until then).
+  // The directory keeps role names as written; each decision resolves them with the names of the bundle that
+  // evaluates it (policy.current), so the directory loads without a bundle and a bundle swap re-reads nothing.
+  // When a bundle goes live, the records its names cannot resolve are counted and reported (not refused:
+  // a policy change is authoritative, and fewer roles is the fail-closed direction).
   let directory: Directory | undefined;
   if (config.directory) {
-    const names = policy.resolveRole;
-    const options = { watch: config.watch, logger, maxShrink: config.directoryMaxShrink, allowShrink: config.allowDirectoryShrink };
+    const options = { watch: config.watch, logger, maxShrink: config.directoryMaxShrink, allowShrink: config.allowDirectoryShrink, shrinkWindowMs: config.directoryShrinkWindowSeconds * 1000 };
     try {
-      directory = policy.engine ? await Directory.open(config.directory, names, options) : Directory.pending(config.directory, names, options);
+      directory = await Directory.open(config.directory, options);
     } catch (err) {
       verifier.close();
       await policy.close();
       throw new StartError(`config.directory: ${(err as Error).message}`);
     }
     const dir = directory;
-    policy.prepareRoles = (resolve) => dir.prepareRoles(resolve);
-    if (policy.resolveRole !== names) void dir.prepareRoles(policy.resolveRole).then((commit) => commit()); // a bundle landed while it opened
+    const check = (p: PolicySnapshot) => dir.checkRoles(p.rolesOf, p.engine.revision);
+    policy.onActivate = check;
+    if (policy.current) check(policy.current);
   }
 
   const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status(), log: () => destination });

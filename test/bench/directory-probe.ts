@@ -21,6 +21,7 @@ import { loadDirectoryFile, loadRoleResolver, type DirectoryEntries, type Direct
 import type { RoleResolver } from "../../src/directory/role-names.js";
 import { loadEngine, tokenFacts } from "../../src/engine/index.js";
 import { createDecide } from "../../src/service/decide.js";
+import { fixedPolicy } from "../support/policy-snapshot.js";
 
 export const BENCH_TENANT = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
 export const benchSub = (i: number) => `00000000-0000-4000-8000-${i.toString().padStart(12, "0")}`;
@@ -38,7 +39,7 @@ async function previousLoad(file: string, resolve: RoleResolver): Promise<Direct
       const id = resolve(name);
       if (id && !roles.includes(id)) roles.push(id);
     }
-    entries.set(r.sub, { tenant_id: r.tenant_id, roles });
+    entries.set(r.sub, { tenant_id: r.tenant_id, names: roles });
   };
   if (text.trimStart().startsWith("[")) for (const r of JSON.parse(text) as []) add(r);
   else {
@@ -55,7 +56,8 @@ async function previousLoad(file: string, resolve: RoleResolver): Promise<Direct
 }
 
 async function load(impl: string, file: string, resolve: RoleResolver): Promise<DirectoryEntries> {
-  return impl === "previous" ? previousLoad(file, resolve) : (await loadDirectoryFile(file, resolve)).entries;
+  // The baseline resolved names at load; the index keeps names and each decision resolves them (one WeakMap lookup).
+  return impl === "previous" ? previousLoad(file, resolve) : (await loadDirectoryFile(file)).entries;
 }
 
 function gc(): void {
@@ -125,7 +127,7 @@ async function decisionContext(lookup: (sub: string) => DirectoryEntry | undefin
   const verifier = createAccessTokenVerifier({ issuer, jwksFile, refreshIntervalMs: 0 });
   await verifier.ready();
   const logger = pino(pino.destination("/dev/null"));
-  const policy = { engine: await loadEngine(join(ROOT, "build", "bundle.tar.gz")), resolveRole: loadRoleResolver(ROLES) };
+  const policy = fixedPolicy(await loadEngine(join(ROOT, "build", "bundle.tar.gz")), loadRoleResolver(ROLES));
   const decide = createDecide({ verifier, policy, directory: { lookup }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: undefined });
   const once = async () => {
     const d = await decide({ method: "GET", path: PATH, token }, "bench");

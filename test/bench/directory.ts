@@ -9,21 +9,27 @@
  *   BENCH_DIRECTORY_RECORDS=10000000 BENCH_DIRECTORY_RELOADS=1 npx tsx test/bench/directory.ts
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { BENCH_TENANT, benchSub } from "./directory-probe.js";
+import { endRecordLine } from "../../src/directory/index.js";
 
 const PROBE = fileURLToPath(new URL("./directory-probe.ts", import.meta.url));
 const RECORDS = Number(process.env.BENCH_DIRECTORY_RECORDS ?? 1_000_000);
 
+/** A directory of n records; NDJSON is sealed (its end record counts and hashes what was written). */
 export async function writeDirectory(file: string, n: number, format: "ndjson" | "json"): Promise<void> {
   const out = createWriteStream(file);
+  const hash = createHash("sha256");
   let batch: string[] = [];
   const flush = async () => {
-    if (!out.write(batch.join(""))) await once(out, "drain");
+    const text = batch.join("");
+    hash.update(text);
+    if (!out.write(text)) await once(out, "drain");
     batch = [];
   };
   if (format === "json") batch.push("[\n");
@@ -35,6 +41,7 @@ export async function writeDirectory(file: string, n: number, format: "ndjson" |
   }
   if (format === "json") batch.push("]\n");
   await flush();
+  if (format === "ndjson") out.write(`${endRecordLine(n, hash.digest("hex"))}\n`);
   out.end();
   await once(out, "finish");
 }

@@ -28,6 +28,7 @@ import { writeDirectory } from "./directory.js";
 import { median } from "./measure.js";
 import { haveWrk, runWrk, treeCpuSeconds, type Load, type WrkResult } from "./wrk.js";
 import { freePort } from "../support/free-port.js";
+import { sealNdjson } from "../support/directory-files.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PORTIER_MAIN = join(ROOT, "dist", "cli", "main.js");
@@ -70,7 +71,9 @@ const userIndex = (k: number) => 3 * Math.floor((k * Math.floor(RECORDS / 3)) / 
 
 async function writeTinyDirectory(file: string): Promise<void> {
   const out = createWriteStream(file);
-  for (let k = 0; k < USERS; k++) out.write(`{"sub":"${benchSub(userIndex(k))}","tenant_id":"${BENCH_TENANT}","roles":["enseignant_jeune"]}\n`);
+  const lines: string[] = [];
+  for (let k = 0; k < USERS; k++) lines.push(`{"sub":"${benchSub(userIndex(k))}","tenant_id":"${BENCH_TENANT}","roles":["enseignant_jeune"]}`);
+  out.write(sealNdjson(lines));
   out.end();
   await once(out, "finish");
 }

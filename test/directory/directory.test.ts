@@ -1,67 +1,109 @@
 /**
- * The synced-users directory: JSON and NDJSON, role labels/aliases mapped to ids, unknown roles reported,
- * reload on change with a broken file keeping the old index, re-resolution for new role names (a new
- * bundle's catalog), and 200,000 records all found.
+ * The synced-users directory: JSON and NDJSON (sealed), role names kept as written and resolved per bundle
+ * (labels/aliases mapped to ids; a record naming an unknown role is not synced under that bundle), bad shapes
+ * reported, reload on change with a broken file keeping the old index, and 200,000 records all found.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Directory, DirectoryLoadError, loadRoleResolver, parseDirectory, roleResolver } from "../../src/directory/index.js";
+import { Directory, DirectoryLoadError, entryRoles, loadRoleResolver, parseDirectory, roleResolver, type DirectoryEntry } from "../../src/directory/index.js";
 import { TENANT_A } from "../support/sample.js";
+import { sealNdjson } from "../support/directory-files.js";
 import { until } from "../support/until.js";
 
 const ROLES = fileURLToPath(new URL("../../data/roles.json", import.meta.url));
 const resolve = loadRoleResolver(ROLES);
+const rolesOf = entryRoles(resolve);
+const roles = (entry: DirectoryEntry | undefined) => (entry ? rolesOf(entry) : undefined);
 const T = TENANT_A;
 const opened: Directory[] = [];
 afterEach(() => opened.splice(0).forEach((d) => d.close()));
 
 describe("parseDirectory", () => {
-  it("reads a JSON array and maps labels and aliases to role ids", () => {
+  it("reads a JSON array, keeps the names as written, and resolves labels and aliases to role ids", () => {
     const idx = parseDirectory(
       JSON.stringify([
         { sub: "a", tenant_id: T, roles: ["enseignant_jeune"] },
         { sub: "b", tenant_id: T, roles: ["Parent de l'élève jeune", "ÉLÈVE ADULTE"] },
       ]),
       "dir.json",
-      resolve,
     );
-    expect(idx.entries.get("a")).toEqual({ tenant_id: T, roles: ["enseignant_jeune"] });
-    expect(idx.entries.get("b")?.roles).toEqual(["parent_eleve_jeune", "eleve_adulte"]);
+    expect(idx.entries.get("a")).toEqual({ tenant_id: T, names: ["enseignant_jeune"] });
+    expect(roles(idx.entries.get("b"))).toEqual(["parent_eleve_jeune", "eleve_adulte"]);
     expect(idx.rejected).toBe(0);
   });
 
-  it("reads NDJSON and reports records with unknown roles or bad shapes by line, without keeping them", () => {
-    const text = [
+  it("reads sealed NDJSON and reports records with bad shapes by line, without keeping them; unknown names resolve to nothing", () => {
+    const text = sealNdjson([
       JSON.stringify({ sub: "a", tenant_id: T, roles: ["directeur_jeune"] }),
       "",
       JSON.stringify({ sub: "b", tenant_id: T, roles: ["astronaute"] }),
       JSON.stringify({ sub: "c", roles: [] }),
       JSON.stringify({ sub: "d", tenant_id: T, roles: "directeur_jeune" }),
-    ].join("\n");
-    const idx = parseDirectory(text, "d.ndjson", resolve);
-    expect(["a", "b", "c", "d"].filter((s) => idx.entries.get(s))).toEqual(["a"]);
-    expect(idx.entries.size).toBe(1);
+      JSON.stringify({ sub: "e", tenant_id: T, roles: ["directeur_jeune", 7] }),
+    ]);
+    const idx = parseDirectory(text, "d.ndjson");
+    expect(["a", "b", "c", "d", "e"].filter((s) => idx.entries.get(s))).toEqual(["a", "b"]);
+    expect(roles(idx.entries.get("a"))).toEqual(["directeur_jeune"]);
+    expect(roles(idx.entries.get("b"))).toBeUndefined();
     expect(idx.rejected).toBe(3);
-    expect(idx.problems[0]).toBe('d.ndjson line 3: unknown role "astronaute"');
-    expect(idx.problems[1]).toContain("line 4: tenant_id");
-    expect(idx.problems[2]).toBe("d.ndjson line 5: roles must be an array");
+    expect(idx.problems[0]).toContain("line 4: tenant_id");
+    expect(idx.problems[1]).toBe("d.ndjson line 5: roles must be an array");
+    expect(idx.problems[2]).toBe("d.ndjson line 6: roles[1] must be a role name (a non-blank string)");
   });
 
   it("refuses malformed JSON with the file and line", () => {
-    expect(() => parseDirectory("[{", "x.json", resolve)).toThrow(DirectoryLoadError);
-    expect(() => parseDirectory('{"sub":"a","tenant_id":"t","roles":[]}\n{oops', "x.ndjson", resolve)).toThrow(/x\.ndjson:2/);
+    expect(() => parseDirectory("[{", "x.json")).toThrow(DirectoryLoadError);
+    expect(() => parseDirectory('{"sub":"a","tenant_id":"t","roles":[]}\n{oops', "x.ndjson")).toThrow(/x\.ndjson:2/);
   });
 
   it("indexes 200,000 records and finds each one (speed is measured in make bench)", () => {
     const lines: string[] = [];
     for (let i = 0; i < 200_000; i++) lines.push(`{"sub":"00000000-0000-4000-8000-${i.toString().padStart(12, "0")}","tenant_id":"${T}","roles":["enseignant_jeune"]}`);
-    const idx = parseDirectory(lines.join("\n"), "big.ndjson", resolve);
+    const idx = parseDirectory(sealNdjson(lines), "big.ndjson");
     expect(idx.entries.size).toBe(200_000);
-    for (let i = 0; i < 200_000; i += 997) expect(idx.entries.get(`00000000-0000-4000-8000-${i.toString().padStart(12, "0")}`)?.roles).toEqual(["enseignant_jeune"]);
+    for (let i = 0; i < 200_000; i += 997) expect(roles(idx.entries.get(`00000000-0000-4000-8000-${i.toString().padStart(12, "0")}`))).toEqual(["enseignant_jeune"]);
     expect(idx.entries.get("00000000-0000-4000-8000-000000200000")).toBeUndefined();
+    expect(idx.groups).toEqual([{ entry: { tenant_id: T, names: ["enseignant_jeune"] }, records: 200_000 }]);
+  });
+});
+
+describe("entryRoles: one entry, resolved by each bundle's names", () => {
+  const withProfesseur = roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur"] }]);
+
+  it("the same shared entry resolves under names that know the alias and not under names that do not", () => {
+    const idx = parseDirectory(JSON.stringify([{ sub: "a", tenant_id: T, roles: ["Professeur", "enseignant_jeune"] }]), "d.json");
+    const entry = idx.entries.get("a") as DirectoryEntry;
+    expect(entryRoles(withProfesseur)(entry)).toEqual(["enseignant_jeune"]);
+    expect(rolesOf(entry)).toBeUndefined();
+    // Remembered per resolver: the same frozen answer every time.
+    const byAlias = entryRoles(withProfesseur);
+    expect(byAlias(entry)).toBe(byAlias(entry));
+    expect(Object.isFrozen(byAlias(entry))).toBe(true);
+  });
+
+  it("shares one entry per (tenant, names) and counts the records that use it (a later record for a sub replaces the earlier)", () => {
+    const idx = parseDirectory(
+      JSON.stringify([
+        { sub: "a", tenant_id: T, roles: ["Professeur"] },
+        { sub: "b", tenant_id: T, roles: ["Professeur"] },
+        { sub: "a", tenant_id: T, roles: ["enseignant_jeune"] },
+        { sub: "c", tenant_id: T, roles: ["a", "b"] },
+        { sub: "d", tenant_id: T, roles: ["a,b"] },
+        { sub: "e", tenant_id: T, roles: ['["a","b"]'] },
+      ]),
+      "d.json",
+    );
+    expect(idx.groups.map((g) => [g.entry.names, g.records])).toEqual([
+      [["Professeur"], 1],
+      [["enseignant_jeune"], 1],
+      [["a", "b"], 1],
+      [["a,b"], 1],
+      [['["a","b"]'], 1],
+    ]);
+    expect(idx.entries.get("b")).toBe(idx.groups[0]?.entry);
   });
 });
 
@@ -70,9 +112,9 @@ describe("Directory (file, watch, reload)", () => {
     const dir = mkdtempSync(join(tmpdir(), "portier-dir-"));
     const file = join(dir, "users.json");
     writeFileSync(file, JSON.stringify([{ sub: "a", tenant_id: T, roles: ["enseignant_jeune"] }]));
-    const d = await Directory.open(file, resolve);
+    const d = await Directory.open(file);
     opened.push(d);
-    expect(d.lookup("a")?.roles).toEqual(["enseignant_jeune"]);
+    expect(roles(d.lookup("a"))).toEqual(["enseignant_jeune"]);
 
     writeFileSync(file, "[{ broken");
     await until(() => d.status().reloadFailures > 0);
@@ -89,56 +131,37 @@ describe("Directory (file, watch, reload)", () => {
   });
 
   it("refuses to open a missing file", async () => {
-    await expect(Directory.open("/nonexistent/users.json", resolve, { watch: false })).rejects.toThrow(/cannot read/);
+    await expect(Directory.open("/nonexistent/users.json", { watch: false })).rejects.toThrow(/cannot read/);
   });
 
-  it("prepareRoles loads with new role names but swaps only when committed; a broken file then keeps the index", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "portier-dir-"));
-    const file = join(dir, "users.json");
-    writeFileSync(file, JSON.stringify([{ sub: "a", tenant_id: T, roles: ["Professeur"] }]));
-    // Every record names a role these names do not know yet: the guard is tested in reload-guards.test.ts.
-    const d = await Directory.open(file, resolve, { watch: false, allowShrink: true });
-    opened.push(d);
-    expect(d.lookup("a")).toBeUndefined();
-    const withProfesseur = roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur"] }]);
-    const commit = await d.prepareRoles(withProfesseur);
-    expect(d.lookup("a")).toBeUndefined();
-    commit();
-    expect(d.lookup("a")?.roles).toEqual(["enseignant_jeune"]);
-
-    // Prepared, then a newer file lands before the commit: the commit reloads it with the new names.
-    const back = await d.prepareRoles(resolve);
-    writeFileSync(file, JSON.stringify([{ sub: "b", tenant_id: T, roles: ["Enseignant jeune"] }, { sub: "c", tenant_id: T, roles: ["Professeur"] }]));
-    await d.reload();
-    expect(d.lookup("c")?.roles).toEqual(["enseignant_jeune"]);
-    back();
-    await until(() => d.lookup("c") === undefined);
-    expect(d.lookup("b")?.roles).toEqual(["enseignant_jeune"]);
-    expect(d.status().rejected).toBe(1);
-
-    // The file cannot be parsed when prepared: the names swap, the index stays, the failure is reported,
-    // and the next load uses the new names.
-    writeFileSync(file, "[{ broken");
-    const again = await d.prepareRoles(withProfesseur);
-    again();
-    await until(() => d.status().reloadFailures > 0);
-    expect(d.status().lastError).toContain("users.json");
-    expect(d.status().rejected).toBe(1);
-    writeFileSync(file, JSON.stringify([{ sub: "d", tenant_id: T, roles: ["professeur"] }]));
-    await d.reload();
-    expect(d.lookup("d")?.roles).toEqual(["enseignant_jeune"]);
-  });
-
-  it("a reload that started with the old role names and ends after the swap loads again with the new ones", async () => {
+  it("checkRoles counts the records a bundle's names cannot resolve, logs them, and lists a problem above half", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "portier-dir-")), "users.json");
-    writeFileSync(file, JSON.stringify([{ sub: "a", tenant_id: T, roles: ["Professeur"] }]));
-    // Every record names a role these names do not know yet: the guard is tested in reload-guards.test.ts.
-    const d = await Directory.open(file, resolve, { watch: false, allowShrink: true });
+    const records = [
+      ...Array.from({ length: 3 }, (_, i) => ({ sub: `p${i}`, tenant_id: T, roles: ["Professeur"] })),
+      { sub: "x", tenant_id: T, roles: ["enseignant_jeune"] },
+    ];
+    writeFileSync(file, JSON.stringify(records));
+    const warnings: Record<string, unknown>[] = [];
+    const d = await Directory.open(file, { watch: false, logger: { warn: (o) => warnings.push(o as Record<string, unknown>) } });
     opened.push(d);
-    const commit = await d.prepareRoles(roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur"] }]));
-    const pending = d.reload();
-    commit();
-    expect(await pending).toBe(true);
-    expect(d.lookup("a")?.roles).toEqual(["enseignant_jeune"]);
+    expect(d.status().rolesUnresolved).toBe(0);
+
+    d.checkRoles(entryRoles(withAlias), "alias");
+    expect(d.status()).toMatchObject({ rolesUnresolved: 0 });
+    expect(d.status().rolesProblem).toBeUndefined();
+    expect(warnings).toEqual([]);
+
+    d.checkRoles(rolesOf, "plain");
+    expect(d.status().rolesUnresolved).toBe(3);
+    expect(d.status().rolesProblem).toBe("3 of 4 records (75%) name a role that bundle plain does not know; those users are not synced");
+    expect(warnings).toEqual([expect.objectContaining({ event: "directory_roles_unresolved", revision: "plain", records: 4, unresolved: 3, share: "75%", examples: ['["Professeur"]: 3'] })]);
+
+    // A reloaded file is checked against the live bundle's names too.
+    writeFileSync(file, JSON.stringify([...records, { sub: "y", tenant_id: T, roles: ["enseignant_jeune"] }, { sub: "z", tenant_id: T, roles: ["enseignant_jeune"] }]));
+    expect(await d.reload()).toBe(true);
+    expect(d.status().rolesUnresolved).toBe(3);
+    expect(d.status().rolesProblem).toBeUndefined();
   });
 });
+
+const withAlias = roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur"] }]);

@@ -1,18 +1,21 @@
 /**
  * The streaming directory loader: records and multi-byte characters split across chunk boundaries, malformed
  * JSON reported with its position, bounds on file size / record count / record length, shared tenant ids
- * and role lists, and the event loop getting turns while a file loads.
+ * and role name lists, and the event loop getting turns while a file loads.
  */
 import { describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DirectoryLoadError, loadDirectoryFile, loadRoleResolver, parseDirectory } from "../../src/directory/index.js";
+import { DirectoryLoadError, entryRoles, loadDirectoryFile, loadRoleResolver, parseDirectory, type DirectoryEntry } from "../../src/directory/index.js";
 import { TENANT_A } from "../support/sample.js";
+import { sealNdjson } from "../support/directory-files.js";
 
 const ROLES = fileURLToPath(new URL("../../data/roles.json", import.meta.url));
-const resolve = loadRoleResolver(ROLES);
+const rolesOf = entryRoles(loadRoleResolver(ROLES));
+/** An entry as a decision sees it under data/roles.json's names. */
+const resolved = (e: DirectoryEntry | undefined) => e && { tenant_id: e.tenant_id, roles: rolesOf(e) };
 const T = TENANT_A;
 const U = "9a1b2c3d-0000-4000-8000-000000000002";
 const folder = mkdtempSync(join(tmpdir(), "portier-load-"));
@@ -38,17 +41,17 @@ const EXPECTED: [string, { tenant_id: string; roles: string[] }][] = [
 const FORMATS: [string, string][] = [
   ["JSON array, compact", JSON.stringify(RECORDS)],
   ["JSON array, indented, with a byte-order mark", "\ufeff" + JSON.stringify(RECORDS, null, 2)],
-  ["NDJSON, CRLF and blank lines", RECORDS.map((r) => JSON.stringify(r)).join("\r\n\r\n") + "\r\n"],
+  ["NDJSON, CRLF and blank lines", sealNdjson(RECORDS.flatMap((r) => [`${JSON.stringify(r)}\r`, "\r"]))],
 ];
 
 describe("loadDirectoryFile streams the file in chunks", () => {
   for (const [format, text] of FORMATS) {
     for (const chunkBytes of [1, 2, 3, 5, 7, 64, 65536]) {
       it(`${format}, ${chunkBytes}-byte chunks`, async () => {
-        const idx = await loadDirectoryFile(file(text), resolve, { chunkBytes });
+        const idx = await loadDirectoryFile(file(text), { chunkBytes });
         expect(idx.problems).toEqual([]);
         expect(idx.entries.size).toBe(EXPECTED.length);
-        for (const [sub, entry] of EXPECTED) expect(idx.entries.get(sub)).toEqual(entry);
+        for (const [sub, entry] of EXPECTED) expect(resolved(idx.entries.get(sub))).toEqual(entry);
         expect(idx.entries.get("c")).toBeUndefined();
         expect(idx.entries.get("élève")).toBeUndefined();
       });
@@ -56,36 +59,37 @@ describe("loadDirectoryFile streams the file in chunks", () => {
   }
 
   it("gives the same index as parsing the whole text", async () => {
-    const text = JSON.stringify([...RECORDS, { sub: "x", tenant_id: T, roles: ["astronaute"] }, 7]);
-    const whole = parseDirectory(text, "d.json", resolve);
-    const streamed = await loadDirectoryFile(file(text), resolve, { chunkBytes: 3 });
+    const text = JSON.stringify([...RECORDS, { sub: "x", tenant_id: T, roles: [""] }, 7]);
+    const whole = parseDirectory(text, "d.json");
+    const streamed = await loadDirectoryFile(file(text), { chunkBytes: 3 });
     expect(streamed.entries.size).toBe(whole.entries.size);
     for (const [sub] of EXPECTED) expect(streamed.entries.get(sub)).toEqual(whole.entries.get(sub));
     expect(streamed.rejected).toBe(2);
-    expect(streamed.problems.map((p) => p.replace(/^\S+ /, ""))).toEqual(['record 4: unknown role "astronaute"', "record 5: must be an object"]);
+    expect(streamed.problems.map((p) => p.replace(/^\S+ /, ""))).toEqual(["record 4: roles[0] must be a role name (a non-blank string)", "record 5: must be an object"]);
   });
 
-  it("gives the event loop turns while it loads: a timer sees the load half done", async () => {
+  it("gives the event loop turns while it loads: a timer never waits long", async () => {
     const lines: string[] = [];
-    for (let i = 0; i < 20_000; i++) lines.push(JSON.stringify({ sub: `user-${i}`, tenant_id: T, roles: ["enseignant_jeune"] }));
-    const path = file(lines.join("\n"), "ndjson");
-    // The resolver runs once per record, so a timer that reads its count sees how far the load got.
-    let resolved = 0;
-    const counting = (name: string) => {
-      resolved++;
-      return resolve(name);
-    };
-    const seen: number[] = [];
+    for (let i = 0; i < 100_000; i++) lines.push(JSON.stringify({ sub: `user-${i}`, tenant_id: T, roles: ["enseignant_jeune"] }));
+    const path = file(sealNdjson(lines), "ndjson");
+    const gaps: number[] = [];
+    let last = performance.now();
     let done = false;
     const tick = () => {
-      seen.push(resolved);
+      const now = performance.now();
+      gaps.push(now - last);
+      last = now;
       if (!done) setTimeout(tick, 0);
     };
     setTimeout(tick, 0);
-    const idx = await loadDirectoryFile(path, counting, { chunkBytes: 4096 });
+    const started = performance.now();
+    const idx = await loadDirectoryFile(path, { chunkBytes: 4096 });
+    const took = performance.now() - started;
     done = true;
-    expect(idx.entries.size).toBe(20_000);
-    expect(seen.some((n) => n > 0 && n < 20_000)).toBe(true);
+    expect(idx.entries.size).toBe(100_000);
+    // Slices of about 5 ms: the timer runs many times during the load, and far more often than the load's length.
+    expect(gaps.length).toBeGreaterThan(10);
+    expect(Math.max(...gaps)).toBeLessThan(Math.max(150, took / 4));
   });
 });
 
@@ -101,20 +105,22 @@ describe("malformed files are refused with the file, line and column", () => {
     ["content after the array", "[1]\n\n x", /^F:3:2: unexpected content after the JSON array$/],
     ["a stray closing brace", "[1}]", /^F:1:3: unexpected '}'$/],
     ["a bad NDJSON line", '{"sub":"a","tenant_id":"t","roles":[]}\n\n  {"a" 1}', /^F:3:8: Expected ':' after property name$/],
+    ["an NDJSON record after the end record", sealNdjson(['{"sub":"a","tenant_id":"t","roles":[]}']) + '{"sub":"b","tenant_id":"t","roles":[]}\n', /^F:3: content after the end record of line 2 \(nothing may follow it\)$/],
+    ["a malformed end record", '{"sub":"a","tenant_id":"t","roles":[]}\n{"portier_end":{"records":1}}\n', /^F:2: the end record's sha256 must be/],
   ];
   for (const [name, text, message] of CASES) {
     it(name, async () => {
       const path = file(text);
-      const err = await loadDirectoryFile(path, resolve, { chunkBytes: 5 }).catch((e: unknown) => e);
+      const err = await loadDirectoryFile(path, { chunkBytes: 5 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DirectoryLoadError);
       expect((err as Error).message.replace(path, "F")).toMatch(message);
-      expect(() => parseDirectory(text, "F", resolve)).toThrow(message);
+      expect(() => parseDirectory(text, "F")).toThrow(message);
     });
   }
 
   it("invalid UTF-8 names the bytes", async () => {
     const path = file(Buffer.concat([Buffer.from('[{"sub":"a'), Buffer.from([0xc3, 0x28]), Buffer.from('","tenant_id":"t","roles":[]}]')]));
-    await expect(loadDirectoryFile(path, resolve, { chunkBytes: 8 })).rejects.toThrow(/not valid UTF-8 \(within bytes 8-16\)/);
+    await expect(loadDirectoryFile(path, { chunkBytes: 8 })).rejects.toThrow(/not valid UTF-8 \(within bytes 8-16\)/);
   });
 });
 
@@ -131,48 +137,51 @@ describe("bounds", () => {
   ];
   for (const [name, text, limits, message] of CASES) {
     it(name, async () => {
-      await expect(loadDirectoryFile(file(text), resolve, { chunkBytes: 16, limits })).rejects.toThrow(message);
+      await expect(loadDirectoryFile(file(text), { chunkBytes: 16, limits })).rejects.toThrow(message);
     });
   }
 
   it("accepts a file within every limit", async () => {
-    const idx = await loadDirectoryFile(file(`[${record},${record}]`), resolve, { limits: { maxRecordChars: record.length, maxRecords: 2, maxFileBytes: 2 * record.length + 3 } });
+    const idx = await loadDirectoryFile(file(`[${record},${record}]`), { limits: { maxRecordChars: record.length, maxRecords: 2, maxFileBytes: 2 * record.length + 3 } });
     expect(idx.entries.size).toBe(1);
   });
 });
 
-describe("records share tenant ids and role lists", () => {
+describe("records share tenant ids and role name lists", () => {
   const idx = parseDirectory(
     JSON.stringify([
       { sub: "a", tenant_id: T, roles: ["enseignant_jeune", "directeur_jeune"] },
       { sub: "b", tenant_id: T, roles: ["Enseignant jeune", "directeur_jeune"] },
       { sub: "c", tenant_id: U, roles: ["enseignant_jeune", "directeur_jeune"] },
       { sub: "d", tenant_id: U, roles: ["directeur_jeune", "enseignant_jeune"] },
+      { sub: "e", tenant_id: T, roles: ["enseignant_jeune", "directeur_jeune"] },
     ]),
     "d.json",
-    resolve,
   );
 
-  it("one entry per tenant and role list, one frozen role array per role list", () => {
-    const [a, b, c, d] = ["a", "b", "c", "d"].map((s) => idx.entries.get(s));
-    expect(b).toBe(a);
+  it("one entry per tenant and role name list as written, one frozen name array per list", () => {
+    const [a, b, c, d, e] = ["a", "b", "c", "d", "e"].map((s) => idx.entries.get(s));
+    expect(e).toBe(a);
+    expect(b).not.toBe(a);
     expect(c).not.toBe(a);
-    expect(c?.roles).toBe(a?.roles);
-    expect(d?.roles).toEqual(["directeur_jeune", "enseignant_jeune"]);
+    expect(c?.names).toBe(a?.names);
+    expect(d?.names).toEqual(["directeur_jeune", "enseignant_jeune"]);
     expect(Object.isFrozen(a)).toBe(true);
-    expect(Object.isFrozen(a?.roles)).toBe(true);
+    expect(Object.isFrozen(a?.names)).toBe(true);
+    // Names resolve per bundle: a label and an id of the same role give the same ids.
+    expect(rolesOf(b as DirectoryEntry)).toEqual(rolesOf(a as DirectoryEntry));
   });
 });
 
 describe("subs", () => {
   it("a later record for the same sub replaces the earlier one", () => {
-    const idx = parseDirectory(['{"sub":"a","tenant_id":"t1","roles":[]}', '{"sub":"b","tenant_id":"t1","roles":[]}', '{"sub":"a","tenant_id":"t2","roles":[]}'].join("\n"), "d", resolve);
+    const idx = parseDirectory(sealNdjson(['{"sub":"a","tenant_id":"t1","roles":[]}', '{"sub":"b","tenant_id":"t1","roles":[]}', '{"sub":"a","tenant_id":"t2","roles":[]}']), "d");
     expect(idx.entries.size).toBe(2);
     expect(idx.entries.get("a")?.tenant_id).toBe("t2");
   });
 
   it("a sub with an unpaired surrogate is refused, and never matches the replacement character", () => {
-    const idx = parseDirectory('{"sub":"x\\ud800","tenant_id":"t","roles":[]}\n{"sub":"y\uFFFD","tenant_id":"t","roles":[]}', "d", resolve);
+    const idx = parseDirectory(sealNdjson(['{"sub":"x\\ud800","tenant_id":"t","roles":[]}', '{"sub":"y\uFFFD","tenant_id":"t","roles":[]}']), "d");
     expect(idx.problems).toEqual(["d line 1: sub must be well-formed Unicode (it has an unpaired surrogate)"]);
     expect(idx.entries.get("x\ud800")).toBeUndefined();
     expect(idx.entries.get("y\ud800")).toBeUndefined();
@@ -182,7 +191,7 @@ describe("subs", () => {
   it("many subs, including ones that share hash-table slots, are all found", () => {
     const lines: string[] = [];
     for (let i = 0; i < 5000; i++) lines.push(JSON.stringify({ sub: `s${i}`, tenant_id: `t${i % 7}`, roles: [] }));
-    const idx = parseDirectory(lines.join("\n"), "d", resolve);
+    const idx = parseDirectory(sealNdjson(lines), "d");
     expect(idx.entries.size).toBe(5000);
     for (let i = 0; i < 5000; i++) expect(idx.entries.get(`s${i}`)?.tenant_id).toBe(`t${i % 7}`);
     expect(idx.entries.get("s5000")).toBeUndefined();

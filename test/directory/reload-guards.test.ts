@@ -1,17 +1,16 @@
 /**
  * The directory refuses reloads that would silently take access away: an empty file, `{}`, whitespace, or
- * records that are all invalid (also at start), and a reload that drops more than --directory-max-shrink
- * of the records, unless the operator allows it. The old index keeps serving and the refusal is reported.
+ * records that are all invalid (also at start), a reload that drops more than --directory-max-shrink of the
+ * records, and a series of smaller drops from the largest count accepted within the shrink window, unless
+ * the operator allows it. The old index keeps serving and the refusal is reported.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { loadRoleResolver, Directory, type DirectoryOptions } from "../../src/directory/index.js";
+import { Directory, type DirectoryOptions } from "../../src/directory/index.js";
 import { TENANT_A } from "../support/sample.js";
-
-const ROLES = fileURLToPath(new URL("../../data/roles.json", import.meta.url));
+import { sealNdjson } from "../support/directory-files.js";
 const T = TENANT_A;
 const opened: Directory[] = [];
 afterEach(() => opened.splice(0).forEach((d) => d.close()));
@@ -27,18 +26,36 @@ function replace(file: string, text: string): void {
 async function openWith(records: unknown[], options: DirectoryOptions = {}) {
   const file = join(mkdtempSync(join(tmpdir(), "portier-dirguard-")), "users.json");
   writeFileSync(file, JSON.stringify(records));
-  const d = await Directory.open(file, loadRoleResolver(ROLES), { watch: false, ...options });
+  const d = await Directory.open(file, { watch: false, ...options });
   opened.push(d);
   return { d, file };
 }
 
 const EMPTY: [string, string, RegExp][] = [
-  ["an empty file", "", /the file has no record/],
-  ["whitespace only", "  \n\n\t \n", /the file has no record/],
-  ["{}", "{}", /all 1 records are invalid/],
+  ["an empty file, sealed", sealNdjson([]), /the file has no record/],
+  ["whitespace only, sealed", sealNdjson(["  ", "", "\t "]), /the file has no record/],
+  ["{}, sealed", sealNdjson(["{}"]), /all 1 records are invalid/],
   ["an empty array", "[]", /the file has no record/],
-  ["records that are all invalid", JSON.stringify([{ sub: "x", tenant_id: T, roles: ["astronaute"] }, { sub: "y" }]), /all 2 records are invalid/],
+  ["records that are all invalid", JSON.stringify([{ sub: "x", tenant_id: T, roles: [7] }, { sub: "y" }]), /all 2 records are invalid/],
 ];
+
+const UNSEALED: [string, string][] = [
+  ["an empty file", ""],
+  ["whitespace only", "  \n\n\t \n"],
+  ["{}", "{}"],
+];
+
+describe("an NDJSON file without its end record is refused as incomplete, whatever it holds", () => {
+  for (const [name, text] of UNSEALED) {
+    it(name, async () => {
+      const { d, file } = await openWith(users(3));
+      replace(file, text);
+      expect(await d.reload()).toBe(false);
+      expect(d.size).toBe(3);
+      expect(d.status().lastError).toMatch(/users\.json: the NDJSON directory has no end record \(a feed still being written\?\)/);
+    });
+  }
+});
 
 describe("a reload with no valid record is refused and the old index kept", () => {
   for (const [name, text, why] of EMPTY) {
@@ -47,7 +64,7 @@ describe("a reload with no valid record is refused and the old index kept", () =
       replace(file, text);
       expect(await d.reload()).toBe(false);
       expect(d.size).toBe(3);
-      expect(d.lookup("u0")?.roles).toEqual(["enseignant_jeune"]);
+      expect(d.lookup("u0")?.names).toEqual(["enseignant_jeune"]);
       expect(d.status().lastError).toMatch(why);
       expect(d.status().lastError).toContain("--allow-directory-shrink");
       expect(d.status().reloadFailures).toBe(1);
@@ -56,8 +73,8 @@ describe("a reload with no valid record is refused and the old index kept", () =
 
   it("is refused at start too, naming the reason", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "portier-dirguard-")), "users.json");
-    writeFileSync(file, "{}");
-    await expect(Directory.open(file, loadRoleResolver(ROLES), { watch: false })).rejects.toThrow(/all 1 records are invalid/);
+    writeFileSync(file, sealNdjson(["{}"]));
+    await expect(Directory.open(file, { watch: false })).rejects.toThrow(/all 1 records are invalid/);
   });
 });
 
@@ -83,7 +100,7 @@ describe("shrink guard", () => {
 
   it("allowShrink accepts an empty directory too", async () => {
     const { d, file } = await openWith(users(3), { allowShrink: true });
-    replace(file, "");
+    replace(file, sealNdjson([]));
     expect(await d.reload()).toBe(true);
     expect(d.size).toBe(0);
   });
@@ -96,5 +113,58 @@ describe("shrink guard", () => {
     replace(file, JSON.stringify(users(4, "w")));
     await expect.poll(() => d.lookup("w0") !== undefined, { timeout: 5000 }).toBe(true);
     expect(d.status().lastError).toBeUndefined();
+  });
+});
+
+describe("slow ratchet: the guard compares with the largest count accepted within the window", () => {
+  /** A directory on a clock the test moves. */
+  async function onClock(from: number, options: DirectoryOptions = {}) {
+    let now = 1_000_000;
+    const opened = await openWith(users(from), { now: () => now, ...options });
+    const step = async (n: number, advanceMs = 1000) => {
+      now += advanceMs;
+      replace(opened.file, JSON.stringify(users(n, `s${n}-`)));
+      return opened.d.reload();
+    };
+    return { ...opened, step };
+  }
+
+  it("10 -> 7 -> 5 -> 4 -> 1: each step drops at most 50% of the one before, the series is stopped at 4", async () => {
+    const { d, step } = await onClock(10);
+    expect(await step(7)).toBe(true);
+    expect(await step(5)).toBe(true);
+    expect(await step(4)).toBe(false);
+    expect(d.size).toBe(5);
+    expect(d.status().lastError).toMatch(/drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\).*--directory-max-shrink/);
+    expect(await step(1)).toBe(false);
+    expect(d.size).toBe(5);
+  });
+
+  it("the mark decays after the window: the same step is accepted once the largest count is older", async () => {
+    const { d, step } = await onClock(10, { shrinkWindowMs: 60_000 });
+    expect(await step(5, 1000)).toBe(true);
+    expect(await step(4, 1000)).toBe(false);
+    // 10 was accepted more than 60 s ago: the reference is now 5 (the current index).
+    expect(await step(4, 60_000)).toBe(true);
+    expect(d.size).toBe(4);
+  });
+
+  it("a window of 0 compares with the current index only (the former behaviour)", async () => {
+    const { step } = await onClock(10, { shrinkWindowMs: 0 });
+    for (const n of [7, 5, 4, 2, 1]) expect(await step(n)).toBe(true);
+  });
+
+  it("growth raises the mark: 4 -> 10 -> 5 is fine, then 4 is refused", async () => {
+    const { step } = await onClock(4);
+    expect(await step(10)).toBe(true);
+    expect(await step(5)).toBe(true);
+    expect(await step(4)).toBe(false);
+  });
+
+  it("allowShrink accepts the purge and resets the mark to the purged size", async () => {
+    const { d, step } = await onClock(10, { allowShrink: true });
+    expect(await step(1)).toBe(true);
+    expect(d.size).toBe(1);
+    expect(await step(1)).toBe(true);
   });
 });

@@ -11,11 +11,23 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE, DataFileError, createIssuer, loadClients, loadUsers,
 } from "../../src/issuer/index.js";
-import { loadDirectoryFile, loadRoleResolver } from "../../src/directory/index.js";
+import { entryRoles, loadDirectoryFile, loadRoleResolver } from "../../src/directory/index.js";
 import { TENANT_A, TENANT_B } from "./helpers.js";
 
 const users = loadUsers(DEFAULT_USERS_FILE);
-const directory = await loadDirectoryFile(DEFAULT_DIRECTORY_FILE, loadRoleResolver(fileURLToPath(new URL("../../data/roles.json", import.meta.url))));
+const directoryIndex = await loadDirectoryFile(DEFAULT_DIRECTORY_FILE);
+const rolesOf = entryRoles(loadRoleResolver(fileURLToPath(new URL("../../data/roles.json", import.meta.url))));
+/** The sample directory as the service sees it under data/roles.json's names. */
+const directory = {
+  problems: directoryIndex.problems,
+  entries: {
+    size: directoryIndex.entries.size,
+    get(sub: string) {
+      const e = directoryIndex.entries.get(sub);
+      return e && { tenant_id: e.tenant_id, roles: rolesOf(e) };
+    },
+  },
+};
 const directoryFile: unknown = JSON.parse(readFileSync(DEFAULT_DIRECTORY_FILE, "utf8"));
 const clients = loadClients(DEFAULT_CLIENTS_FILE);
 const roleIds = (JSON.parse(readFileSync(new URL("../../data/roles.json", import.meta.url), "utf8")) as { roles: Array<{ id: string }> }).roles.map((r) => r.id);

@@ -14,6 +14,7 @@ import type { AccessTokenVerifier } from "../../src/auth/index.js";
 import { TokenError } from "../../src/auth/index.js";
 import { requireBundle } from "../support/bundle.js";
 import { portierProcess, portierInProcess as portier, scratchProject } from "../support/cli.js";
+import { fixedPolicy } from "../support/policy-snapshot.js";
 import { TENANT_A, TENANT_B } from "../support/sample.js";
 
 const user = (sub: string, tenant: string) => ({ sub, client_id: "web", scope: ["openid", "apiclients"], auth_time: 1, idp: "local", tenant_id: tenant });
@@ -22,9 +23,9 @@ const CLAIMS: Record<string, Record<string, unknown>> = {
   teacherB: user("u-teacher-b", TENANT_B),
   machineA: { client_id: "m", aud: ["apiclients"], scope: ["apiclients"], tenant_id: TENANT_A },
 };
-const DIRECTORY: Record<string, { tenant_id: string; roles: string[] }> = {
-  "u-teacher-a": { tenant_id: TENANT_A, roles: ["enseignant_jeune"] },
-  "u-teacher-b": { tenant_id: TENANT_B, roles: ["enseignant_jeune"] },
+const DIRECTORY: Record<string, { tenant_id: string; names: string[] }> = {
+  "u-teacher-a": { tenant_id: TENANT_A, names: ["enseignant_jeune"] },
+  "u-teacher-b": { tenant_id: TENANT_B, names: ["enseignant_jeune"] },
 };
 
 let current: InProcessEngine;
@@ -48,7 +49,7 @@ async function decisionLog(): Promise<string[]> {
   } as unknown as AccessTokenVerifier;
   const decide = createDecide({
     verifier,
-    policy: { engine: current, resolveRole: (n: string) => n },
+    policy: fixedPolicy(current),
     directory: { lookup: (sub: string) => DIRECTORY[sub] },
     rolesClaim: undefined,
     roleCheck: "enforce",

@@ -9,6 +9,7 @@ import type { AccessTokenVerifier } from "../../src/auth/index.js";
 import { loadEngine, InProcessEngine, POLICY_ERROR_MESSAGE, type DecisionEngine } from "../../src/engine/index.js";
 import { createDecide } from "../../src/service/decide.js";
 import { requireBundle } from "../support/bundle.js";
+import { fixedPolicy } from "../support/policy-snapshot.js";
 import { TENANT_A } from "../support/sample.js";
 
 const SECRET = "wasm-internal-3f9a: memory at 0x1f00";
@@ -46,7 +47,7 @@ async function decideWith(engine: DecisionEngine) {
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
   const verifier = { verify: async (token: string) => ({ claims: JSON.parse(token) as Record<string, unknown>, header: {}, cached: false }) } as unknown as AccessTokenVerifier;
-  const decide = createDecide({ verifier, policy: { engine, resolveRole: () => undefined }, directory: { lookup: (sub) => (sub === TEACHER ? { tenant_id: TENANT_A, roles: ["enseignant_jeune"] } : undefined) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: undefined });
+  const decide = createDecide({ verifier, policy: fixedPolicy(engine), directory: { lookup: (sub) => (sub === TEACHER ? { tenant_id: TENANT_A, names: ["enseignant_jeune"] } : undefined) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: undefined });
   const answer = await decide({ method: "GET", path: "/v1/roles", token: JSON.stringify(CLAIMS) }, "test");
   return { answer, log: lines.map((l) => JSON.stringify(l)).join("\n") };
 }

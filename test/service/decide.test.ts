@@ -13,6 +13,7 @@ import type { Decision, DecisionEngine, DecisionInput } from "../../src/engine/i
 import { createDecide } from "../../src/service/decide.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { TENANT_A, TENANT_B } from "../support/sample.js";
+import { fixedPolicy } from "../support/policy-snapshot.js";
 
 const RESOLVE = roleResolver(loadCatalog(join(PROJECT_ROOT, "data")).roles);
 const TEACHER = "11111111-1111-4111-8111-111111111111";
@@ -42,10 +43,10 @@ function setup(f: Fakes = {}) {
         close: async () => undefined,
       }
     : undefined;
-  const records = f.records ?? { [TEACHER]: { tenant_id: TENANT_A, roles: ["enseignant_jeune"] } };
+  const records: Record<string, DirectoryEntry> = f.records ?? { [TEACHER]: { tenant_id: TENANT_A, names: ["enseignant_jeune"] } };
   const decide = createDecide({
     verifier,
-    policy: { engine, resolveRole: f.resolveRole ?? RESOLVE },
+    policy: fixedPolicy(engine, f.resolveRole ?? RESOLVE),
     directory: { lookup: f.lookup ?? ((sub) => records[sub]) },
     rolesClaim: f.rolesClaim,
     roleCheck: "enforce",
@@ -65,7 +66,7 @@ describe("a directory record counts only for a token of its tenant", () => {
     ["token without tenant_id, record of tenant A", undefined, TENANT_A, false],
   ];
   it.each(cases)("%s", async (_name, tokenTenant, recordTenant, synced) => {
-    const { inputs, ask } = setup({ records: { [TEACHER]: { tenant_id: recordTenant, roles: ["directeur_jeune"] } } });
+    const { inputs, ask } = setup({ records: { [TEACHER]: { tenant_id: recordTenant, names: ["directeur_jeune"] } } });
     const answer = await ask(user({ tenant_id: tokenTenant }));
     expect(inputs[0]).toMatchObject({ synced, roles: synced ? ["directeur_jeune"] : [] });
     expect(answer.subject?.roles).toEqual(synced ? ["directeur_jeune"] : []);

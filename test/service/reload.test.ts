@@ -14,6 +14,7 @@ import { bundleWithRevision } from "./bundles.js";
 import { freePort } from "../support/free-port.js";
 import { UNLOADED_RETRY_MS } from "../../src/auth/key-store.js";
 import { ISSUER, RECORDS, TEACHER, ADULT_STUDENT, decide, makeKeys, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
+import { sealNdjson } from "../support/directory-files.js";
 
 const running: InProcessService[] = [];
 const servers: Server[] = [];
@@ -205,13 +206,14 @@ describe("directory guards", () => {
     const directory = writeDirectory(dir, RECORDS);
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--directory-max-shrink", "0.25"]);
     const token = await userToken(keys, TEACHER);
-    for (const [i, text] of ["", "{}", "  \n", JSON.stringify([{ sub: TEACHER, tenant_id: "t", roles: ["astronaute"] }]), JSON.stringify([RECORDS[1]])].entries()) {
+    // Sealed but empty, sealed with no valid record, unsealed (a feed still being written), all invalid, a shrink.
+    for (const [i, text] of [sealNdjson([]), sealNdjson(["{}"]), "  \n", JSON.stringify([{ sub: TEACHER, tenant_id: "t", roles: [7] }]), JSON.stringify([RECORDS[1]])].entries()) {
       replace(directory, text);
       await until(async () => (await ready(svc.url)).directory.reloadFailures === i + 1);
       const r = await ready(svc.url);
       expect(r.ready).toBe(true);
       expect(r.directory.size).toBe(2);
-      expect(r.problems.join()).toMatch(/directory: last reload refused, previous index keeps serving: refused: /);
+      expect(r.problems.join()).toMatch(/directory: last reload refused, previous index keeps serving: /);
       expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.allow).toBe(true);
     }
     expect((await ready(svc.url)).directory.lastError).toContain("drops 50% of the records (2 -> 1), more than the 25% allowed by --directory-max-shrink");
@@ -225,6 +227,23 @@ describe("directory guards", () => {
     expect((await decide(allowing.url, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("not_synced");
     expect((await decide(allowing.url, { method: "GET", path: ROLES_PATH, token: await userToken(keys, ADULT_STUDENT) })).json.allow).toBe(true);
   }, 90_000);
+});
+
+describe("--directory-shrink-window-seconds", () => {
+  const users = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => ({ sub: `${prefix}-${i}`, tenant_id: RECORDS[0]!.tenant_id, roles: ["enseignant_jeune"] }));
+
+  for (const [window, refusedAt] of [[undefined, 4], ["0", undefined]] as const) {
+    it(`${window === undefined ? "by default (a day)" : `set to ${window}`}: 10 -> 7 -> 5 -> 4 ${refusedAt ? "stops at 4" : "is accepted step by step"}`, async () => {
+      const { jwks, dir } = await keyFile();
+      const directory = writeDirectory(dir, users(10, "s10"));
+      const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--watch", "false", ...(window === undefined ? [] : ["--directory-shrink-window-seconds", window])]);
+      for (const n of [7, 5, 4]) {
+        replace(directory, JSON.stringify(users(n, `s${n}`)));
+        expect(await svc.service.directory!.reload(), `${n} records`).toBe(n !== refusedAt);
+      }
+      if (refusedAt) expect(svc.service.directory!.status().lastError).toMatch(/drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\)/);
+    });
+  }
 });
 
 describe("--bundle-max-bytes", () => {

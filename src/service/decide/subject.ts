@@ -1,10 +1,12 @@
 /**
  * Stage 2, subject: who the verified token names (sub, client_id, tenant_id) and their roles. Roles come from
  * a roles claim when one is configured, else from the synced-users directory, whose record counts only for
- * a token of the same tenant. A caller without sub (an application) has no roles and is not synced.
+ * a token of the same tenant. Both are resolved with the role names of the bundle that will evaluate the
+ * decision (the caller passes that one snapshot's resolvers); a record naming a role that bundle does not
+ * know is not this caller's (not synced). A caller without sub (an application) has no roles and is not synced.
  */
 import type { Directory } from "../../directory/index.js";
-import type { RoleResolver } from "../../directory/role-names.js";
+import type { EntryRoles, RoleResolver } from "../../directory/role-names.js";
 import type { Subject } from "./types.js";
 
 export interface Caller {
@@ -16,6 +18,8 @@ export interface SubjectSources {
   rolesClaim: string | undefined;
   directory: Pick<Directory, "lookup"> | undefined;
   resolveRole: RoleResolver;
+  /** Directory entries' role ids under the same bundle's names as resolveRole. */
+  rolesOf: EntryRoles;
 }
 
 /**
@@ -45,9 +49,11 @@ export function findSubject(claims: Record<string, unknown>, from: SubjectSource
       synced = fromClaim !== undefined;
     } else {
       const entry = from.directory?.lookup(sub);
-      // A record filed under another tenant (or a token naming no tenant) is not this caller: not synced.
-      if (entry && entry.tenant_id === tenant) {
-        roles = entry.roles;
+      // A record filed under another tenant (or a token naming no tenant), or naming a role this bundle does
+      // not know, is not this caller: not synced.
+      const ids = entry && entry.tenant_id === tenant ? from.rolesOf(entry) : undefined;
+      if (ids) {
+        roles = ids as string[];
         synced = true;
       }
     }

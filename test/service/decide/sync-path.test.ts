@@ -11,6 +11,7 @@ import { TokenError, type AccessTokenVerifier } from "../../../src/auth/index.js
 import type { Decision, DecisionEngine, DecisionInput } from "../../../src/engine/index.js";
 import { createDecide } from "../../../src/service/decide.js";
 import { DecisionCounts } from "../../../src/service/decision-counts.js";
+import { fixedPolicy } from "../../support/policy-snapshot.js";
 import { TENANT_A } from "../../support/sample.js";
 
 const SUB = "11111111-1111-4111-8111-111111111111";
@@ -35,7 +36,7 @@ function setup(o: Options) {
   const engine: DecisionEngine = { revision: "r1", roles: [], decide: async (input) => decideSync(input), close: async () => undefined, ...(o.syncEngine ? { decideSync } : {}) };
   const registry = new Registry();
   const decisions = new DecisionCounts(registry);
-  const decide = createDecide({ verifier, policy: { engine, resolveRole: () => undefined }, directory: { lookup: () => ({ tenant_id: TENANT_A, roles: ["enseignant_jeune"] }) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: { registry, decisions } });
+  const decide = createDecide({ verifier, policy: fixedPolicy(engine), directory: { lookup: () => ({ tenant_id: TENANT_A, names: ["enseignant_jeune"] }) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: { registry, decisions } });
   const counted = async () => [...(await registry.metrics()).matchAll(/^portier_decisions_total\{.*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
   return {
     get lines() {
