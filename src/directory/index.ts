@@ -1,13 +1,15 @@
 /**
  * The synced-users directory: an in-memory index (compact hash table, O(1) lookups) loaded from a file and reloaded
- * through the common reload mechanism (src/reload: watch + periodic re-read, validate, guard, swap).
+ * through the common reload mechanism (src/reload: watch + periodic re-read, validate, guard, swap), or from a
+ * URL polled like a bundle server (fetch-directory.ts: downloaded to a temp file and read by the same loader).
  * A file that is broken, has no valid record, or drops more than the allowed share of the records is
  * refused: the old index keeps serving and the refusal is reported. Role names are resolved at load with
  * the active bundle's names; prepareRoles re-resolves the file for a new bundle so both go live together.
  */
 import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
 import type { RoleResolver } from "./role-names.js";
-import { Reloader, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
+import { DirectoryFeed, loadDownload } from "./fetch-directory.js";
+import { Reloader, NOT_MODIFIED, type LoadContext, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
 export type { DirectoryEntries, DirectoryEntry, DirectoryIndex } from "./load-directory.js";
@@ -17,7 +19,8 @@ export type { RoleResolver } from "./role-names.js";
 export type DirectoryLogger = ReloadLogger;
 
 export interface DirectoryStatus extends ReloadStatus {
-  file: string;
+  /** The file, for a file source (a URL source shows its redacted URL as `source`). */
+  file?: string;
   size: number;
   rejected: number;
 }
@@ -33,7 +36,20 @@ export interface DirectoryOptions {
   rereadMs?: number;
 }
 
+/** A directory polled from a URL (`--directory-url`) instead of read from a file. */
+export interface DirectoryUrl {
+  url: string;
+  pollSeconds: number;
+  /** Cap on the download, on the wire and inflated, and on the file the loader reads. */
+  maxBytes: number;
+}
+
 const DEFAULT_MAX_SHRINK = 0.5;
+/** Longest wait between two polls of a failing directory server (as for a bundle server). */
+const MAX_BACKOFF_MS = 300_000;
+/** Bounds on one download: the whole of it, and a stall (no byte) within it. */
+const DOWNLOAD_TIMEOUT_MS = 600_000;
+const DOWNLOAD_IDLE_MS = 30_000;
 
 /** Why a candidate index must not replace the current one, or undefined when it may. */
 function directoryRefusal(next: DirectoryIndex, current: DirectoryIndex | undefined, o: { maxShrink: number; allowShrink: boolean }): string | undefined {
@@ -55,32 +71,60 @@ export class Directory {
   private readonly reloader: Reloader<DirectoryIndex>;
   /** Bumped by every index swap, so a role re-resolution can tell that a newer file load landed meanwhile. */
   private generation = 0;
+  /** A URL source: its feed, and the ETag of the current index with the role names it was resolved with. */
+  private readonly feed: DirectoryFeed | undefined;
+  private readonly etags = new WeakMap<DirectoryIndex, { etag: string | undefined; resolve: RoleResolver }>();
+  private etag: { etag: string | undefined; resolve: RoleResolver } | undefined;
+  /** Reads a candidate index with these role names (with `ctx`: a poll, which may answer not modified). */
+  private readonly read: (resolve: RoleResolver, ctx?: LoadContext) => Promise<DirectoryIndex | typeof NOT_MODIFIED>;
 
-  private constructor(readonly file: string, private resolve: RoleResolver, o: DirectoryOptions) {
+  private constructor(from: string | DirectoryUrl, private resolve: RoleResolver, o: DirectoryOptions) {
     const guard = { maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK, allowShrink: o.allowShrink ?? false };
     const logger = o.logger;
-    const load = async (): Promise<DirectoryIndex> => {
+    const file = typeof from === "string" ? from : undefined;
+    this.file = file;
+    if (typeof from === "string") this.read = (resolve) => loadDirectoryFile(from, resolve);
+    else {
+      const feed = new DirectoryFeed(from.url, { maxBytes: from.maxBytes, timeoutMs: Math.max(DOWNLOAD_TIMEOUT_MS, from.pollSeconds * 1000), idleTimeoutMs: DOWNLOAD_IDLE_MS });
+      this.feed = feed;
+      const limits = { maxFileBytes: from.maxBytes };
+      this.read = async (resolve, ctx) => {
+        // The ETag stands for the current index only while the role names it was resolved with are current.
+        const etag = ctx && this.etag?.resolve === resolve ? this.etag.etag : undefined;
+        const download = await feed.download(etag, (code) => ctx?.httpCode(code));
+        if (download === "not modified") return NOT_MODIFIED;
+        const index = await loadDownload(download, feed.shown, (f) => loadDirectoryFile(f, resolve, { limits }));
+        this.etags.set(index, { etag: download.etag, resolve });
+        return index;
+      };
+    }
+    const load = async (ctx: LoadContext): Promise<DirectoryIndex | typeof NOT_MODIFIED> => {
       for (;;) {
         const resolve = this.resolve;
-        const index = await loadDirectoryFile(file, resolve);
+        const index = await this.read(resolve, ctx);
         // The role names changed during the load: this index used the old ones, load again.
         if (resolve === this.resolve) return index;
       }
     };
     this.reloader = new Reloader<DirectoryIndex>({
       name: "directory",
-      source: file,
+      source: typeof from === "string" ? from : from.url,
       file,
       load,
       guard: (next, current) => directoryRefusal(next, current, guard),
       activate: (next) => {
         this.generation++;
+        // A refused feed keeps no ETag: the next poll fetches it again instead of calling it unchanged.
+        this.etag = this.etags.get(next);
         for (const p of next.problems) logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
       },
       describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
       logger,
     });
   }
+
+  /** The file of a file source. */
+  readonly file: string | undefined;
 
   /** Loads the file once (throws when it is unreadable, unparsable or refused) and optionally watches it. */
   static async open(file: string, resolve: RoleResolver, options: DirectoryOptions = {}): Promise<Directory> {
@@ -97,6 +141,18 @@ export class Directory {
     return dir;
   }
 
+  /**
+   * A directory polled from a URL every pollSeconds, with back-off after failures (up to 5 min). With `first`,
+   * the first download is awaited; a server that is down, or a feed that is refused, leaves the directory not
+   * loaded (not ready) while the polling goes on, as for a bundle server.
+   */
+  static async poll(from: DirectoryUrl, resolve: RoleResolver, options: DirectoryOptions & { first?: boolean } = {}): Promise<Directory> {
+    const dir = new Directory(from, resolve, options);
+    if (options.first !== false) await dir.reload();
+    dir.reloader.poll({ intervalMs: from.pollSeconds * 1000, maxBackoffMs: MAX_BACKOFF_MS });
+    return dir;
+  }
+
   /** The file watch (debounced) and its periodic re-read; with watch false, neither. */
   private watch(options: DirectoryOptions): void {
     const watching = options.watch !== false;
@@ -110,7 +166,8 @@ export class Directory {
    */
   async prepareRoles(resolve: RoleResolver): Promise<() => void> {
     const generation = this.generation;
-    const index = await loadDirectoryFile(this.file, resolve).catch(() => undefined);
+    const read = await this.read(resolve).catch(() => undefined);
+    const index = read === NOT_MODIFIED ? undefined : read;
     return () => {
       this.resolve = resolve;
       if (!index || generation !== this.generation) return void this.reload();
@@ -128,7 +185,7 @@ export class Directory {
 
   status(): DirectoryStatus {
     const index = this.reloader.current;
-    return { ...this.reloader.status(), file: this.file, size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 };
+    return { ...this.reloader.status(), ...(this.file === undefined ? {} : { file: this.file }), size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 };
   }
 
   /** Reads the file and swaps the index when it is accepted; on failure the old index stays. */
@@ -138,5 +195,6 @@ export class Directory {
 
   close(): void {
     this.reloader.close();
+    this.feed?.close();
   }
 }

@@ -110,11 +110,14 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   // the directory before it goes live, so names and policy activate together. With no bundle yet (its
   // server is down), the directory waits for the first one's names (not ready until then).
   let directory: Directory | undefined;
-  if (config.directory) {
+  if (config.directory || config.directoryUrl) {
     const names = policy.resolveRole;
     const options = { watch: config.watch, logger, maxShrink: config.directoryMaxShrink, allowShrink: config.allowDirectoryShrink };
+    // A directory server that is down at start leaves the service not ready (and polling), as a bundle server does.
+    const url = config.directoryUrl && { url: config.directoryUrl, pollSeconds: config.directoryPollSeconds, maxBytes: config.directoryMaxBytes };
     try {
-      directory = policy.engine ? await Directory.open(config.directory, names, options) : Directory.pending(config.directory, names, options);
+      if (url) directory = await Directory.poll(url, names, { ...options, first: policy.engine !== undefined });
+      else directory = policy.engine ? await Directory.open(config.directory!, names, options) : Directory.pending(config.directory!, names, options);
     } catch (err) {
       verifier.close();
       await policy.close();
