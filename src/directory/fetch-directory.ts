@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { FetchError, byteCap, openUrl, redactUrls } from "../reload/index.js";
+import { FetchError, NOT_MODIFIED, byteCap, openUrl, redactUrls, type LoadContext } from "../reload/index.js";
 
 export interface FeedOptions {
   /** Cap on the bytes on the wire and on the inflated feed. */
@@ -24,7 +24,7 @@ export interface FeedOptions {
 }
 
 /** A downloaded feed in its temp file: load it, then remove() it. */
-export interface Download {
+interface Download {
   file: string;
   etag: string | undefined;
   httpCode: number;
@@ -68,6 +68,8 @@ export class DirectoryFeed {
   private serial = 0;
   private readonly aborter = new AbortController();
   private closed = false;
+  private etag: string | undefined;
+  private readonly etags = new WeakMap<object, string | undefined>();
 
   constructor(private readonly url: string, private readonly o: FeedOptions) {
     this.shown = redactUrls(url);
@@ -83,7 +85,7 @@ export class DirectoryFeed {
    * Downloads the feed unless it still has `etag` (then "not modified"); the file keeps the feed's name
    * (users.ndjson, or users.ndjson for users.ndjson.gz) so that the loader's messages name it.
    */
-  async download(etag: string | undefined, onHttpCode: (code: number) => void): Promise<Download | "not modified"> {
+  private async download(etag: string | undefined, onHttpCode: (code: number) => void): Promise<Download | "not modified"> {
     if (this.closed) throw new FetchError(`GET ${this.shown}: the directory source is closed`);
     const max = this.o.maxBytes;
     const opened = await openUrl(this.url, { etag, timeoutMs: this.o.timeoutMs, idleTimeoutMs: this.o.idleTimeoutMs, maxBytes: max, accept: "application/x-ndjson, application/json, application/gzip", signal: this.aborter.signal });
@@ -107,28 +109,45 @@ export class DirectoryFeed {
     return { file, etag: opened.etag, httpCode: opened.httpCode, remove };
   }
 
+  /**
+   * One poll: not modified (NOT_MODIFIED) while the server still has the accepted feed's ETag, else the feed
+   * downloaded and read by `read` (the directory file loader), its temp file removed after. The loader's
+   * messages (errors, refused records) name the URL as shown instead of the temp file. `fresh` sends no ETag.
+   */
+  async load<T extends { problems: string[] }>(read: (file: string) => Promise<T>, ctx?: LoadContext, fresh = false): Promise<T | typeof NOT_MODIFIED> {
+    const download = await this.download(fresh ? undefined : this.etag, (code) => ctx?.httpCode(code));
+    if (download === "not modified") return NOT_MODIFIED;
+    const rename = (text: string) => text.split(download.file).join(this.shown);
+    try {
+      const loaded = await read(download.file);
+      loaded.problems = loaded.problems.map(rename);
+      this.etags.set(loaded, download.etag);
+      return loaded;
+    } catch (err) {
+      if (err instanceof Error) err.message = rename(err.message);
+      throw err;
+    } finally {
+      await download.remove();
+    }
+  }
+
+  /**
+   * A loaded feed went live: its ETag is sent from now on. Only then: a refused feed keeps no ETag, so the
+   * next poll fetches it again instead of calling it unchanged.
+   */
+  activated(loaded: object): void {
+    this.etag = this.etags.get(loaded);
+  }
+
+  /** The current value no longer stands for the feed as downloaded (e.g. re-read with other role names). */
+  forget(): void {
+    this.etag = undefined;
+  }
+
   /** Aborts a download under way and removes the private folder with whatever is in it. */
   close(): void {
     this.closed = true;
     this.aborter.abort();
     if (this.dir) rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * Loads a download with `load` (the directory file loader) and removes its file; the loader's messages
- * (errors and refused records) name the feed's URL as shown instead of the temp file.
- */
-export async function loadDownload<T extends { problems: string[] }>(download: Download, shown: string, load: (file: string) => Promise<T>): Promise<T> {
-  const rename = (text: string) => text.split(download.file).join(shown);
-  try {
-    const loaded = await load(download.file);
-    loaded.problems = loaded.problems.map(rename);
-    return loaded;
-  } catch (err) {
-    if (err instanceof Error) err.message = rename(err.message);
-    throw err;
-  } finally {
-    await download.remove();
   }
 }

@@ -8,7 +8,7 @@
  */
 import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
 import type { RoleResolver } from "./role-names.js";
-import { DirectoryFeed, loadDownload } from "./fetch-directory.js";
+import { DirectoryFeed } from "./fetch-directory.js";
 import { Reloader, NOT_MODIFIED, type LoadContext, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
@@ -71,10 +71,8 @@ export class Directory {
   private readonly reloader: Reloader<DirectoryIndex>;
   /** Bumped by every index swap, so a role re-resolution can tell that a newer file load landed meanwhile. */
   private generation = 0;
-  /** A URL source: its feed, and the ETag of the current index with the role names it was resolved with. */
+  /** A URL source's feed (downloads, ETag). */
   private readonly feed: DirectoryFeed | undefined;
-  private readonly etags = new WeakMap<DirectoryIndex, { etag: string | undefined; resolve: RoleResolver }>();
-  private etag: { etag: string | undefined; resolve: RoleResolver } | undefined;
   /** Reads a candidate index with these role names (with `ctx`: a poll, which may answer not modified). */
   private readonly read: (resolve: RoleResolver, ctx?: LoadContext) => Promise<DirectoryIndex | typeof NOT_MODIFIED>;
 
@@ -88,15 +86,7 @@ export class Directory {
       const feed = new DirectoryFeed(from.url, { maxBytes: from.maxBytes, timeoutMs: Math.max(DOWNLOAD_TIMEOUT_MS, from.pollSeconds * 1000), idleTimeoutMs: DOWNLOAD_IDLE_MS });
       this.feed = feed;
       const limits = { maxFileBytes: from.maxBytes };
-      this.read = async (resolve, ctx) => {
-        // The ETag stands for the current index only while the role names it was resolved with are current.
-        const etag = ctx && this.etag?.resolve === resolve ? this.etag.etag : undefined;
-        const download = await feed.download(etag, (code) => ctx?.httpCode(code));
-        if (download === "not modified") return NOT_MODIFIED;
-        const index = await loadDownload(download, feed.shown, (f) => loadDirectoryFile(f, resolve, { limits }));
-        this.etags.set(index, { etag: download.etag, resolve });
-        return index;
-      };
+      this.read = (resolve, ctx) => feed.load((f) => loadDirectoryFile(f, resolve, { limits }), ctx, ctx === undefined);
     }
     const load = async (ctx: LoadContext): Promise<DirectoryIndex | typeof NOT_MODIFIED> => {
       for (;;) {
@@ -114,8 +104,7 @@ export class Directory {
       guard: (next, current) => directoryRefusal(next, current, guard),
       activate: (next) => {
         this.generation++;
-        // A refused feed keeps no ETag: the next poll fetches it again instead of calling it unchanged.
-        this.etag = this.etags.get(next);
+        this.feed?.activated(next);
         for (const p of next.problems) logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
       },
       describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
@@ -170,6 +159,8 @@ export class Directory {
     const index = read === NOT_MODIFIED ? undefined : read;
     return () => {
       this.resolve = resolve;
+      // The feed's ETag stands for the index resolved with the old names: the reload downloads it again.
+      this.feed?.forget();
       if (!index || generation !== this.generation) return void this.reload();
       this.reloader.offer(index);
     };
