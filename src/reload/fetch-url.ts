@@ -121,7 +121,7 @@ export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUr
   const stages: Readable[] = [res.pipe(byteCap(o.maxBytes, () => new FetchError(`GET ${shown}: the body is larger than the limit of ${o.maxBytes} bytes`, status)))];
   if (encoding !== "identity") {
     const max = o.maxInflatedBytes ?? o.maxBytes;
-    const gunzip = createGunzip();
+    const gunzip = createGunzip({ chunkSize: 256 * 1024 });
     stages.push(stages[0]!.pipe(gunzip));
     stages.push(gunzip.pipe(byteCap(max, () => new FetchError(`GET ${shown}: the inflated body is larger than the limit of ${max} bytes`, status))));
   }
