@@ -1,6 +1,7 @@
 /**
  * The synced-users directory: an in-memory index (compact hash table, O(1) lookups) loaded from a file and reloaded
- * through the common reload mechanism (src/reload: watch + periodic re-read, validate, guard, swap).
+ * through the common reload mechanism (src/reload: watch + periodic re-read, validate, guard, swap), or from a
+ * URL polled like a bundle server (fetch-directory.ts: downloaded to a temp file and read by the same loader).
  * A file that is broken, incomplete (NDJSON without its end record), has no valid record, or drops more than
  * the allowed share of the largest record count accepted within the shrink window is refused: the old index
  * keeps serving and the refusal is reported. The index keeps role names as written; each decision resolves
@@ -9,7 +10,8 @@
  */
 import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
 import type { EntryRoles } from "./role-names.js";
-import { Reloader, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
+import { DirectoryFeed } from "./fetch-directory.js";
+import { Reloader, type ReloaderOptions, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
 export type { DirectoryEntries, DirectoryEntry, DirectoryGroup, DirectoryIndex } from "./load-directory.js";
@@ -20,7 +22,8 @@ export { END_KEY, endRecordLine, TailDigest } from "./end-record.js";
 export type DirectoryLogger = ReloadLogger;
 
 export interface DirectoryStatus extends ReloadStatus {
-  file: string;
+  /** The file, for a file source (a URL source shows its redacted URL as `source`). */
+  file?: string;
   size: number;
   rejected: number;
   /** Records of the index whose role names the active bundle cannot resolve (those users are not synced). */
@@ -44,6 +47,19 @@ export interface DirectoryOptions {
   now?: () => number;
 }
 
+/** A directory polled from a URL (`--directory-url`) instead of read from a file. */
+export interface DirectoryUrl {
+  url: string;
+  pollSeconds: number;
+  /** Cap on the download, on the wire and inflated, and on the file the loader reads. */
+  maxBytes: number;
+}
+
+/** Longest wait between two polls of a failing directory server (as for a bundle server). */
+const MAX_BACKOFF_MS = 300_000;
+/** Bounds on one download: the whole of it, and a stall (no byte) within it. */
+const DOWNLOAD_TIMEOUT_MS = 600_000;
+const DOWNLOAD_IDLE_MS = 30_000;
 const DEFAULT_MAX_SHRINK = 0.5;
 const DEFAULT_SHRINK_WINDOW_MS = 86_400_000;
 /** Share of unresolvable records above which /ready lists a problem. */
@@ -112,22 +128,37 @@ export class Directory {
   /** The active bundle's names (checkRoles), kept to report each newly loaded index against them. */
   private rolesOf: { resolve: EntryRoles; bundle: string } | undefined;
   private unresolved = 0;
+  /** The file of a file source. */
+  readonly file: string | undefined;
+  /** A URL source's feed (downloads, ETag). */
+  private readonly feed: DirectoryFeed | undefined;
 
-  private constructor(readonly file: string, private readonly o: DirectoryOptions) {
+  private constructor(from: string | DirectoryUrl, private readonly o: DirectoryOptions) {
     const guard = { maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK, allowShrink: o.allowShrink ?? false, windowMs: o.shrinkWindowMs ?? DEFAULT_SHRINK_WINDOW_MS };
     const now = o.now ?? Date.now;
     const mark = new HighWaterMark(guard.windowMs);
     const logger = o.logger;
+    const file = typeof from === "string" ? from : undefined;
+    this.file = file;
+    let load: ReloaderOptions<DirectoryIndex>["load"];
+    if (typeof from === "string") load = () => loadDirectoryFile(from);
+    else {
+      const feed = new DirectoryFeed(from.url, { maxBytes: from.maxBytes, timeoutMs: Math.max(DOWNLOAD_TIMEOUT_MS, from.pollSeconds * 1000), idleTimeoutMs: DOWNLOAD_IDLE_MS });
+      this.feed = feed;
+      const limits = { maxFileBytes: from.maxBytes };
+      load = (ctx) => feed.load((f) => loadDirectoryFile(f, { limits }), ctx);
+    }
     this.reloader = new Reloader<DirectoryIndex>({
       name: "directory",
-      source: file,
+      source: typeof from === "string" ? from : from.url,
       file,
-      load: () => loadDirectoryFile(file),
+      load,
       guard: (next, current) => directoryRefusal(next, current, mark.largest(now()), guard),
       activate: (next) => {
         // --allow-directory-shrink accepts a purge: the purged size is the new reference.
         if (guard.allowShrink) mark.reset();
         mark.accepted(next.entries.size, now());
+        this.feed?.activated(next);
         for (const p of next.problems) logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
         if (this.rolesOf) this.report(next, this.rolesOf);
       },
@@ -142,6 +173,18 @@ export class Directory {
     if (!(await dir.reload())) throw new Error(dir.status().lastError ?? `${file}: not loaded`);
     const watching = options.watch !== false;
     dir.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
+    return dir;
+  }
+
+  /**
+   * A directory polled from a URL every pollSeconds, with back-off after failures (up to 5 min). The first
+   * download is awaited; a server that is down, or a feed that is refused, leaves the directory not loaded
+   * (not ready) while the polling goes on, as for a bundle server.
+   */
+  static async poll(from: DirectoryUrl, options: DirectoryOptions = {}): Promise<Directory> {
+    const dir = new Directory(from, options);
+    await dir.reload();
+    dir.reloader.poll({ intervalMs: from.pollSeconds * 1000, maxBackoffMs: MAX_BACKOFF_MS });
     return dir;
   }
 
@@ -162,7 +205,7 @@ export class Directory {
     if (records === 0) return;
     const size = index.entries.size;
     this.o.logger?.warn(
-      { event: "directory_roles_unresolved", source: this.file, revision: by.bundle, records: size, unresolved: records, share: pct(records / size), examples },
+      { event: "directory_roles_unresolved", source: this.reloader.status().source, revision: by.bundle, records: size, unresolved: records, share: pct(records / size), examples },
       `${records} of ${size} directory records name a role the bundle does not know; those users are not synced`,
     );
   }
@@ -178,7 +221,7 @@ export class Directory {
   status(): DirectoryStatus {
     const index = this.reloader.current;
     const size = index?.entries.size ?? 0;
-    const status: DirectoryStatus = { ...this.reloader.status(), file: this.file, size, rejected: index?.rejected ?? 0, rolesUnresolved: this.unresolved };
+    const status: DirectoryStatus = { ...this.reloader.status(), ...(this.file === undefined ? {} : { file: this.file }), size, rejected: index?.rejected ?? 0, rolesUnresolved: this.unresolved };
     if (size > 0 && this.unresolved / size > UNRESOLVED_PROBLEM_SHARE && this.rolesOf) {
       status.rolesProblem = `${this.unresolved} of ${size} records (${pct(this.unresolved / size)}) name a role that bundle ${this.rolesOf.bundle} does not know; those users are not synced`;
     }
@@ -192,5 +235,6 @@ export class Directory {
 
   close(): void {
     this.reloader.close();
+    this.feed?.close();
   }
 }

@@ -2,7 +2,14 @@
  * One HTTP GET of a reloaded source: ETag / If-None-Match, a timeout, a cap on the body read as it
  * arrives (refused as soon as it is passed), no redirects, and userinfo in the URL sent as Basic
  * authentication instead of being left in the URL. Errors carry the HTTP code and never the secrets.
+ * `openUrl` streams the body (a large directory feed is never held in memory); `fetchUrl` collects it.
+ * A body sent with `Content-Encoding: gzip` is inflated as it streams, the wire bytes and the inflated
+ * bytes each capped. node:http is used rather than fetch(), whose transparent decoding hides the wire size.
  */
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { Transform, type Readable, type TransformCallback } from "node:stream";
+import { createGunzip } from "node:zlib";
 import { PortierError } from "../errors/portier-error.js";
 import { redactUrls } from "./redact-url.js";
 
@@ -15,59 +22,135 @@ export class FetchError extends PortierError {
 
 export interface FetchOptions {
   etag?: string | undefined;
+  /** Bound on the whole exchange, body included. */
   timeoutMs: number;
+  /** Longest wait for the next bytes of the answer (default: timeoutMs). */
+  idleTimeoutMs?: number;
+  /** Cap on the bytes on the wire. */
   maxBytes: number;
+  /** Cap on the body inflated from `Content-Encoding: gzip` (default maxBytes). */
+  maxInflatedBytes?: number;
   accept?: string;
+  /** Aborts the exchange (e.g. the source is closed). */
+  signal?: AbortSignal;
 }
 
 export type FetchResult = { status: 304; httpCode: 304 } | { status: 200; httpCode: number; bytes: Uint8Array; etag: string | undefined };
 
-function splitCredentials(raw: string): { url: string; authorization?: string } {
+/** An answer whose body is still to be read: `body` yields the decoded bytes, failing with a FetchError. */
+export type OpenedUrl = { status: 304; httpCode: 304 } | { status: 200; httpCode: number; etag: string | undefined; body: Readable };
+
+function splitCredentials(raw: string): { url: URL; authorization?: string } {
   const u = new URL(raw);
-  if (!u.username && !u.password) return { url: raw };
+  if (!u.username && !u.password) return { url: u };
   const authorization = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString("base64")}`;
   u.username = "";
   u.password = "";
-  return { url: u.toString(), authorization };
+  return { url: u, authorization };
 }
 
-export async function fetchUrl(rawUrl: string, o: FetchOptions): Promise<FetchResult> {
+/** Passes bytes through and fails as soon as more than `max` went by. */
+export function byteCap(max: number, tooLarge: () => Error): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
+      seen += chunk.length;
+      if (seen > max) return done(tooLarge());
+      done(null, chunk);
+    },
+  });
+}
+
+/** The failure of an exchange as a FetchError naming the (redacted) URL and never a secret. */
+function failure(err: unknown, shown: string, o: FetchOptions, timedOut: () => boolean): FetchError {
+  if (err instanceof FetchError) return err;
+  if (timedOut()) return new FetchError(`GET ${shown} failed: no answer within ${o.timeoutMs} ms`);
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === "ERR_IDLE_TIMEOUT") return new FetchError(`GET ${shown} failed: no data for ${o.idleTimeoutMs} ms`);
+  if (e?.name === "AbortError") return new FetchError(`GET ${shown} failed: aborted`);
+  return new FetchError(`GET ${shown} failed: ${redactUrls(String(e?.code ?? e?.message ?? e))}`);
+}
+
+/**
+ * Sends the GET and reads the status and headers. A 304 is not modified, a 2xx gives the body as a stream
+ * (read it to the end or destroy it), anything else (redirects included) is a FetchError with the code.
+ */
+export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUrl> {
   const shown = redactUrls(rawUrl);
+  const timeout = AbortSignal.timeout(o.timeoutMs);
+  const signal = o.signal ? AbortSignal.any([timeout, o.signal]) : timeout;
+  const timedOut = () => timeout.aborted;
+  const fail = (err: unknown) => failure(err, shown, o, timedOut);
+  let res: IncomingMessage;
   try {
     const { url, authorization } = splitCredentials(rawUrl);
-    const headers: Record<string, string> = {};
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new FetchError(`GET ${shown}: only http and https URLs are supported`);
+    const headers: Record<string, string> = { "accept-encoding": "gzip" };
     if (o.accept) headers.accept = o.accept;
     if (o.etag) headers["if-none-match"] = o.etag;
     if (authorization) headers.authorization = authorization;
-    const signal = AbortSignal.timeout(o.timeoutMs);
-    const res = await fetch(url, { headers, signal, redirect: "error" });
-    if (res.status === 304) {
-      await res.body?.cancel();
-      return { status: 304, httpCode: 304 };
-    }
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new FetchError(`GET ${shown} answered HTTP ${res.status}`, res.status);
-    }
-    const declared = Number(res.headers.get("content-length") ?? NaN);
-    if (declared > o.maxBytes) {
-      await res.body?.cancel();
-      throw new FetchError(`GET ${shown}: the body (${declared} bytes) is larger than the limit of ${o.maxBytes} bytes`, res.status);
-    }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    if (res.body) {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        size += chunk.length;
-        if (size > o.maxBytes) throw new FetchError(`GET ${shown}: the body is larger than the limit of ${o.maxBytes} bytes`, res.status);
-        chunks.push(chunk);
-      }
-    }
-    return { status: 200, httpCode: res.status, bytes: Buffer.concat(chunks), etag: res.headers.get("etag") ?? undefined };
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = send(url, { method: "GET", headers, signal }, resolve);
+      req.once("error", reject);
+      if (o.idleTimeoutMs) req.setTimeout(o.idleTimeoutMs, () => req.destroy(Object.assign(new Error("idle"), { code: "ERR_IDLE_TIMEOUT" })));
+      req.end();
+    });
   } catch (err) {
-    if (err instanceof FetchError) throw err;
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    const why = e.name === "TimeoutError" ? `no answer within ${o.timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
-    throw new FetchError(`GET ${shown} failed: ${redactUrls(String(why))}`);
+    throw fail(err);
   }
+  const status = res.statusCode ?? 0;
+  if (status === 304) {
+    res.destroy();
+    return { status: 304, httpCode: 304 };
+  }
+  if (status < 200 || status > 299) {
+    res.destroy();
+    throw new FetchError(`GET ${shown} answered HTTP ${status}`, status);
+  }
+  const declared = Number(res.headers["content-length"] ?? NaN);
+  if (declared > o.maxBytes) {
+    res.destroy();
+    throw new FetchError(`GET ${shown}: the body (${declared} bytes) is larger than the limit of ${o.maxBytes} bytes`, status);
+  }
+  const encoding = (res.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+  if (encoding !== "identity" && encoding !== "gzip" && encoding !== "x-gzip") {
+    res.destroy();
+    throw new FetchError(`GET ${shown}: unsupported Content-Encoding "${encoding}" (gzip or none)`, status);
+  }
+  const stages: Readable[] = [res.pipe(byteCap(o.maxBytes, () => new FetchError(`GET ${shown}: the body is larger than the limit of ${o.maxBytes} bytes`, status)))];
+  if (encoding !== "identity") {
+    const max = o.maxInflatedBytes ?? o.maxBytes;
+    const gunzip = createGunzip({ chunkSize: 256 * 1024 });
+    stages.push(stages[0]!.pipe(gunzip));
+    stages.push(gunzip.pipe(byteCap(max, () => new FetchError(`GET ${shown}: the inflated body is larger than the limit of ${max} bytes`, status))));
+  }
+  // pipe() does not forward errors: the last stage fails with the first error of any stage, as a FetchError.
+  const body = stages[stages.length - 1]!;
+  let failed = false;
+  const onError = (err: unknown) => {
+    if (failed) return;
+    failed = true;
+    const mapped = (err as NodeJS.ErrnoException)?.code?.startsWith("Z_") ? new FetchError(`GET ${shown}: the gzip body is corrupt (${(err as Error).message})`, status) : fail(err);
+    res.destroy();
+    for (const s of stages) if (s !== body) s.destroy();
+    body.destroy(mapped);
+  };
+  res.on("error", onError);
+  res.once("aborted", () => onError(new Error("the connection closed before the end of the body")));
+  for (const s of stages) s.on("error", onError);
+  // A closed connection before the declared end is a truncated body, never a complete one.
+  res.once("end", () => {
+    if (!res.complete) onError(new Error("the connection closed before the end of the body"));
+  });
+  return { status: 200, httpCode: status, etag: res.headers.etag ?? undefined, body };
+}
+
+/** One GET with the body collected (bundles, key sets: megabytes at most). */
+export async function fetchUrl(rawUrl: string, o: FetchOptions): Promise<FetchResult> {
+  const opened = await openUrl(rawUrl, o);
+  if (opened.status === 304) return opened;
+  const chunks: Buffer[] = [];
+  for await (const chunk of opened.body) chunks.push(chunk as Buffer);
+  return { status: 200, httpCode: opened.httpCode, bytes: Buffer.concat(chunks), etag: opened.etag };
 }

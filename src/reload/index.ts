@@ -6,6 +6,6 @@
 export { Reloader, NOT_MODIFIED, GuardRefusal } from "./reloader.js";
 export type { ReloaderOptions, LoadContext, ReloadLogger, PollOptions } from "./reloader.js";
 export type { ReloadStatus } from "./status.js";
-export { fetchUrl, FetchError } from "./fetch-url.js";
-export type { FetchOptions, FetchResult } from "./fetch-url.js";
+export { fetchUrl, openUrl, byteCap, FetchError } from "./fetch-url.js";
+export type { FetchOptions, FetchResult, OpenedUrl } from "./fetch-url.js";
 export { redactUrls } from "./redact-url.js";

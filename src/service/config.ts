@@ -50,6 +50,9 @@ export const SERVICE_OPTIONS = {
   "verification-alg": { type: "string", value: "ALG", description: "JWS algorithm the --verification-key PEM key signs with (a JWKS key names its own)", default: "RS256", schema: { enum: [...SIGNING_ALGS] } },
   "bundle-poll-seconds": { type: "string", value: "N", description: "seconds between polls of --bundle-url", default: "30", schema: { type: "number", minimum: 0.05, maximum: 86400 } },
   directory: { type: "string", value: "FILE", description: "synced users, JSON array or NDJSON of {sub, tenant_id, roles} (watched)", default: "none", schema: { type: "string", minLength: 1 } },
+  "directory-url": { type: "string", value: "URL", description: "poll a directory server instead of --directory (ETag, back-off, gzip accepted)", default: "none", schema: { type: "string", pattern: "^https?://" } },
+  "directory-poll-seconds": { type: "string", value: "N", description: "seconds between polls of --directory-url", default: "30", schema: { type: "number", minimum: 0.05, maximum: 86400 } },
+  "directory-max-bytes": { type: "string", value: "N", description: "largest --directory-url download, on the wire and inflated", default: "2147483648 (2 GiB)", schema: { type: "integer", minimum: 1024, maximum: 3221225472 } },
   "directory-max-shrink": { type: "string", value: "0..1", description: "largest share of the records a directory reload may drop (more is refused)", default: "0.5", schema: { type: "number", minimum: 0, maximum: 1 } },
   "allow-directory-shrink": { type: "string", value: "true|false", description: "accept any directory shrink, an empty directory included", default: "false", schema: { type: "boolean" } },
   "directory-shrink-window-seconds": { type: "string", value: "S", description: "the shrink guard compares with the largest record count accepted within this window (0: the current index only)", default: "86400", schema: { type: "number", minimum: 0, maximum: 31536000 } },
@@ -101,6 +104,8 @@ function defaults() {
     verificationAlg: "RS256",
     jwksRefreshSeconds: 60,
     bundleMaxBytes: 64 * 1024 * 1024,
+    directoryPollSeconds: 30,
+    directoryMaxBytes: 2 * 1024 ** 3,
     directoryMaxShrink: 0.5,
     allowDirectoryShrink: false,
     directoryShrinkWindowSeconds: 86_400,
@@ -269,13 +274,17 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError([`config.headersTimeoutMs: must be <= config.requestTimeoutMs (${config.requestTimeoutMs})`]);
   }
-  if (config.noDirectory && (config.directory !== undefined || config.rolesClaim !== undefined)) {
-    throw new ConfigError([`config.noDirectory: cannot be combined with ${config.directory !== undefined ? "--directory" : "--roles-claim"}; drop one of them`]);
+  if (config.directory !== undefined && config.directoryUrl !== undefined) {
+    throw new ConfigError(["config.directoryUrl: cannot be combined with --directory (one source of synced users: a file or a URL); drop one of them"]);
   }
-  if (!config.noDirectory && config.directory === undefined && config.rolesClaim === undefined) {
+  if (config.noDirectory && (config.directory !== undefined || config.directoryUrl !== undefined || config.rolesClaim !== undefined)) {
+    const other = config.directory !== undefined ? "--directory" : config.directoryUrl !== undefined ? "--directory-url" : "--roles-claim";
+    throw new ConfigError([`config.noDirectory: cannot be combined with ${other}; drop one of them`]);
+  }
+  if (!config.noDirectory && config.directory === undefined && config.directoryUrl === undefined && config.rolesClaim === undefined) {
     throw new ConfigError([
       "config: neither --directory nor --roles-claim is set, so every user call would be denied (not_synced); " +
-        "pass --directory FILE or --roles-claim NAME, or --no-directory for an application-only deployment",
+        "pass --directory FILE (or --directory-url URL) or --roles-claim NAME, or --no-directory for an application-only deployment",
     ]);
   }
   return config;

@@ -111,10 +111,12 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   // When a bundle goes live, the records its names cannot resolve are counted and reported (not refused:
   // a policy change is authoritative, and fewer roles is the fail-closed direction).
   let directory: Directory | undefined;
-  if (config.directory) {
+  if (config.directory || config.directoryUrl) {
     const options = { watch: config.watch, logger, maxShrink: config.directoryMaxShrink, allowShrink: config.allowDirectoryShrink, shrinkWindowMs: config.directoryShrinkWindowSeconds * 1000 };
+    // A directory server that is down at start leaves the service not ready (and polling), as a bundle server does.
+    const url = config.directoryUrl && { url: config.directoryUrl, pollSeconds: config.directoryPollSeconds, maxBytes: config.directoryMaxBytes };
     try {
-      directory = await Directory.open(config.directory, options);
+      directory = url ? await Directory.poll(url, options) : await Directory.open(config.directory!, options);
     } catch (err) {
       verifier.close();
       await policy.close();

@@ -1,10 +1,12 @@
 /**
  * fetchUrl: ETag round trip, userinfo sent as Basic authentication (never left in the URL or shown), the
- * body cap refusing as soon as it is passed, and errors that carry the HTTP code but no secret.
+ * body cap refusing as soon as it is passed, a gzip-encoded body inflated with the wire and inflated sizes
+ * capped apart, and errors that carry the HTTP code but no secret.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { fetchUrl, FetchError } from "../../src/reload/index.js";
 
 const servers: Server[] = [];
@@ -52,6 +54,17 @@ describe("fetchUrl", () => {
     });
     await expect(fetchUrl(`http://${host}/declared`, opts)).rejects.toThrow(/\(5000 bytes\) is larger than the limit of 1024 bytes/);
     await expect(fetchUrl(`http://${host}/streamed`, opts)).rejects.toThrow(/larger than the limit of 1024 bytes/);
+  });
+
+  it("inflates Content-Encoding: gzip, capping the wire bytes and the inflated bytes apart", async () => {
+    const text = "z".repeat(4000);
+    const gz = gzipSync(text);
+    const host = await serve((req, res) => res.writeHead(200, { "content-encoding": "gzip", "content-length": String(gz.length) }).end(gz));
+    const got = await fetchUrl(`http://${host}/g`, { ...opts, maxInflatedBytes: 8000 });
+    expect(got.status === 200 && Buffer.from(got.bytes).toString()).toBe(text);
+    // Small on the wire (under maxBytes), too large once inflated.
+    await expect(fetchUrl(`http://${host}/g`, opts)).rejects.toThrow(`GET http://${host}/g: the inflated body is larger than the limit of 1024 bytes`);
+    await expect(fetchUrl(`http://${host}/g`, { ...opts, maxBytes: gz.length - 1, maxInflatedBytes: 8000 })).rejects.toThrow(`the body (${gz.length} bytes) is larger than the limit of ${gz.length - 1} bytes`);
   });
 
   it("gives up after the timeout, naming it", async () => {

@@ -86,9 +86,14 @@ describe("errors name the source and suggest the nearest name", () => {
 
 describe("who decides a user's roles", () => {
   it.each([
-    [[], {}, /^config: neither --directory nor --roles-claim is set, so every user call would be denied \(not_synced\); pass --directory FILE or --roles-claim NAME, or --no-directory for an application-only deployment$/],
+    [[], {}, /^config: neither --directory nor --roles-claim is set, so every user call would be denied \(not_synced\); pass --directory FILE \(or --directory-url URL\) or --roles-claim NAME, or --no-directory for an application-only deployment$/],
     [["--no-directory", "--directory", "u.json"], {}, /^config.noDirectory: cannot be combined with --directory/],
     [["--roles-claim", "roles"], { PORTIER_NO_DIRECTORY: "true" }, /^config.noDirectory: cannot be combined with --roles-claim/],
+    [["--directory", "u.json", "--directory-url", "https://feed.example/u.ndjson"], {}, /^config.directoryUrl: cannot be combined with --directory \(one source of synced users: a file or a URL\); drop one of them$/],
+    [["--directory-url", "https://feed.example/u.ndjson"], { PORTIER_DIRECTORY: "u.json" }, /^config.directoryUrl: cannot be combined with --directory/],
+    [["--no-directory", "--directory-url", "https://feed.example/u.ndjson"], {}, /^config.noDirectory: cannot be combined with --directory-url/],
+    [["--directory-url", "ftp://feed.example/u.ndjson"], {}, /^config.directoryUrl: must match pattern "\^https\?:\/\/" \(from --directory-url "ftp:\/\/feed.example\/u.ndjson"\)$/],
+    [["--directory-url", "https://feed.example/u.ndjson", "--directory-max-bytes", "4294967296"], {}, /^config.directoryMaxBytes: must be <= 3221225472/],
   ] as const)("%j %j is refused", (argv, env, problem) => {
     const found = problems(["--issuer", "https://auth.example", ...argv], env);
     expect(found).toHaveLength(1);
@@ -98,6 +103,7 @@ describe("who decides a user's roles", () => {
   it.each([
     [["--directory", "users.json"], {}],
     [["--roles-claim", "roles"], {}],
+    [["--directory-url", "https://feed.example/u.ndjson"], {}],
     [["--no-directory"], {}],
     [[], { PORTIER_NO_DIRECTORY: "true" }],
   ] as const)("%j %j is accepted", (argv, env) => {

@@ -1,6 +1,6 @@
 /**
  * Directory files as feeds write them: an NDJSON text ends with its end record (records before it, SHA-256
- * of every byte before it), as `portier directory seal` appends it (/work/notes/seal-format.md).
+ * of every byte before it), as `portier directory seal` appends it (README "Reloads fail safe").
  */
 import { createHash } from "node:crypto";
 
