@@ -3,12 +3,15 @@
  * `portier serve` and raw sockets: 200 concurrent POST /decide written just before SIGTERM are all answered;
  * with --shutdown-delay /ready answers 503 (stopping) while new connections are still accepted and answered;
  * without a delay every request is either answered or refused at connect, never dropped after it was sent.
- * With --workers 1 (one process) and --workers 2 (the primary hands connections to the workers).
+ * With --workers 1 (one process) and --workers 2 (the primary hands connections to the workers). In process,
+ * the rule for closing connections: never one whose request is arriving or has not come yet.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
+import { createServer } from "node:http";
+import { ConnectionDrain } from "../../src/service/connection-drain.js";
 import { ISSUER, machineToken, makeKeys, tempDir, until } from "./helpers.js";
 import { killAllGroups, startGroup, untilGone, type PortierGroup } from "./process-group.js";
 
@@ -181,3 +184,55 @@ describe.concurrent.each([
     expect(await send(port).result).toMatchObject({ outcome: "refused", code: "ECONNREFUSED" });
   }, 30_000);
 });
+
+describe("ConnectionDrain (in process): which connections a stop may close", () => {
+  const GET = "GET /x HTTP/1.1\r\nHost: portier\r\n\r\n";
+  const pass = () => new Promise((r) => setImmediate(r));
+
+  async function serve(): Promise<{ drain: ConnectionDrain; port: number }> {
+    const server = createServer((_req, res) => res.end("ok"));
+    const drain = new ConnectionDrain(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    afterAllClose.push(() => server.closeAllConnections());
+    return { drain, port: (server.address() as { port: number }).port };
+  }
+
+  it.each([
+    { case: "a whole request arriving on an idle keep-alive connection", now: GET, later: "" },
+    { case: "half a request arriving on an idle keep-alive connection (the rest after the check)", now: GET.slice(0, 12), later: GET.slice(12) },
+  ])("$case is answered, not closed", async ({ now, later }) => {
+    const { drain, port } = await serve();
+    const c = new Connection(port);
+    expect(await c.send(GET).result).toMatchObject({ outcome: "answered", connectionClose: false });
+    await pass();
+    // The bytes are in the server's socket buffer, not read yet, when the stop starts closing idle connections.
+    const second = c.send(now);
+    await second.written;
+    const stopped = drain.drain(Date.now() + 5000);
+    await pass();
+    await pass();
+    if (later) c.socket.write(later);
+    expect(await second.result).toMatchObject({ outcome: "answered", status: 200 });
+    // Then idle with nothing received: closed, and the drain ends.
+    await stopped;
+    expect(drain.size).toBe(0);
+  });
+
+  it("a connection whose first request has not come yet is kept until it comes; one that never sends is cut at the deadline", async () => {
+    const { drain, port } = await serve();
+    const slow = new Connection(port);
+    const silent = new Connection(port);
+    await until(() => drain.size === 2, 5000, 5);
+    const start = Date.now();
+    const stopped = drain.drain(start + 300);
+    await pass();
+    await pass();
+    expect(await slow.send(GET).result).toMatchObject({ outcome: "answered", status: 200 });
+    expect(await silent.send("").result).toMatchObject({ outcome: "dropped" });
+    await stopped;
+    expect(Date.now() - start).toBeGreaterThanOrEqual(290);
+  });
+});
+
+const afterAllClose: Array<() => void> = [];
+afterAll(() => afterAllClose.forEach((f) => f()));
