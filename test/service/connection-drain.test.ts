@@ -171,7 +171,7 @@ describe.concurrent.each([
     await expectCleanExit(g);
     // The port closed after the delay: a connection now is refused.
     expect(await send(port).result).toMatchObject({ outcome: "refused", code: "ECONNREFUSED" });
-  }, 30_000);
+  }, 60_000);
 
   it("without a delay: every request answered (or refused at connect), none dropped after it was sent", async () => {
     const { g, port } = await start(workers, 0);
@@ -182,7 +182,7 @@ describe.concurrent.each([
     expect(tally(outcomes)).toEqual({ "answered 200": CONCURRENT });
     await expectCleanExit(g);
     expect(await send(port).result).toMatchObject({ outcome: "refused", code: "ECONNREFUSED" });
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("ConnectionDrain (in process): which connections a stop may close", () => {
