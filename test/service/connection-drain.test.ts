@@ -35,13 +35,16 @@ interface Sent {
   result: Promise<Outcome>;
 }
 
-/** A whole HTTP/1.1 answer with a Content-Length body at the start of `raw`, or undefined while incomplete. */
-function parseAnswer(raw: Buffer): { status: number; connectionClose: boolean; body: string; length: number } | undefined {
+/**
+ * A whole HTTP/1.1 answer at the start of `raw`, or undefined while incomplete: its body is Content-Length
+ * bytes, or (`closed`: the server closed the connection) everything after the head.
+ */
+function parseAnswer(raw: Buffer, closed = false): { status: number; connectionClose: boolean; body: string; length: number } | undefined {
   const text = raw.toString("latin1");
   const end = text.indexOf("\r\n\r\n");
   if (end < 0) return undefined;
   const head = text.slice(0, end);
-  const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? NaN);
+  const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? (closed ? raw.length - (end + 4) : NaN));
   if (!Number.isInteger(length) || raw.length - (end + 4) < length) return undefined;
   return { status: Number(head.slice(9, 12)), connectionClose: /\r\nconnection: *close/i.test(head), body: raw.subarray(end + 4, end + 4 + length).toString("utf8"), length: end + 4 + length };
 }
@@ -77,6 +80,11 @@ class Connection {
     this.socket.on("error", (err: NodeJS.ErrnoException) => (this.code = err.code ?? err.message));
     this.socket.on("close", () => {
       this.closed = true;
+      const answer = parseAnswer(this.data, true);
+      if (answer) {
+        const { length: _length, ...rest } = answer;
+        return this.settle({ outcome: "answered", ...rest });
+      }
       this.settle({ outcome: this.connected ? "dropped" : "refused", code: this.code });
     });
   }
@@ -182,6 +190,21 @@ describe.concurrent.each([
     expect(tally(outcomes)).toEqual({ "answered 200": CONCURRENT });
     await expectCleanExit(g);
     expect(await send(port).result).toMatchObject({ outcome: "refused", code: "ECONNREFUSED" });
+  }, 60_000);
+});
+
+describe("--workers 2: a connection handed over by the primary", () => {
+  // The worker's server listens (on a private socket) only so that node:http sweeps its connections' timeouts.
+  it("still gets the headers timeout (408) when its headers never finish", async () => {
+    const g = startGroup(["serve", "--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--port", "0", "--workers", "2", "--headers-timeout-ms", "500", "--request-timeout-ms", "1000"]);
+    const port = await listeningPort(g);
+    const slow = new Connection(port).send("GET /ready HTTP/1.1\r\nHost: por");
+    const start = Date.now();
+    const outcome = await Promise.race([slow.result, new Promise((r) => setTimeout(r, 8000, "no answer within 8 s"))]);
+    expect(outcome).toMatchObject({ outcome: "answered", status: 408 });
+    expect(Date.now() - start).toBeLessThan(5000);
+    process.kill(g.pgid, "SIGTERM");
+    await expectCleanExit(g);
   }, 60_000);
 });
 
