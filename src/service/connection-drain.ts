@@ -11,32 +11,35 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
 import { Server as NetServer, type Socket } from "node:net";
 
-/** Longest the listener stays open to accept what already connected, under a steady stream of new connections. */
+/** The listener closes once no connection has been accepted for this long... */
+const QUIET_MS = 50;
+/** ...or after this long, under a steady stream of new connections. */
 const MAX_ACCEPT_MS = 1000;
 
-const nextPass = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
- * Accepts what already connected, then closes the listening socket. Each pass lets the event loop poll the
- * listener once; a poll accepts as little as one connection while others wait in the kernel's queue (measured
- * with Node 20: one per pass), so passes go on until one accepts nothing (the queue was empty when polled),
- * for at most MAX_ACCEPT_MS. A connection the kernel completes after that last poll, microseconds before the
- * close, is reset by the kernel: the only connections a stop can lose are those that race it.
+ * Accepts what already connected, then closes the listening socket: once a QUIET_MS wait and the event-loop
+ * poll right after it accepted nothing, at most MAX_ACCEPT_MS. Not "as soon as one event-loop pass accepts
+ * nothing": on a CPU-starved host connections reached the accept queue one per pass, and a pass finding none
+ * did not mean none were left; and a timer alone is not enough either, since a process that was not scheduled
+ * runs its timers before it polls. A connection the kernel completes after the close is reset by it: the only
+ * connections a stop can lose are those that race it (no interface closes a listening socket without
+ * resetting its queue).
  */
 export async function stopAccepting(server: NetServer): Promise<void> {
   if (!server.listening) return;
   let accepted = 0;
-  const count = () => void accepted++;
-  server.on("connection", count);
+  const onConnection = () => void accepted++;
+  server.on("connection", onConnection);
   const end = Date.now() + MAX_ACCEPT_MS;
   try {
-    // The first pass may run before the event loop polls again, so it proves nothing.
-    for (let pass = 0, seen = -1; (pass < 2 || accepted !== seen) && Date.now() < end; pass++) {
-      seen = accepted;
-      await nextPass();
-    }
+    do {
+      accepted = 0;
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+      // setImmediate after a timer runs after the poll of the same loop iteration.
+      await new Promise((resolve) => setImmediate(resolve));
+    } while (accepted > 0 && Date.now() < end);
   } finally {
-    server.off("connection", count);
+    server.off("connection", onConnection);
   }
   // The listener only (see the header comment); the connections stay open.
   NetServer.prototype.close.call(server);

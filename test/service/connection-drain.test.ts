@@ -7,7 +7,7 @@
  * the rule for closing connections: never one whose request is arriving or has not come yet.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { createServer } from "node:http";
@@ -125,14 +125,31 @@ async function start(workers: number, delay: number): Promise<{ g: PortierGroup;
 }
 
 /**
- * 200 requests, every one written before this returns: half on keep-alive connections that were answered once
- * and sat idle (the server must not close one while a request is arriving on it), half on new connections.
+ * Handshakes to `port` the server's kernel has not completed yet (SYN_RECV in /proc/net/tcp): a client sees its
+ * connection established, and writes, before the server's kernel has it in the accept queue, by up to a second
+ * on a CPU-starved host. Until it is there, the connection has not been accepted by anyone.
+ */
+function handshakesPending(port: number): number {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return readFileSync("/proc/net/tcp", "utf8")
+    .split("\n")
+    .filter((l) => {
+      const [, local, , state] = l.trim().split(/\s+/);
+      return local?.endsWith(hex) && state === "03";
+    }).length;
+}
+
+/**
+ * 200 requests, every one written (and its connection complete in the server's kernel) before this returns: half
+ * on keep-alive connections that were answered once and sat idle (the server must not close one while a request
+ * is arriving on it), half on new connections.
  */
 async function burst(port: number): Promise<Promise<Outcome>[]> {
   const idle = Array.from({ length: CONCURRENT / 2 }, () => new Connection(port));
   for (const o of await Promise.all(idle.map((c) => c.send().result))) expect(o).toMatchObject({ outcome: "answered", status: 200, connectionClose: false });
   const sent = [...idle.map((c) => c.send()), ...Array.from({ length: CONCURRENT / 2 }, () => send(port))];
   await Promise.all(sent.map((s) => s.written));
+  await until(() => handshakesPending(port) === 0, 10_000, 5);
   return sent.map((s) => s.result);
 }
 
