@@ -192,13 +192,17 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
       const server = createServer({ pauseOnConnect: true, noDelay: true }, (socket) => handoff.handOff(socket));
       listener = server;
       return new Promise<string | undefined>((resolve) => {
-        server.once("error", (err: NodeJS.ErrnoException) => {
+        const startFailed = (err: NodeJS.ErrnoException) => {
           listener = undefined;
           process.stderr.write(`portier serve: ${listenFailure(err, host, port).message}\n`);
           void stopAll(1, 0);
           resolve(undefined);
-        });
+        };
+        server.once("error", startFailed);
         server.listen(port, host, () => {
+          server.off("error", startFailed);
+          // Once listening, an error is one failed accept (such as EMFILE): reported, the port stays open.
+          server.on("error", (err: Error) => log(50, "accept_failed", "accepting a connection failed", { error: err.message }));
           const addr = server.address() as AddressInfo;
           resolve(`http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`);
         });
