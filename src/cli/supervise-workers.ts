@@ -1,15 +1,24 @@
 /**
- * The node:cluster primary of `portier serve --workers N`: forks N workers sharing the port and keeps them
- * running. A start-up failure of the first workers is printed once (one line on stderr) and ends the service
- * with exit 1; a worker that dies later is replaced after an exponential back-off, and CRASH_LIMIT deaths
- * within CRASH_WINDOW_MS end the service with exit 1 and one line. On SIGTERM/SIGINT the primary asks every
- * worker to stop (they finish requests in flight), waits for them, and exits 0. Workers exit when the primary
- * dies (node:cluster ends a worker whose IPC channel to the primary closes). It also answers the workers'
- * requests for the whole service's metrics (src/service/cluster-metrics.ts).
+ * The node:cluster primary of `portier serve --workers N`: forks N workers and keeps them running. A start-up
+ * failure of the first workers is printed once (one line on stderr) and ends the service with exit 1; a worker
+ * that dies later is replaced after an exponential back-off, and CRASH_LIMIT deaths within CRASH_WINDOW_MS end
+ * the service with exit 1 and one line. Workers exit when the primary dies (node:cluster ends a worker whose IPC
+ * channel to the primary closes). It also answers the workers' requests for the whole service's metrics
+ * (src/service/cluster-metrics.ts).
+ *
+ * The primary owns the decision port (not node:cluster's round-robin handle, which closes the connections it
+ * has accepted but not yet handed over when the last worker closes its server): it listens once the first
+ * worker is ready, accepts, and hands each connection round-robin to a ready worker, which acknowledges it
+ * (until then the primary keeps its copy and hands it to another worker if that one dies). On SIGTERM/SIGINT:
+ * every worker starts stopping (/ready 503), the primary keeps handing connections over for --shutdown-delay,
+ * accepts what already connected and closes the port, waits until every accepted connection is acknowledged,
+ * then tells the workers to finish (they answer every connection they were given) and exits 0 once they have.
  */
 import cluster, { type Worker } from "node:cluster";
+import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { AggregatorRegistry, type PrometheusContentType } from "prom-client";
 import { answerMetricsRequests } from "../service/cluster-metrics.js";
+import { listenFailure, stopAccepting } from "../service/index.js";
 import { untilSignal } from "./shutdown.js";
 
 const CRASH_LIMIT = 5;
@@ -17,14 +26,110 @@ const CRASH_WINDOW_MS = 60_000;
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 30_000;
 
-/** Messages between a worker and the primary. */
-export type WorkerMessage = { portier: "listening"; url: string; adminUrl?: string } | { portier: "start_failed"; message: string } | { portier: "shutdown" };
+/** Accepted connections waiting for a ready worker (none ready: all restarting); more are refused (closed). */
+const MAX_WAITING_CONNECTIONS = 4096;
+
+/**
+ * Messages between a worker and the primary: a worker is ready (`listening`) or could not start; a connection
+ * handed over (with its socket) and its acknowledgement; the first step of a stop (`stopping`: /ready 503, still
+ * serving), then `shutdown`: no more connections will come, answer those given and exit within graceMs.
+ */
+export type WorkerMessage =
+  | { portier: "listening"; adminUrl?: string }
+  | { portier: "start_failed"; message: string }
+  | { portier: "connection"; id: number }
+  | { portier: "connection_taken"; id: number }
+  | { portier: "stopping" }
+  | { portier: "shutdown"; graceMs: number };
+
+export interface SuperviseOptions {
+  workers: number;
+  host: string;
+  port: number;
+  shutdownTimeoutMs: number;
+  shutdownDelayMs: number;
+}
 
 function log(level: number, event: string, msg: string, fields: Record<string, unknown> = {}): void {
   process.stdout.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, event, ...fields, msg })}\n`);
 }
 
-export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Promise<number> {
+/** Hands accepted connections to ready workers, round-robin, each kept here until its worker acknowledges it. */
+class ConnectionHandoff {
+  private readonly ready: Worker[] = [];
+  private next = 0;
+  private seq = 0;
+  private readonly unacknowledged = new Map<number, { socket: Socket; worker: Worker }>();
+  private readonly waiting: Socket[] = [];
+  private settledWaiters: Array<() => void> = [];
+
+  /** A worker that reported ready takes connections (first those that waited for one). */
+  add(worker: Worker): void {
+    this.ready.push(worker);
+    for (const socket of this.waiting.splice(0)) this.handOff(socket);
+  }
+
+  /** A worker that died: the connections it did not acknowledge go to another. */
+  remove(worker: Worker): void {
+    const i = this.ready.indexOf(worker);
+    if (i >= 0) this.ready.splice(i, 1);
+    for (const [id, h] of this.unacknowledged) if (h.worker === worker) this.retry(id);
+  }
+
+  handOff(socket: Socket): void {
+    const worker = this.ready[this.next++ % Math.max(1, this.ready.length)];
+    if (!worker) {
+      if (this.waiting.length < MAX_WAITING_CONNECTIONS) this.waiting.push(socket);
+      else socket.destroy();
+      return;
+    }
+    const id = ++this.seq;
+    this.unacknowledged.set(id, { socket, worker });
+    // keepOpen: this copy stays open until the worker says it has the connection (or dies without).
+    worker.send({ portier: "connection", id } satisfies WorkerMessage, socket, { keepOpen: true }, (err) => {
+      if (err) this.retry(id);
+    });
+  }
+
+  /** The worker has the connection: close this process's copy of it (the connection stays open there). */
+  taken(id: number): void {
+    const h = this.unacknowledged.get(id);
+    if (!h) return;
+    this.unacknowledged.delete(id);
+    h.socket.destroy();
+    this.checkSettled();
+  }
+
+  /** Resolves when every accepted connection is with a worker (or waits for none), or at the deadline. */
+  settled(deadline: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+      this.settledWaiters.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+      this.checkSettled();
+    });
+  }
+
+  private retry(id: number): void {
+    const h = this.unacknowledged.get(id);
+    if (!h) return;
+    this.unacknowledged.delete(id);
+    const i = this.ready.indexOf(h.worker);
+    if (i >= 0) this.ready.splice(i, 1);
+    this.handOff(h.socket);
+    this.checkSettled();
+  }
+
+  private checkSettled(): void {
+    if (this.unacknowledged.size > 0 || (this.waiting.length > 0 && this.ready.length > 0)) return;
+    for (const w of this.settledWaiters.splice(0)) w();
+  }
+}
+
+export function superviseWorkers(options: SuperviseOptions): Promise<number> {
+  const { workers, host, port, shutdownTimeoutMs, shutdownDelayMs } = options;
   return new Promise<number>((resolve) => {
     let state: "starting" | "running" | "stopping" | "done" = "starting";
     let exitCode = 0;
@@ -37,33 +142,71 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
     // A scrape of /metrics lands on one worker, which asks here for every worker's metrics.
     const aggregator = new AggregatorRegistry<PrometheusContentType>();
     const alive = (): Worker[] => [...live];
+    const handoff = new ConnectionHandoff();
+    let listener: Server | undefined;
+    const broadcast = (m: WorkerMessage) => {
+      for (const w of alive()) {
+        try {
+          w.send(m);
+        } catch {
+          w.process.kill("SIGTERM");
+        }
+      }
+    };
 
     const finish = (code: number) => {
       if (state === "done") return;
       state = "done";
       clearTimeout(hardStop);
+      listener?.close();
       resolve(code);
     };
     let hardStop: NodeJS.Timeout | undefined;
-    const stopAll = (code: number) => {
+    /** The stop, in steps; `delayMs` is --shutdown-delay for a signal, 0 when the service cannot start. */
+    const stopAll = async (code: number, delayMs: number) => {
       if (state === "stopping" || state === "done") return;
       state = "stopping";
       exitCode = code;
+      const deadline = Date.now() + shutdownTimeoutMs;
       for (const t of respawns) clearTimeout(t);
-      for (const w of alive()) {
-        try {
-          w.send({ portier: "shutdown" } satisfies WorkerMessage);
-        } catch {
-          w.process.kill("SIGTERM");
-        }
-      }
-      if (alive().length === 0) return finish(code);
-      // Workers force their connections closed after the shutdown timeout; this is the net under that.
+      // Workers force their connections closed by the deadline; this is the net under that.
       hardStop = setTimeout(() => {
         for (const w of alive()) w.process.kill("SIGKILL");
         process.stderr.write(`portier serve: workers did not stop within ${Math.round(shutdownTimeoutMs / 1000) + 5} s; killed them\n`);
         finish(1);
       }, shutdownTimeoutMs + 5000);
+      // 1. /ready 503 and Connection: close in every worker; connections are still accepted and handed over.
+      broadcast({ portier: "stopping" });
+      // 2. --shutdown-delay.
+      if (delayMs > 0) await new Promise((r) => setTimeout(r, Math.min(delayMs, shutdownTimeoutMs)));
+      // 3. Accept what already connected, close the port, and see every accepted connection to a worker.
+      if (listener) await stopAccepting(listener);
+      await handoff.settled(deadline);
+      // 4. The workers answer what they were given and exit.
+      broadcast({ portier: "shutdown", graceMs: Math.max(0, deadline - Date.now()) });
+      if (alive().length === 0) finish(code);
+    };
+
+    /** The decision port, once a worker is ready to take its connections; a failure ends the service. */
+    const listen = () => {
+      const server = createServer({ pauseOnConnect: true, noDelay: true }, (socket) => handoff.handOff(socket));
+      listener = server;
+      return new Promise<string | undefined>((resolve) => {
+        const startFailed = (err: NodeJS.ErrnoException) => {
+          listener = undefined;
+          process.stderr.write(`portier serve: ${listenFailure(err, host, port).message}\n`);
+          void stopAll(1, 0);
+          resolve(undefined);
+        };
+        server.once("error", startFailed);
+        server.listen(port, host, () => {
+          server.off("error", startFailed);
+          // Once listening, an error is one failed accept (such as EMFILE): reported, the port stays open.
+          server.on("error", (err: Error) => log(50, "accept_failed", "accepting a connection failed", { error: err.message }));
+          const addr = server.address() as AddressInfo;
+          resolve(`http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`);
+        });
+      });
     };
 
     const fork = () => {
@@ -71,18 +214,23 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
       live.add(w);
       answerMetricsRequests(w, aggregator);
       w.on("message", (m: WorkerMessage) => {
-        if (m?.portier === "listening") {
+        if (m?.portier === "connection_taken") handoff.taken(m.id);
+        else if (m?.portier === "listening") {
           log(30, "worker_listening", "worker listening", { worker: w.id, workerPid: w.process.pid });
+          if (state === "done" || !live.has(w)) return;
+          handoff.add(w);
           if (state === "starting") {
             state = "running";
-            // Workers share the primary's handle, so every worker reports the same URL.
-            log(30, "listening", "listening", { url: m.url, ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}), workers });
+            void listen().then((url) => {
+              // The admin port is node:cluster's, shared by the workers, so each reports the same one.
+              if (url !== undefined && state === "running") log(30, "listening", "listening", { url, ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}), workers });
+            });
           }
         } else if (m?.portier === "start_failed") {
           startFailures.set(w.id, m.message);
           if (state === "starting") {
             process.stderr.write(`portier serve: ${m.message}\n`);
-            stopAll(1);
+            void stopAll(1, 0);
           }
         }
       });
@@ -90,6 +238,7 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
 
     cluster.on("exit", (worker, code, signal) => {
       live.delete(worker);
+      handoff.remove(worker);
       if (state === "stopping") {
         if (alive().length === 0) finish(exitCode);
         return;
@@ -101,7 +250,7 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
       const why = startFailures.get(worker.id) ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
       if (crashes.length >= CRASH_LIMIT) {
         process.stderr.write(`portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ${why}); stopping the service\n`);
-        stopAll(1);
+        void stopAll(1, 0);
         return;
       }
       const delay = Math.min(BACKOFF_BASE_MS * 2 ** (crashes.length - 1), BACKOFF_MAX_MS);
@@ -115,7 +264,7 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
 
     void untilSignal().then((signal) => {
       log(30, "stopping", "stopping", { signal });
-      stopAll(0);
+      void stopAll(0, shutdownDelayMs);
     });
     for (let i = 0; i < workers; i++) fork();
   });

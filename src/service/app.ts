@@ -16,11 +16,14 @@ export interface AppDeps {
   policy: PolicyHolder;
   directory: Directory | undefined;
   metrics: ServiceMetrics;
+  /** True from SIGTERM/SIGINT on: /ready answers 503 so that load balancers stop sending here. */
+  stopping?: () => boolean;
 }
 
-function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory">): { ready: boolean; missing: string[]; problems: string[] } {
+function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "stopping">): { ready: boolean; missing: string[]; problems: string[] } {
   const missing: string[] = [];
   const problems: string[] = [];
+  if (deps.stopping?.()) missing.push("stopping: the service is shutting down (still answering until the port closes); send new requests elsewhere");
   const p = deps.policy.status();
   if (!p.loaded) missing.push(`policy: ${p.lastError ?? "not loaded yet"}`);
   else if (p.lastError) problems.push(`policy: last reload refused, revision ${p.revision} keeps serving: ${p.lastError}`);

@@ -73,7 +73,8 @@ export const SERVICE_OPTIONS = {
   "log-buffer-bytes": { type: "string", value: "N", description: "log bytes that may wait for stdout; past it lines are dropped and counted", default: "1048576", schema: { type: "integer", minimum: 16384, maximum: 1073741824 } },
   "decision-memo-entries": { type: "string", value: "N", description: "decisions kept per bundle revision and answered again for the exact same policy input (also capped at 32 MiB); 0 = off", default: "10000", schema: { type: "integer", minimum: 0, maximum: 1000000 } },
   watch: { type: "string", value: "true|false", description: "watch --bundle and --directory and reload them on change", default: "true", schema: { type: "boolean" } },
-  "shutdown-timeout": { type: "string", value: "S", description: "on SIGTERM/SIGINT, seconds to let requests in flight finish before closing them", default: "10", schema: { type: "number", minimum: 0, maximum: 3600 } },
+  "shutdown-timeout": { type: "string", value: "S", description: "on SIGTERM/SIGINT, seconds the whole stop may take (the delay included); requests still unanswered then are cut", default: "10", schema: { type: "number", minimum: 0, maximum: 3600 } },
+  "shutdown-delay": { type: "string", value: "S", description: "on SIGTERM/SIGINT, seconds to keep accepting and answering (with /ready 503) before the port closes, so load balancers stop sending first; less than --shutdown-timeout", default: "0", schema: { type: "number", minimum: 0, maximum: 3600 } },
 } as const satisfies Record<string, ServiceOption>;
 
 type Flag = keyof typeof SERVICE_OPTIONS;
@@ -124,6 +125,7 @@ function defaults() {
     maxBodyBytes: 65536,
     watch: true,
     shutdownTimeout: 10,
+    shutdownDelay: 0,
     requireKeysAtStart: false,
     noDirectory: false,
   } as const satisfies Partial<OptionValues>;
@@ -276,6 +278,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   if (config.directory !== undefined && config.directoryUrl !== undefined) {
     throw new ConfigError(["config.directoryUrl: cannot be combined with --directory (one source of synced users: a file or a URL); drop one of them"]);
+  }
+  // The timeout bounds the whole stop; a delay that fills it would leave no time to answer what was accepted.
+  if (config.shutdownDelay > 0 && config.shutdownDelay >= config.shutdownTimeout) {
+    throw new ConfigError([`config.shutdownDelay: must be less than config.shutdownTimeout (${config.shutdownTimeout}), which bounds the whole stop: the delay, then answering the requests accepted; raise --shutdown-timeout (e.g. to the delay + 10)`]);
   }
   if (config.noDirectory && (config.directory !== undefined || config.directoryUrl !== undefined || config.rolesClaim !== undefined)) {
     const other = config.directory !== undefined ? "--directory" : config.directoryUrl !== undefined ? "--directory-url" : "--roles-claim";

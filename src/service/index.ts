@@ -2,5 +2,6 @@
  * The decision service (portier serve): configuration, the Express app and its adapters, reload, cluster.
  */
 export { loadConfig, ConfigError, SERVICE_OPTIONS, type ServiceConfig } from "./config.js";
-export { startService, StartError, type RunningService } from "./start-service.js";
+export { startService, StartError, listenFailure, type RunningService } from "./start-service.js";
+export { stopAccepting } from "./connection-drain.js";
 export { createDecide, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide.js";

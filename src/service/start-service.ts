@@ -2,8 +2,10 @@
  * Starts one service instance: logger, verifier, directory, policy (with reload), metrics, HTTP server.
  */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { existsSync, readFileSync } from "node:fs";
+import type { AddressInfo, Socket } from "node:net";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PortierError } from "../errors/portier-error.js";
 import { pino, type DestinationStream, type Logger } from "pino";
 import { createAccessTokenVerifier, jwksSource, type AccessTokenVerifier } from "../auth/index.js";
@@ -17,6 +19,7 @@ import { createMetrics } from "./metrics.js";
 import { shareWorkerRegistry } from "./cluster-metrics.js";
 import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
+import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
 
 export interface RunningService {
   url: string;
@@ -28,8 +31,15 @@ export interface RunningService {
   verifier: AccessTokenVerifier;
   directory: Directory | undefined;
   logger: Logger;
-  /** Stops accepting, lets requests in flight finish for up to graceMs (default --shutdown-timeout), then closes the rest. */
-  close(graceMs?: number): Promise<void>;
+  /** First step of a stop: /ready answers 503 ("stopping") and every answer closes its connection; still accepting. */
+  beginStop(): void;
+  /**
+   * The whole stop, within timeoutMs (default --shutdown-timeout): beginStop, delayMs (default --shutdown-delay)
+   * still accepting, then stop accepting and answer every accepted connection, cutting what is left at the end.
+   */
+  close(timeoutMs?: number, delayMs?: number): Promise<void>;
+  /** With `handoff`: a connection accepted by the cluster primary, to be served here. */
+  acceptConnection(socket: Socket): void;
 }
 
 /** A start-up failure: one line naming what is wrong and what to do. */
@@ -37,7 +47,7 @@ export class StartError extends PortierError {
   static override readonly code = "start_failed";
 }
 
-function listenFailure(err: NodeJS.ErrnoException, host: string, port: number): StartError {
+export function listenFailure(err: NodeJS.ErrnoException, host: string, port: number): StartError {
   const where = `${host}:${port}`;
   if (err.code === "EADDRINUSE") return new StartError(`cannot listen on ${where}: the address is in use by another process; stop it or choose another --port`);
   if (err.code === "EACCES") return new StartError(`cannot listen on ${where}: permission denied; choose a --port above 1023`);
@@ -58,9 +68,12 @@ function readVerificationKey(config: ServiceConfig): VerificationKey | undefined
 
 /**
  * `logger` replaces the service's logger entirely (tests); `logDestination` keeps it (level, redaction) and
- * writes its lines elsewhere (portier dev: readable lines).
+ * writes its lines elsewhere (portier dev: readable lines). `handoff` (cluster workers): the primary owns the
+ * decision port and hands each accepted connection over (acceptConnection); the decision server then listens
+ * only on a private Unix socket, because node:http enforces its headers and request timeouts only on the
+ * connections of a listening server.
  */
-export async function startService(config: ServiceConfig, options: { logger?: Logger; logDestination?: DestinationStream; listen?: boolean } = {}): Promise<RunningService> {
+export async function startService(config: ServiceConfig, options: { logger?: Logger; logDestination?: DestinationStream; listen?: boolean; handoff?: boolean } = {}): Promise<RunningService> {
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
   // 200 ms and on exit, and capped: with stdout not drained, lines past the cap are dropped and counted.
   // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
@@ -131,7 +144,9 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status(), log: () => destination });
   const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, roleCheck: config.roleCheck, logger, metrics });
   shareWorkerRegistry(metrics.registry);
-  const deps = { verifier, policy, directory, metrics };
+  // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.
+  let stopping = false;
+  const deps = { verifier, policy, directory, metrics, stopping: () => stopping };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
   // --admin-port: health, readiness and metrics apart from the decision port (shared by workers like it).
   const admin = config.adminPort === undefined ? undefined : createServer({ headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs }, createApp(deps, "admin"));
@@ -141,11 +156,12 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     decisionListener(decide, { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs }, app, logger),
   );
   // While stopping, every answer closes its connection, so keep-alive clients cannot hold the server open.
-  let stopping = false;
   server.prependListener("request", (_req, res) => {
     if (stopping) res.shouldKeepAlive = false;
   });
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  const connections = new ConnectionDrain(server);
+  let privateDir: string | undefined;
   let url = "";
   let adminUrl: string | undefined;
   if (options.listen !== false) {
@@ -160,6 +176,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
         });
       } catch (err) {
         if (s !== server) server.close();
+        if (privateDir) rmSync(privateDir, { recursive: true, force: true });
         verifier.close();
         directory?.close();
         await policy.close();
@@ -168,7 +185,12 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       const addr = s.address() as AddressInfo;
       return `http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`;
     };
-    url = await bind(server, config.port, config.host);
+    if (options.handoff) {
+      // A directory only this user can enter: nothing else connects to this socket.
+      privateDir = mkdtempSync(join(tmpdir(), "portier-worker-"));
+      const path = join(privateDir, "http.sock");
+      await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
+    } else url = await bind(server, config.port, config.host);
     if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
   }
   return {
@@ -180,20 +202,24 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     verifier,
     directory,
     logger,
-    async close(graceMs = (config.shutdownTimeout ?? 10) * 1000) {
+    beginStop() {
       stopping = true;
-      await new Promise<void>((resolve) => {
-        // Connections idle between requests close now and whenever one becomes idle; after graceMs every
-        // connection still open is closed, answered or not.
-        const idle = setInterval(() => server.closeIdleConnections(), 25);
-        const force = setTimeout(() => server.closeAllConnections(), graceMs);
-        server.close(() => {
-          clearInterval(idle);
-          clearTimeout(force);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
+    },
+    acceptConnection(socket) {
+      server.emit("connection", socket);
+    },
+    async close(timeoutMs = config.shutdownTimeout * 1000, delayMs = config.shutdownDelay * 1000) {
+      const deadline = Date.now() + timeoutMs;
+      // 1. /ready 503 and Connection: close on every answer, while still accepting and answering.
+      stopping = true;
+      // 2. --shutdown-delay: load balancers see /ready fail and stop sending here.
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(delayMs, timeoutMs)));
+      // 3. Accept what already connected, then close the port.
+      await stopAccepting(server);
+      // 4. Answer every accepted connection; idle keep-alive ones close; what is left is cut at the deadline.
+      await connections.drain(deadline);
+      if (privateDir) rmSync(privateDir, { recursive: true, force: true });
+      // 5. The admin port (its probes answered /ready 503 meanwhile), then keys, directory, policy and log.
       if (admin?.listening) {
         await new Promise<void>((resolve) => {
           admin.close(() => resolve());

@@ -111,6 +111,19 @@ describe("who decides a user's roles", () => {
   });
 
   it("defaults: shutdown timeout 10 s, keys in the background", () => {
-    expect(loadConfig(BASE, {})).toMatchObject({ shutdownTimeout: 10, requireKeysAtStart: false, noDirectory: true });
+    expect(loadConfig(BASE, {})).toMatchObject({ shutdownTimeout: 10, shutdownDelay: 0, requireKeysAtStart: false, noDirectory: true });
+  });
+
+  // The timeout bounds the whole stop, the delay included: a delay must leave time to answer what was accepted.
+  const tooLong = (timeout: number) => [`config.shutdownDelay: must be less than config.shutdownTimeout (${timeout}), which bounds the whole stop: the delay, then answering the requests accepted; raise --shutdown-timeout (e.g. to the delay + 10)`];
+  it.each([
+    [["--shutdown-delay", "10"], tooLong(10)],
+    [["--shutdown-delay", "5", "--shutdown-timeout", "5"], tooLong(5)],
+    [["--shutdown-delay", "0.5", "--shutdown-timeout", "0"], tooLong(0)],
+    [["--shutdown-delay", "5", "--shutdown-timeout", "15"], []],
+    [["--shutdown-delay", "0", "--shutdown-timeout", "0"], []],
+    [["--shutdown-delay=-1"], ['config.shutdownDelay: must be >= 0 (from --shutdown-delay "-1")']],
+  ] as const)("%j -> %j", (argv, expected) => {
+    expect(problems([...BASE, ...argv], {})).toEqual(expected);
   });
 });

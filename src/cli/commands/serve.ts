@@ -1,10 +1,12 @@
 /**
  * `portier serve`: the decision service. With --workers N > 1 the primary supervises N workers (node:cluster,
- * ../supervise-workers.ts) sharing the port; each worker is a full service. SIGTERM/SIGINT: stop accepting,
- * finish requests in flight (--shutdown-timeout), exit 0. Exit codes: 1 start-up failure (one line on stderr),
+ * ../supervise-workers.ts) and hands them the connections it accepts; each worker is a full service.
+ * SIGTERM/SIGINT: /ready 503, keep serving for --shutdown-delay, stop accepting, answer every accepted
+ * connection (all within --shutdown-timeout), exit 0. Exit codes: 1 start-up failure (one line on stderr),
  * 2 configuration error (one line per problem).
  */
 import cluster from "node:cluster";
+import type { Socket } from "node:net";
 import { loadConfig, ConfigError, startService, SERVICE_OPTIONS, type RunningService, type ServiceConfig } from "../../service/index.js";
 import { parse, type CommandSpec } from "../args.js";
 import { untilSignal } from "../shutdown.js";
@@ -18,7 +20,8 @@ export const SPEC = {
   notes: [
     "Every option can also be set as PORTIER_<OPTION> (PORTIER_PORT=8181, PORTIER_NO_DIRECTORY=true) or as a key of",
     "the --config file (camelCase: \"bundleUrl\"); flags win over the environment, which wins over the file.",
-    "SIGTERM or SIGINT: stop accepting, let requests in flight finish (up to --shutdown-timeout), exit 0.",
+    "SIGTERM or SIGINT: /ready answers 503, the service keeps answering for --shutdown-delay, then stops accepting,",
+    "answers every connection it accepted and exits 0; the whole stop takes at most --shutdown-timeout.",
     "exit codes: 0 stopped by a signal, 1 start-up failure or crash loop, 2 configuration error",
   ].join("\n"),
 } as const satisfies CommandSpec;
@@ -35,18 +38,23 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   if (cluster.isWorker) return runWorker(config);
-  if (config.workers > 1) return superviseWorkers(config.workers, config.shutdownTimeout * 1000);
+  if (config.workers > 1) {
+    return superviseWorkers({ workers: config.workers, host: config.host, port: config.port, shutdownTimeoutMs: config.shutdownTimeout * 1000, shutdownDelayMs: config.shutdownDelay * 1000 });
+  }
   return runSingle(config);
 }
 
 function announce(service: RunningService): void {
-  service.logger.info({ event: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), revision: service.policy.engine?.revision ?? null, worker: cluster.worker?.id }, "listening");
+  const revision = service.policy.engine?.revision ?? null;
+  // A worker has no port of its own (the primary says "listening" with the URL once one is ready).
+  if (cluster.isWorker) service.logger.info({ event: "worker_ready", ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), revision, worker: cluster.worker?.id }, "worker ready");
+  else service.logger.info({ event: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), revision }, "listening");
   service.logger.flush();
 }
 
-async function stop(service: RunningService, signal: string): Promise<void> {
+async function stop(service: RunningService, signal: string, timeoutMs?: number, delayMs?: number): Promise<void> {
   service.logger.info({ event: "stopping", signal }, "stopping");
-  await service.close();
+  await service.close(timeoutMs, delayMs);
   service.logger.info({ event: "stopped" }, "stopped");
 }
 
@@ -71,23 +79,39 @@ function toPrimary(message: WorkerMessage): Promise<void> {
   });
 }
 
-/** A cluster worker: reports start-up failures to the primary (which prints them once) instead of printing. */
+/**
+ * A cluster worker: serves the connections the primary hands over and stops when the primary says so (a
+ * signal sent to the whole process group is the primary's to act on); reports start-up failures to the
+ * primary (which prints them once) instead of printing.
+ */
 async function runWorker(config: ServiceConfig): Promise<number> {
+  let service: RunningService | undefined;
+  let stopping = false;
   // Listen for a stop from the very start, so one sent while this worker is still starting is not lost.
-  const stopped = new Promise<string>((resolve) => {
-    process.on("message", (m: WorkerMessage) => m?.portier === "shutdown" && resolve("shutdown"));
-    process.once("disconnect", () => resolve("primary gone"));
-    void untilSignal({ onSecond: "ignore" }).then(resolve);
+  const stopped = new Promise<{ reason: string; graceMs: number }>((resolve) => {
+    process.on("message", (m: WorkerMessage, handle: unknown) => {
+      if (m?.portier === "connection" && service) {
+        service.acceptConnection(handle as Socket);
+        void toPrimary({ portier: "connection_taken", id: m.id });
+      } else if (m?.portier === "stopping") {
+        stopping = true;
+        service?.beginStop();
+      } else if (m?.portier === "shutdown") resolve({ reason: "shutdown", graceMs: m.graceMs });
+    });
+    process.once("disconnect", () => resolve({ reason: "primary gone", graceMs: config.shutdownTimeout * 1000 }));
   });
-  let service;
+  // Keep the default action (exit) away from SIGTERM/SIGINT: the primary drives the stop.
+  void untilSignal({ onSecond: "ignore" });
   try {
-    service = await startService(config);
+    service = await startService(config, { handoff: true });
   } catch (err) {
     await toPrimary({ portier: "start_failed", message: messageOf(err) });
     return 1;
   }
+  if (stopping) service.beginStop();
   announce(service);
-  await toPrimary({ portier: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}) });
-  await stop(service, await stopped);
+  await toPrimary({ portier: "listening", ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}) });
+  const { reason, graceMs } = await stopped;
+  await stop(service, reason, graceMs, 0);
   return 0;
 }
