@@ -18,7 +18,7 @@ const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 30_000;
 
 /** Messages between a worker and the primary. */
-export type WorkerMessage = { portier: "listening"; url: string; adminUrl?: string } | { portier: "start_failed"; message: string } | { portier: "shutdown" };
+export type WorkerMessage = { portier: "listening"; url: string; adminUrl?: string; grpcAddress?: string } | { portier: "start_failed"; message: string } | { portier: "shutdown" };
 
 function log(level: number, event: string, msg: string, fields: Record<string, unknown> = {}): void {
   process.stdout.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, event, ...fields, msg })}\n`);
@@ -76,7 +76,7 @@ export function superviseWorkers(workers: number, shutdownTimeoutMs: number): Pr
           if (state === "starting") {
             state = "running";
             // Workers share the primary's handle, so every worker reports the same URL.
-            log(30, "listening", "listening", { url: m.url, ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}), workers });
+            log(30, "listening", "listening", { url: m.url, ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}), ...(m.grpcAddress ? { grpcAddress: m.grpcAddress } : {}), workers });
           }
         } else if (m?.portier === "start_failed") {
           startFailures.set(w.id, m.message);

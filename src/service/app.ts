@@ -18,7 +18,8 @@ export interface AppDeps {
   metrics: ServiceMetrics;
 }
 
-function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory">): { ready: boolean; missing: string[]; problems: string[] } {
+/** What /ready answers (ready: 200, else 503); gRPC health (grpc/health.ts) reports the same. */
+export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory">): { ready: boolean; missing: string[]; problems: string[] } {
   const missing: string[] = [];
   const problems: string[] = [];
   const p = deps.policy.status();

@@ -39,7 +39,7 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 function announce(service: RunningService): void {
-  service.logger.info({ event: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), revision: service.policy.engine?.revision ?? null, worker: cluster.worker?.id }, "listening");
+  service.logger.info({ event: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}), revision: service.policy.engine?.revision ?? null, worker: cluster.worker?.id }, "listening");
   service.logger.flush();
 }
 
@@ -86,7 +86,7 @@ async function runWorker(config: ServiceConfig): Promise<number> {
     return 1;
   }
   announce(service);
-  await toPrimary({ portier: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}) });
+  await toPrimary({ portier: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}) });
   await stop(service, await stopped);
   return 0;
 }
