@@ -8,7 +8,7 @@ BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
-.PHONY: all deps opa build policies data-check fmt fmt-check policy-test matrix matrix-check test unit bench run clean typecheck lint
+.PHONY: all deps opa grpcurl build policies data-check fmt fmt-check policy-test matrix matrix-check test unit bench run clean typecheck lint
 
 all: build
 
@@ -52,6 +52,10 @@ policies: opa data-check fmt-check
 
 build: dist/cli/main.js policies matrix
 
+# The pinned grpcurl for the gRPC port's end-to-end tests; where it cannot be built (no Go) they skip.
+grpcurl:
+	@bash tools/ensure-grpcurl.sh >/dev/null || echo "grpcurl: not built (needs Go); the grpcurl tests will skip"
+
 matrix: dist/cli/main.js
 	$(PORTIER) matrix --bundle $(BUNDLE) --format md > docs/access-matrix.md
 
@@ -72,7 +76,7 @@ unit: dist/cli/main.js policies
 	@rm -f $(VITEST_REPORT)
 	rc=0; $(VITEST_RUN) || rc=$$?; $(NODE) tools/vitest-summary.mjs $(VITEST_REPORT) $$rc; exit $$rc
 
-test: deps dist/cli/main.js policies matrix-check policy-test typecheck lint unit
+test: deps grpcurl dist/cli/main.js policies matrix-check policy-test typecheck lint unit
 
 # The service benchmark drives the servers with wrk (Debian package), installed here when missing.
 bench: deps build
