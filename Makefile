@@ -81,6 +81,7 @@ test: deps grpcurl dist/cli/main.js policies matrix-check policy-test typecheck 
 # The service benchmark drives the servers with wrk (Debian package), installed here when missing.
 bench: deps build
 	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)
+	@bash tools/ensure-ghz.sh >/dev/null || echo "ghz: not built (needs Go); the gRPC row uses the grpc-js client test/bench/grpc-load.mjs"
 	npx tsx test/bench/run-all.ts
 
 run: deps build
