@@ -105,11 +105,12 @@ async function runGhz(address: string, load: Load, tokens: string[], opts: { con
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, "exit")) as [number | null];
   if (code !== 0) throw new Error(`ghz exited with ${code}`);
-  const r = JSON.parse(out) as { count: number; total: number; rps: number; latencyDistribution: { percentage: number; latency: number }[] | null; statusCodeDistribution: Record<string, number> };
+  const r = JSON.parse(out) as { count: number; total: number; rps: number; latencyDistribution: { percentage: number; latency: number }[] | null; statusCodeDistribution: Record<string, number>; errorDistribution: Record<string, number> | null };
   const at = (q: number) => (r.latencyDistribution?.find((x) => x.percentage === q)?.latency ?? 0) / 1e6;
-  // Calls still in flight when the duration ends are cancelled by ghz itself: not the server's errors.
-  const cancelled = r.statusCodeDistribution.Canceled ?? 0;
-  return { requests: r.count, seconds: r.total / 1e9, rps: r.rps, p50Ms: at(50), p99Ms: at(99), bad: r.count - (r.statusCodeDistribution.OK ?? 0) - cancelled };
+  // The calls still in flight when the duration ends fail as ghz closes its own connection ("transport is
+  // closing", or Canceled): not the server's errors. Anything else counts.
+  const ended = Object.entries(r.errorDistribution ?? {}).reduce((n, [what, count]) => n + (/transport is closing|Canceled/i.test(what) ? count : 0), 0);
+  return { requests: r.count, seconds: r.total / 1e9, rps: r.rps, p50Ms: at(50), p99Ms: at(99), bad: r.count - (r.statusCodeDistribution.OK ?? 0) - ended };
 }
 
 /** grpc-load.mjs for `seconds` against `address`: the same tokens and paths as the HTTP load. */
