@@ -101,8 +101,8 @@ export async function startGrpc(decide: Decide, ready: () => boolean, options: G
     "grpc-node.max_session_memory": MAX_SESSION_MEMORY_MB,
     "grpc.keepalive_time_ms": 60_000,
     "grpc.keepalive_timeout_ms": 20_000,
-    // Per-call channelz bookkeeping (counters, traces) that nothing here reads.
-    "grpc.enable_channelz": 0,
+    // Not "grpc.enable_channelz": 0: grpc-js 1.14 then no longer tracks sessions for forceShutdown, and a call
+    // still open after --shutdown-timeout would hold the stop (test/service/grpc/shutdown.test.ts).
   });
   const health = healthService(ready);
   server.addService(services.authorization, { Check: checkHandler(decide, logger) });
