@@ -8,7 +8,7 @@ BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
-.PHONY: all deps lock opa build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench run clean typecheck lint
+.PHONY: all deps lock opa grpcurl build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench run clean typecheck lint
 
 all: build
 
@@ -73,6 +73,10 @@ policies: opa data-check fmt-check
 
 build: dist/cli/main.js policies matrix
 
+# The pinned grpcurl for the gRPC port's end-to-end tests; where it cannot be built (no Go) they skip.
+grpcurl:
+	@bash tools/ensure-grpcurl.sh >/dev/null || echo "grpcurl: not built (needs Go); the grpcurl tests will skip"
+
 matrix: dist/cli/main.js
 	$(PORTIER) matrix --bundle $(BUNDLE) --format md > docs/access-matrix.md
 
@@ -93,11 +97,12 @@ unit: dist/cli/main.js policies
 	@rm -f $(VITEST_REPORT)
 	rc=0; $(VITEST_RUN) || rc=$$?; $(NODE) tools/vitest-summary.mjs $(VITEST_REPORT) $$rc; exit $$rc
 
-test: deps dist/cli/main.js policies matrix-check policy-test typecheck lint unit
+test: deps grpcurl dist/cli/main.js policies matrix-check policy-test typecheck lint unit
 
 # The service benchmark drives the servers with wrk (Debian package), installed here when missing.
 bench: deps build
 	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)
+	@bash tools/ensure-ghz.sh >/dev/null || echo "ghz: not built (needs Go); the gRPC row uses the grpc-js client test/bench/grpc-load.mjs"
 	npx tsx test/bench/run-all.ts
 
 run: deps build

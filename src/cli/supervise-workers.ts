@@ -35,7 +35,7 @@ const MAX_WAITING_CONNECTIONS = 4096;
  * serving), then `shutdown`: no more connections will come, answer those given and exit within graceMs.
  */
 export type WorkerMessage =
-  | { portier: "listening"; adminUrl?: string }
+  | { portier: "listening"; adminUrl?: string; grpcAddress?: string }
   | { portier: "start_failed"; message: string }
   | { portier: "connection"; id: number }
   | { portier: "connection_taken"; id: number }
@@ -222,8 +222,8 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
           if (state === "starting") {
             state = "running";
             void listen().then((url) => {
-              // The admin port is node:cluster's, shared by the workers, so each reports the same one.
-              if (url !== undefined && state === "running") log(30, "listening", "listening", { url, ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}), workers });
+              // The admin and gRPC ports are node:cluster's, shared by the workers, so each reports the same ones.
+              if (url !== undefined && state === "running") log(30, "listening", "listening", { url, ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}), ...(m.grpcAddress ? { grpcAddress: m.grpcAddress } : {}), workers });
             });
           }
         } else if (m?.portier === "start_failed") {

@@ -20,7 +20,8 @@ export interface AppDeps {
   stopping?: () => boolean;
 }
 
-function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "stopping">): { ready: boolean; missing: string[]; problems: string[] } {
+/** What /ready answers (ready: 200, else 503); gRPC health (grpc/health.ts) reports the same. */
+export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "stopping">): { ready: boolean; missing: string[]; problems: string[] } {
   const missing: string[] = [];
   const problems: string[] = [];
   if (deps.stopping?.()) missing.push("stopping: the service is shutting down (still answering until the port closes); send new requests elsewhere");

@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import { bearerToken } from "../auth/index.js";
 import type { Decide, DecisionAnswer, DecisionRequest, MaybePromise } from "./decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
-import { CLIENT_ADDRESS_HEADER, isGatewayFamily, readEnvoy, readForwardAuth, requestTrace } from "./gateway-headers.js";
+import { allowHeaders, CLIENT_ADDRESS_HEADER, denyBody, denyHeaders, isGatewayFamily, readEnvoy, readForwardAuth, requestTrace } from "./gateway-headers.js";
 import { readBody, type BodyLimits } from "./read-body.js";
 
 /** Adds the request id, traceparent and client address (where `address` says) that the decision log records. `r` is new: set in place. */
@@ -32,11 +32,6 @@ function publicAnswer(a: DecisionAnswer): Omit<DecisionAnswer, "www_authenticate
   return rest;
 }
 
-/** Copy only safe characters into response headers. */
-function headerValue(s: string): string {
-  return s.replace(/[^\x20-\x7e]/g, "?");
-}
-
 /** `headers`: a flat list, name then value (node:http takes it as is, without building a header object). */
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: string[] = []): void {
   const text = JSON.stringify(body);
@@ -46,23 +41,9 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: s
 }
 
 function sendGateway(res: ServerResponse, a: DecisionAnswer): void {
-  const headers = ["x-portier-decision-id", a.decision_id, "cache-control", "no-store"];
-  if (a.allow) {
-    // Every X-Portier-* header (PORTIER_HEADERS), empty when not applicable, so the gateway replaces each one.
-    const s = a.subject;
-    headers.push(
-      "x-portier-subject", headerValue(s?.sub ?? s?.client_id ?? ""),
-      "x-portier-tenant", headerValue(s?.tenant_id ?? ""),
-      "x-portier-roles", headerValue((s?.roles ?? []).join(",")),
-      "x-portier-client-id", headerValue(s?.client_id ?? ""),
-      "x-portier-flow", headerValue(a.flow ?? ""),
-      "x-portier-reason", headerValue(a.reason),
-    );
-    return sendJson(res, 200, { allow: true, decision_id: a.decision_id }, headers);
-  }
-  headers.push("x-portier-reason", a.reason);
-  if (a.status === 401) headers.push("www-authenticate", a.www_authenticate ?? 'Bearer error="invalid_token"');
-  sendJson(res, a.status === 401 ? 401 : 403, { allow: false, status: a.status, reason: a.reason, message: a.message, decision_id: a.decision_id }, headers);
+  // On allow every X-Portier-* header (PORTIER_HEADERS), empty when not applicable, so the gateway replaces each one.
+  if (a.allow) return sendJson(res, 200, { allow: true, decision_id: a.decision_id }, [...allowHeaders(a), "cache-control", "no-store"]);
+  sendJson(res, a.status === 401 ? 401 : 403, denyBody(a), [...denyHeaders(a), "cache-control", "no-store"]);
 }
 
 /** Sends the answer now when the decision was made at once (cached token, in-process engine), else when it is. */

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { bearerToken } from "../auth/index.js";
-import type { DecisionRequest, RequestTrace } from "./decide.js";
+import type { DecisionAnswer, DecisionRequest, RequestTrace } from "./decide.js";
 
 export type GatewayFamily = "nginx" | "caddy" | "traefik";
 
@@ -56,6 +56,37 @@ export const PORTIER_HEADERS = [
   "X-Portier-Reason",
 ] as const;
 
+/** Copy only safe characters into response headers. */
+function headerValue(s: string): string {
+  return s.replace(/[^\x20-\x7e]/g, "?");
+}
+
+/** The headers of an allow, as a flat name, value list: every X-Portier-* header (PORTIER_HEADERS, lower-cased), empty when not applicable. */
+export function allowHeaders(a: DecisionAnswer): string[] {
+  const s = a.subject;
+  return [
+    "x-portier-decision-id", a.decision_id,
+    "x-portier-subject", headerValue(s?.sub ?? s?.client_id ?? ""),
+    "x-portier-tenant", headerValue(s?.tenant_id ?? ""),
+    "x-portier-roles", headerValue((s?.roles ?? []).join(",")),
+    "x-portier-client-id", headerValue(s?.client_id ?? ""),
+    "x-portier-flow", headerValue(a.flow ?? ""),
+    "x-portier-reason", headerValue(a.reason),
+  ];
+}
+
+/** The headers of a deny (flat name, value list): its decision id and reason, and on 401 the RFC 6750 challenge. */
+export function denyHeaders(a: DecisionAnswer): string[] {
+  const headers = ["x-portier-decision-id", a.decision_id, "x-portier-reason", a.reason];
+  if (a.status === 401) headers.push("www-authenticate", a.www_authenticate ?? 'Bearer error="invalid_token"');
+  return headers;
+}
+
+/** The JSON body of a deny (forward-auth, Envoy HTTP and gRPC). */
+export function denyBody(a: DecisionAnswer): { allow: false; status: number; reason: string; message: string; decision_id: string } {
+  return { allow: false, status: a.status, reason: a.reason, message: a.message, decision_id: a.decision_id };
+}
+
 /** Every value of the named headers, in order, from the raw header list (names compared case-insensitively). */
 function rawValues(req: IncomingMessage, names: string[]): Map<string, string[]> {
   const wanted = new Map(names.map((n) => [n.toLowerCase(), n]));
@@ -80,10 +111,15 @@ function uriFromHeader(value: string): string {
   return value.replace(/[\u0080-\u00ff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-/** The bearer token of the one Authorization header; several headers (or another shape) are invalid. */
-function credentials(values: string[] | undefined): Pick<DecisionRequest, "token" | "authorizationInvalid"> {
+/**
+ * The bearer token of the one Authorization header; several headers (or another shape) are invalid. So is a
+ * value holding a ",": a proxy that joins repeated headers (Envoy, in its ext_authz check) sends two
+ * credentials as one value, and a token never holds a comma (RFC 6750 b64token).
+ */
+export function credentials(values: string[] | undefined): Pick<DecisionRequest, "token" | "authorizationInvalid"> {
   if (values !== undefined && values.length > 1) return { token: undefined, authorizationInvalid: true };
   const b = bearerToken(values?.[0]);
+  if (b.token?.includes(",")) return { token: undefined, authorizationInvalid: true };
   return { token: b.token, ...(b.invalid ? { authorizationInvalid: true } : {}) };
 }
 
@@ -128,7 +164,16 @@ function printable(value: string | undefined): string | undefined {
  * whatever the client sent). /decide records none: the sidecar is the caller. Values are bounded and printable.
  */
 export function requestTrace(req: IncomingMessage, address: "X-Real-IP" | "X-Forwarded-For" | undefined): RequestTrace | undefined {
-  const seen = rawValues(req, ["X-Request-Id", "traceparent", ...(address ? [address] : [])]);
+  return traceOf(rawValues(req, traceHeaders(address)), address);
+}
+
+/** The headers requestTrace reads, as named in the map traceOf takes. */
+export function traceHeaders(address: "X-Real-IP" | "X-Forwarded-For" | undefined): string[] {
+  return ["X-Request-Id", "traceparent", ...(address ? [address] : [])];
+}
+
+/** requestTrace of headers already read: `seen` maps each name of traceHeaders(address) to its values. */
+export function traceOf(seen: Map<string, string[]>, address: "X-Real-IP" | "X-Forwarded-For" | undefined): RequestTrace | undefined {
   const requestId = printable(seen.get("X-Request-Id")?.at(-1));
   const tp = seen.get("traceparent")?.at(-1)?.trim().toLowerCase();
   const traceparent = tp !== undefined && TRACEPARENT.test(tp) ? tp : undefined;

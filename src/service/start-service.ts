@@ -12,7 +12,7 @@ import { createAccessTokenVerifier, jwksSource, type AccessTokenVerifier } from 
 import { Directory } from "../directory/index.js";
 import { parseVerificationKey, type VerificationKey } from "../engine/index.js";
 import type { ServiceConfig } from "./config.js";
-import { createApp } from "./app.js";
+import { createApp, readiness } from "./app.js";
 import { decisionListener } from "./fast-adapters.js";
 import { createDecide, type Decide } from "./decide.js";
 import { createMetrics } from "./metrics.js";
@@ -20,11 +20,14 @@ import { shareWorkerRegistry } from "./cluster-metrics.js";
 import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
+import { startGrpc, type GrpcService } from "./grpc/server.js";
 
 export interface RunningService {
   url: string;
   /** With --admin-port: where /health, /ready and /metrics answer. */
   adminUrl?: string;
+  /** With --grpc-port: host:port of the gRPC ext_authz and health services. */
+  grpcAddress?: string;
   server: Server;
   decide: Decide;
   policy: PolicyHolder;
@@ -53,6 +56,21 @@ export function listenFailure(err: NodeJS.ErrnoException, host: string, port: nu
   if (err.code === "EACCES") return new StartError(`cannot listen on ${where}: permission denied; choose a --port above 1023`);
   if (err.code === "EADDRNOTAVAIL") return new StartError(`cannot listen on ${where}: no such local address; check --host`);
   return new StartError(`cannot listen on ${where}: ${err.message}`);
+}
+
+/** --grpc-port: the gRPC service beside the HTTP one (same decide); a bind failure closes what started and names the option. */
+async function bindGrpc(config: ServiceConfig, ready: () => boolean, started: { decide: Decide; logger: Logger; server: Server; admin: Server | undefined; verifier: AccessTokenVerifier; directory: Directory | undefined; policy: PolicyHolder }): Promise<GrpcService> {
+  const host = config.grpcHost ?? config.host;
+  try {
+    return await startGrpc(started.decide, ready, { host, port: config.grpcPort ?? 0, maxMessageBytes: config.grpcMaxMessageBytes }, started.logger);
+  } catch (err) {
+    started.server.close();
+    started.admin?.close();
+    started.verifier.close();
+    started.directory?.close();
+    await started.policy.close();
+    throw new StartError(`cannot listen on ${host}:${config.grpcPort} for gRPC: ${(err as Error).message.split("\n")[0]}; stop the other process or choose another --grpc-port (or check --grpc-host)`);
+  }
 }
 
 /** --verification-key, read once at start (a bad one is a start-up failure). */
@@ -164,6 +182,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   let privateDir: string | undefined;
   let url = "";
   let adminUrl: string | undefined;
+  let grpc: GrpcService | undefined;
   if (options.listen !== false) {
     const bind = async (s: Server, port: number, host: string): Promise<string> => {
       try {
@@ -192,10 +211,12 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
     } else url = await bind(server, config.port, config.host);
     if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
+    if (config.grpcPort !== undefined) grpc = await bindGrpc(config, () => readiness(deps).ready, { decide, logger, server, admin, verifier, directory, policy });
   }
   return {
     url,
     ...(adminUrl !== undefined ? { adminUrl } : {}),
+    ...(grpc ? { grpcAddress: grpc.address } : {}),
     server,
     decide,
     policy,
@@ -214,7 +235,8 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       stopping = true;
       // 2. --shutdown-delay: load balancers see /ready fail and stop sending here.
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(delayMs, timeoutMs)));
-      // 3. Accept what already connected, then close the port.
+      // 3. Accept what already connected, then close the port (and the gRPC port: calls in flight finish).
+      const grpcClosed = grpc?.close(Math.max(0, deadline - Date.now()));
       await stopAccepting(server);
       // 4. Answer every accepted connection; idle keep-alive ones close; what is left is cut at the deadline.
       await connections.drain(deadline);
@@ -226,6 +248,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
           admin.closeAllConnections();
         });
       }
+      await grpcClosed;
       verifier.close();
       directory?.close();
       await policy.close();

@@ -8,12 +8,17 @@
  *     /v1/data/portier/decision with the same decision input (claims already verified),
  *   - Portier (`node dist/cli/main.js serve`, decision log on, to /dev/null): POST /decide and GET
  *     /forward-auth/nginx, path ids never repeating and repeated inputs; `--workers 2` vs 1; a directory of
- *     BENCH_SERVICE_RECORDS=1M records vs one of the 100 users the tokens belong to.
+ *     BENCH_SERVICE_RECORDS=1M records vs one of the 100 users the tokens belong to; and gRPC Check on its
+ *     --grpc-port, the same inputs as /forward-auth/nginx, driven instead of wrk by ghz (Go, pinned in
+ *     tools/ensure-ghz.sh; `make bench` builds it), BENCH_CONNECTIONS calls in flight on one HTTP/2 connection
+ *     (as one Envoy worker holds one), or where ghz is absent by grpc-load.mjs (a grpc-js client process,
+ *     heavier: it takes CPU from the server on 2 cores, so its figures are lower bounds).
  * 100 users' tokens are sent in turn (each is verified once, then cached). Reported per target: req/s, ratio
  * to the bare GET and to the same-shaped server, p50/p99 from wrk's latency distribution, and the server's CPU
  * microseconds per request (user + system time of its process tree, from /proc). Ends with a markdown table of
  * the issue's targets beside the measured values, which README.md takes verbatim.
  * Run: make build && npx tsx test/bench/service.ts (Portier runs from dist/, so build first).
+ * BENCH_TARGETS="name;name" runs only the targets of those exact names (and prints their rows and the gRPC targets).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
@@ -33,6 +38,7 @@ import { sealNdjson } from "../support/directory-files.js";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PORTIER_MAIN = join(ROOT, "dist", "cli", "main.js");
 const SHAPED = fileURLToPath(new URL("./same-shaped-server.mjs", import.meta.url));
+const GRPC_LOAD = fileURLToPath(new URL("./grpc-load.mjs", import.meta.url));
 const ISSUER = "https://auth.bench.example";
 const PATH_TEMPLATE = "/v2/ORG001/elevesJeunes/{id}/absences";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -82,6 +88,43 @@ interface Target {
   name: string;
   server: string;
   load: Load;
+  /** Driven over gRPC Check (grpc-load.mjs) at the server's gRPC address instead of wrk. */
+  grpc?: boolean;
+}
+
+const GHZ = join(ROOT, ".tools", "bin", "ghz");
+const PROTOS = join(ROOT, "src", "service", "grpc", "protos");
+
+/** ghz for `seconds` against `address`: the CheckRequests Envoy sends, tokens in turn, path ids never repeating (ghz's request number). */
+async function runGhz(address: string, load: Load, tokens: string[], opts: { connections: number; seconds: number; start: number; specFile: string }): Promise<WrkResult> {
+  const messages = tokens.map((token) => {
+    const path = load.pathTemplate.replace("{id}", load.unique ? `${opts.start}-{{.RequestNumber}}` : "42");
+    return { attributes: { request: { http: { id: "1", method: "GET", path, host: "api.example", scheme: "http", protocol: "HTTP/1.1", headers: { ":authority": "api.example", ":method": "GET", ":path": path, ":scheme": "http", authorization: `Bearer ${token}` } } } } };
+  });
+  writeFileSync(opts.specFile, JSON.stringify(messages));
+  const args = ["--insecure", "--import-paths", PROTOS, "--proto", "envoy/service/auth/v3/external_auth.proto", "--call", "envoy.service.auth.v3.Authorization.Check", "-c", String(opts.connections), "--connections", "1", "-z", `${opts.seconds}s`, "-D", opts.specFile, "--format", "json", address];
+  const child = spawn(GHZ, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`ghz exited with ${code}`);
+  const r = JSON.parse(out) as { count: number; total: number; rps: number; latencyDistribution: { percentage: number; latency: number }[] | null; statusCodeDistribution: Record<string, number>; errorDistribution: Record<string, number> | null };
+  const at = (q: number) => (r.latencyDistribution?.find((x) => x.percentage === q)?.latency ?? 0) / 1e6;
+  // The calls still in flight when the duration ends fail as ghz closes its own connection ("transport is
+  // closing", or Canceled): not the server's errors. Anything else counts.
+  const ended = Object.entries(r.errorDistribution ?? {}).reduce((n, [what, count]) => n + (/transport is closing|Canceled/i.test(what) ? count : 0), 0);
+  return { requests: r.count, seconds: r.total / 1e9, rps: r.rps, p50Ms: at(50), p99Ms: at(99), bad: r.count - (r.statusCodeDistribution.OK ?? 0) - ended };
+}
+
+/** grpc-load.mjs for `seconds` against `address`: the same tokens and paths as the HTTP load. */
+async function runGrpcLoad(address: string, load: Load, tokens: string[], opts: { connections: number; seconds: number; start: number; specFile: string }): Promise<WrkResult> {
+  writeFileSync(opts.specFile, JSON.stringify({ tokens, pathTemplate: load.pathTemplate, unique: load.unique, start: opts.start }));
+  const child = spawn(process.execPath, [GRPC_LOAD, address, String(opts.seconds), String(opts.connections), opts.specFile], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`grpc-load.mjs exited with ${code}`);
+  return JSON.parse(out.trim()) as WrkResult;
 }
 
 interface Summary {
@@ -129,6 +172,7 @@ export async function main(): Promise<void> {
     const fixed = JSON.stringify({ decision_id: "00000000-0000-4000-8000-000000000000", allow: true, status: 200, reason: "allowed", flow: "accessCode" });
     const bareJs = `require("node:http").createServer((q,s)=>{q.resume();q.on("end",()=>{s.writeHead(200,{"content-type":"application/json"});s.end(${JSON.stringify(fixed)})})}).listen(+process.argv[1],"127.0.0.1")`;
     const serve = (directory: string, workers: number) => [PORTIER_MAIN, "serve", "--issuer", ISSUER, "--jwks", jwksFile, "--directory", directory, "--port", "{port}", "--workers", String(workers)];
+    const grpcAddress = `127.0.0.1:${await freePort()}`;
     const opa = spawnSync("bash", [join(ROOT, "tools", "ensure-opa.sh")], { encoding: "utf8" }).stdout.trim();
     const opaBundle = join(dir, "rego-bundle.tar.gz");
     // The pinned opa is built without cgo, so without OPA's wasm runtime: a Rego bundle of the same sources and data.
@@ -137,7 +181,7 @@ export async function main(): Promise<void> {
     await Promise.all([
       start("bare", process.execPath, ["-e", bareJs, "{port}"], (u) => `${u}/`),
       start("opa", opa, ["run", "--server", "--addr", "127.0.0.1:{port}", "--log-level", "error", "--bundle", opaBundle], (u) => `${u}/health`),
-      start("portier", process.execPath, serve(tiny, 1), (u) => `${u}/ready`),
+      start("portier", process.execPath, [...serve(tiny, 1), "--grpc-port", grpcAddress.split(":")[1]!], (u) => `${u}/ready`),
       start("portier-2w", process.execPath, serve(tiny, 2), (u) => `${u}/ready`),
       start("portier-1M", process.execPath, serve(big, 1), (u) => `${u}/ready`),
     ]);
@@ -162,7 +206,7 @@ export async function main(): Promise<void> {
     const forwardAuth = (unique: boolean): Load => ({ method: "GET", target: "/forward-auth/nginx", pathTemplate: PATH_TEMPLATE, unique, variants: users.map((u) => ({ headers: { "x-original-method": "GET", "x-original-uri": "__PATH__", authorization: `Bearer ${u.token}` } })) });
     const opaLoad: Load = { method: "POST", target: "/v1/data/portier/decision", pathTemplate: PATH_TEMPLATE, unique: true, variants: users.map((u) => ({ headers: json, body: JSON.stringify({ input: opaInput(u.claims) }) })) };
     const M = RECORDS >= 1e6 && RECORDS % 1e5 === 0 ? `${RECORDS / 1e6}M` : RECORDS.toLocaleString("en");
-    const targets: Target[] = [
+    const allTargets: Target[] = [
       { name: "bare node:http GET", server: "bare", load: { method: "GET", target: "/", pathTemplate: "/", unique: false, variants: [{ headers: {} }] } },
       { name: "same-shaped server, POST /decide shape", server: "shaped", load: decide(true) },
       { name: "same-shaped server, forward-auth shape", server: "shaped", load: forwardAuth(true) },
@@ -171,20 +215,26 @@ export async function main(): Promise<void> {
       { name: "Portier POST /decide, repeated inputs", server: "portier", load: decide(false) },
       { name: "Portier /forward-auth/nginx, ids never repeating", server: "portier", load: forwardAuth(true) },
       { name: "Portier /forward-auth/nginx, repeated inputs", server: "portier", load: forwardAuth(false) },
+      { name: "Portier gRPC Check, ids never repeating", server: "portier", load: forwardAuth(true), grpc: true },
       { name: "Portier /forward-auth/nginx, ids never repeating, --workers 2", server: "portier-2w", load: forwardAuth(true) },
       { name: `Portier /forward-auth/nginx, ids never repeating, ${M}-record directory`, server: "portier-1M", load: forwardAuth(true) },
     ];
 
+    const only = process.env.BENCH_TARGETS?.split(";").filter(Boolean);
+    const targets = only ? allTargets.filter((t) => only.includes(t.name)) : allTargets;
+    const tokens = users.map((u) => u.token);
     const scriptFile = join(dir, "load.lua");
     let idStart = 1_000_000;
     const measure = async (t: Target, seconds: number): Promise<WrkResult & { cpu: number }> => {
       const pid = children.get(t.server)!.pid!;
       const cpu0 = treeCpuSeconds(pid);
-      const r = await runWrk(urls.get(t.server)!, t.load, { connections: CONNECTIONS, seconds, start: idStart, scriptFile });
+      const r = t.grpc
+        ? await (existsSync(GHZ) ? runGhz : runGrpcLoad)(grpcAddress, t.load, tokens, { connections: CONNECTIONS, seconds, start: idStart, specFile: join(dir, "grpc-load.json") })
+        : await runWrk(urls.get(t.server)!, t.load, { connections: CONNECTIONS, seconds, start: idStart, scriptFile });
       idStart += 10_000_000;
       return { ...r, cpu: treeCpuSeconds(pid) - cpu0 };
     };
-    console.log(`wrk, one thread, ${CONNECTIONS} keep-alive connections; ${ROUNDS} interleaved rounds of ${SECONDS} s per target (after a 2 s warm-up each); medians:`);
+    console.log(`wrk, one thread, ${CONNECTIONS} keep-alive connections (gRPC: ${existsSync(GHZ) ? "ghz" : "grpc-load.mjs, ghz not built"}, ${CONNECTIONS} calls in flight on one connection); ${ROUNDS} interleaved rounds of ${SECONDS} s per target (after a 2 s warm-up each); medians:`);
     for (const t of targets) await measure(t, 2); // JIT, token cache, and the GC that follows a large directory load
     const samples = new Map<string, (WrkResult & { cpu: number })[]>(targets.map((t) => [t.name, []]));
     const loadBefore = loadavg()[0]!;
@@ -205,7 +255,7 @@ export async function main(): Promise<void> {
         bad: xs.reduce((n, x) => n + x.bad, 0),
       };
     });
-    report(summary, M);
+    report(summary, M, only !== undefined);
     // What else ran: above about one runnable job per core, other jobs' CPU shows in every figure, CPU per request included.
     console.log(`\nLoad average during the rounds: ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`);
   } finally {
@@ -214,8 +264,9 @@ export async function main(): Promise<void> {
   }
 }
 
-function report(s: Summary[], M: string): void {
+function report(s: Summary[], M: string, partial = false): void {
   const by = (prefix: string) => s.find((x) => x.name.startsWith(prefix))!;
+  if (partial) return reportPartial(s);
   const bare = by("bare");
   const shapedDecide = by("same-shaped server, POST");
   const shapedGateway = by("same-shaped server, forward");
@@ -263,6 +314,30 @@ function report(s: Summary[], M: string): void {
   console.log("| issue 13 target | wanted | measured, req/s | measured, requests per CPU second | met |");
   console.log("|---|---|---|---|---|");
   for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+  grpcTargets(s);
+}
+
+/** BENCH_TARGETS: the rows measured, and the gRPC targets when both of their rows were. */
+function reportPartial(s: Summary[]): void {
+  console.log("");
+  console.log("| target | req/s | p50 | p99 | server CPU per request |");
+  console.log("|---|---|---|---|---|");
+  for (const x of s) console.log(`| ${x.name}${x.bad > 0 ? ` (${x.bad} errors or non-2xx!)` : ""} | ${Math.round(x.rps).toLocaleString("en")} | ${x.p50Ms.toFixed(2)} ms | ${x.p99Ms.toFixed(2)} ms | ${x.cpuUs.toFixed(0)} us |`);
+  grpcTargets(s);
+}
+
+/** Issue 19: gRPC Check (a grpc-js client process) × /forward-auth/nginx under wrk, same inputs; its p99. */
+function grpcTargets(s: Summary[]): void {
+  const grpc = s.find((x) => x.name.startsWith("Portier gRPC Check"));
+  const http = s.find((x) => x.name === "Portier /forward-auth/nginx, ids never repeating");
+  if (!grpc || !http) return;
+  const ok = (b: boolean) => (b ? "yes" : "**no**");
+  console.log("");
+  console.log("| issue 19 target | wanted | measured | met |");
+  console.log("|---|---|---|---|");
+  console.log(`| gRPC Check (${existsSync(GHZ) ? "ghz" : "grpc-load.mjs"}) × /forward-auth/nginx (wrk), req/s | >= 0.80x | ${(grpc.rps / http.rps).toFixed(2)}x (${Math.round(grpc.rps).toLocaleString("en")} vs ${Math.round(http.rps).toLocaleString("en")}) | ${ok(grpc.rps / http.rps >= 0.8)} |`);
+  console.log(`| gRPC Check × /forward-auth/nginx, requests per server CPU second | (measured) | ${(http.cpuUs / grpc.cpuUs).toFixed(2)}x (${grpc.cpuUs.toFixed(0)} vs ${http.cpuUs.toFixed(0)} us) | |`);
+  console.log(`| gRPC Check p99 at ${CONNECTIONS} calls in flight | < 3 ms | ${grpc.p99Ms.toFixed(2)} ms (p50 ${grpc.p50Ms.toFixed(2)} ms) | ${ok(grpc.p99Ms < 3)} |`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

@@ -47,8 +47,8 @@ export async function run(argv: string[]): Promise<number> {
 function announce(service: RunningService): void {
   const revision = service.policy.engine?.revision ?? null;
   // A worker has no port of its own (the primary says "listening" with the URL once one is ready).
-  if (cluster.isWorker) service.logger.info({ event: "worker_ready", ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), revision, worker: cluster.worker?.id }, "worker ready");
-  else service.logger.info({ event: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), revision }, "listening");
+  if (cluster.isWorker) service.logger.info({ event: "worker_ready", ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}), revision, worker: cluster.worker?.id }, "worker ready");
+  else service.logger.info({ event: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}), revision }, "listening");
   service.logger.flush();
 }
 
@@ -110,7 +110,7 @@ async function runWorker(config: ServiceConfig): Promise<number> {
   }
   if (stopping) service.beginStop();
   announce(service);
-  await toPrimary({ portier: "listening", ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}) });
+  await toPrimary({ portier: "listening", ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}) });
   const { reason, graceMs } = await stopped;
   await stop(service, reason, graceMs, 0);
   return 0;

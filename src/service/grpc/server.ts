@@ -1,0 +1,127 @@
+/**
+ * The gRPC port (--grpc-port): Envoy's ext_authz Authorization/Check (check.ts) and grpc.health.v1.Health
+ * (health.ts) on one @grpc/grpc-js server, h2c (plaintext HTTP/2: a sidecar or the mesh on the same host or
+ * network reaches it; TLS is the mesh's). The protos are vendored in ./protos (see its README for their
+ * upstream version) and loaded once when the port is enabled.
+ *
+ * Limits: a request message above maxMessageBytes is refused by grpc-js (RESOURCE_EXHAUSTED, never decoded);
+ * at most MAX_STREAMS calls at once per connection and MAX_SESSION_MEMORY_MB of buffered frames per
+ * connection (a client that sends calls and never reads its answers is cut off there); keepalive pings
+ * find dead peers. A Check that fails inside Portier is a gRPC INTERNAL error, so Envoy's
+ * failure_mode_allow (keep it false) and status_on_error decide, as with OPA-Envoy.
+ */
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+import type { Logger } from "pino";
+import type { Decide, DecisionAnswer } from "../decide.js";
+import { badRequestResponse, checkResponse, readCheckRequest, type CheckRequestMessage, type CheckResponseMessage } from "./check.js";
+import { healthService } from "./health.js";
+
+/** Resolved from the module, so the same path serves src/ (tsx, vitest) and dist/ (the built CLI). */
+const PROTOS = fileURLToPath(new URL("../../../src/service/grpc/protos/", import.meta.url));
+const MAX_STREAMS = 1000;
+const MAX_SESSION_MEMORY_MB = 10;
+export const GRPC_ADAPTER = "envoy_grpc";
+
+export interface GrpcOptions {
+  host: string;
+  port: number;
+  maxMessageBytes: number;
+}
+
+export interface GrpcService {
+  /** host:port as bound (a grpcurl or grpc-js target). */
+  address: string;
+  /** Health answers NOT_SERVING and new calls are refused; calls in flight finish for up to graceMs, then every connection is closed. */
+  close(graceMs: number): Promise<void>;
+}
+
+interface Loaded {
+  authorization: grpc.ServiceDefinition;
+  health: grpc.ServiceDefinition;
+}
+
+let loaded: Loaded | undefined;
+
+/** The two service definitions (the protos are parsed once per process). */
+export function loadServices(): Loaded {
+  if (loaded) return loaded;
+  const definitions = loadSync(["envoy/service/auth/v3/external_auth.proto", "grpc/health/v1/health.proto"], {
+    includeDirs: [PROTOS],
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: false,
+    oneofs: true,
+  });
+  const service = (name: string): grpc.ServiceDefinition => {
+    const d = definitions[name];
+    if (d === undefined || !("Check" in d)) throw new Error(`${PROTOS}: service ${name} not found in the protos`);
+    return d as grpc.ServiceDefinition;
+  };
+  loaded = { authorization: service("envoy.service.auth.v3.Authorization"), health: service("grpc.health.v1.Health") };
+  return loaded;
+}
+
+/** The Check handler: the same decide as every HTTP adapter, adapter label envoy_grpc. */
+export function checkHandler(decide: Decide, logger: Logger): grpc.handleUnaryCall<CheckRequestMessage, CheckResponseMessage> {
+  return (call, callback) => {
+    const failed = (err: unknown, decisionId?: string): void => {
+      logger.error({ event: "grpc_check_failed", decision_id: decisionId ?? null, error: (err as Error)?.message ?? String(err) }, "gRPC check failed");
+      callback({ code: grpc.status.INTERNAL, details: `the decision could not be made${decisionId ? ` (decision_id ${decisionId})` : ""}` });
+    };
+    const reply = (a: DecisionAnswer, portier: string[]): void => {
+      // decide denies internal_error when nothing decided: to Envoy that is a failure, not a decision.
+      if (a.reason === "internal_error") return failed(new Error(a.message), a.decision_id);
+      callback(null, checkResponse(a, portier));
+    };
+    try {
+      const read = readCheckRequest(call.request);
+      if (!read.ok) {
+        logger.warn({ event: "gateway_request_refused", endpoint: "grpc:Check", reason: "request_invalid", message: read.message }, "gateway request refused");
+        return callback(null, badRequestResponse(read.message));
+      }
+      const answer = decide(read.request, GRPC_ADAPTER);
+      if (answer instanceof Promise) answer.then((a) => reply(a, read.clientPortierHeaders), (err: unknown) => failed(err));
+      else reply(answer, read.clientPortierHeaders);
+    } catch (err) {
+      failed(err);
+    }
+  };
+}
+
+/** Binds the gRPC port; rejects with the bind error (the caller names the option). */
+export async function startGrpc(decide: Decide, ready: () => boolean, options: GrpcOptions, logger: Logger): Promise<GrpcService> {
+  const services = loadServices();
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": options.maxMessageBytes,
+    "grpc.max_send_message_length": 1024 * 1024,
+    "grpc.max_concurrent_streams": MAX_STREAMS,
+    "grpc-node.max_session_memory": MAX_SESSION_MEMORY_MB,
+    "grpc.keepalive_time_ms": 60_000,
+    "grpc.keepalive_timeout_ms": 20_000,
+    // Not "grpc.enable_channelz": 0: grpc-js 1.14 then no longer tracks sessions for forceShutdown, and a call
+    // still open after --shutdown-timeout would hold the stop (test/service/grpc/shutdown.test.ts).
+  });
+  const health = healthService(ready);
+  server.addService(services.authorization, { Check: checkHandler(decide, logger) });
+  server.addService(services.health, health.handlers);
+  const host = options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+  });
+  return {
+    address: `${host}:${port}`,
+    close(graceMs) {
+      health.stop();
+      return new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.forceShutdown(), graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+    },
+  };
+}
