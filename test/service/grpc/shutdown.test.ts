@@ -48,12 +48,13 @@ describe("gRPC port: stopping", () => {
     const svc = await startGrpc(d.decide, () => true, { host: "127.0.0.1", port: 0, maxMessageBytes: 65536 }, pino({ level: "silent" }));
     const client = grpcClients(svc.address);
     try {
-      const call = client.check(envoyCheck("GET", "/v2/ORG001/elevesJeunes"));
+      // The outcome is taken at once: the call fails while close() is awaited, before anything else could catch it.
+      const outcome = client.check(envoyCheck("GET", "/v2/ORG001/elevesJeunes")).then(() => undefined, (e: grpc.ServiceError) => e);
       await until(() => d.waiting() === 1);
       const t0 = Date.now();
       await svc.close(300);
       expect(Date.now() - t0).toBeLessThan(5_000);
-      const err = await call.then(() => undefined, (e: grpc.ServiceError) => e);
+      const err = await outcome;
       expect(err?.code).toBeGreaterThan(grpc.status.OK);
     } finally {
       d.release();
