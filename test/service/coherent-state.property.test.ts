@@ -574,13 +574,17 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
       problems.push(`no current directory version, resolved with the names of bundle ${revs.join("/")}, allows it`);
       // Explained by a file still being written (a later version), or by one the completeness rule refuses.
       let byLater = false;
+      let byLaterOther = false;
       const unfinished = [...dirTL.versions.filter((v) => v.at > s.t1), ...refusable.filter((v) => v.at <= s.t1)];
       for (const rev of revs) for (const d of unfinished) if (!byLater && (await allows(rev, d, s))) byLater = true;
+      for (const rev of other) for (const d of unfinished) if (!byLaterOther && (await allows(rev, d, s))) byLaterOther = true;
       kind ||= byOther
         ? `roles resolved with another bundle's names (issue 17 item 1: "${ALIAS}" under ${REVISION_A})`
         : (s.user.kind === "S" && s.path === ROLE_LISTED) || byLater
           ? "a directory file not complete (a prefix, a wrong end record) was served (issue 17 item 2)"
-          : "no valid state explains it";
+          : byLaterOther
+            ? "a directory file not complete, resolved with another bundle's names (issue 17 items 1 and 2 together)"
+            : "no valid state explains it";
     }
     if (problems.length === 0) continue;
     byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
