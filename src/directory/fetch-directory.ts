@@ -52,7 +52,10 @@ async function* inflateIfGzip(source: AsyncIterable<Buffer>): AsyncGenerator<Buf
       yield r.value;
     }
   }
-  if (head[0] !== 0x1f || head[1] !== 0x8b) return yield* all();
+  if (head[0] !== 0x1f || head[1] !== 0x8b) {
+    yield* all();
+    return;
+  }
   const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
   const feeding = pipeline(all(), gunzip);
   feeding.catch(() => undefined); // its error also destroys gunzip, which the loop below throws

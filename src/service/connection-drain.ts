@@ -61,20 +61,22 @@ export class ConnectionDrain {
 
   constructor(private readonly server: HttpServer) {
     const open = this.open;
-    const drain = this;
+    const closingIdle = (): void => {
+      if (this.closingIdle) this.scheduleIdleClose();
+    };
     // One shared function per event (no closure per request on the hot path).
     function answered(this: ServerResponse): void {
       const c = open.get(this.req.socket as Socket);
       if (!c) return;
       c.answered++;
       c.bytesAtAnswer = this.req.socket.bytesRead;
-      if (drain.closingIdle) drain.scheduleIdleClose();
+      closingIdle();
     }
     server.on("connection", (socket: Socket) => {
       open.set(socket, { requests: 0, answered: 0, bytesAtAnswer: 0 });
       socket.once("close", () => {
         open.delete(socket);
-        if (open.size === 0) drain.emptied?.();
+        if (open.size === 0) this.emptied?.();
       });
     });
     server.on("request", (req: IncomingMessage, res: ServerResponse) => {

@@ -13,13 +13,13 @@
  * can be set with PROPTEST_SEED (a number or a comma-separated list).
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { createHash } from "node:crypto";
 import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadEngine, tokenFacts, type InProcessEngine } from "../../src/engine/index.js";
 import { roleResolver, type RoleResolver } from "../../src/directory/index.js";
+import { sealNdjson } from "../support/directory-files.js";
 import { seededRandom } from "../support/random.js";
 import { bundleWithData } from "./bundles.js";
 import { ISSUER, TENANT_A, makeKeys, serveInProcess, sign, tempDir, type InProcessService, type Keys } from "./helpers.js";
@@ -48,14 +48,6 @@ const REVISION_B = "proptest-B"; // A plus the alias "Prof racecar" of enseignan
 const KIDS = ["k1", "k2", "k3"] as const;
 
 // ---- the agreed end record (/work/notes/seal-format.md); a copy of test/support/directory-files.ts' helper ----
-
-/** The whole text of an NDJSON directory: the lines, then the end record counting them with their SHA-256. */
-function sealNdjson(lines: string[]): string {
-  const body = lines.map((line) => `${line}\n`).join("");
-  const records = lines.filter((line) => line.trim() !== "").length;
-  const sha256 = createHash("sha256").update(body).digest("hex");
-  return `${body}${JSON.stringify({ portier_end: { records, sha256 } })}\n`;
-}
 
 // ---- users and directory versions ----
 
