@@ -15,7 +15,7 @@ const ALLOWED = {
   review: ["engine", "toolchain", "errors"],
   service: ["engine", "auth", "directory", "catalog", "reload", "errors"],
   issuer: ["auth", "errors"],
-  cli: ["service", "engine", "auth", "catalog", "toolchain", "review", "issuer", "errors"],
+  cli: ["service", "engine", "auth", "catalog", "toolchain", "review", "issuer", "directory", "errors"],
 };
 
 const FOLDERS = Object.keys(ALLOWED);
