@@ -144,7 +144,7 @@ export async function main(): Promise<void> {
   await verifier.ready();
   await verifier.verify(token);
   const input = { method: "GET", path: PATH, token: tokenFacts(claims), roles: ["enseignant_jeune"], synced: true, role_check: "enforce" as const };
-  const decision = engine.decideSync(input);
+  const decision = engine.decide(input);
   if (!decision.allow) throw new Error("the benchmark request is not allowed");
 
   console.log(`Hot path in process (${ROUNDS} interleaved rounds of ${MS} ms, medians; base ${ref.slice(0, 12)}):`);
@@ -183,7 +183,7 @@ export async function main(): Promise<void> {
   const withoutAwait = () => {
     const p = normalisePath(PATH);
     const v = verifier.verifyCached!(token)!;
-    return engine.decideSync({ ...input, path: p.ok ? p.path : "", token: tokenFacts(v.claims) });
+    return engine.decide({ ...input, path: p.ok ? p.path : "", token: tokenFacts(v.claims) });
   };
   const sync = await compareMaybe({ withAwait, withoutAwait });
   report("cached token + engine (await -> synchronous)", sync.get("withAwait")!, sync.get("withoutAwait")!);

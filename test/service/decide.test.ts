@@ -38,8 +38,8 @@ function setup(f: Fakes = {}) {
     ? {
         revision: "test",
         roles: [],
-        decide: async (input) => (inputs.push(input), answer() as Decision),
-        close: async () => undefined,
+        decide: (input) => (inputs.push(input), answer() as Decision),
+        close: () => undefined,
       }
     : undefined;
   const records = f.records ?? { [TEACHER]: { tenant_id: TENANT_A, roles: ["enseignant_jeune"] } };
