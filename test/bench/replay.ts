@@ -44,7 +44,7 @@ export async function main(): Promise<void> {
   const e = median(engineRates);
   const r = median(replayRates);
   console.log(`replay: ${LINES} logged decisions, median of 5 interleaved rounds`);
-  console.log(`  engine.decideSync on the same inputs   ${fmt(e).padStart(10)}  ratio 1.000`);
+  console.log(`  engine.decide on the same inputs       ${fmt(e).padStart(10)}  ratio 1.000`);
   console.log(`  portier replay (parse, evaluate, group) ${fmt(r).padStart(10)}  ratio ${(r / e).toFixed(3)}`);
 }
 
