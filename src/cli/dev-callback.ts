@@ -42,7 +42,7 @@ interface PendingFlow {
 
 /** fetch with the token endpoint's answer read up to MAX_TOKEN_RESPONSE bytes (openid-client has no cap of its own). */
 const boundedFetch: oidc.CustomFetch = async (url, options) => {
-  const res = await fetch(url, options as RequestInit);
+  const res = await fetch(url, { method: options.method, headers: options.headers, redirect: options.redirect, signal: options.signal ?? null, body: options.body ?? null });
   const text = await res.text();
   if (text.length > MAX_TOKEN_RESPONSE) throw new Error(`HTTP ${res.status}, answer larger than ${MAX_TOKEN_RESPONSE} bytes`);
   return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });

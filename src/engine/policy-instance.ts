@@ -31,7 +31,7 @@ const encoder = new TextEncoder();
 /** The exact bytes of `json` as an ArrayBuffer (the SDK takes an ArrayBuffer as input already in JSON). */
 function jsonBytes(json: string): ArrayBuffer {
   const bytes = encoder.encode(json);
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
 }
 
 /** The entrypoints the SDK read from the module: name -> id. */
