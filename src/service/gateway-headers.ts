@@ -3,8 +3,8 @@
  *
  * Each forward-auth endpoint reads only the headers its gateway family sets itself on every auth request
  * (nginx: X-Original-Method/-URI from the shipped config; Caddy and Traefik: X-Forwarded-Method/-Uri/-Host,
- * which they overwrite), from Node's `req.headersDistinct` so that duplicates are seen (Node folds or drops
- * them in `req.headers`). A request that also carries the other family's method/URI headers, or several values of
+ * which they overwrite), from `rawHeaders` so that duplicates are seen (Node folds or drops them in
+ * `req.headers`). A request that also carries the other family's method/URI headers, or several values of
  * one trusted header, is refused: some gateway copied a client's header, and Portier cannot tell whose
  * value is the real one. Every adapter also requires at most one Authorization header.
  */
@@ -51,13 +51,17 @@ export const PORTIER_HEADERS = [
   "X-Portier-Reason",
 ] as const;
 
-/** Every value of the named headers, in order, unfolded (Node's headersDistinct; names compared case-insensitively). */
+/** Every value of the named headers, in order, from the raw header list (names compared case-insensitively). */
 function rawValues(req: IncomingMessage, names: string[]): Map<string, string[]> {
-  const distinct = req.headersDistinct;
+  const wanted = new Map(names.map((n) => [n.toLowerCase(), n]));
   const out = new Map<string, string[]>();
-  for (const name of names) {
-    const values = distinct[name.toLowerCase()];
-    if (values !== undefined && values.length > 0) out.set(name, values);
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = wanted.get(raw[i]!.toLowerCase());
+    if (name === undefined) continue;
+    const list = out.get(name);
+    if (list) list.push(raw[i + 1]!);
+    else out.set(name, [raw[i + 1]!]);
   }
   return out;
 }
