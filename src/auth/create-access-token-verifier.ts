@@ -18,8 +18,6 @@ export const KEY_STORE = Symbol("portier.keyStore");
 
 export interface PortierAccessTokenVerifier extends AccessTokenVerifier {
   verifyCached(token: string): VerifiedAccessToken | undefined;
-  /** Fetches the key set now, regardless of cooldown (e.g. on a timer or an admin request). */
-  refreshKeys(): Promise<void>;
   readonly [KEY_STORE]: KeyStore;
 }
 
@@ -89,7 +87,6 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
       if (!store.isLoaded) throw new TokenError("keys_unavailable", `the issuer's keys could not be loaded: ${store.status().lastError ?? "unknown error"}`);
     },
     status: () => store.status(),
-    refreshKeys: () => store.refresh(),
     close(): void {
       closed = true;
       store.close();

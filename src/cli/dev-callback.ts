@@ -1,13 +1,13 @@
 /**
- * The browser side of `portier dev`: a small loopback web app for the sample web client (portier-demo-web).
- * GET / starts an authorization code flow with a fresh state, nonce and PKCE S256 pair and redirects to the
- * issuer; GET /callback checks the state it issued, exchanges the code with the verifier, and shows the
- * access token, the ID token's claims (decoded for display only) and curl lines that use the token.
- * Development only.
+ * The browser side of `portier dev`: a small loopback web app for the sample web client (portier-demo-web),
+ * a relying party built on openid-client. GET / starts an authorization code flow with a fresh state, nonce
+ * and PKCE S256 pair and redirects to the issuer; GET /callback takes the state it issued (single use, within
+ * its lifetime), lets openid-client exchange the code and check state, nonce and the ID token's claims, and
+ * shows the access token, the ID token's claims and curl lines that use the token. Development only.
  */
-import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import * as oidc from "openid-client";
 
 const DEV_WEB_CLIENT = "portier-demo-web";
 const SCOPE = "openid profile email apiclients";
@@ -40,9 +40,44 @@ interface PendingFlow {
   started: number;
 }
 
+/** fetch with the token endpoint's answer read up to MAX_TOKEN_RESPONSE bytes (openid-client has no cap of its own). */
+const boundedFetch: oidc.CustomFetch = async (url, options) => {
+  const res = await fetch(url, { method: options.method, headers: options.headers, redirect: options.redirect, signal: options.signal ?? null, body: options.body ?? null });
+  const text = await res.text();
+  if (text.length > MAX_TOKEN_RESPONSE) throw new Error(`HTTP ${res.status}, answer larger than ${MAX_TOKEN_RESPONSE} bytes`);
+  return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+};
+
+/**
+ * The issuer's endpoints as `portier issuer` serves them, without a discovery round trip: the sign-in page
+ * starts even while the issuer is unreachable (the code exchange then says so).
+ */
+function clientConfiguration(issuerUrl: string): oidc.Configuration {
+  const config = new oidc.Configuration(
+    { issuer: issuerUrl, authorization_endpoint: `${issuerUrl}/connect/authorize`, token_endpoint: `${issuerUrl}/connect/token` },
+    DEV_WEB_CLIENT,
+    undefined,
+    oidc.None(),
+  );
+  // Loopback http only: `portier dev` runs the issuer on 127.0.0.1.
+  oidc.allowInsecureRequests(config);
+  config.timeout = TOKEN_TIMEOUT_MS / 1000;
+  config[oidc.customFetch] = boundedFetch;
+  return config;
+}
+
+/** What the token endpoint failure says, in one line (the issuer's error code and description when it gave them). */
+function exchangeError(err: unknown, issuerUrl: string): string {
+  if (err instanceof oidc.ResponseBodyError) return `HTTP ${err.status} ${err.error} ${err.error_description ?? ""}`.trim();
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : "";
+  return err instanceof TypeError || (err instanceof Error && err.name === "TimeoutError") ? `cannot reach ${issuerUrl}: ${message}${cause}` : `${message}${cause}`;
+}
+
 export async function startDevCallback(options: DevCallbackOptions): Promise<RunningDevCallback> {
   const host = options.host ?? "127.0.0.1";
   const pending = new Map<string, PendingFlow>();
+  const config = clientConfiguration(options.issuerUrl);
   let redirectUri = "";
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => sendPage(res, 500, "Error", `<p class="error">${escapeHtml((err as Error).message)}</p>${again}`));
@@ -52,35 +87,32 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
     const url = new URL(req.url ?? "/", "http://callback.invalid");
     if (req.method !== "GET" && req.method !== "HEAD") return sendPage(res, 405, "Method not allowed", `<p>Only GET.</p>`);
     if (url.pathname === "/") {
-      res.writeHead(302, { Location: startFlow(), "Cache-Control": "no-store" }).end();
+      res.writeHead(302, { Location: await startFlow(), "Cache-Control": "no-store" }).end();
       return;
     }
-    if (url.pathname === "/callback") return callback(url.searchParams, res);
+    if (url.pathname === "/callback") return callback(url, res);
     return sendPage(res, 404, "Not found", `<p>Nothing here.</p>${again}`);
   }
 
-  function startFlow(): string {
+  async function startFlow(): Promise<string> {
     const now = Date.now();
     for (const [key, flow] of pending) if (now - flow.started > FLOW_TTL_MS || pending.size >= MAX_PENDING) pending.delete(key);
-    const state = randomBytes(24).toString("base64url");
-    const flow: PendingFlow = { verifier: randomBytes(32).toString("base64url"), nonce: randomBytes(24).toString("base64url"), started: now };
+    const state = oidc.randomState();
+    const flow: PendingFlow = { verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), started: now };
     pending.set(state, flow);
-    const authorize = new URL(`${options.issuerUrl}/connect/authorize`);
-    for (const [k, v] of Object.entries({
-      response_type: "code",
-      client_id: DEV_WEB_CLIENT,
+    const authorize = oidc.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri,
       scope: SCOPE,
       state,
       nonce: flow.nonce,
-      code_challenge: createHash("sha256").update(flow.verifier).digest("base64url"),
+      code_challenge: await oidc.calculatePKCECodeChallenge(flow.verifier),
       code_challenge_method: "S256",
-    }))
-      authorize.searchParams.set(k, v);
+    });
     return authorize.href;
   }
 
-  async function callback(params: URLSearchParams, res: ServerResponse): Promise<void> {
+  async function callback(url: URL, res: ServerResponse): Promise<void> {
+    const params = url.searchParams;
     const state = params.get("state") ?? "";
     const flow = pending.get(state);
     pending.delete(state);
@@ -92,40 +124,19 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
       const description = params.get("error_description") ?? "";
       return sendPage(res, 400, "Sign-in refused", `<p class="error">The issuer answered <code>${escapeHtml(error)}</code>${description ? `: ${escapeHtml(description)}` : ""}.</p>${again}`);
     }
-    const code = params.get("code");
-    if (!code) return sendPage(res, 400, "Sign-in refused", `<p class="error">The callback has no <code>code</code>.</p>${again}`);
+    if (!params.get("code")) return sendPage(res, 400, "Sign-in refused", `<p class="error">The callback has no <code>code</code>.</p>${again}`);
 
-    const tokens = await exchange(code, flow.verifier);
-    if ("error" in tokens) return sendPage(res, 502, "Code exchange failed", `<p class="error">The token endpoint answered: ${escapeHtml(tokens.error)}</p>${again}`);
-    const claims = decodePayload(tokens.idToken);
-    if (claims?.["nonce"] !== flow.nonce) return sendPage(res, 502, "Code exchange failed", `<p class="error">The ID token's nonce is not the one sent with this sign-in.</p>${again}`);
-    sendPage(res, 200, "Signed in", tokenPage(tokens.accessToken, claims, options.serviceUrl));
-  }
-
-  async function exchange(code: string, verifier: string): Promise<{ accessToken: string; idToken: string } | { error: string }> {
-    let res: Response;
+    // The callback as the issuer sent it, on the redirect URI registered for this flow.
+    const current = new URL(`${redirectUri}${url.search}`);
+    let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
-      res = await fetch(`${options.issuerUrl}/connect/token`, {
-        method: "POST",
-        body: new URLSearchParams({ grant_type: "authorization_code", client_id: DEV_WEB_CLIENT, code, redirect_uri: redirectUri, code_verifier: verifier }),
-        signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
-      });
+      tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: flow.verifier, expectedState: state, expectedNonce: flow.nonce, idTokenExpected: true });
     } catch (err) {
-      return { error: `cannot reach ${options.issuerUrl}: ${(err as Error).message}` };
+      return sendPage(res, 502, "Code exchange failed", `<p class="error">The token endpoint answered: ${escapeHtml(exchangeError(err, options.issuerUrl))}</p>${again}`);
     }
-    const text = await res.text();
-    if (text.length > MAX_TOKEN_RESPONSE) return { error: `HTTP ${res.status}, answer larger than ${MAX_TOKEN_RESPONSE} bytes` };
-    let body: Record<string, unknown> = {};
-    try {
-      body = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      // reported below
-    }
-    if (!res.ok) return { error: `HTTP ${res.status} ${String(body["error"] ?? "")} ${String(body["error_description"] ?? "")}`.trim() };
-    const accessToken = body["access_token"];
-    const idToken = body["id_token"];
-    if (typeof accessToken !== "string" || typeof idToken !== "string") return { error: `HTTP ${res.status} without access_token and id_token` };
-    return { accessToken, idToken };
+    const claims = tokens.claims();
+    if (!claims) return sendPage(res, 502, "Code exchange failed", `<p class="error">The token endpoint answered without an ID token.</p>${again}`);
+    sendPage(res, 200, "Signed in", tokenPage(tokens.access_token, { ...claims }, options.serviceUrl));
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -142,16 +153,6 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
 
 const again = `<p><a href="/">Sign in again</a></p>`;
 
-/** The payload of a JWT, decoded without verification: for display only. */
-function decodePayload(jwt: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString("utf8"));
-    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** curl lines that call the decision service with this access token (the token is base64url and dots: safe in single quotes). */
 function tokenCurlLines(serviceUrl: string, accessToken: string): { decide: string; forwardAuth: string } {
   const body = JSON.stringify({ method: "GET", path: SAMPLE_PATH, token: accessToken });
@@ -166,7 +167,7 @@ function tokenPage(accessToken: string, claims: Record<string, unknown>, service
   return `<p class="warn">Development only: these tokens are real for the local issuer; do not paste them anywhere else.</p>
 <h2>Access token</h2>
 <pre id="access-token">${escapeHtml(accessToken)}</pre>
-<h2>ID token claims (decoded for display, not verified here)</h2>
+<h2>ID token claims (checked by openid-client: issuer, audience, nonce, expiry)</h2>
 <pre id="id-claims">${escapeHtml(JSON.stringify(claims, null, 2))}</pre>
 <h2>Ask Portier</h2>
 <p>A decision (change <code>path</code> to try others):</p>

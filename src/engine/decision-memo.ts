@@ -20,6 +20,17 @@ export interface DecisionMemoOptions {
   entries: number;
   /** Most bytes kept, counted as 2 per UTF-16 unit of key and answer text plus ENTRY_OVERHEAD_BYTES. */
   bytes?: number;
+  /**
+   * Where hits and misses are counted: the service passes one tally to every engine it loads, so that the
+   * process's hit rate (portier_decision_memo_{hits,misses}_total) outlives a reload. Default: the memo's own.
+   */
+  counts?: MemoCounts | undefined;
+}
+
+/** Lookups answered from the memo (hits) and not (misses). */
+export interface MemoCounts {
+  hits: number;
+  misses: number;
 }
 
 export const DEFAULT_MEMO_BYTES = 32 * 1024 * 1024;
@@ -72,8 +83,7 @@ export class DecisionMemo {
   private readonly maxEntries: number;
   private readonly maxBytes: number;
   private bytes = 0;
-  hits = 0;
-  misses = 0;
+  private readonly counts: MemoCounts;
   /** The doorkeeper: the fingerprints of keys missed once, one slot each (the slot is the fingerprint's low bits). */
   private readonly seen: Int32Array;
   private readonly seenMask: number;
@@ -84,6 +94,7 @@ export class DecisionMemo {
     if (!Number.isInteger(bytes) || bytes < 1) throw new TypeError("memo bytes must be a whole number >= 1");
     this.maxEntries = options.entries;
     this.maxBytes = bytes;
+    this.counts = options.counts ?? { hits: 0, misses: 0 };
     const slots = 2 ** Math.ceil(Math.log2(options.entries));
     this.seen = new Int32Array(slots);
     this.seenMask = slots - 1;
@@ -92,10 +103,10 @@ export class DecisionMemo {
   get(key: string): Decision | undefined {
     const entry = this.map.get(key);
     if (entry === undefined) {
-      this.misses++;
+      this.counts.misses++;
       return undefined;
     }
-    this.hits++;
+    this.counts.hits++;
     // Most recently used last: Map keeps insertion order.
     this.map.delete(key);
     this.map.set(key, entry);
@@ -104,11 +115,10 @@ export class DecisionMemo {
 
   /**
    * Offers a decision the policy answered for `key`, just missed; `answerLength` is the length of its JSON
-   * text. Stored (frozen) when the key was missed before, and still remembered by the doorkeeper.
+   * text (measured here when not given, only once the key is admitted). Stored (frozen) when the key was
+   * missed before, and still remembered by the doorkeeper.
    */
-  set(key: string, decision: Decision, answerLength: number): Decision {
-    const bytes = 2 * (key.length + answerLength) + ENTRY_OVERHEAD_BYTES;
-    if (bytes > this.maxBytes) return decision;
+  set(key: string, decision: Decision, answerLength?: number): Decision {
     // First miss of this key: only remember its hash.
     const hash = fingerprintOf(key);
     const slot = hash & this.seenMask;
@@ -116,6 +126,8 @@ export class DecisionMemo {
       this.seen[slot] = hash;
       return decision;
     }
+    const bytes = 2 * (key.length + (answerLength ?? JSON.stringify(decision).length)) + ENTRY_OVERHEAD_BYTES;
+    if (bytes > this.maxBytes) return decision;
     const old = this.map.get(key);
     if (old !== undefined) {
       this.map.delete(key);
@@ -132,6 +144,6 @@ export class DecisionMemo {
   }
 
   stats(): MemoStats {
-    return { hits: this.hits, misses: this.misses, entries: this.map.size, bytes: this.bytes };
+    return { hits: this.counts.hits, misses: this.counts.misses, entries: this.map.size, bytes: this.bytes };
   }
 }

@@ -1,16 +1,16 @@
 /**
  * The decision engine inside the calling thread: validates the input, evaluates portier/decision through
  * a PolicyInstance, and checks the answer's shape. Every failure is a deny with a reason (fail closed).
- * With a decision memo, a well-formed answer is kept under the input's exact JSON text (the text written
- * into wasm memory) and answered again for the same text; denies the engine makes itself are never kept.
+ * With a decision memo, a well-formed answer is kept under the input's exact JSON text (the text given to
+ * the policy) and answered again for the same text; denies the engine makes itself are never kept.
  */
 import type { Bundle } from "./read-bundle.js";
-import { PolicyInstance } from "./policy-instance.js";
+import { PolicyInstance, type PolicyLoader } from "./policy-instance.js";
 import { inputProblem } from "./validate-input.js";
 import { engineDeny, errorDeny } from "./deny.js";
 import { EngineLoadError, PolicyEvaluationError } from "./errors.js";
 import { catalogRoles } from "./catalog-roles.js";
-import { DecisionMemo, type DecisionMemoOptions, type MemoStats } from "./decision-memo.js";
+import { DecisionMemo, type DecisionMemoOptions } from "./decision-memo.js";
 import type { CatalogRole, Decision, DecisionEngine, DecisionInput, RoleCheckMode } from "./types.js";
 
 export const DECISION_ENTRYPOINT = "portier/decision";
@@ -31,14 +31,16 @@ function decisionProblem(value: unknown): string | null {
   return null;
 }
 
-/** The first result of a result set's JSON text; undefined when there is none or the text is not JSON. */
-function resultOf(text: string): unknown {
-  try {
-    const results = JSON.parse(text) as unknown;
-    return Array.isArray(results) ? (results[0] as { result?: unknown } | undefined)?.result : undefined;
-  } catch {
-    return undefined;
-  }
+/** The first result of a result set; undefined when there is none. */
+function resultOf(results: unknown): unknown {
+  return Array.isArray(results) ? (results[0] as { result?: unknown } | undefined)?.result : undefined;
+}
+
+export interface InProcessEngineOptions {
+  /** Keep decisions (entries > 0) or not (absent or entries 0). */
+  memo?: DecisionMemoOptions | undefined;
+  /** How the compiled module becomes a policy (default: the SDK's loadPolicySync); tests wrap it. */
+  load?: PolicyLoader | undefined;
 }
 
 export class InProcessEngine implements DecisionEngine {
@@ -49,11 +51,11 @@ export class InProcessEngine implements DecisionEngine {
   private readonly decisionId: number;
   private readonly memo: DecisionMemo | undefined;
 
-  /** `memo`: keep decisions (entries > 0) or not (absent or entries 0). */
-  constructor(bundle: Bundle, source: string, memo?: DecisionMemoOptions) {
+  constructor(bundle: Bundle, source: string, options: InProcessEngineOptions = {}) {
+    const { memo } = options;
     this.revision = bundle.revision;
     this.manifest = bundle.manifest;
-    this.instance = new PolicyInstance(bundle, source);
+    this.instance = new PolicyInstance(bundle, source, options.load);
     this.roles = catalogRoles(bundle.data, source);
     const id = this.instance.entrypointId(DECISION_ENTRYPOINT);
     if (id === undefined) throw new EngineLoadError("entrypoint_missing", `${source}:/policy.wasm: the module has no entrypoint ${DECISION_ENTRYPOINT}`);
@@ -61,16 +63,7 @@ export class InProcessEngine implements DecisionEngine {
     this.memo = memo && memo.entries > 0 ? new DecisionMemo(memo) : undefined;
   }
 
-  /** Hits and misses of the decision memo (undefined when it is off). */
-  memoStats(): MemoStats | undefined {
-    return this.memo?.stats();
-  }
-
-  get traps(): number {
-    return this.instance.traps;
-  }
-
-  decideSync(input: DecisionInput): Decision {
+  decide(input: DecisionInput): Decision {
     const problem = inputProblem(input);
     if (problem) return engineDeny("input_invalid", problem, modeOf(input));
     const json = JSON.stringify(input);
@@ -82,14 +75,10 @@ export class InProcessEngine implements DecisionEngine {
     const outcome = this.instance.evaluateJson(this.decisionId, json);
     // The wasm's own text is the detail (logged), never the answer's message.
     if (!outcome.ok) return errorDeny(new PolicyEvaluationError(`policy evaluation failed: ${outcome.error}`), modeOf(input));
-    const value = resultOf(outcome.text);
+    const value = resultOf(outcome.results);
     const shape = decisionProblem(value);
     if (shape) return errorDeny(new PolicyEvaluationError(shape), modeOf(input));
-    return memo === undefined ? (value as Decision) : memo.set(json, value as Decision, outcome.text.length);
-  }
-
-  decide(input: DecisionInput): Promise<Decision> {
-    return Promise.resolve(this.decideSync(input));
+    return memo === undefined ? (value as Decision) : memo.set(json, value as Decision);
   }
 
   /** Raw evaluation of another entrypoint (review tools); throws on failure. */
@@ -99,5 +88,6 @@ export class InProcessEngine implements DecisionEngine {
     return (outcome.results as { result?: unknown }[])[0]?.result;
   }
 
-  async close(): Promise<void> {}
+  /** Nothing to release: the instance is garbage once the engine is. */
+  close(): void {}
 }

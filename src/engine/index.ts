@@ -2,10 +2,12 @@
  * The engine: compiled Rego (wasm) bundles in, typed decisions out. Depends on nothing else in Portier.
  */
 export { loadEngine } from "./load-engine.js";
-export type { LoadEngineOptions, LoadedEngine } from "./load-engine.js";
+export type { LoadEngineOptions } from "./load-engine.js";
 export { InProcessEngine, DECISION_ENTRYPOINT, CATALOG_ENTRYPOINT } from "./in-process-engine.js";
+export type { InProcessEngineOptions } from "./in-process-engine.js";
+export type { PolicyLoader, LoadedPolicy } from "./policy-instance.js";
 export { DecisionMemo, DEFAULT_MEMO_BYTES } from "./decision-memo.js";
-export type { DecisionMemoOptions, MemoStats } from "./decision-memo.js";
+export type { DecisionMemoOptions, MemoCounts, MemoStats } from "./decision-memo.js";
 export { readBundle, inflateAndUntar, DEFAULT_MAX_BUNDLE_BYTES } from "./read-bundle.js";
 export type { Bundle, BundleManifest, ReadBundleOptions } from "./read-bundle.js";
 export { EngineLoadError, PolicyEvaluationError, POLICY_ERROR_MESSAGE } from "./errors.js";

@@ -8,7 +8,6 @@ import { EngineLoadError } from "./errors.js";
 import type { VerificationKey } from "./bundle-signature.js";
 import { InProcessEngine, DECISION_ENTRYPOINT } from "./in-process-engine.js";
 import type { DecisionMemoOptions } from "./decision-memo.js";
-import type { DecisionEngine } from "./types.js";
 
 export interface LoadEngineOptions {
   /** Keep up to this many decisions (and bytes) of this bundle; absent or 0 entries (default): no memo. */
@@ -20,8 +19,6 @@ export interface LoadEngineOptions {
   /** When set, an unsigned bundle or one whose OPA signature does not verify with this key is refused. */
   verificationKey?: VerificationKey | undefined;
 }
-
-export type LoadedEngine = DecisionEngine & { manifest?: Record<string, unknown> };
 
 async function bytesOf(bundle: string | Uint8Array, source: string, maxBytes: number): Promise<Uint8Array> {
   if (typeof bundle !== "string") return bundle;
@@ -41,5 +38,5 @@ export async function loadEngine(bundle: string | Uint8Array, options: LoadEngin
   const bytes = await bytesOf(bundle, source, maxBytes);
   if (bytes.length > maxBytes) throw new EngineLoadError("bundle_too_large", `${source}: the bundle (${bytes.length} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`);
   const parsed = await readBundle(bytes, source, [DECISION_ENTRYPOINT], { maxBytes, verificationKey: options.verificationKey });
-  return new InProcessEngine(parsed, source, options.memo);
+  return new InProcessEngine(parsed, source, { memo: options.memo });
 }

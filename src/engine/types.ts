@@ -83,12 +83,13 @@ export interface CatalogRole {
   aliases: string[];
 }
 
-/** What an engine offers the service. */
+/** What an engine offers the service: decisions answered in the calling thread. */
 export interface DecisionEngine {
-  decide(input: DecisionInput): Promise<Decision>;
+  /** Never throws for a bad input or a policy failure: those are denies with a reason (fail closed). */
+  decide(input: DecisionInput): Decision;
   /** The role catalog of the bundle (data.catalog.roles): the names the service resolves to role ids. */
   readonly roles: readonly CatalogRole[];
   /** Bundle revision from its manifest (or a content hash when the manifest has none). */
   readonly revision: string;
-  close(): Promise<void>;
+  close(): void;
 }

@@ -98,7 +98,7 @@ type Caller = { flow: "accessCode" | "application"; roles: string[]; synced: boo
 function decide(engine: InProcessEngine, method: string, path: string, caller: Caller): MatrixCell {
   const input = explainInput({ method, path, flow: caller.flow, roles: caller.roles, synced: caller.synced, tenantId: caller.tenantId, mode: "enforce" }, path);
   if (caller.token) input.token = { ...input.token, ...caller.token };
-  const d: Decision = engine.decideSync(input);
+  const d: Decision = engine.decide(input);
   return { allow: d.allow, reason: d.reason };
 }
 

@@ -44,12 +44,12 @@ export function explainInput(req: ExplainRequest, path: string): DecisionInput {
 export function explain(engine: InProcessEngine, req: ExplainRequest): Decision {
   const normalised = normalisePath(req.path);
   if (!normalised.ok) return engineDeny("path_invalid", normalised.message, req.mode);
-  return engine.decideSync(explainInput(req, normalised.path));
+  return engine.decide(explainInput(req, normalised.path));
 }
 
 /** The decision for an input as the service built it, every check's outcome, and hints. */
 export function explainDecisionInput(engine: InProcessEngine, input: DecisionInput, hints: string[] = []): Explanation {
-  const decision = engine.decideSync(input);
+  const decision = engine.decide(input);
   let checks: CheckOutcome[] = [];
   try {
     const value = engine.query(CHECKS_ENTRYPOINT, input);

@@ -77,7 +77,7 @@ export async function replayLines(lines: AsyncIterable<string> | Iterable<string
       continue;
     }
     const before: Outcome = { allow: entry.allow === true, reason: typeof entry.reason === "string" ? entry.reason : "" };
-    const d = engine.decideSync(entry.input);
+    const d = engine.decide(entry.input);
     const after: Outcome = { allow: d.allow, reason: d.reason };
     report.replayed++;
     if (before.allow === after.allow && before.reason === after.reason) {

@@ -1,15 +1,25 @@
 /**
- * The service log's destination (pino writes each line here): lines are batched (one write once 4 KiB
- * wait, and at least every 200 ms) and written to a file descriptor, stdout, one write at a time. The bytes
- * waiting are capped: when stdout is not drained, a line that would pass the cap is dropped whole and
- * counted (portier_log_lines_dropped_total) instead of growing memory without limit; writing resumes by
- * itself when the reader catches up.
+ * The service log's destination (pino writes each line here): sonic-boom, the writer pino.destination()
+ * builds, batching lines (one write once `minWriteBytes` wait, and at least every `flushIntervalMs`) to a
+ * file descriptor, stdout, without blocking. Its `maxLength` caps the bytes waiting: when stdout is not
+ * drained, a line that would pass the cap is dropped whole (sonic-boom's `drop` event) and counted here
+ * (portier_log_lines_dropped_total) instead of growing memory without limit; writing resumes by itself when
+ * the reader catches up (sonic-boom retries EAGAIN every 100 ms).
+ *
+ * What this wrapper adds: the counts (dropped lines, bytes waiting: portier_log_buffer_bytes), and the
+ * failures sonic-boom leaves to its user. A descriptor that refuses a write for good (EPIPE: nobody reads any
+ * more) is given up: the lines waiting and every later line are counted as dropped, never thrown. On exit,
+ * flushSync writes what it can without waiting for a full pipe. The destination owns the descriptor: end()
+ * closes it, except stdout and stderr (sonic-boom's rule).
  *
  * The descriptor should be non-blocking when it is a pipe or socket (start-service opens process.stdout
- * first, which makes it so): a full pipe then answers EAGAIN and is retried from an unref'd timer, where a
- * blocking write would hold a thread-pool thread, and the process, until somebody reads.
+ * first, which makes it so): a full pipe then answers EAGAIN and is retried from a timer, where a blocking
+ * write would hold a thread-pool thread, and the process, until somebody reads.
  */
-import { write, writeSync } from "node:fs";
+import sonicBoom from "sonic-boom";
+
+// sonic-boom is CommonJS; its default export carries the class under its own name.
+const { SonicBoom } = sonicBoom;
 
 export interface BoundedLogDestinationOptions {
   /** File descriptor to write to (1: stdout). */
@@ -22,38 +32,48 @@ export interface BoundedLogDestinationOptions {
   flushIntervalMs?: number;
 }
 
-const RETRY_MS = 100;
-
-function countLines(text: string | Buffer): number {
+function countLines(text: string): number {
   let n = 0;
-  if (typeof text === "string") for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
-  else for (let i = text.indexOf(10); i >= 0; i = text.indexOf(10, i + 1)) n++;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
   return Math.max(n, 1);
 }
 
 export class BoundedLogDestination {
-  private readonly fd: number;
-  private readonly maxBufferBytes: number;
-  private readonly minWriteBytes: number;
-  private readonly timer: NodeJS.Timeout;
-  private queue: string[] = [];
-  private queuedBytes = 0;
-  private inFlightBytes = 0;
-  private writing = false;
+  private readonly sonic: InstanceType<typeof SonicBoom>;
+  /** What waits, in the order it was accepted: bytes and lines of each write (a write may hold several lines). */
+  private waitingBytes: number[] = [];
+  private waitingLines: number[] = [];
+  private head = 0;
+  /** Bytes of the oldest waiting write already written. */
+  private headWritten = 0;
+  private waiting = 0;
   private dropped = 0;
-  private drainWaiters: Array<() => void> = [];
+  private lineDropped = false;
+  /** The descriptor refused a write (not EAGAIN), or end() finished: nothing more is written. */
+  private closed = false;
+  /** flushSync on exit: a full pipe fails at once instead of being retried. */
+  private exiting = false;
 
   constructor(options: BoundedLogDestinationOptions) {
-    this.fd = options.fd;
-    this.maxBufferBytes = options.maxBufferBytes;
-    this.minWriteBytes = options.minWriteBytes ?? 4096;
-    this.timer = setInterval(() => this.startWrite(), options.flushIntervalMs ?? 200);
-    this.timer.unref();
+    this.sonic = new SonicBoom({
+      fd: options.fd,
+      minLength: options.minWriteBytes ?? 4096,
+      maxLength: options.maxBufferBytes,
+      periodicFlush: options.flushIntervalMs ?? 200,
+      sync: false,
+      retryEAGAIN: () => !this.exiting,
+    });
+    this.sonic.on("drop", (data: string) => {
+      this.lineDropped = true;
+      this.dropped += countLines(String(data));
+    });
+    this.sonic.on("write", (n: number) => this.written(n));
+    this.sonic.on("error", () => this.giveUp());
   }
 
   /** Bytes waiting for the descriptor: never more than maxBufferBytes. */
   get bufferedBytes(): number {
-    return this.queuedBytes + this.inFlightBytes;
+    return this.waiting;
   }
 
   /** Lines dropped because the buffer was full or the descriptor refused them (EPIPE). */
@@ -63,87 +83,94 @@ export class BoundedLogDestination {
 
   /** pino's stream interface: one call per log line. */
   write(line: string): boolean {
-    const bytes = Buffer.byteLength(line);
-    if (this.bufferedBytes + bytes > this.maxBufferBytes) {
+    if (this.closed) {
       this.dropped += countLines(line);
       return true;
     }
-    this.queue.push(line);
-    this.queuedBytes += bytes;
-    if (this.queuedBytes >= this.minWriteBytes) this.startWrite();
+    this.lineDropped = false;
+    const bytes = Buffer.byteLength(line);
+    // Accepted unless sonic-boom emits `drop` (synchronously, from write).
+    this.waiting += bytes;
+    this.waitingBytes.push(bytes);
+    this.waitingLines.push(0);
+    this.sonic.write(line);
+    if (this.lineDropped) {
+      this.waiting -= bytes;
+      this.waitingBytes.pop();
+      this.waitingLines.pop();
+    } else {
+      this.waitingLines[this.waitingLines.length - 1] = countLines(line);
+    }
     return true;
   }
 
-  /** Writes what waits now; `done` is called once everything buffered is written. */
+  /** Writes what waits now; `done` is called once everything buffered is written (or given up). */
   flush(done?: (err?: Error) => void): void {
-    if (done) {
-      if (this.bufferedBytes === 0) return done();
-      this.drainWaiters.push(() => done());
+    if (this.closed || this.waiting === 0) {
+      done?.();
+      return;
     }
-    this.startWrite();
+    // sonic-boom calls back once the bytes waiting are down to minLength: flush again until none wait.
+    this.sonic.flush(() => (done ? this.flush(done) : undefined));
   }
 
-  /** Stops the timer and waits up to `timeoutMs` for the buffer to drain; false if lines are left. */
+  /** Waits up to `timeoutMs` for the buffer to drain, then closes; false if lines are left. */
   end(timeoutMs: number): Promise<boolean> {
-    clearInterval(this.timer);
     return new Promise<boolean>((resolve) => {
       const giveUp = setTimeout(() => resolve(false), timeoutMs);
       giveUp.unref();
       this.flush(() => {
         clearTimeout(giveUp);
-        resolve(true);
+        const drained = this.waiting === 0;
+        if (!this.closed) {
+          this.closed = true;
+          this.sonic.once("close", () => resolve(drained));
+          this.sonic.end();
+        } else resolve(drained);
       });
     });
   }
 
-  /**
-   * On process exit: writes the queued lines synchronously, unless a write is still in progress (the
-   * descriptor is full, and the lines after it must not overtake it). A full descriptor drops the rest.
-   */
+  /** On process exit: writes what waits synchronously, as far as the descriptor takes it; the rest is dropped. */
   flushSync(): void {
-    if (this.writing || this.queuedBytes === 0) return;
-    const buf = Buffer.from(this.queue.join(""));
-    this.queue = [];
-    this.queuedBytes = 0;
-    let offset = 0;
+    if (this.closed || this.waiting === 0) return;
+    this.exiting = true;
     try {
-      while (offset < buf.length) offset += writeSync(this.fd, buf, offset);
+      this.sonic.flushSync();
     } catch {
-      this.dropped += countLines(buf.subarray(offset));
+      this.giveUp();
     }
   }
 
-  private startWrite(): void {
-    if (this.writing || this.queuedBytes === 0) return;
-    const buf = Buffer.from(this.queue.join(""));
-    this.queue = [];
-    this.queuedBytes = 0;
-    this.writing = true;
-    this.writeOut(buf);
+  private written(n: number): void {
+    this.waiting -= n;
+    let left = this.headWritten + n;
+    while (this.head < this.waitingBytes.length && left >= this.waitingBytes[this.head]!) {
+      left -= this.waitingBytes[this.head]!;
+      this.head++;
+    }
+    this.headWritten = left;
+    // Compact now and then, so the lists hold only what waits.
+    if (this.head > 1024 && this.head * 2 > this.waitingBytes.length) {
+      this.waitingBytes = this.waitingBytes.slice(this.head);
+      this.waitingLines = this.waitingLines.slice(this.head);
+      this.head = 0;
+    }
   }
 
-  private writeOut(buf: Buffer): void {
-    this.inFlightBytes = buf.length;
-    write(this.fd, buf, 0, buf.length, null, (err, written) => {
-      if (err) {
-        // Full: try again later. The bytes keep counting against the cap meanwhile.
-        if ((err as NodeJS.ErrnoException).code === "EAGAIN") {
-          setTimeout(() => this.writeOut(buf), RETRY_MS).unref();
-          return;
-        }
-        // Anything else (EPIPE: nobody reads any more): these lines are lost; count them, never throw.
-        this.dropped += countLines(buf);
-        written = buf.length;
-      }
-      if (written < buf.length) return this.writeOut(buf.subarray(written));
-      this.inFlightBytes = 0;
-      this.writing = false;
-      if (this.queuedBytes >= this.minWriteBytes || (this.queuedBytes > 0 && this.drainWaiters.length > 0)) return this.startWrite();
-      if (this.queuedBytes === 0 && this.drainWaiters.length > 0) {
-        const waiters = this.drainWaiters;
-        this.drainWaiters = [];
-        for (const w of waiters) w();
-      }
-    });
+  /** The descriptor refused a write: what waits is lost (counted), and so is every later line. */
+  private giveUp(): void {
+    if (this.closed && this.waiting === 0) return;
+    for (let i = this.head; i < this.waitingLines.length; i++) this.dropped += this.waitingLines[i]!;
+    this.waitingBytes = [];
+    this.waitingLines = [];
+    this.head = 0;
+    this.headWritten = 0;
+    this.waiting = 0;
+    if (!this.closed) {
+      this.closed = true;
+      // Stops sonic-boom's timer and retries (and closes the descriptor, unless it is stdout or stderr).
+      this.sonic.destroy();
+    }
   }
 }

@@ -7,7 +7,7 @@ import { DecisionCounts } from "./decision-counts.js";
 
 export interface ServiceMetrics {
   registry: Registry;
-  /** portier_decisions_total and portier_decision_duration_seconds, plain counters read at scrape time. */
+  /** portier_decisions_total and portier_decision_duration_seconds. */
   decisions: DecisionCounts;
 }
 
@@ -16,6 +16,8 @@ export function createMetrics(sources: {
   policy: () => { revision?: string; loaded: boolean; reloadFailures: number; lastError?: string };
   directory: () => { size: number; reloadFailures: number; lastError?: string } | undefined;
   log?: () => { droppedLines: number; bufferedBytes: number };
+  /** The decision memo's lookups in this process, over every bundle revision it served. */
+  memo?: () => { hits: number; misses: number };
 }): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -47,6 +49,11 @@ export function createMetrics(sources: {
   gauge("portier_directory_size", "Synced users in the directory", "min", () => sources.directory()?.size ?? 0);
   gauge("portier_directory_last_load_failed", "1 when the last directory reload was refused", "max", () => (sources.directory()?.lastError ? 1 : 0));
   counter("portier_directory_reload_failures_total", "Refused directory reloads", () => sources.directory()?.reloadFailures ?? 0);
+  const memo = sources.memo;
+  if (memo) {
+    counter("portier_decision_memo_hits_total", "Decisions answered from the decision memo", () => memo().hits);
+    counter("portier_decision_memo_misses_total", "Decisions the memo did not hold (evaluated by the policy)", () => memo().misses);
+  }
   const log = sources.log;
   if (log) {
     counter("portier_log_lines_dropped_total", "Log lines dropped because stdout was not drained and the log buffer was full", () => log().droppedLines);

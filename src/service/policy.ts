@@ -51,7 +51,7 @@ export class PolicyHolder {
         const resolveRole = roleResolver(engine.roles, "catalog.roles");
         return Object.freeze({ engine, resolveRole, rolesOf: entryRoles(resolveRole) });
       } catch (err) {
-        await engine.close();
+        engine.close();
         throw err instanceof RoleNameError ? new EngineLoadError("data_invalid", `${source}:/data.json: ${err.message}`, { cause: err }) : err;
       }
     };
@@ -73,7 +73,7 @@ export class PolicyHolder {
         this.etag = "url" in from ? candidateEtag : undefined;
         this.onActivate?.(next);
         // Let in-flight decisions on the old engine finish before closing it.
-        if (old) setTimeout(() => void old.engine.close().catch(() => undefined), 1000).unref();
+        if (old) setTimeout(() => old.engine.close(), 1000).unref();
       },
       describe: (p) => ({ revision: p?.engine.revision }),
       logger,
@@ -115,6 +115,6 @@ export class PolicyHolder {
 
   async close(): Promise<void> {
     this.reloader.close();
-    await this.engine?.close();
+    this.engine?.close();
   }
 }

@@ -6,6 +6,7 @@
  * and closes the connection.
  */
 import type { IncomingMessage } from "node:http";
+import { parse as parseContentType } from "content-type";
 
 export interface BodyLimits {
   maxBytes: number;
@@ -24,17 +25,11 @@ const JSON_SUFFIX = /^application\/[a-z0-9!#$&^_.+-]+\+json$/;
  */
 function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return true;
-  const [type = "", ...params] = header.split(";");
-  const mime = type.trim().toLowerCase();
-  if (mime !== "application/json" && !JSON_SUFFIX.test(mime)) return false;
-  for (const param of params) {
-    const eq = param.indexOf("=");
-    const name = param.slice(0, eq < 0 ? undefined : eq).trim().toLowerCase();
-    if (name !== "charset") continue;
-    const value = eq < 0 ? "" : param.slice(eq + 1).trim().replace(/^"(.*)"$/, "$1").toLowerCase();
-    if (value !== "utf-8" && value !== "utf8") return false;
-  }
-  return true;
+  // The jshttp parser express uses (RFC 9110: type lower-cased, parameter names lower-cased, quotes removed).
+  const { type, parameters } = parseContentType(header);
+  if (type !== "application/json" && !JSON_SUFFIX.test(type)) return false;
+  const charset = parameters.charset?.toLowerCase();
+  return charset === undefined || charset === "utf-8" || charset === "utf8";
 }
 
 function refuse(status: BodyRefusal["status"], error: string, message: string): BodyResult {

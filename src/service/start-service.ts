@@ -129,7 +129,9 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));
   }
 
-  const policy = new PolicyHolder(logger, config.bundleUrl ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds } : { file: config.bundle, watch: config.watch }, config.bundleMaxBytes, verificationKey, { entries: config.decisionMemoEntries });
+  // One tally of memo hits and misses for every engine this process loads (a metric that outlives reloads).
+  const memoCounts = { hits: 0, misses: 0 };
+  const policy = new PolicyHolder(logger, config.bundleUrl ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds } : { file: config.bundle, watch: config.watch }, config.bundleMaxBytes, verificationKey, { entries: config.decisionMemoEntries, counts: memoCounts });
   // A bundle server that is down at start leaves the service not ready (and polling); a bad file stops it.
   if (!(await policy.start()) && !config.bundleUrl) {
     verifier.close();
@@ -159,7 +161,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     if (policy.current) check(policy.current);
   }
 
-  const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status(), log: () => destination });
+  const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status(), log: () => destination, memo: () => memoCounts });
   const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, roleCheck: config.roleCheck, logger, metrics });
   shareWorkerRegistry(metrics.registry);
   // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.

@@ -10,7 +10,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAccessTokenVerifier, TokenError } from "../../src/auth/index.js";
 import { unusableReason } from "../../src/auth/key-store.js";
-import { appClaims, makeKey, NOW, sign } from "./helpers.js";
+import { appClaims, makeKey, NOW, refreshKeys, sign } from "./helpers.js";
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -76,12 +76,12 @@ describe("a key set without a usable key", () => {
     cleanup.push(() => v.close());
     await v.ready();
     issuer.document = { keys: await keys() };
-    await v.refreshKeys();
+    await refreshKeys(v);
     expect(v.status()).toMatchObject({ ready: true, keyCount: 1, refreshFailures: 1 });
     expect(v.status().lastError).toMatch(/^the JWKS has no key usable to verify signatures/);
     expect(await code(v.verify(await sign(appClaims(issuer.url), good)))).toBe("ok");
     issuer.document = { keys: [good.publicJwk] };
-    await v.refreshKeys();
+    await refreshKeys(v);
     expect(v.status().lastError).toBeUndefined();
   });
 

@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 export { makeKey, sign, signRaw, type TestKey } from "../support/tokens.js";
 import type { TestKey } from "../support/tokens.js";
+import { KEY_STORE, type PortierAccessTokenVerifier } from "../../src/auth/create-access-token-verifier.js";
 
 export interface TestIssuer {
   url: string;
@@ -56,4 +57,9 @@ export function userClaims(iss: string, extra: Record<string, unknown> = {}): Re
 /** Spec 2.3: application (client credentials) flow access token. */
 export function appClaims(iss: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { iss, nbf: NOW - 5, exp: NOW + 3600, aud: "apiclients", client_id: "batch", tenant_id: TENANT, scope: "apiclients", ...extra };
+}
+
+/** Fetches the verifier's key set now, regardless of cooldown (what its refresh timer does). */
+export function refreshKeys(v: PortierAccessTokenVerifier): Promise<void> {
+  return v[KEY_STORE].refresh();
 }

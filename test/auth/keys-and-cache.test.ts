@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAccessTokenVerifier, TokenError, type PortierAccessTokenVerifier } from "../../src/auth/index.js";
-import { makeKey, sign, startIssuer, appClaims, userClaims, NOW, type TestIssuer } from "./helpers.js";
+import { refreshKeys, makeKey, sign, startIssuer, appClaims, userClaims, NOW, type TestIssuer } from "./helpers.js";
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -84,7 +84,7 @@ describe("rotation, outage, cooldown", () => {
     expect(await code(v.verify(old))).toBe("ok");
     expect((await v.verify(old)).cached).toBe(true);
     issuer.keys = [k2];
-    await v.refreshKeys();
+    await refreshKeys(v);
     expect(v.status().keyCount).toBe(1);
     expect(await code(v.verify(old))).toBe("kid_unknown"); // cached entry dropped with its key
   });
@@ -92,7 +92,7 @@ describe("rotation, outage, cooldown", () => {
   it("an unreachable issuer keeps the cached keys and reports the error", async () => {
     const { issuer, v, k1 } = await setup({ refreshCooldownMs: 0 });
     issuer.down = true;
-    await v.refreshKeys();
+    await refreshKeys(v);
     const s = v.status();
     expect(s).toMatchObject({ ready: true, keyCount: 1, refreshFailures: 1, refreshes: 1 });
     expect(s.lastError).toContain("503");
@@ -100,7 +100,7 @@ describe("rotation, outage, cooldown", () => {
     // an unknown kid during the outage is still just unknown
     expect(await code(v.verify(await sign(appClaims(issuer.url), await makeKey("k9"))))).toBe("kid_unknown");
     issuer.down = false;
-    await v.refreshKeys();
+    await refreshKeys(v);
     expect(v.status().lastError).toBeUndefined();
   });
 
@@ -170,7 +170,7 @@ describe("logging, background refresh, discovery checks", () => {
     const warnings: Array<[object, string | undefined]> = [];
     const { issuer, v } = await setup({ refreshCooldownMs: 0, logger: { warn: (o: object, m?: string) => warnings.push([o, m]) } });
     issuer.down = true;
-    await v.refreshKeys();
+    await refreshKeys(v);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]![0]).toMatchObject({ event: "keys_refused", failures: 1, keyCount: 1 });
   });
@@ -236,7 +236,7 @@ describe("keys without kid", () => {
     expect((await v.verify(t)).cached).toBe(false);
     expect((await v.verify(t)).cached).toBe(true);
     issuer.keys = [other];
-    await v.refreshKeys();
+    await refreshKeys(v);
     expect(await code(v.verify(t))).toBe("signature_invalid");
   });
 });

@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
-import { appClaims, makeKey, sign, startIssuer, NOW, type TestIssuer } from "./helpers.js";
+import { refreshKeys, appClaims, makeKey, sign, startIssuer, NOW, type TestIssuer } from "./helpers.js";
 
 const issuers: TestIssuer[] = [];
 afterAll(async () => {
@@ -46,7 +46,7 @@ describe("verifyCached", () => {
     const { v, token, issuer } = await setup();
     await v.verify(token);
     issuer.keys = [await makeKey("c2")];
-    await v.refreshKeys();
+    await refreshKeys(v);
     expect(v.verifyCached(token)).toBeUndefined();
     v.close();
   });

@@ -1,8 +1,8 @@
 /**
  * Engine benchmark: decisions per second against the SDK's own marshalling floor (JSON.stringify + encode
  * of the same input, decode + JSON.parse of the same answer), all measured in this process: a trivial
- * compiled policy and portier/decision through the SDK's evaluate() (the engine's former path), the same
- * through the engine's direct path (input written straight into wasm memory), and engine.decideSync.
+ * compiled policy and portier/decision through the SDK's evaluate() given the input object, the same through
+ * PolicyInstance (the SDK's evaluate() given the input's JSON bytes, as the engine does), and engine.decide.
  * Run: npx tsx test/bench/engine.ts (needs build/bundle.tar.gz: make policies).
  */
 import { execFileSync } from "node:child_process";
@@ -48,7 +48,7 @@ async function trivialBundle(): Promise<Bundle> {
 
 export async function main(): Promise<void> {
   const engine = await loadEngine(BUNDLE);
-  const answer = JSON.stringify([{ result: engine.decideSync(INPUT) }]);
+  const answer = JSON.stringify([{ result: engine.decide(INPUT) }]);
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   const answerBytes = encoder.encode(answer);
@@ -58,6 +58,7 @@ export async function main(): Promise<void> {
   const bundle = await readBundle(readFileSync(BUNDLE), BUNDLE, [DECISION_ENTRYPOINT]);
   const viaSdk = sdkPolicy(bundle);
   const direct = new PolicyInstance(bundle, BUNDLE);
+  const decisionId = direct.entrypointId(DECISION_ENTRYPOINT)!;
 
   const rates = compareSync({
     "marshalling floor (stringify+encode input, decode+parse answer)": () => {
@@ -67,26 +68,26 @@ export async function main(): Promise<void> {
     "trivial policy, SDK evaluate()": () => {
       trivialSdk.evaluate(INPUT, "trivial/allow");
     },
-    "trivial policy, direct (input straight into wasm memory)": () => {
-      trivialDirect.evaluate("trivial/allow", INPUT);
+    "trivial policy, PolicyInstance (SDK evaluate() on JSON bytes)": () => {
+      trivialDirect.evaluateJson(trivialDirect.entrypointId("trivial/allow")!, JSON.stringify(INPUT));
     },
-    "portier/decision, SDK evaluate() (before)": () => {
+    "portier/decision, SDK evaluate() on the object": () => {
       viaSdk.evaluate(INPUT, DECISION_ENTRYPOINT);
     },
-    "portier/decision, direct (after)": () => {
-      direct.evaluate(DECISION_ENTRYPOINT, INPUT);
+    "portier/decision, PolicyInstance (SDK evaluate() on JSON bytes)": () => {
+      direct.evaluateJson(decisionId, JSON.stringify(INPUT));
     },
-    "engine.decideSync, no memo (validate + evaluate + check)": () => {
-      engine.decideSync(INPUT);
+    "engine.decide, no memo (validate + evaluate + check)": () => {
+      engine.decide(INPUT);
     },
-    "engine.decideSync, no memo, application token": () => {
-      engine.decideSync(APPLICATION_INPUT);
+    "engine.decide, no memo, application token": () => {
+      engine.decide(APPLICATION_INPUT);
     },
   }, { rounds: 9, ms: 250, clock: "cpu", rotate: true });
   const floor = rates[0]!.perSecond;
   console.log("engine: evaluations per second of CPU time, in-process (median of interleaved rounds), ratio = floor's time / its time");
   for (const r of rates) console.log(`  ${r.name.padEnd(62)} ${fmt(r.perSecond).padStart(10)}  ratio to floor ${(r.perSecond / floor).toFixed(3)}  ${(1e6 / r.perSecond).toFixed(1)} us`);
-  console.log(`  direct path vs SDK evaluate(): trivial ${(rates[2]!.perSecond / rates[1]!.perSecond).toFixed(2)}x, portier/decision ${(rates[4]!.perSecond / rates[3]!.perSecond).toFixed(2)}x`);
+  console.log(`  PolicyInstance vs SDK evaluate() on the object: trivial ${(rates[2]!.perSecond / rates[1]!.perSecond).toFixed(2)}x, portier/decision ${(rates[4]!.perSecond / rates[3]!.perSecond).toFixed(2)}x`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

@@ -1,33 +1,32 @@
 /**
  * The decision hot path in process, each lean change against the way it was done before, in the same run
  * (interleaved rounds, medians of operations per CPU second of this process, ratios new / before):
- *   - the decision log line: pino's logger.info vs the hand-built line, same destination (to /dev/null);
- *   - the decision metrics: prom-client Counter.inc + Histogram.observe vs plain counters;
- *   - a cached token and the in-process engine: await verify + await decide vs verifyCached + decideSync;
+ *   - a cached token and the in-process engine: await verify + decide vs verifyCached + decide;
  *   - the answer's headers: an object with a spread vs a flat array, through ServerResponse.writeHead;
  *   - all together: the request listener (forward-auth/nginx and POST /decide) of the base commit's source
  *     (git archive of BENCH_BASE, default the merge base with main) vs this tree's, with the real verifier
  *     (token cached), the project's bundle, the service's logger and metrics.
- * Then, unless BENCH_HTTP=0, the same two services over HTTP with wrk (if installed): interleaved rounds,
- * median req/s and the server's CPU microseconds per request (from /proc). Run: npx tsx test/bench/hot-path.ts
+ * Then, unless BENCH_HTTP=0, the same two services over HTTP with wrk (if installed), each compiled (tsc) and run
+ * as `node dist/cli/main.js serve` like the service benchmark: POST /decide and GET /forward-auth/nginx with
+ * path ids never repeating (test/bench/wrk.ts), interleaved rounds in rotating order, median req/s and the
+ * server's CPU microseconds per request (its process tree, from /proc), and the load average around the rounds.
+ * Run: make build && npx tsx test/bench/hot-path.ts (BENCH_HTTP_ONLY=1: the HTTP rows only).
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, symlinkSync, writeFileSync } from "node:fs";
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { pino, type Logger } from "pino";
-import { Counter, Histogram, Registry } from "prom-client";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
 import { loadEngine, normalisePath, tokenFacts, type InProcessEngine } from "../../src/engine/index.js";
 import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
-import { createDecisionLog, type DecisionLogFields } from "../../src/service/decide/decision-log.js";
-import { DECISION_BUCKETS, DecisionCounts } from "../../src/service/decision-counts.js";
 import { fmt } from "./measure.js";
+import { runWrk, treeCpuSeconds, type Load } from "./wrk.js";
 import { freePort } from "../support/free-port.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -144,35 +143,18 @@ export async function main(): Promise<void> {
   await verifier.ready();
   await verifier.verify(token);
   const input = { method: "GET", path: PATH, token: tokenFacts(claims), roles: ["enseignant_jeune"], synced: true, role_check: "enforce" as const };
-  const decision = engine.decideSync(input);
+  const decision = engine.decide(input);
   if (!decision.allow) throw new Error("the benchmark request is not allowed");
 
   console.log(`Hot path in process (${ROUNDS} interleaved rounds of ${MS} ms, medians; base ${ref.slice(0, 12)}):`);
 
-  // 1. The decision log line.
-  const fields: DecisionLogFields = {
-    event: "decision", decision_id: "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f", adapter: "forward-auth/nginx", method: "GET", path: PATH, raw_path: undefined,
-    route: decision.route?.template ?? null, flow: decision.flow, client_id: "web", sub: SUB, tenant_id: TENANT, roles: ["enseignant_jeune"], allow: true, status: 200,
-    reason: decision.reason, message: decision.message, request_id: "0123456789abcdef0123456789abcdef", traceparent: null, client_address: "127.0.0.1", would_deny: null,
-    revision: engine.revision, input, latency_ms: 0.142,
-  };
-  const handBuilt = createDecisionLog(logger);
-  const log = await compareMaybe({ pino: () => logger.info({ ...fields }, "decision"), built: () => handBuilt({ ...fields }) });
-  report("decision log line (pino.info -> hand-built)", log.get("pino")!, log.get("built")!);
-
-  // 2. The decision metrics.
-  const promRegistry = new Registry();
-  const counter = new Counter({ name: "portier_decisions_total", help: "h", labelNames: ["allow", "reason", "flow", "adapter"] as const, registers: [promRegistry] });
-  const histogram = new Histogram({ name: "portier_decision_duration_seconds", help: "h", labelNames: ["adapter"] as const, buckets: [...DECISION_BUCKETS], registers: [promRegistry] });
-  const counts = new DecisionCounts(new Registry());
-  const metrics = await compareMaybe({
-      prom: () => {
-        counter.inc({ allow: "true", reason: "allowed", flow: "accessCode", adapter: "forward-auth/nginx" });
-        histogram.observe({ adapter: "forward-auth/nginx" }, 0.00014);
-      },
-      plain: () => counts.count(true, "allowed", "accessCode", "forward-auth/nginx", 0.00014),
-  });
-  report("decision metrics (prom-client -> plain counters)", metrics.get("prom")!, metrics.get("plain")!);
+  const decisionId = "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f";
+  const base = baseTree(ref);
+  if (process.env.BENCH_HTTP_ONLY === "1") {
+    await overHttp(base, { jwksFile, directoryFile, token, bundle });
+    verifier.close();
+    return;
+  }
 
   // 3. A cached token and the in-process engine, with and without promises (path normalised in both).
   const withAwait = async () => {
@@ -183,14 +165,14 @@ export async function main(): Promise<void> {
   const withoutAwait = () => {
     const p = normalisePath(PATH);
     const v = verifier.verifyCached!(token)!;
-    return engine.decideSync({ ...input, path: p.ok ? p.path : "", token: tokenFacts(v.claims) });
+    return engine.decide({ ...input, path: p.ok ? p.path : "", token: tokenFacts(v.claims) });
   };
   const sync = await compareMaybe({ withAwait, withoutAwait });
   report("cached token + engine (await -> synchronous)", sync.get("withAwait")!, sync.get("withoutAwait")!);
 
   // 4. The answer's headers.
-  const headerValues = { id: fields.decision_id, sub: SUB, tenant: TENANT, roles: "enseignant_jeune", client: "web", flow: "accessCode", reason: "allowed" };
-  const body = JSON.stringify({ allow: true, decision_id: fields.decision_id });
+  const headerValues = { id: decisionId, sub: SUB, tenant: TENANT, roles: "enseignant_jeune", client: "web", flow: "accessCode", reason: "allowed" };
+  const body = JSON.stringify({ allow: true, decision_id: decisionId });
   const headers = await compareMaybe({
       object: () => {
         const h: Record<string, string> = { "x-portier-decision-id": headerValues.id, "cache-control": "no-store" };
@@ -216,7 +198,6 @@ export async function main(): Promise<void> {
   report("answer headers (object spread -> flat array), incl. writeHead", headers.get("object")!, headers.get("flat")!);
 
   // 5. All together: the base commit's request listener vs this tree's.
-  const base = baseTree(ref);
   const listeners: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {};
   for (const [name, src] of [["before", join(base, "src")], ["after", join(ROOT, "src")]] as const) {
     const imp = <T>(rel: string) => import(pathToFileURL(join(src, rel)).href) as Promise<T>;
@@ -262,69 +243,72 @@ export async function main(): Promise<void> {
 
   if (process.env.BENCH_HTTP !== "0") await overHttp(base, { jwksFile, directoryFile, token, bundle });
   verifier.close();
-  await engine.close();
+  engine.close();
 }
 
-
-/** CPU seconds (user + system) of a process so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 async function overHttp(base: string, f: { jwksFile: string; directoryFile: string; token: string; bundle: string }): Promise<void> {
   if (spawnSync("wrk", ["--version"]).error) {
     console.log("wrk not installed: HTTP comparison skipped");
     return;
   }
+  // The base commit compiled like this tree's dist/ (make build), each run as `node dist/cli/main.js serve`.
+  execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(base, "tsconfig.json")], { stdio: "inherit" });
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
-  const servers: { name: string; port: number; proc: ChildProcess }[] = [];
+  const rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 5);
+  const servers: { name: string; url: string; proc: ChildProcess }[] = [];
+  const scriptFile = join(mkdtempSync(join(tmpdir(), "portier-wrk-")), "load.lua");
   try {
     for (const [name, root] of [["before", base], ["after", ROOT]] as const) {
       const port = await freePort();
       const devNull = openSync("/dev/null", "w");
-      const proc = spawn(process.execPath, ["--import", "tsx", join(root, "src", "cli", "main.ts"), "serve", "--issuer", ISSUER, "--jwks", f.jwksFile, "--directory", f.directoryFile, "--bundle", f.bundle, "--port", String(port), "--workers", "1"], { cwd: root, stdio: ["ignore", devNull, "inherit"] });
-      servers.push({ name, port, proc });
+      const proc = spawn(process.execPath, [join(root, "dist", "cli", "main.js"), "serve", "--issuer", ISSUER, "--jwks", f.jwksFile, "--directory", f.directoryFile, "--bundle", f.bundle, "--port", String(port), "--workers", "1"], { cwd: root, stdio: ["ignore", devNull, "inherit"] });
+      servers.push({ name, url: `http://127.0.0.1:${port}`, proc });
     }
     for (const s of servers) {
       const end = Date.now() + 60_000;
       for (;;) {
-        const ok = await fetch(`http://127.0.0.1:${s.port}/ready`).then((r) => r.ok, () => false);
+        const ok = await fetch(`${s.url}/ready`).then((r) => r.ok, () => false);
         if (ok) break;
         if (Date.now() > end) throw new Error(`${s.name} service did not become ready`);
         await new Promise((r) => setTimeout(r, 200));
       }
     }
-    // With --workers 1 the spawned process is the service itself.
-    const workerPid = (pid: number): number => pid;
-    const script = join(mkdtempSync(join(tmpdir(), "portier-wrk-")), "decide.lua");
-    writeFileSync(script, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(JSON.stringify({ method: "GET", path: PATH, token: f.token }))}\n`);
-    const targets: [string, string[]][] = [
-      ["GET /forward-auth/nginx", ["-H", "X-Original-Method: GET", "-H", `X-Original-URI: ${PATH}`, "-H", `Authorization: Bearer ${f.token}`]],
-      ["POST /decide", ["-s", script]],
+    const template = PATH.replace("42", "{id}");
+    const loads: [string, Load][] = [
+      ["POST /decide, ids never repeating", { method: "POST", target: "/decide", pathTemplate: template, unique: true, variants: [{ headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "GET", path: "__PATH__", token: f.token }) }] }],
+      ["GET /forward-auth/nginx, ids never repeating", { method: "GET", target: "/forward-auth/nginx", pathTemplate: template, unique: true, variants: [{ headers: { "x-original-method": "GET", "x-original-uri": "__PATH__", authorization: `Bearer ${f.token}` } }] }],
     ];
-    console.log(`Over HTTP with wrk (10 connections, 1 thread, ${seconds}s rounds, ${ROUNDS > 5 ? 5 : ROUNDS} interleaved rounds, medians; one worker each):`);
-    for (const [label, args] of targets) {
-      const path = label.split(" ")[1]!;
-      const rps = new Map<string, number[]>();
-      const cpu = new Map<string, number[]>();
-      for (let r = 0; r < Math.min(ROUNDS, 5); r++) {
-        for (const s of servers) {
-          const pid = workerPid(s.proc.pid!);
-          const c0 = cpuSeconds(pid);
-          const out = execFileSync("wrk", ["-t1", "-c10", `-d${seconds}s`, ...args, `http://127.0.0.1:${s.port}${path}`], { encoding: "utf8" });
-          const c1 = cpuSeconds(pid);
-          const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
-          const non2xx = /Non-2xx/.test(out);
-          if (non2xx) throw new Error(`${s.name} ${label}: non-2xx answers:\n${out}`);
-          (rps.get(s.name) ?? rps.set(s.name, []).get(s.name)!).push(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0));
-          (cpu.get(s.name) ?? cpu.set(s.name, []).get(s.name)!).push(((c1 - c0) * 1e6) / Math.max(total, 1));
-        }
+    const runs = loads.flatMap(([label, load]) => servers.map((s) => ({ label, load, s })));
+    let start = 1_000_000;
+    const measure = async (run: (typeof runs)[number], secs: number) => {
+      const pid = run.s.proc.pid!;
+      const c0 = treeCpuSeconds(pid);
+      const r = await runWrk(run.s.url, run.load, { connections: 10, seconds: secs, start, scriptFile });
+      start += 10_000_000;
+      if (r.bad > 0) throw new Error(`${run.s.name} ${run.label}: ${r.bad} errors or non-2xx answers`);
+      return { rps: r.rps, cpuUs: ((treeCpuSeconds(pid) - c0) * 1e6) / Math.max(r.requests, 1) };
+    };
+    for (const run of runs) await measure(run, 2); // warm-up: JIT, token cache
+    const samples = new Map<string, { rps: number[]; cpuUs: number[] }>(runs.map((r) => [`${r.label}|${r.s.name}`, { rps: [], cpuUs: [] }]));
+    const load0 = loadavg()[0]!;
+    for (let round = 0; round < rounds; round++) {
+      for (let i = 0; i < runs.length; i++) {
+        const run = runs[(i + round) % runs.length]!;
+        const m = await measure(run, seconds);
+        const x = samples.get(`${run.label}|${run.s.name}`)!;
+        x.rps.push(m.rps);
+        x.cpuUs.push(m.cpuUs);
       }
-      const b = median(rps.get("before")!);
-      const a = median(rps.get("after")!);
-      console.log(`  ${label.padEnd(24)} before ${fmt(b).padStart(9)} (${median(cpu.get("before")!).toFixed(0)} us CPU/req)  after ${fmt(a).padStart(9)} (${median(cpu.get("after")!).toFixed(0)} us CPU/req)  ${(a / b).toFixed(2)}x req/s, ${(median(cpu.get("before")!) / median(cpu.get("after")!)).toFixed(2)}x less CPU`);
     }
+    console.log(`Over HTTP with wrk (10 connections, 1 thread, ${rounds} interleaved rounds of ${seconds} s, medians; node dist/cli/main.js serve, one worker each):`);
+    for (const [label] of loads) {
+      const b = samples.get(`${label}|before`)!;
+      const a = samples.get(`${label}|after`)!;
+      const [br, ar, bc, ac] = [median(b.rps), median(a.rps), median(b.cpuUs), median(a.cpuUs)];
+      console.log(`  ${label.padEnd(46)} before ${fmt(br).padStart(9)} (${bc.toFixed(0)} us CPU/req)  after ${fmt(ar).padStart(9)} (${ac.toFixed(0)} us CPU/req)  ${(ar / br).toFixed(3)}x req/s, ${(ac / bc).toFixed(3)}x CPU per request`);
+    }
+    console.log(`  load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`);
   } finally {
     for (const s of servers) s.proc.kill("SIGTERM");
   }

@@ -1,5 +1,5 @@
 /**
- * Decision memo benchmark: engine.decideSync with the memo (the service's default size) against the same
+ * Decision memo benchmark: engine.decide with the memo (the service's default size) against the same
  * engine without it, in the same run, on generated traffic of a realistic shape: users and route templates
  * drawn from Zipf distributions, each path parameter filled from K distinct ids (K = 1, 10) or with an id
  * never seen before. Reports the hit rate the timed rounds saw and the ratio of decisions per second to the
@@ -69,11 +69,11 @@ export function traffic(ids: IdSpace, seed = 42): DecisionInput[] {
   });
 }
 
-/** A decideSync over the traffic, one input after the other, wrapping around. */
+/** A decide over the traffic, one input after the other, wrapping around. */
 export function replayer(engine: InProcessEngine, inputs: DecisionInput[]): () => void {
   let i = 0;
   return () => {
-    engine.decideSync(inputs[i]!);
+    engine.decide(inputs[i]!);
     i = i + 1 === inputs.length ? 0 : i + 1;
   };
 }
@@ -83,14 +83,14 @@ async function measure(inputs: DecisionInput[]): Promise<{ off: number; on: numb
   // Each engine is its own wasm instance; the two without memo bracket what instance and order alone do.
   const plain = await loadEngine(BUNDLE);
   const again = await loadEngine(BUNDLE);
-  const memoised = await loadEngine(BUNDLE, { memo: { entries: MEMO_ENTRIES } });
+  const counts = { hits: 0, misses: 0 };
+  const memoised = await loadEngine(BUNDLE, { memo: { entries: MEMO_ENTRIES, counts } });
   const [off, on, control] = compareSync({ off: replayer(plain, inputs), on: replayer(memoised, inputs), control: replayer(again, inputs) }, { rounds: 12, ms: 250, clock: "cpu", rotate: true });
-  const stats = memoised.memoStats()!;
-  return { off: (off!.perSecond + control!.perSecond) / 2, on: on!.perSecond, control: control!.perSecond / off!.perSecond, hitRate: stats.hits / (stats.hits + stats.misses) };
+  return { off: (off!.perSecond + control!.perSecond) / 2, on: on!.perSecond, control: control!.perSecond / off!.perSecond, hitRate: counts.hits / (counts.hits + counts.misses) };
 }
 
 export async function main(): Promise<void> {
-  console.log(`memo: engine.decideSync with a ${MEMO_ENTRIES}-entry memo vs without, ${USERS} users (Zipf 1.1), ${ROUTES.length} route templates (Zipf 1.1), ${REQUESTS} requests replayed in order`);
+  console.log(`memo: engine.decide with a ${MEMO_ENTRIES}-entry memo vs without, ${USERS} users (Zipf 1.1), ${ROUTES.length} route templates (Zipf 1.1), ${REQUESTS} requests replayed in order`);
   const scenarios: [string, DecisionInput[]][] = [
     ["K = 1 id per parameter", traffic(1)],
     ["K = 10 ids per parameter", traffic(10)],
@@ -117,7 +117,7 @@ async function missPathShare(): Promise<void> {
   const inputs = traffic("never");
   const plain = await loadEngine(BUNDLE);
   const memo = new DecisionMemo({ entries: MEMO_ENTRIES });
-  const decision = plain.decideSync(inputs[0]!) as Decision;
+  const decision = plain.decide(inputs[0]!) as Decision;
   let i = 0;
   let j = 0;
   const rates = compareSync(

@@ -27,14 +27,14 @@ export async function main(): Promise<void> {
   const engine = (await loadEngine(BUNDLE)) as InProcessEngine;
   const all = inputs();
   const lines = all.map((input) => {
-    const d = engine.decideSync(input);
+    const d = engine.decide(input);
     return JSON.stringify({ level: 30, time: Date.now(), pid: 1, event: "decision", decision_id: "x", adapter: "decide", method: "GET", path: input.path, route: d.route?.template ?? null, allow: d.allow, reason: d.reason, revision: engine.revision, input, msg: "decision" });
   });
   const engineRates: number[] = [];
   const replayRates: number[] = [];
   for (let round = 0; round < 5; round++) {
     let t = performance.now();
-    for (const input of all) engine.decideSync(input);
+    for (const input of all) engine.decide(input);
     engineRates.push((all.length * 1000) / (performance.now() - t));
     t = performance.now();
     const r = await replayLines(lines, engine);
@@ -44,7 +44,7 @@ export async function main(): Promise<void> {
   const e = median(engineRates);
   const r = median(replayRates);
   console.log(`replay: ${LINES} logged decisions, median of 5 interleaved rounds`);
-  console.log(`  engine.decideSync on the same inputs   ${fmt(e).padStart(10)}  ratio 1.000`);
+  console.log(`  engine.decide on the same inputs       ${fmt(e).padStart(10)}  ratio 1.000`);
   console.log(`  portier replay (parse, evaluate, group) ${fmt(r).padStart(10)}  ratio ${(r / e).toFixed(3)}`);
 }
 

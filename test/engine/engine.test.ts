@@ -6,6 +6,7 @@ import { loadEngine, EngineLoadError, InProcessEngine, POLICY_ERROR_MESSAGE, tok
 import { PolicyInstance } from "../../src/engine/policy-instance.js";
 import { readBundle, type Bundle } from "../../src/engine/read-bundle.js";
 import { requireBundle } from "../support/bundle.js";
+import { controlledEngine } from "../support/engine.js";
 import { tarOf } from "../support/tar.js";
 import { TENANT_A } from "../support/sample.js";
 
@@ -91,49 +92,45 @@ describe("deciding through the SDK", () => {
     ["null", null, /input must be object/],
   ];
   it.each(invalid)("denies input with %s (input_invalid)", (_name, bad, message) => {
-    const d = engine.decideSync(bad as DecisionInput);
+    const d = engine.decide(bad as DecisionInput);
     expect(d).toMatchObject({ allow: false, status: 403, reason: "input_invalid" });
     expect(d.message).toMatch(message);
   });
 
-  type Instance = { opaEval: (...args: number[]) => number; internals: { mem: unknown } };
-  const instanceOf = (e: InProcessEngine) => (e as unknown as { instance: Instance }).instance;
-
-  it("turns a wasm trap into a deny and replaces the instance", () => {
-    const instance = instanceOf(engine);
-    const memory = instance.internals.mem;
-    instance.opaEval = () => {
-      throw new Error("RuntimeError: unreachable");
-    };
-    const d = engine.decideSync(input());
+  it("turns a wasm trap into a deny and replaces the instance", async () => {
+    const controlled = await controlledEngine();
+    const restore = controlled.override(() => {
+      throw Object.assign(new Error("unreachable"), { name: "RuntimeError" });
+    });
+    const d = controlled.engine.decide(input());
+    restore();
     expect(d).toMatchObject({ allow: false, reason: "policy_error" });
     // The wasm's text is the internal detail; the public message is fixed (it used to carry the trap's text).
     expect(d.message).toBe(POLICY_ERROR_MESSAGE);
     expect(d.detail).toContain("unreachable");
-    expect(engine.traps).toBe(1);
-    expect(instance.internals.mem).not.toBe(memory);
-    expect(engine.decideSync(input())).toMatchObject({ allow: true });
+    expect(controlled.loads).toBe(2);
+    expect(controlled.engine.decide(input())).toMatchObject({ allow: true });
   });
 
-  it("denies when the policy answers something that is not a decision", () => {
-    const instance = instanceOf(engine);
-    const real = instance.opaEval;
-    const view = (instance as unknown as { view: Buffer }).view;
-    for (const answer of ["[]", "{nope", '[{"result":{"allow":"yes"}}]', '[{"result":{"allow":true,"status":403,"reason":"x","message":"m"}}]']) {
-      // Writes the answer where the module would, past the input, and answers its address.
-      instance.opaEval = (_r, _e, _d, _input, _len, heap) => {
-        view.write(`${answer}\0`, heap as number);
-        return heap as number;
-      };
-      expect(engine.decideSync(input())).toMatchObject({ allow: false, reason: "policy_error" });
+  it("denies when the policy answers something that is not a decision", async () => {
+    const controlled = await controlledEngine();
+    const answers: [string, () => unknown][] = [
+      ["an empty result set", () => []],
+      ["a result set the SDK cannot parse", () => JSON.parse("{nope")],
+      ["allow not a boolean", () => [{ result: { allow: "yes" } }]],
+      ["allow disagreeing with status", () => [{ result: { allow: true, status: 403, reason: "x", message: "m" } }]],
+    ];
+    for (const [, answer] of answers) {
+      const restore = controlled.override(answer);
+      expect(controlled.engine.decide(input())).toMatchObject({ allow: false, reason: "policy_error" });
+      restore();
     }
-    instance.opaEval = real;
-    expect(engine.decideSync(input())).toMatchObject({ allow: true });
+    expect(controlled.engine.decide(input())).toMatchObject({ allow: true });
   });
 
 });
 
-describe("evaluation straight through wasm memory", () => {
+describe("evaluation through the SDK's evaluate()", () => {
   // The reference: the unmodified SDK's evaluate() on a fresh instance of the same module and data.
   const sdk = createRequire(import.meta.url)("@open-policy-agent/opa-wasm") as typeof import("@open-policy-agent/opa-wasm");
   let bundle: Bundle;
@@ -156,9 +153,15 @@ describe("evaluation straight through wasm memory", () => {
     ["no input", undefined],
   ];
   it.each(cases)("answers what the SDK answers for %s", (_name, value) => {
+    const expected = JSON.stringify(reference.evaluate(value, "portier/decision"));
     const got = ours.evaluate("portier/decision", value);
     expect(got.ok).toBe(true);
-    expect(JSON.stringify((got as { results: unknown }).results)).toBe(JSON.stringify(reference.evaluate(value, "portier/decision")));
+    expect(JSON.stringify((got as { results: unknown }).results)).toBe(expected);
+    // The same input given as its JSON text (what the engine does).
+    if (value !== undefined) {
+      const text = ours.evaluateJson(ours.entrypointId("portier/decision")!, JSON.stringify(value));
+      expect(JSON.stringify((text as { results: unknown }).results)).toBe(expected);
+    }
   });
 });
 

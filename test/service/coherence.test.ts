@@ -122,8 +122,8 @@ describe("one decision, one snapshot", () => {
     const engineNamed = (name: string): DecisionEngine => ({
       revision: name,
       roles: [],
-      decide: async (input: DecisionInput) => (evaluated.push({ engine: name, roles: input.roles }), { allow: true, reason: "allowed", message: "", status: 200 } as unknown as Decision),
-      close: async () => undefined,
+      decide: (input: DecisionInput) => (evaluated.push({ engine: name, roles: input.roles }), { allow: true, reason: "allowed", message: "", status: 200 } as unknown as Decision),
+      close: () => undefined,
     });
     const snapshot = (name: string, id: string) => {
       const resolveRole = roleResolver([{ id, label: id, aliases: [ALIAS] }]);

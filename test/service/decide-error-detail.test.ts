@@ -1,7 +1,7 @@
 /**
  * The public text / internal detail split on the decision path: whatever the wasm or an engine throws is
  * written to the log and never reaches the answer (the caller sees a fixed message for its reason).
- * createDecide in process, with the real compiled bundle whose wasm is made to throw, and a fake engine.
+ * createDecide in process, with the real compiled bundle whose policy evaluation is made to throw, and a fake engine.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
@@ -10,6 +10,7 @@ import { loadEngine, InProcessEngine, POLICY_ERROR_MESSAGE, type DecisionEngine 
 import { createDecide } from "../../src/service/decide.js";
 import { requireBundle } from "../support/bundle.js";
 import { fixedPolicy } from "../support/policy-snapshot.js";
+import { controlledEngine, type ControlledEngine, type EvaluateOverride } from "../support/engine.js";
 import { TENANT_A } from "../support/sample.js";
 
 const SECRET = "wasm-internal-3f9a: memory at 0x1f00";
@@ -17,29 +18,27 @@ const TEACHER = "11111111-1111-4111-8111-111111111111";
 const CLAIMS = { sub: TEACHER, client_id: "web", tenant_id: TENANT_A, scope: "openid apiclients", auth_time: 1, idp: "local" };
 
 let real: InProcessEngine;
+let controlled: ControlledEngine;
 beforeAll(async () => {
   real = (await loadEngine(requireBundle())) as InProcessEngine;
+  controlled = await controlledEngine();
 });
 
-interface WasmInternals {
-  opaEval: (...args: number[]) => number;
-  view: Buffer;
-}
-
-/** Makes the real engine's wasm `opa_eval` do `evaluate` (throw, or answer some text) until restored. */
-function breakWasm(engine: InProcessEngine, evaluate: () => string): () => void {
-  const instance = (engine as unknown as { instance: WasmInternals }).instance;
-  const original = instance.opaEval;
-  const broken = (...args: number[]): number => {
-    const text = evaluate();
-    const at = (args[5] ?? 0) + 64;
-    instance.view.write(`${text}\0`, at);
-    return at;
-  };
-  instance.opaEval = broken;
-  // A trap makes the engine build a new instance (with its own opa_eval): then there is nothing to restore.
-  return () => {
-    if (instance.opaEval === broken) instance.opaEval = original;
+/** The real engine, its policy's evaluate() made to throw or answer `result` for one decision, then restored. */
+function breakWasm(evaluate: EvaluateOverride): DecisionEngine {
+  const { engine } = controlled;
+  return {
+    roles: engine.roles,
+    revision: engine.revision,
+    decide: (i) => {
+      const restore = controlled.override(evaluate);
+      try {
+        return engine.decide(i);
+      } finally {
+        restore();
+      }
+    },
+    close: () => undefined,
   };
 }
 
@@ -56,29 +55,31 @@ describe("an error's internal text reaches the log, never the answer", () => {
   const cases: [string, () => DecisionEngine, string, string, string][] = [
     [
       "the wasm throws (a trap)",
-      () => {
-        const restore = breakWasm(real, () => {
+      () =>
+        breakWasm(() => {
           throw Object.assign(new Error(SECRET), { name: "RuntimeError" });
-        });
-        return { ...real, roles: real.roles, revision: real.revision, decide: (i) => real.decide(i).finally(restore), close: async () => undefined };
-      },
+        }),
       "policy_error",
       POLICY_ERROR_MESSAGE,
       `"detail":"policy evaluation failed: RuntimeError: ${SECRET}"`,
     ],
     [
       "the wasm answers no decision",
-      () => {
-        const restore = breakWasm(real, () => JSON.stringify([{ result: { allow: SECRET } }]));
-        return { ...real, roles: real.roles, revision: real.revision, decide: (i) => real.decide(i).finally(restore), close: async () => undefined };
-      },
+      () => breakWasm(() => [{ result: { allow: SECRET } }]),
       "policy_error",
       POLICY_ERROR_MESSAGE,
       `"detail":"decision.allow is not a boolean"`,
     ],
     [
       "the engine itself throws",
-      () => ({ revision: "test", roles: [], decide: () => Promise.reject(new Error(SECRET)), close: async () => undefined }),
+      () => ({
+        revision: "test",
+        roles: [],
+        decide: () => {
+          throw new Error(SECRET);
+        },
+        close: () => undefined,
+      }),
       "internal_error",
       "the decision could not be made",
       `"error":"${SECRET}"`,
@@ -94,6 +95,7 @@ describe("an error's internal text reaches the log, never the answer", () => {
   });
 
   it("the broken wasm was the real engine's: restored, it answers normally again", async () => {
+    expect((await decideWith(controlled.engine)).answer).toMatchObject({ allow: true, reason: "allowed" });
     expect((await decideWith(real)).answer).toMatchObject({ allow: true, reason: "allowed" });
   });
 });

@@ -39,8 +39,8 @@ function setup(f: Fakes = {}) {
     ? {
         revision: "test",
         roles: [],
-        decide: async (input) => (inputs.push(input), answer() as Decision),
-        close: async () => undefined,
+        decide: (input) => (inputs.push(input), answer() as Decision),
+        close: () => undefined,
       }
     : undefined;
   const records: Record<string, DirectoryEntry> = f.records ?? { [TEACHER]: { tenant_id: TENANT_A, names: ["enseignant_jeune"] } };

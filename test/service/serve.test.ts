@@ -234,6 +234,23 @@ describe("health, ready, metrics", () => {
     expect(text).toContain("portier_directory_size 2");
   });
 
+  it("GET /metrics: the decision memo's hits and misses, one lookup per decision the policy is asked for", async () => {
+    const scrape = async () => {
+      const text = await (await fetch(`${svc.url}/metrics`)).text();
+      const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1]);
+      return { hits: value("portier_decision_memo_hits_total"), misses: value("portier_decision_memo_misses_total") };
+    };
+    const before = await scrape();
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${svc.url}/forward-auth/nginx`, { headers: { "X-Original-Method": "GET", "X-Original-URI": "/v2/ORG001/elevesJeunes/memo-1/absences", Authorization: `Bearer ${tokens.teacher}` } });
+      expect(res.status).toBe(200);
+    }
+    const after = await scrape();
+    // Stored at its second miss, answered from the memo at the third.
+    expect(after.hits - before.hits + (after.misses - before.misses)).toBe(3);
+    expect(after.hits - before.hits).toBe(1);
+  });
+
   it("404 on unknown endpoints", async () => {
     expect((await fetch(`${svc.url}/nope`)).status).toBe(404);
   });

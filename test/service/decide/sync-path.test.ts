@@ -1,8 +1,8 @@
 /**
- * The decision pipeline without promises: a token the verifier has cached (verifyCached) and an engine that
- * answers in the calling thread (decideSync) give the answer directly, the same answer and the same log line
- * as the asynchronous path; a cache miss or an asynchronous engine gives a promise. Every path, failures
- * included, writes exactly one decision line and counts exactly one decision.
+ * The decision pipeline without promises: a token the verifier has cached (verifyCached) and the engine
+ * (which answers in the calling thread) give the answer directly, the same answer and the same log line as
+ * the asynchronous path; a cache miss gives a promise. Every path, failures included, writes exactly one
+ * decision line and counts exactly one decision.
  */
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
@@ -20,9 +20,8 @@ const ALLOW: Decision = { allow: true, status: 200, reason: "allowed", message: 
 
 interface Options {
   cached: boolean;
-  syncEngine: boolean;
   verify?: () => Promise<unknown>;
-  decideSync?: (input: DecisionInput) => Decision;
+  decide?: (input: DecisionInput) => Decision;
 }
 
 function setup(o: Options) {
@@ -32,8 +31,7 @@ function setup(o: Options) {
     verify: o.verify ?? (async () => ({ claims: CLAIMS, header: {}, cached: false })),
     ...(o.cached ? { verifyCached: () => ({ claims: CLAIMS, header: {}, cached: true }) } : { verifyCached: () => undefined }),
   } as unknown as AccessTokenVerifier;
-  const decideSync = o.decideSync ?? (() => ALLOW);
-  const engine: DecisionEngine = { revision: "r1", roles: [], decide: async (input) => decideSync(input), close: async () => undefined, ...(o.syncEngine ? { decideSync } : {}) };
+  const engine: DecisionEngine = { revision: "r1", roles: [], decide: o.decide ?? (() => ALLOW), close: () => undefined };
   const registry = new Registry();
   const decisions = new DecisionCounts(registry);
   const decide = createDecide({ verifier, policy: fixedPolicy(engine), directory: { lookup: () => ({ tenant_id: TENANT_A, names: ["enseignant_jeune"] }) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: { registry, decisions } });
@@ -50,12 +48,12 @@ function setup(o: Options) {
 
 const stable = (x: Record<string, unknown>) => ({ ...x, decision_id: "-", time: 0, latency_ms: 0 });
 
-describe("a cached token and an in-process engine answer without a promise", () => {
+describe("a cached token and the engine answer without a promise", () => {
   it("the answer is a value, the same as the asynchronous path's, with the same log line", async () => {
-    const sync = setup({ cached: true, syncEngine: true });
+    const sync = setup({ cached: true });
     const now = sync.ask();
     expect(now).not.toBeInstanceOf(Promise);
-    const async = setup({ cached: false, syncEngine: false });
+    const async = setup({ cached: false });
     const later = async.ask();
     expect(later).toBeInstanceOf(Promise);
     expect(stable({ ...(await later) })).toEqual(stable({ ...(await now) }));
@@ -63,24 +61,20 @@ describe("a cached token and an in-process engine answer without a promise", () 
     expect(sync.lines.map(stable)).toEqual(async.lines.map(stable));
   });
 
-  const promised: [string, Options][] = [
-    ["a token not in the cache", { cached: false, syncEngine: true }],
-    ["an engine without decideSync", { cached: true, syncEngine: false }],
-  ];
-  it.each(promised)("%s: a promise", (_name, o) => {
-    expect(setup(o).ask()).toBeInstanceOf(Promise);
+  it("a token not in the cache: a promise", () => {
+    expect(setup({ cached: false }).ask()).toBeInstanceOf(Promise);
   });
 });
 
 describe("every path is recorded once: one decision line, one count", () => {
   const paths: [string, Options, string | null, string][] = [
-    ["allowed, all synchronous", { cached: true, syncEngine: true }, "t", "allowed"],
-    ["no token", { cached: true, syncEngine: true }, null, "token_missing"],
-    ["verify refuses", { cached: false, syncEngine: true, verify: async () => { throw new TokenError("token_expired", "expired"); } }, "t", "token_expired"],
-    ["verify fails otherwise", { cached: false, syncEngine: true, verify: async () => { throw new Error("boom"); } }, "t", "internal_error"],
-    ["decideSync throws", { cached: true, syncEngine: true, decideSync: () => { throw new Error("boom"); } }, "t", "internal_error"],
-    ["the asynchronous engine throws", { cached: true, syncEngine: false, decideSync: () => { throw new Error("boom"); } }, "t", "internal_error"],
-    ["decideSync answers a malformed allow", { cached: true, syncEngine: true, decideSync: () => ({ ...ALLOW, status: 403 }) }, "t", "allowed"],
+    ["allowed, all synchronous", { cached: true }, "t", "allowed"],
+    ["no token", { cached: true }, null, "token_missing"],
+    ["verify refuses", { cached: false, verify: async () => { throw new TokenError("token_expired", "expired"); } }, "t", "token_expired"],
+    ["verify fails otherwise", { cached: false, verify: async () => { throw new Error("boom"); } }, "t", "internal_error"],
+    ["the engine throws", { cached: true, decide: () => { throw new Error("boom"); } }, "t", "internal_error"],
+    ["the engine throws after a token check that awaited", { cached: false, decide: () => { throw new Error("boom"); } }, "t", "internal_error"],
+    ["the engine answers a malformed allow", { cached: true, decide: () => ({ ...ALLOW, status: 403 }) }, "t", "allowed"],
   ];
   it.each(paths)("%s", async (_name, o, token, reason) => {
     const s = setup(o);
