@@ -97,7 +97,8 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
   void process.stdout;
   const destination = new BoundedLogDestination({ fd: 1, maxBufferBytes: config.logBufferBytes });
-  process.once("exit", () => destination.flushSync());
+  const flushOnExit = (): void => destination.flushSync();
+  process.once("exit", flushOnExit);
   const logger =
     options.logger ??
     pino({ level: config.logLevel, base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, options.logDestination ?? destination);
@@ -255,6 +256,7 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       directory?.close();
       await policy.close();
       await destination.end(1000);
+      process.off("exit", flushOnExit);
     },
   };
 }
