@@ -27,18 +27,29 @@ const isAsConst = (type: ts.TypeNode) =>
 
 const isUnknownAssertion = (node: ts.Expression): boolean => {
   const inner = ts.isParenthesizedExpression(node) ? node.expression : node;
-  return (ts.isAsExpression(inner) || ts.isTypeAssertionExpression(inner)) && inner.type.kind === ts.SyntaxKind.UnknownKeyword;
+  return (
+    (ts.isAsExpression(inner) || ts.isTypeAssertionExpression(inner)) &&
+    inner.type.kind === ts.SyntaxKind.UnknownKeyword
+  );
 };
 
 /** The counts of one file's text. */
 export function countAssertions(text: string, fileName = "file.ts"): AssertionCounts {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
-  const counts: AssertionCounts = { lines: text.split("\n").length - (text.endsWith("\n") ? 1 : 0), as: 0, asUnknownAs: 0, nonNull: 0 };
+  const counts: AssertionCounts = {
+    lines: text.split("\n").length - (text.endsWith("\n") ? 1 : 0),
+    as: 0,
+    asUnknownAs: 0,
+    nonNull: 0,
+  };
   const visit = (node: ts.Node): void => {
     if ((ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) && !isAsConst(node.type)) {
       // The inner `x as unknown` of `x as unknown as T` is half of one double assertion, not a second one.
       const parent = ts.isParenthesizedExpression(node.parent) ? node.parent.parent : node.parent;
-      const innerOfDouble = node.type.kind === ts.SyntaxKind.UnknownKeyword && parent !== undefined && (ts.isAsExpression(parent) || ts.isTypeAssertionExpression(parent));
+      const innerOfDouble =
+        node.type.kind === ts.SyntaxKind.UnknownKeyword &&
+        parent !== undefined &&
+        (ts.isAsExpression(parent) || ts.isTypeAssertionExpression(parent));
       if (!innerOfDouble) {
         counts.as++;
         if (isUnknownAssertion(node.expression)) counts.asUnknownAs++;
@@ -87,7 +98,8 @@ export const perKiloLine = (n: number, lines: number): number => (lines === 0 ? 
 function bar(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new Error(`${flag}: expected a number >= 0, got ${JSON.stringify(value)}`);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0)
+    throw new Error(`${flag}: expected a number >= 0, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -105,14 +117,22 @@ function main(argv: string[]): number {
   const { folders, total } = countTree(values.root);
   const row = (name: string, c: AssertionCounts) =>
     `${name.padEnd(12)} ${String(c.lines).padStart(6)} ${String(c.as).padStart(5)} ${perKiloLine(c.as, c.lines).toFixed(1).padStart(7)} ${String(c.asUnknownAs).padStart(12)} ${String(c.nonNull).padStart(5)} ${perKiloLine(c.nonNull, c.lines).toFixed(1).padStart(7)}`;
-  console.log(`${"folder".padEnd(12)} ${"lines".padStart(6)} ${"as".padStart(5)} ${"as/kloc".padStart(7)} ${"as unknown as".padStart(12)} ${"!".padStart(5)} ${"!/kloc".padStart(7)}`);
+  console.log(
+    `${"folder".padEnd(12)} ${"lines".padStart(6)} ${"as".padStart(5)} ${"as/kloc".padStart(7)} ${"as unknown as".padStart(12)} ${"!".padStart(5)} ${"!/kloc".padStart(7)}`,
+  );
   for (const [name, c] of [...folders].sort(([a], [b]) => a.localeCompare(b))) console.log(row(name, c));
   console.log(row("total", total));
   const failures: string[] = [];
   const asRate = perKiloLine(total.as, total.lines);
   const nonNullRate = perKiloLine(total.nonNull, total.lines);
-  if (maxAs !== undefined && asRate > maxAs) failures.push(`${total.as} \`as\` assertions in ${values.root}/ are ${asRate.toFixed(1)} per 1,000 lines, above the bar of ${maxAs} (--max-as-per-kloc): type the values instead (type guards, generics, typed validators, satisfies)`);
-  if (maxNonNull !== undefined && nonNullRate > maxNonNull) failures.push(`${total.nonNull} non-null assertions in ${values.root}/ are ${nonNullRate.toFixed(1)} per 1,000 lines, above the bar of ${maxNonNull} (--max-non-null-per-kloc)`);
+  if (maxAs !== undefined && asRate > maxAs)
+    failures.push(
+      `${total.as} \`as\` assertions in ${values.root}/ are ${asRate.toFixed(1)} per 1,000 lines, above the bar of ${maxAs} (--max-as-per-kloc): type the values instead (type guards, generics, typed validators, satisfies)`,
+    );
+  if (maxNonNull !== undefined && nonNullRate > maxNonNull)
+    failures.push(
+      `${total.nonNull} non-null assertions in ${values.root}/ are ${nonNullRate.toFixed(1)} per 1,000 lines, above the bar of ${maxNonNull} (--max-non-null-per-kloc)`,
+    );
   for (const f of failures) console.error(`count-assertions: ${f}`);
   return failures.length > 0 ? 1 : 0;
 }

@@ -12,6 +12,7 @@ if (!report || !existsSync(report)) {
   if (r.numPendingTests) parts.push(`${r.numPendingTests} skipped`);
   const brokenFiles = (r.testResults ?? []).filter((f) => f.status === "failed" && f.message).length;
   if (brokenFiles) parts.push(`${brokenFiles} file(s) failed to run`);
-  if (exitCode !== "0" && r.numFailedTests === 0 && brokenFiles === 0) parts.push(`exit ${exitCode}: errors outside tests, see above`);
+  if (exitCode !== "0" && r.numFailedTests === 0 && brokenFiles === 0)
+    parts.push(`exit ${exitCode}: errors outside tests, see above`);
   console.log(`vitest: ${parts.join(", ")}`);
 }

@@ -23,7 +23,13 @@ export interface PortierAccessTokenVerifier extends AccessTokenVerifier {
 
 export function createAccessTokenVerifier(options: VerifierOptions): PortierAccessTokenVerifier {
   const o = resolveOptions(options);
-  const store = new KeyStore({ issuer: o.issuer, jwksUri: o.jwksUri, jwksFile: o.jwksFile, refreshCooldownMs: o.refreshCooldownMs, logger: o.logger });
+  const store = new KeyStore({
+    issuer: o.issuer,
+    jwksUri: o.jwksUri,
+    jwksFile: o.jwksFile,
+    refreshCooldownMs: o.refreshCooldownMs,
+    logger: o.logger,
+  });
   const cache = new VerifiedTokenCache(o.cacheSize);
   store.onRemoved((kids) => cache.dropKids(kids));
   const first = store.refresh();
@@ -50,11 +56,16 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
     Object.freeze(claims.aud);
     Object.freeze(claims.scope);
     Object.freeze(claims.amr);
-    return { value: { claims: Object.freeze(claims), header: Object.freeze(header), cached: false }, exp: claims.exp, kid };
+    return {
+      value: { claims: Object.freeze(claims), header: Object.freeze(header), cached: false },
+      exp: claims.exp,
+      kid,
+    };
   }
 
   const expired = (entry: CacheEntry) => entry.exp <= o.now() - o.clockToleranceSec;
-  const cacheable = (token: string) => o.cacheSize > 0 && !closed && typeof token === "string" && token.length > 0 && token.length <= o.maxTokenBytes;
+  const cacheable = (token: string) =>
+    o.cacheSize > 0 && !closed && typeof token === "string" && token.length > 0 && token.length <= o.maxTokenBytes;
 
   return {
     [KEY_STORE]: store,
@@ -84,7 +95,11 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
     },
     async ready(): Promise<void> {
       await first;
-      if (!store.isLoaded) throw new TokenError("keys_unavailable", `the issuer's keys could not be loaded: ${store.status().lastError ?? "unknown error"}`);
+      if (!store.isLoaded)
+        throw new TokenError(
+          "keys_unavailable",
+          `the issuer's keys could not be loaded: ${store.status().lastError ?? "unknown error"}`,
+        );
     },
     status: () => store.status(),
     close(): void {

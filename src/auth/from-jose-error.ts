@@ -19,7 +19,10 @@ function claimRefusal(err: errors.JWTClaimValidationFailed, w: RefusalWording): 
   if (claim === "iss") {
     const iss = payload.iss;
     return typeof iss === "string"
-      ? new TokenError("issuer_mismatch", `the ${w.noun} was issued by ${iss.slice(0, 200)}, not by the ${w.issuerRole} issuer ${w.issuer}`)
+      ? new TokenError(
+          "issuer_mismatch",
+          `the ${w.noun} was issued by ${iss.slice(0, 200)}, not by the ${w.issuerRole} issuer ${w.issuer}`,
+        )
       : new TokenError("issuer_mismatch", `the ${w.noun} has no iss`);
   }
   if (reason === "missing") return new TokenError("claims_invalid", `claim ${claim} is missing`);

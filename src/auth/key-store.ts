@@ -67,7 +67,11 @@ export class KeyStore {
   readonly source: string;
 
   constructor(private readonly opts: KeyStoreOptions) {
-    this.source = opts.jwks ? "inline JWKS" : opts.jwksFile ? `file:${opts.jwksFile}` : opts.jwksUri ?? `${opts.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+    this.source = opts.jwks
+      ? "inline JWKS"
+      : opts.jwksFile
+        ? `file:${opts.jwksFile}`
+        : (opts.jwksUri ?? `${opts.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`);
     this.reloader = new Reloader<KeySet>({
       name: "keys",
       source: this.source,
@@ -99,7 +103,13 @@ export class KeyStore {
 
   status(): KeyStatus {
     const st = this.reloader.status();
-    return { ...st, ready: this.loaded, keyCount: this.keys.length, refreshes: st.successfulRequests, refreshFailures: st.reloadFailures };
+    return {
+      ...st,
+      ready: this.loaded,
+      keyCount: this.keys.length,
+      refreshes: st.successfulRequests,
+      refreshFailures: st.reloadFailures,
+    };
   }
 
   get isLoaded(): boolean {
@@ -147,7 +157,11 @@ export class KeyStore {
   }
 
   private async fetchText(url: string, ctx: LoadContext): Promise<string> {
-    const res = await fetchUrl(url, { timeoutMs: this.opts.fetchTimeoutMs ?? 5000, maxBytes: MAX_JWKS_BYTES, accept: "application/json" });
+    const res = await fetchUrl(url, {
+      timeoutMs: this.opts.fetchTimeoutMs ?? 5000,
+      maxBytes: MAX_JWKS_BYTES,
+      accept: "application/json",
+    });
     ctx.httpCode(res.httpCode);
     if (res.status === 304) throw new Error(`GET ${redactUrls(url)} answered 304 to a request without a validator`);
     return Buffer.from(res.bytes).toString("utf8");
@@ -161,11 +175,16 @@ export class KeyStore {
       return readFile(file, "utf8");
     }
     if (this.opts.jwksUri) return this.fetchText(this.opts.jwksUri, ctx);
-    const discovery = parseJson(await this.fetchText(this.source, ctx), "the discovery document") as { jwks_uri?: unknown } | null;
+    const discovery = parseJson(await this.fetchText(this.source, ctx), "the discovery document") as {
+      jwks_uri?: unknown;
+    } | null;
     if (!discovery || typeof discovery !== "object") throw new Error("the discovery document is not a JSON object");
     const found = (discovery as { issuer?: unknown }).issuer;
     // OpenID Connect Discovery 4.3: the document must name the issuer we asked about.
-    if (found !== undefined && found !== this.opts.issuer) throw new Error(`the discovery document names the issuer ${String(found).slice(0, 200)}, not the configured issuer ${this.opts.issuer}`);
+    if (found !== undefined && found !== this.opts.issuer)
+      throw new Error(
+        `the discovery document names the issuer ${String(found).slice(0, 200)}, not the configured issuer ${this.opts.issuer}`,
+      );
     if (typeof discovery.jwks_uri !== "string") throw new Error("the discovery document has no jwks_uri");
     return this.fetchText(discovery.jwks_uri, ctx);
   }
@@ -181,13 +200,17 @@ export class KeyStore {
     const keys = given.filter((k): k is JWK => unusableReason(k) === undefined);
     if (keys.length === 0) {
       const why = given.slice(0, 3).map((k, i) => `key ${i}${kidOf(k)}: ${unusableReason(k)}`);
-      throw new Error(`the JWKS has no key usable to verify signatures (${given.length} keys${why.length ? `; ${why.join("; ")}${given.length > 3 ? "; ..." : ""}` : ""}); it needs at least one public RSA, EC or OKP key for signing`);
+      throw new Error(
+        `the JWKS has no key usable to verify signatures (${given.length} keys${why.length ? `; ${why.join("; ")}${given.length > 3 ? "; ..." : ""}` : ""}); it needs at least one public RSA, EC or OKP key for signing`,
+      );
     }
     return { keys, text };
   }
 
   private candidates(kid: string | undefined, alg: string): JWK[] {
-    return this.keys.filter((k) => (kid === undefined ? true : k.kid === kid) && (k.alg === undefined || k.alg === alg));
+    return this.keys.filter(
+      (k) => (kid === undefined ? true : k.kid === kid) && (k.alg === undefined || k.alg === alg),
+    );
   }
 
   /**
@@ -212,7 +235,8 @@ export class KeyStore {
       }
     }
     if (found.length === 0) {
-      if (kid !== undefined && !this.keys.some((k) => k.kid === kid)) throw new TokenError("kid_unknown", "no key of the issuer has this kid");
+      if (kid !== undefined && !this.keys.some((k) => k.kid === kid))
+        throw new TokenError("kid_unknown", "no key of the issuer has this kid");
       throw new TokenError("signature_invalid", "no key of the issuer fits this token's algorithm");
     }
     const set = this.reloader.current;
@@ -266,10 +290,13 @@ export function unusableReason(k: unknown): string | undefined {
   if (!type) return `kty ${shown(jwk.kty)} is not RSA, EC or OKP`;
   if (jwk.d !== undefined) return "a private key (has d)";
   if (jwk.use !== undefined && jwk.use !== "sig") return `use ${shown(jwk.use)} is not "sig"`;
-  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes("verify"))) return 'key_ops without "verify"';
-  if (type.curves && !(typeof jwk.crv === "string" && Object.hasOwn(type.curves, jwk.crv))) return `crv ${shown(jwk.crv)} is not a signing curve of ${jwk.kty}`;
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes("verify")))
+    return 'key_ops without "verify"';
+  if (type.curves && !(typeof jwk.crv === "string" && Object.hasOwn(type.curves, jwk.crv)))
+    return `crv ${shown(jwk.crv)} is not a signing curve of ${jwk.kty}`;
   if (jwk.alg !== undefined) {
-    if (typeof jwk.alg !== "string" || !type.algs.includes(jwk.alg)) return `alg ${shown(jwk.alg)} is not a signature algorithm of ${jwk.kty}`;
+    if (typeof jwk.alg !== "string" || !type.algs.includes(jwk.alg))
+      return `alg ${shown(jwk.alg)} is not a signature algorithm of ${jwk.kty}`;
     const curveAlg = type.curves?.[jwk.crv!];
     if (curveAlg !== undefined && curveAlg !== jwk.alg) return `alg ${jwk.alg} does not fit crv ${jwk.crv}`;
   }

@@ -18,7 +18,8 @@ const STRINGS = ["sub", "client_id", "tenant_id", "idp", "nonce", "at_hash", "s_
 export function normaliseClaims(payload: Record<string, unknown>): NormalisedClaims {
   for (const n of NUMERIC) {
     const v = payload[n];
-    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v))) throw new TokenError("claims_invalid", `claim ${n} is not a number`);
+    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v)))
+      throw new TokenError("claims_invalid", `claim ${n} is not a number`);
   }
   for (const n of STRINGS) {
     const v = payload[n];
@@ -38,5 +39,6 @@ export function normaliseClaims(payload: Record<string, unknown>): NormalisedCla
 
 /** iat in the future (jose checks exp and nbf, and iat only against a maximum age). */
 export function checkIssuedAt(c: NormalisedClaims, now: number, tolerance: number, noun: string): void {
-  if (c.iat !== undefined && c.iat > now + tolerance) throw new TokenError("token_not_yet_valid", `the ${noun} was issued in the future (iat)`);
+  if (c.iat !== undefined && c.iat > now + tolerance)
+    throw new TokenError("token_not_yet_valid", `the ${noun} was issued in the future (iat)`);
 }

@@ -14,7 +14,8 @@ export function isBase64url(segment: string): boolean {
 }
 
 function segmentText(segment: string, what: "header" | "payload"): string {
-  if (segment.length === 0 || !isBase64url(segment)) throw new TokenError("token_malformed", `the ${what} is not base64url`);
+  if (segment.length === 0 || !isBase64url(segment))
+    throw new TokenError("token_malformed", `the ${what} is not base64url`);
   return Buffer.from(segment, "base64url").toString("utf8");
 }
 
@@ -22,16 +23,22 @@ function segmentText(segment: string, what: "header" | "payload"): string {
 export function screenJws(token: unknown, maxTokenBytes: number): asserts token is string {
   if (typeof token !== "string" || token.length === 0) throw new TokenError("token_missing", "no token was presented");
   // A UTF-16 unit is at most 3 UTF-8 bytes, so the byte count is needed only near the cap.
-  if (token.length > maxTokenBytes || (token.length * 3 > maxTokenBytes && Buffer.byteLength(token, "utf8") > maxTokenBytes)) {
+  if (
+    token.length > maxTokenBytes ||
+    (token.length * 3 > maxTokenBytes && Buffer.byteLength(token, "utf8") > maxTokenBytes)
+  ) {
     throw new TokenError("token_too_large", `the token is larger than ${maxTokenBytes} bytes`);
   }
   const dot1 = token.indexOf(".");
   const dot2 = dot1 < 0 ? -1 : token.indexOf(".", dot1 + 1);
-  if (dot2 < 0 || token.includes(".", dot2 + 1)) throw new TokenError("token_malformed", `the token has ${token.split(".").length} segments, not 3`);
+  if (dot2 < 0 || token.includes(".", dot2 + 1))
+    throw new TokenError("token_malformed", `the token has ${token.split(".").length} segments, not 3`);
   const header = segmentText(token.slice(0, dot1), "header");
   const payload = segmentText(token.slice(dot1 + 1, dot2), "payload");
-  if (findDuplicateKey(header) !== undefined) throw new TokenError("token_malformed", "the header names a member twice");
-  if (findDuplicateKey(payload) !== undefined) throw new TokenError("claims_invalid", "the payload names a member twice");
+  if (findDuplicateKey(header) !== undefined)
+    throw new TokenError("token_malformed", "the header names a member twice");
+  if (findDuplicateKey(payload) !== undefined)
+    throw new TokenError("claims_invalid", "the payload names a member twice");
 }
 
 function parseObject(segment: string, what: "header" | "payload"): Record<string, unknown> | TokenError {
@@ -41,7 +48,8 @@ function parseObject(segment: string, what: "header" | "payload"): Record<string
   } catch {
     return new TokenError("token_malformed", `the ${what} is not JSON`);
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return new TokenError("token_malformed", `the ${what} is not a JSON object`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return new TokenError("token_malformed", `the ${what} is not a JSON object`);
   return value as Record<string, unknown>;
 }
 
@@ -60,7 +68,8 @@ export function explainMalformed(token: string): TokenError | undefined {
   const header = parseObject(h, "header");
   if (header instanceof TokenError) return header;
   if (header.crit !== undefined) return critUnsupported();
-  if (typeof header.alg !== "string" || header.alg.length === 0) return new TokenError("token_malformed", "the header has no alg");
+  if (typeof header.alg !== "string" || header.alg.length === 0)
+    return new TokenError("token_malformed", "the header has no alg");
   const payload = parseObject(p, "payload");
   return payload instanceof TokenError ? payload : undefined;
 }

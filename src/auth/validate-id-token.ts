@@ -47,14 +47,25 @@ function storeFor(keys: ValidateIdTokenOptions["keys"], issuer: string): KeyStor
 
 export async function validateIdToken(token: string, options: ValidateIdTokenOptions): Promise<NormalisedClaims> {
   if (!options || typeof options !== "object") throw new TypeError("options must be an object");
-  if (typeof options.issuer !== "string" || !options.issuer) throw new TypeError("option issuer must be a non-empty string");
-  if (typeof options.clientId !== "string" || !options.clientId) throw new TypeError("option clientId must be a non-empty string");
+  if (typeof options.issuer !== "string" || !options.issuer)
+    throw new TypeError("option issuer must be a non-empty string");
+  if (typeof options.clientId !== "string" || !options.clientId)
+    throw new TypeError("option clientId must be a non-empty string");
   for (const n of ["nonce", "accessToken", "state"] as const) {
     if (options[n] !== undefined && typeof options[n] !== "string") throw new TypeError(`option ${n} must be a string`);
   }
-  if (options.now !== undefined && (typeof options.now !== "number" || !Number.isFinite(options.now))) throw new TypeError("option now must be seconds since the epoch");
-  if (options.clockToleranceSec !== undefined && (typeof options.clockToleranceSec !== "number" || !(options.clockToleranceSec >= 0))) throw new TypeError("option clockToleranceSec must be a non-negative number");
-  if (options.maxTokenBytes !== undefined && (typeof options.maxTokenBytes !== "number" || !(options.maxTokenBytes >= 64))) throw new TypeError("option maxTokenBytes must be a number of at least 64");
+  if (options.now !== undefined && (typeof options.now !== "number" || !Number.isFinite(options.now)))
+    throw new TypeError("option now must be seconds since the epoch");
+  if (
+    options.clockToleranceSec !== undefined &&
+    (typeof options.clockToleranceSec !== "number" || !(options.clockToleranceSec >= 0))
+  )
+    throw new TypeError("option clockToleranceSec must be a non-negative number");
+  if (
+    options.maxTokenBytes !== undefined &&
+    (typeof options.maxTokenBytes !== "number" || !(options.maxTokenBytes >= 64))
+  )
+    throw new TypeError("option maxTokenBytes must be a number of at least 64");
   const store = storeFor(options.keys, options.issuer);
   const algorithms = checkAlgorithms("algorithms", options.algorithms, ID_TOKEN_ALGORITHMS);
   const tolerance = options.clockToleranceSec ?? 30;
@@ -71,17 +82,29 @@ export async function validateIdToken(token: string, options: ValidateIdTokenOpt
   });
   const alg = header.alg;
   const c = normaliseClaims(payload);
-  if (!c.aud.includes(options.clientId)) throw new TokenError("audience_mismatch", "the ID token is not addressed to this client");
-  if (c.aud.length > 1 && c.azp !== undefined && c.azp !== options.clientId) throw new TokenError("audience_mismatch", "the ID token's azp is another client");
+  if (!c.aud.includes(options.clientId))
+    throw new TokenError("audience_mismatch", "the ID token is not addressed to this client");
+  if (c.aud.length > 1 && c.azp !== undefined && c.azp !== options.clientId)
+    throw new TokenError("audience_mismatch", "the ID token's azp is another client");
   if (c.iat === undefined) throw new TokenError("claims_invalid", "the ID token has no iat");
   checkIssuedAt(c, now, tolerance, "ID token");
   if (typeof c.sub !== "string" || !c.sub) throw new TokenError("claims_invalid", "the ID token has no sub");
-  if (options.nonce !== undefined && c.nonce !== options.nonce) throw new TokenError("nonce_mismatch", c.nonce === undefined ? "the ID token has no nonce" : "the ID token's nonce is not the one sent");
+  if (options.nonce !== undefined && c.nonce !== options.nonce)
+    throw new TokenError(
+      "nonce_mismatch",
+      c.nonce === undefined ? "the ID token has no nonce" : "the ID token's nonce is not the one sent",
+    );
   if (options.accessToken !== undefined && c.at_hash !== halfHash(options.accessToken, alg)) {
-    throw new TokenError("at_hash_mismatch", c.at_hash === undefined ? "the ID token has no at_hash" : "at_hash does not match the access token");
+    throw new TokenError(
+      "at_hash_mismatch",
+      c.at_hash === undefined ? "the ID token has no at_hash" : "at_hash does not match the access token",
+    );
   }
   if (options.state !== undefined && c.s_hash !== halfHash(options.state, alg)) {
-    throw new TokenError("s_hash_mismatch", c.s_hash === undefined ? "the ID token has no s_hash" : "s_hash does not match the state");
+    throw new TokenError(
+      "s_hash_mismatch",
+      c.s_hash === undefined ? "the ID token has no s_hash" : "s_hash does not match the state",
+    );
   }
   return c;
 }

@@ -30,18 +30,29 @@ export interface VerifiedJwt {
 /** Portier's header rules jose does not have: no crit at all (jose accepts b64), a string kid, a base64url signature. */
 function checkBeforeKey(header: Record<string, unknown>, signature: string, rules: JwtRules): void {
   if (header.crit !== undefined) throw critUnsupported();
-  if (header.kid !== undefined && typeof header.kid !== "string") throw new TokenError("token_malformed", "the header kid is not a string");
+  if (header.kid !== undefined && typeof header.kid !== "string")
+    throw new TokenError("token_malformed", "the header kid is not a string");
   rules.checkHeader?.(header);
-  if (signature.length === 0 || !isBase64url(signature)) throw new TokenError("signature_invalid", "the signature is missing or not base64url");
+  if (signature.length === 0 || !isBase64url(signature))
+    throw new TokenError("signature_invalid", "the signature is missing or not base64url");
 }
 
 export async function verifyJwt(token: string, rules: JwtRules): Promise<VerifiedJwt> {
   screenJws(token, rules.maxTokenBytes);
   const choice = new KeyChoice(rules);
-  const options = { issuer: rules.issuer, algorithms: rules.algorithms, clockTolerance: rules.clockToleranceSec, currentDate: new Date(rules.now() * 1000) };
+  const options = {
+    issuer: rules.issuer,
+    algorithms: rules.algorithms,
+    clockTolerance: rules.clockToleranceSec,
+    currentDate: new Date(rules.now() * 1000),
+  };
   for (;;) {
     try {
-      const { payload, protectedHeader } = await jwtVerify(token, (header: JWTHeaderParameters, jws: FlattenedJWSInput) => choice.key(header, jws), options);
+      const { payload, protectedHeader } = await jwtVerify(
+        token,
+        (header: JWTHeaderParameters, jws: FlattenedJWSInput) => choice.key(header, jws),
+        options,
+      );
       return { header: protectedHeader, payload, kid: choice.kid };
     } catch (err) {
       const failed = fromJoseError(err, token, rules, choice.given);

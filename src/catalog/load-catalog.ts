@@ -82,12 +82,23 @@ export function loadCatalog(dir: string): Catalog {
   routes.forEach((route, i) => {
     const key = routeKey(route.template);
     const earlier = seen.get(key);
-    if (earlier !== undefined) throw new DataError(routesFile, `routes[${i}].template`, `duplicates routes[${earlier}] (same literals and parameter positions as ${routes[earlier]?.template})`);
+    if (earlier !== undefined)
+      throw new DataError(
+        routesFile,
+        `routes[${i}].template`,
+        `duplicates routes[${earlier}] (same literals and parameter positions as ${routes[earlier]?.template})`,
+      );
     seen.set(key, i);
-    if (route.template !== route.template.normalize("NFC")) throw new DataError(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
+    if (route.template !== route.template.normalize("NFC"))
+      throw new DataError(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
     if (Array.isArray(route.allowed)) {
       route.allowed.forEach((role, j) => {
-        if (!ids.has(role)) throw new DataError(routesFile, `routes[${i}].allowed[${j}]`, `unknown role "${role}" (roles.json has: ${[...ids].join(", ")})`);
+        if (!ids.has(role))
+          throw new DataError(
+            routesFile,
+            `routes[${i}].allowed[${j}]`,
+            `unknown role "${role}" (roles.json has: ${[...ids].join(", ")})`,
+          );
       });
     }
   });
@@ -96,13 +107,19 @@ export function loadCatalog(dir: string): Catalog {
   const owners = new Map<string, string>();
   const tenantIds = new Set<string>();
   tenants.forEach((tenant, i) => {
-    if (tenantIds.has(tenant.tenant_id)) throw new DataError(tenantsFile, `tenants[${i}].tenant_id`, `tenant ${tenant.tenant_id} is listed twice`);
+    if (tenantIds.has(tenant.tenant_id))
+      throw new DataError(tenantsFile, `tenants[${i}].tenant_id`, `tenant ${tenant.tenant_id} is listed twice`);
     tenantIds.add(tenant.tenant_id);
     // The policy compares codes case-insensitively, so "org001" and "ORG001" are one code.
     tenant.codeOrganisme.forEach((code, j) => {
       const key = code.toLowerCase();
       const owner = owners.get(key);
-      if (owner) throw new DataError(tenantsFile, `tenants[${i}].codeOrganisme[${j}]`, `code ${code} already belongs to ${owner} (codes compare case-insensitively)`);
+      if (owner)
+        throw new DataError(
+          tenantsFile,
+          `tenants[${i}].codeOrganisme[${j}]`,
+          `code ${code} already belongs to ${owner} (codes compare case-insensitively)`,
+        );
       owners.set(key, `tenant ${tenant.tenant_id} as ${code}`);
     });
   });
@@ -165,7 +182,12 @@ export function routeIndex(routes: RouteEntry[]): RouteIndex {
       if (p.specificity === specificity) byLiterals[literals.map((j) => split[i]?.[j]?.toLowerCase()).join("/")] = i;
     });
     const mask = [...specificity].map((c) => c === "1");
-    (shapes[specificity.length] as RouteIndex["shapes"][number]).push({ literals, routes: byLiterals, mask, specificity });
+    (shapes[specificity.length] as RouteIndex["shapes"][number]).push({
+      literals,
+      routes: byLiterals,
+      mask,
+      specificity,
+    });
   }
   const by_key = plainMap<number>();
   routes.forEach((route, i) => (by_key[routeKey(route.template)] = i));
@@ -187,6 +209,10 @@ export function tenantIndex(tenants: TenantEntry[]): TenantIndex {
 }
 
 /** The data document the bundle carries: data.catalog.{roles,routes,tenants,route_index,tenant_index}. */
-export function bundleData(catalog: Catalog): { catalog: Catalog & { route_index: RouteIndex; tenant_index: TenantIndex } } {
-  return { catalog: { ...catalog, route_index: routeIndex(catalog.routes), tenant_index: tenantIndex(catalog.tenants) } };
+export function bundleData(catalog: Catalog): {
+  catalog: Catalog & { route_index: RouteIndex; tenant_index: TenantIndex };
+} {
+  return {
+    catalog: { ...catalog, route_index: routeIndex(catalog.routes), tenant_index: tenantIndex(catalog.tenants) },
+  };
 }

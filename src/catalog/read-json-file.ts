@@ -21,7 +21,11 @@ function parseJsonText(text: string, file: string): unknown {
     const m = /position (\d+)/.exec(message);
     if (m) {
       const { line, column } = lineAndColumn(text, Number(m[1]));
-      throw new DataError(file, `${line}:${column}`, `invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, "")}`);
+      throw new DataError(
+        file,
+        `${line}:${column}`,
+        `invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, "")}`,
+      );
     }
     throw new DataError(file, "", `invalid JSON: ${message}`);
   }

@@ -48,10 +48,17 @@ export function indexRoleNames(roles: readonly RoleNames[], field = "roles"): Ma
     for (const [where, name] of names) {
       const key = roleNameKey(name);
       if (key === "") throw new RoleNameError(where, "is blank");
-      if (key.includes(",")) throw new RoleNameError(where, `"${name}" contains a comma (a roles claim string is a comma-separated list of names)`);
+      if (key.includes(","))
+        throw new RoleNameError(
+          where,
+          `"${name}" contains a comma (a roles claim string is a comma-separated list of names)`,
+        );
       const owner = owners.get(key);
       if (owner && owner.id !== role.id) {
-        throw new RoleNameError(where, `"${name}" of role ${role.id} matches ${owner.where} "${owner.name}" of role ${owner.id} (names compare by roleNameKey: case, spacing and Unicode form ignored)`);
+        throw new RoleNameError(
+          where,
+          `"${name}" of role ${role.id} matches ${owner.where} "${owner.name}" of role ${owner.id} (names compare by roleNameKey: case, spacing and Unicode form ignored)`,
+        );
       }
       if (!owner) owners.set(key, { id: role.id, where, name });
     }

@@ -46,8 +46,18 @@ export interface CommandSpec {
 }
 
 /** Options several commands share, described once. */
-export const OPA_OPTION = { type: "string", value: "PATH", description: "the opa binary (builds policy folders and git revisions)", default: "$PORTIER_OPA, else the pinned version found or built by tools/ensure-opa.sh" } as const satisfies OptionSpec;
-export const PROJECT_OPTION = { type: "string", value: "DIR", description: "the project folder holding policies/ and data/", default: "this repository" } as const satisfies OptionSpec;
+export const OPA_OPTION = {
+  type: "string",
+  value: "PATH",
+  description: "the opa binary (builds policy folders and git revisions)",
+  default: "$PORTIER_OPA, else the pinned version found or built by tools/ensure-opa.sh",
+} as const satisfies OptionSpec;
+export const PROJECT_OPTION = {
+  type: "string",
+  value: "DIR",
+  description: "the project folder holding policies/ and data/",
+  default: "this repository",
+} as const satisfies OptionSpec;
 
 const HELP_OPTION: OptionSpec = { type: "boolean", short: "h", description: "show this help and exit" };
 
@@ -68,7 +78,9 @@ export function renderHelp(spec: CommandSpec): string {
     const text = `${o.description}${o.multiple ? " (repeatable)" : ""}${o.default !== undefined ? ` (default: ${o.default})` : ""}`;
     return flag.length > width ? `  ${flag}\n  ${" ".repeat(width)}  ${text}` : `  ${flag.padEnd(width)}  ${text}`;
   });
-  return [usageLine(spec), "", spec.summary, "", "options:", ...lines, ...(spec.notes ? ["", spec.notes] : [])].join("\n");
+  return [usageLine(spec), "", spec.summary, "", "options:", ...lines, ...(spec.notes ? ["", spec.notes] : [])].join(
+    "\n",
+  );
 }
 
 type ParseOptions = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
@@ -82,10 +94,25 @@ export function parse<const O extends Record<string, OptionSpec>>(argv: string[]
   if (argv.includes("--help") || argv.includes("-h")) throw new HelpRequest(renderHelp(spec));
   try {
     const r = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-    return r as unknown as { values: { [K in keyof O]?: O[K] extends { type: "boolean" } ? boolean : O[K] extends { multiple: true } ? string[] : string }; positionals: string[] };
+    return r as unknown as {
+      values: {
+        [K in keyof O]?: O[K] extends { type: "boolean" }
+          ? boolean
+          : O[K] extends { multiple: true }
+            ? string[]
+            : string;
+      };
+      positionals: string[];
+    };
   } catch (err) {
     const unknown = /^Unknown option '(--[^']+)'/.exec(messageOf(err))?.[1];
-    const hint = unknown ? didYouMean(unknown, Object.keys(options).map((o) => `--${o}`), (s) => s) : "";
+    const hint = unknown
+      ? didYouMean(
+          unknown,
+          Object.keys(options).map((o) => `--${o}`),
+          (s) => s,
+        )
+      : "";
     throw usageError(spec, `${messageOf(err)}${hint}`);
   }
 }
@@ -97,5 +124,7 @@ export function isOneOf<T extends string>(choices: readonly T[], value: string):
 
 /** A usage error about the arguments (not an unknown option): the message, the usage line and the pointer to --help. */
 export function usageError(spec: CommandSpec, message: string): UsageError {
-  return new UsageError(`${message}\n${usageLine(spec)}\n(portier ${spec.name.replace(/^portier /, "")} --help lists the options)`);
+  return new UsageError(
+    `${message}\n${usageLine(spec)}\n(portier ${spec.name.replace(/^portier /, "")} --help lists the options)`,
+  );
 }

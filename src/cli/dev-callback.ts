@@ -42,9 +42,16 @@ interface PendingFlow {
 
 /** fetch with the token endpoint's answer read up to MAX_TOKEN_RESPONSE bytes (openid-client has no cap of its own). */
 const boundedFetch: oidc.CustomFetch = async (url, options) => {
-  const res = await fetch(url, { method: options.method, headers: options.headers, redirect: options.redirect, signal: options.signal ?? null, body: options.body ?? null });
+  const res = await fetch(url, {
+    method: options.method,
+    headers: options.headers,
+    redirect: options.redirect,
+    signal: options.signal ?? null,
+    body: options.body ?? null,
+  });
   const text = await res.text();
-  if (text.length > MAX_TOKEN_RESPONSE) throw new Error(`HTTP ${res.status}, answer larger than ${MAX_TOKEN_RESPONSE} bytes`);
+  if (text.length > MAX_TOKEN_RESPONSE)
+    throw new Error(`HTTP ${res.status}, answer larger than ${MAX_TOKEN_RESPONSE} bytes`);
   return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
 };
 
@@ -54,7 +61,11 @@ const boundedFetch: oidc.CustomFetch = async (url, options) => {
  */
 function clientConfiguration(issuerUrl: string): oidc.Configuration {
   const config = new oidc.Configuration(
-    { issuer: issuerUrl, authorization_endpoint: `${issuerUrl}/connect/authorize`, token_endpoint: `${issuerUrl}/connect/token` },
+    {
+      issuer: issuerUrl,
+      authorization_endpoint: `${issuerUrl}/connect/authorize`,
+      token_endpoint: `${issuerUrl}/connect/token`,
+    },
     DEV_WEB_CLIENT,
     undefined,
     oidc.None(),
@@ -68,10 +79,13 @@ function clientConfiguration(issuerUrl: string): oidc.Configuration {
 
 /** What the token endpoint failure says, in one line (the issuer's error code and description when it gave them). */
 function exchangeError(err: unknown, issuerUrl: string): string {
-  if (err instanceof oidc.ResponseBodyError) return `HTTP ${err.status} ${err.error} ${err.error_description ?? ""}`.trim();
+  if (err instanceof oidc.ResponseBodyError)
+    return `HTTP ${err.status} ${err.error} ${err.error_description ?? ""}`.trim();
   const message = err instanceof Error ? err.message : String(err);
   const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : "";
-  return err instanceof TypeError || (err instanceof Error && err.name === "TimeoutError") ? `cannot reach ${issuerUrl}: ${message}${cause}` : `${message}${cause}`;
+  return err instanceof TypeError || (err instanceof Error && err.name === "TimeoutError")
+    ? `cannot reach ${issuerUrl}: ${message}${cause}`
+    : `${message}${cause}`;
 }
 
 export async function startDevCallback(options: DevCallbackOptions): Promise<RunningDevCallback> {
@@ -80,12 +94,15 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
   const config = clientConfiguration(options.issuerUrl);
   let redirectUri = "";
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => sendPage(res, 500, "Error", `<p class="error">${escapeHtml((err as Error).message)}</p>${again}`));
+    handle(req, res).catch((err: unknown) =>
+      sendPage(res, 500, "Error", `<p class="error">${escapeHtml((err as Error).message)}</p>${again}`),
+    );
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://callback.invalid");
-    if (req.method !== "GET" && req.method !== "HEAD") return sendPage(res, 405, "Method not allowed", `<p>Only GET.</p>`);
+    if (req.method !== "GET" && req.method !== "HEAD")
+      return sendPage(res, 405, "Method not allowed", `<p>Only GET.</p>`);
     if (url.pathname === "/") {
       res.writeHead(302, { Location: await startFlow(), "Cache-Control": "no-store" }).end();
       return;
@@ -96,7 +113,8 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
 
   async function startFlow(): Promise<string> {
     const now = Date.now();
-    for (const [key, flow] of pending) if (now - flow.started > FLOW_TTL_MS || pending.size >= MAX_PENDING) pending.delete(key);
+    for (const [key, flow] of pending)
+      if (now - flow.started > FLOW_TTL_MS || pending.size >= MAX_PENDING) pending.delete(key);
     const state = oidc.randomState();
     const flow: PendingFlow = { verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), started: now };
     pending.set(state, flow);
@@ -117,25 +135,57 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
     const flow = pending.get(state);
     pending.delete(state);
     if (!flow || Date.now() - flow.started > FLOW_TTL_MS) {
-      return sendPage(res, 400, "Sign-in refused", `<p class="error">Unknown, expired or already used <code>state</code>: this answer does not belong to a sign-in started here.</p>${again}`);
+      return sendPage(
+        res,
+        400,
+        "Sign-in refused",
+        `<p class="error">Unknown, expired or already used <code>state</code>: this answer does not belong to a sign-in started here.</p>${again}`,
+      );
     }
     const error = params.get("error");
     if (error) {
       const description = params.get("error_description") ?? "";
-      return sendPage(res, 400, "Sign-in refused", `<p class="error">The issuer answered <code>${escapeHtml(error)}</code>${description ? `: ${escapeHtml(description)}` : ""}.</p>${again}`);
+      return sendPage(
+        res,
+        400,
+        "Sign-in refused",
+        `<p class="error">The issuer answered <code>${escapeHtml(error)}</code>${description ? `: ${escapeHtml(description)}` : ""}.</p>${again}`,
+      );
     }
-    if (!params.get("code")) return sendPage(res, 400, "Sign-in refused", `<p class="error">The callback has no <code>code</code>.</p>${again}`);
+    if (!params.get("code"))
+      return sendPage(
+        res,
+        400,
+        "Sign-in refused",
+        `<p class="error">The callback has no <code>code</code>.</p>${again}`,
+      );
 
     // The callback as the issuer sent it, on the redirect URI registered for this flow.
     const current = new URL(`${redirectUri}${url.search}`);
     let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
-      tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: flow.verifier, expectedState: state, expectedNonce: flow.nonce, idTokenExpected: true });
+      tokens = await oidc.authorizationCodeGrant(config, current, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: state,
+        expectedNonce: flow.nonce,
+        idTokenExpected: true,
+      });
     } catch (err) {
-      return sendPage(res, 502, "Code exchange failed", `<p class="error">The token endpoint answered: ${escapeHtml(exchangeError(err, options.issuerUrl))}</p>${again}`);
+      return sendPage(
+        res,
+        502,
+        "Code exchange failed",
+        `<p class="error">The token endpoint answered: ${escapeHtml(exchangeError(err, options.issuerUrl))}</p>${again}`,
+      );
     }
     const claims = tokens.claims();
-    if (!claims) return sendPage(res, 502, "Code exchange failed", `<p class="error">The token endpoint answered without an ID token.</p>${again}`);
+    if (!claims)
+      return sendPage(
+        res,
+        502,
+        "Code exchange failed",
+        `<p class="error">The token endpoint answered without an ID token.</p>${again}`,
+      );
     sendPage(res, 200, "Signed in", tokenPage(tokens.access_token, { ...claims }, options.serviceUrl));
   }
 
@@ -178,7 +228,10 @@ ${again}`;
 }
 
 function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
+  return value.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c,
+  );
 }
 
 function sendPage(res: ServerResponse, status: number, title: string, body: string): void {

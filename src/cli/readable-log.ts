@@ -35,7 +35,9 @@ export function readableLine(json: string): string {
 }
 
 /** A pino destination writing readable lines to `out` (stdout by default). */
-export function readableLogDestination(out: (text: string) => void = (t) => void process.stdout.write(t)): { write(chunk: string): void } {
+export function readableLogDestination(out: (text: string) => void = (t) => void process.stdout.write(t)): {
+  write(chunk: string): void;
+} {
   return {
     write(chunk: string) {
       out(

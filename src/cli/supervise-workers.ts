@@ -172,7 +172,9 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
       // Workers force their connections closed by the deadline; this is the net under that.
       hardStop = setTimeout(() => {
         for (const w of alive()) w.process.kill("SIGKILL");
-        process.stderr.write(`portier serve: workers did not stop within ${Math.round(shutdownTimeoutMs / 1000) + 5} s; killed them\n`);
+        process.stderr.write(
+          `portier serve: workers did not stop within ${Math.round(shutdownTimeoutMs / 1000) + 5} s; killed them\n`,
+        );
         finish(1);
       }, shutdownTimeoutMs + 5000);
       // 1. /ready 503 and Connection: close in every worker; connections are still accepted and handed over.
@@ -202,7 +204,9 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
         server.listen(port, host, () => {
           server.off("error", startFailed);
           // Once listening, an error is one failed accept (such as EMFILE): reported, the port stays open.
-          server.on("error", (err: Error) => log(50, "accept_failed", "accepting a connection failed", { error: err.message }));
+          server.on("error", (err: Error) =>
+            log(50, "accept_failed", "accepting a connection failed", { error: err.message }),
+          );
           const addr = server.address() as AddressInfo;
           resolve(`http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`);
         });
@@ -223,7 +227,13 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
             state = "running";
             void listen().then((url) => {
               // The admin and gRPC ports are node:cluster's, shared by the workers, so each reports the same ones.
-              if (url !== undefined && state === "running") log(30, "listening", "listening", { url, ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}), ...(m.grpcAddress ? { grpcAddress: m.grpcAddress } : {}), workers });
+              if (url !== undefined && state === "running")
+                log(30, "listening", "listening", {
+                  url,
+                  ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}),
+                  ...(m.grpcAddress ? { grpcAddress: m.grpcAddress } : {}),
+                  workers,
+                });
             });
           }
         } else if (m?.portier === "start_failed") {
@@ -249,12 +259,19 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
       while ((crashes[0] ?? now) < now - CRASH_WINDOW_MS) crashes.shift();
       const why = startFailures.get(worker.id) ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
       if (crashes.length >= CRASH_LIMIT) {
-        process.stderr.write(`portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ${why}); stopping the service\n`);
+        process.stderr.write(
+          `portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ${why}); stopping the service\n`,
+        );
         void stopAll(1, 0);
         return;
       }
       const delay = Math.min(BACKOFF_BASE_MS * 2 ** (crashes.length - 1), BACKOFF_MAX_MS);
-      log(40, "worker_exit", "worker died; starting another", { worker: worker.id, workerPid: worker.process.pid, reason: why, restartInMs: delay });
+      log(40, "worker_exit", "worker died; starting another", {
+        worker: worker.id,
+        workerPid: worker.process.pid,
+        reason: why,
+        restartInMs: delay,
+      });
       const t = setTimeout(() => {
         respawns.delete(t);
         if (state === "starting" || state === "running") fork();

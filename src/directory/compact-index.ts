@@ -117,7 +117,8 @@ export class CompactIndexBuilder {
     if (this.table) throw new Error("the index is already built");
     const room = sub.length * 3;
     if (this.used + room > this.page.length) {
-      if (this.r.arena.length >= MAX_ARENA_PAGES) throw new RangeError("directory index full: subs take more than 4 GiB");
+      if (this.r.arena.length >= MAX_ARENA_PAGES)
+        throw new RangeError("directory index full: subs take more than 4 GiB");
       const size = Math.max(room, Math.min(MAX_ARENA_PAGE, 65536 << this.r.arena.length));
       this.page = new Uint8Array(size);
       this.r.arena.push(this.page);

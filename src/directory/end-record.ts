@@ -27,8 +27,10 @@ export function readEndRecord(value: unknown): EndRecord | string {
   const shape = 'must be {"portier_end":{"records":<count>,"sha256":"<64 lowercase hex digits>"}}';
   if (typeof end !== "object" || end === null || Array.isArray(end)) return `the end record ${shape}`;
   const { records, sha256, ...rest } = end as Record<string, unknown>;
-  if (Object.keys(rest).length > 0) return `the end record ${shape} (unknown field ${JSON.stringify(Object.keys(rest)[0])})`;
-  if (typeof records !== "number" || !Number.isSafeInteger(records) || records < 0) return `the end record's records ${shape}`;
+  if (Object.keys(rest).length > 0)
+    return `the end record ${shape} (unknown field ${JSON.stringify(Object.keys(rest)[0])})`;
+  if (typeof records !== "number" || !Number.isSafeInteger(records) || records < 0)
+    return `the end record's records ${shape}`;
   if (typeof sha256 !== "string" || !/^[0-9a-f]{64}$/.test(sha256)) return `the end record's sha256 ${shape}`;
   return { records, sha256 };
 }

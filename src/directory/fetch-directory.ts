@@ -77,7 +77,10 @@ export class DirectoryFeed {
   private etag: string | undefined;
   private readonly etags = new WeakMap<object, string | undefined>();
 
-  constructor(private readonly url: string, private readonly o: FeedOptions) {
+  constructor(
+    private readonly url: string,
+    private readonly o: FeedOptions,
+  ) {
     this.shown = redactUrls(url);
   }
 
@@ -91,26 +94,53 @@ export class DirectoryFeed {
    * Downloads the feed unless it still has `etag` (then "not modified"); the file keeps the feed's name
    * (users.ndjson, or users.ndjson for users.ndjson.gz) so that the loader's messages name it.
    */
-  private async download(etag: string | undefined, onHttpCode: (code: number) => void): Promise<Download | "not modified"> {
+  private async download(
+    etag: string | undefined,
+    onHttpCode: (code: number) => void,
+  ): Promise<Download | "not modified"> {
     if (this.closed) throw new FetchError(`GET ${this.shown}: the directory source is closed`);
     const max = this.o.maxBytes;
-    const opened = await openUrl(this.url, { etag, timeoutMs: this.o.timeoutMs, idleTimeoutMs: this.o.idleTimeoutMs, maxBytes: max, accept: "application/x-ndjson, application/json, application/gzip", signal: this.aborter.signal });
+    const opened = await openUrl(this.url, {
+      etag,
+      timeoutMs: this.o.timeoutMs,
+      idleTimeoutMs: this.o.idleTimeoutMs,
+      maxBytes: max,
+      accept: "application/x-ndjson, application/json, application/gzip",
+      signal: this.aborter.signal,
+    });
     onHttpCode(opened.httpCode);
     if (opened.status === 304) return "not modified";
-    const name = (new URL(this.url).pathname.split("/").pop() ?? "").replace(/\.gz$/, "").replace(/[^\w.-]/g, "_") || "directory";
+    const name =
+      (new URL(this.url).pathname.split("/").pop() ?? "").replace(/\.gz$/, "").replace(/[^\w.-]/g, "_") || "directory";
     const file = join(this.folder(), `${++this.serial}-${name}`);
     const remove = () => rm(file, { force: true });
-    const tooLarge = () => new FetchError(`GET ${this.shown}: the directory is larger than the limit of ${max} bytes once inflated (--directory-max-bytes)`, opened.httpCode);
+    const tooLarge = () =>
+      new FetchError(
+        `GET ${this.shown}: the directory is larger than the limit of ${max} bytes once inflated (--directory-max-bytes)`,
+        opened.httpCode,
+      );
     try {
       // "wx": a new file, never one put there by someone else; 0600 in a 0700 folder.
-      await pipeline(opened.body, inflateIfGzip, byteCap(max, tooLarge), createWriteStream(file, { flags: "wx", mode: 0o600 }));
+      await pipeline(
+        opened.body,
+        inflateIfGzip,
+        byteCap(max, tooLarge),
+        createWriteStream(file, { flags: "wx", mode: 0o600 }),
+      );
     } catch (err) {
       opened.body.destroy();
       await remove();
       if (err instanceof FetchError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
-      if (code?.startsWith("Z_")) throw new FetchError(`GET ${this.shown}: the gzip body is corrupt (${(err as Error).message})`, opened.httpCode);
-      throw new FetchError(`GET ${this.shown}: cannot write the download to ${this.folder()} (${code ?? (err as Error).message})`, opened.httpCode);
+      if (code?.startsWith("Z_"))
+        throw new FetchError(
+          `GET ${this.shown}: the gzip body is corrupt (${(err as Error).message})`,
+          opened.httpCode,
+        );
+      throw new FetchError(
+        `GET ${this.shown}: cannot write the download to ${this.folder()} (${code ?? (err as Error).message})`,
+        opened.httpCode,
+      );
     }
     return { file, etag: opened.etag, httpCode: opened.httpCode, remove };
   }
@@ -120,7 +150,10 @@ export class DirectoryFeed {
    * downloaded and read by `read` (the directory file loader), its temp file removed after. The loader's
    * messages (errors, refused records) name the URL as shown instead of the temp file.
    */
-  async load<T extends { problems: string[] }>(read: (file: string) => Promise<T>, ctx?: LoadContext): Promise<T | typeof NOT_MODIFIED> {
+  async load<T extends { problems: string[] }>(
+    read: (file: string) => Promise<T>,
+    ctx?: LoadContext,
+  ): Promise<T | typeof NOT_MODIFIED> {
     const download = await this.download(this.etag, (code) => ctx?.httpCode(code));
     if (download === "not modified") return NOT_MODIFIED;
     const rename = (text: string) => text.split(download.file).join(this.shown);

@@ -78,7 +78,8 @@ class HighWaterMark {
   constructor(private readonly windowMs: number) {}
 
   accepted(size: number, at: number): void {
-    while (this.marks.length > 0 && (this.marks[this.marks.length - 1] as { size: number }).size <= size) this.marks.pop();
+    while (this.marks.length > 0 && (this.marks[this.marks.length - 1] as { size: number }).size <= size)
+      this.marks.pop();
     this.marks.push({ at, size });
   }
 
@@ -94,7 +95,12 @@ class HighWaterMark {
 }
 
 /** Why a candidate index must not replace the current one, or undefined when it may. */
-function directoryRefusal(next: DirectoryIndex, current: DirectoryIndex | undefined, largest: number, o: { maxShrink: number; allowShrink: boolean; windowMs: number }): string | undefined {
+function directoryRefusal(
+  next: DirectoryIndex,
+  current: DirectoryIndex | undefined,
+  largest: number,
+  o: { maxShrink: number; allowShrink: boolean; windowMs: number },
+): string | undefined {
   if (o.allowShrink) return undefined;
   if (next.entries.size === 0) {
     const why = next.rejected > 0 ? `all ${next.rejected} records are invalid` : "the file has no record";
@@ -104,7 +110,10 @@ function directoryRefusal(next: DirectoryIndex, current: DirectoryIndex | undefi
   const before = Math.max(now, largest);
   const dropped = before - next.entries.size;
   if (before > 0 && dropped / before > o.maxShrink) {
-    const from = before === now ? `${before}` : `${before}, the largest accepted in the last ${Math.round(o.windowMs / 1000)} s (now ${now}),`;
+    const from =
+      before === now
+        ? `${before}`
+        : `${before}, the largest accepted in the last ${Math.round(o.windowMs / 1000)} s (now ${now}),`;
     return `refused: the reload drops ${pct(dropped / before)} of the records (${from} -> ${next.entries.size}), more than the ${pct(o.maxShrink)} allowed by --directory-max-shrink (allow it with --allow-directory-shrink)`;
   }
   return undefined;
@@ -133,8 +142,15 @@ export class Directory {
   /** A URL source's feed (downloads, ETag). */
   private readonly feed: DirectoryFeed | undefined;
 
-  private constructor(from: string | DirectoryUrl, private readonly o: DirectoryOptions) {
-    const guard = { maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK, allowShrink: o.allowShrink ?? false, windowMs: o.shrinkWindowMs ?? DEFAULT_SHRINK_WINDOW_MS };
+  private constructor(
+    from: string | DirectoryUrl,
+    private readonly o: DirectoryOptions,
+  ) {
+    const guard = {
+      maxShrink: o.maxShrink ?? DEFAULT_MAX_SHRINK,
+      allowShrink: o.allowShrink ?? false,
+      windowMs: o.shrinkWindowMs ?? DEFAULT_SHRINK_WINDOW_MS,
+    };
     const now = o.now ?? Date.now;
     const mark = new HighWaterMark(guard.windowMs);
     const logger = o.logger;
@@ -143,7 +159,11 @@ export class Directory {
     let load: ReloaderOptions<DirectoryIndex>["load"];
     if (typeof from === "string") load = () => loadDirectoryFile(from);
     else {
-      const feed = new DirectoryFeed(from.url, { maxBytes: from.maxBytes, timeoutMs: Math.max(DOWNLOAD_TIMEOUT_MS, from.pollSeconds * 1000), idleTimeoutMs: DOWNLOAD_IDLE_MS });
+      const feed = new DirectoryFeed(from.url, {
+        maxBytes: from.maxBytes,
+        timeoutMs: Math.max(DOWNLOAD_TIMEOUT_MS, from.pollSeconds * 1000),
+        idleTimeoutMs: DOWNLOAD_IDLE_MS,
+      });
       this.feed = feed;
       const limits = { maxFileBytes: from.maxBytes };
       load = (ctx) => feed.load((f) => loadDirectoryFile(f, { limits }), ctx);
@@ -159,7 +179,8 @@ export class Directory {
         if (guard.allowShrink) mark.reset();
         mark.accepted(next.entries.size, now());
         this.feed?.activated(next);
-        for (const p of next.problems) logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
+        for (const p of next.problems)
+          logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
         if (this.rolesOf) this.report(next, this.rolesOf);
       },
       describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
@@ -172,7 +193,11 @@ export class Directory {
     const dir = new Directory(file, options);
     if (!(await dir.reload())) throw new Error(dir.status().lastError ?? `${file}: not loaded`);
     const watching = options.watch !== false;
-    dir.reloader.watchFile({ watch: watching, debounceMs: 150, intervalMs: watching ? (options.rereadMs ?? 30_000) : 0 });
+    dir.reloader.watchFile({
+      watch: watching,
+      debounceMs: 150,
+      intervalMs: watching ? (options.rereadMs ?? 30_000) : 0,
+    });
     return dir;
   }
 
@@ -205,7 +230,15 @@ export class Directory {
     if (records === 0) return;
     const size = index.entries.size;
     this.o.logger?.warn(
-      { event: "directory_roles_unresolved", source: this.reloader.status().source, revision: by.bundle, records: size, unresolved: records, share: pct(records / size), examples },
+      {
+        event: "directory_roles_unresolved",
+        source: this.reloader.status().source,
+        revision: by.bundle,
+        records: size,
+        unresolved: records,
+        share: pct(records / size),
+        examples,
+      },
       `${records} of ${size} directory records name a role the bundle does not know; those users are not synced`,
     );
   }
@@ -221,7 +254,13 @@ export class Directory {
   status(): DirectoryStatus {
     const index = this.reloader.current;
     const size = index?.entries.size ?? 0;
-    const status: DirectoryStatus = { ...this.reloader.status(), ...(this.file === undefined ? {} : { file: this.file }), size, rejected: index?.rejected ?? 0, rolesUnresolved: this.unresolved };
+    const status: DirectoryStatus = {
+      ...this.reloader.status(),
+      ...(this.file === undefined ? {} : { file: this.file }),
+      size,
+      rejected: index?.rejected ?? 0,
+      rolesUnresolved: this.unresolved,
+    };
     if (size > 0 && this.unresolved / size > UNRESOLVED_PROBLEM_SHARE && this.rolesOf) {
       status.rolesProblem = `${this.unresolved} of ${size} records (${pct(this.unresolved / size)}) name a role that bundle ${this.rolesOf.bundle} does not know; those users are not synced`;
     }

@@ -44,7 +44,11 @@ export interface DirectoryLimits extends RecordLimits {
  * Default bounds: 3 GiB (10M records of ~110 B in NDJSON are 1.1 GB; the index's offsets are 32-bit),
  * 20M records, 64 Ki characters per record or line (a record with every role by label is ~2 KB).
  */
-export const DIRECTORY_LIMITS: Readonly<DirectoryLimits> = { maxFileBytes: 3 * 2 ** 30, maxRecords: 20_000_000, maxRecordChars: 64 * 1024 };
+export const DIRECTORY_LIMITS: Readonly<DirectoryLimits> = {
+  maxFileBytes: 3 * 2 ** 30,
+  maxRecords: 20_000_000,
+  maxRecordChars: 64 * 1024,
+};
 
 export interface LoadOptions {
   limits?: Partial<DirectoryLimits>;
@@ -74,14 +78,18 @@ class DirectoryBuilder {
   }
 
   readonly add = (record: unknown, where: string): void => {
-    if (typeof record !== "object" || record === null || Array.isArray(record)) return this.report(where, "must be an object");
+    if (typeof record !== "object" || record === null || Array.isArray(record))
+      return this.report(where, "must be an object");
     const r = record as Record<string, unknown>;
     if (typeof r.sub !== "string" || r.sub === "") return this.report(where, "sub must be a non-empty string");
-    if (!isWellFormed(r.sub)) return this.report(where, "sub must be well-formed Unicode (it has an unpaired surrogate)");
-    if (typeof r.tenant_id !== "string" || r.tenant_id === "") return this.report(where, "tenant_id must be a non-empty string");
+    if (!isWellFormed(r.sub))
+      return this.report(where, "sub must be well-formed Unicode (it has an unpaired surrogate)");
+    if (typeof r.tenant_id !== "string" || r.tenant_id === "")
+      return this.report(where, "tenant_id must be a non-empty string");
     if (!Array.isArray(r.roles)) return this.report(where, "roles must be an array");
     for (const [i, name] of r.roles.entries()) {
-      if (typeof name !== "string" || name.trim() === "") return this.report(where, `roles[${i}] must be a role name (a non-blank string)`);
+      if (typeof name !== "string" || name.trim() === "")
+        return this.report(where, `roles[${i}] must be a role name (a non-blank string)`);
     }
     this.index.add(r.sub, this.entryNumber(r.tenant_id, r.roles as string[]));
   };
@@ -130,12 +138,19 @@ const SEAL_HINT = "a feed writes it last (`portier directory seal FILE` appends 
 function checkComplete(source: string, records: RecordStream, digest: TailDigest): void {
   if (!records.isNdjson) return;
   const end = records.endRecordFound;
-  if (!end) throw new DirectoryLoadError(`${source}: the NDJSON directory has no end record (a feed still being written?); ${SEAL_HINT}`);
+  if (!end)
+    throw new DirectoryLoadError(
+      `${source}: the NDJSON directory has no end record (a feed still being written?); ${SEAL_HINT}`,
+    );
   if (end.records !== records.recordCount) {
-    throw new DirectoryLoadError(`${source}:${end.line}: the end record counts ${end.records} records but ${records.recordCount} come before it (a feed cut short or edited after sealing); ${SEAL_HINT}`);
+    throw new DirectoryLoadError(
+      `${source}:${end.line}: the end record counts ${end.records} records but ${records.recordCount} come before it (a feed cut short or edited after sealing); ${SEAL_HINT}`,
+    );
   }
   if (digest.beforeLastLine() !== end.sha256) {
-    throw new DirectoryLoadError(`${source}:${end.line}: the end record's sha256 does not match the bytes before it (a feed cut short or edited after sealing); ${SEAL_HINT}`);
+    throw new DirectoryLoadError(
+      `${source}:${end.line}: the end record's sha256 does not match the bytes before it (a feed cut short or edited after sealing); ${SEAL_HINT}`,
+    );
   }
 }
 
@@ -162,7 +177,9 @@ export async function loadDirectoryFile(file: string, options: LoadOptions = {})
   try {
     handle = await open(file, "r");
   } catch (err) {
-    throw new DirectoryLoadError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new DirectoryLoadError(
+      `${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   try {
     const stat = await handle.stat();

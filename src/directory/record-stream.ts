@@ -102,7 +102,8 @@ export class RecordStream {
   }
 
   private count(): void {
-    if (++this.records > this.limits.maxRecords) throw new RecordSyntaxError(`${this.source}: more than ${this.limits.maxRecords} records (the limit)`);
+    if (++this.records > this.limits.maxRecords)
+      throw new RecordSyntaxError(`${this.source}: more than ${this.limits.maxRecords} records (the limit)`);
   }
 
   private lines(last: boolean): void {
@@ -122,11 +123,17 @@ export class RecordStream {
     this.buf = start >= s.length ? "" : s.slice(start);
     this.base += Math.min(start, s.length);
     this.pos = 0;
-    if (this.buf.length > this.limits.maxRecordChars) throw new RecordSyntaxError(`${this.source}:${this.line}: line longer than ${this.limits.maxRecordChars} characters (the limit)`);
+    if (this.buf.length > this.limits.maxRecordChars)
+      throw new RecordSyntaxError(
+        `${this.source}:${this.line}: line longer than ${this.limits.maxRecordChars} characters (the limit)`,
+      );
   }
 
   private line1(s: string, start: number, end: number): void {
-    if (end - start > this.limits.maxRecordChars) throw new RecordSyntaxError(`${this.source}:${this.line}: line longer than ${this.limits.maxRecordChars} characters (the limit)`);
+    if (end - start > this.limits.maxRecordChars)
+      throw new RecordSyntaxError(
+        `${this.source}:${this.line}: line longer than ${this.limits.maxRecordChars} characters (the limit)`,
+      );
     let from = start;
     while (from < end && isSpace(s.charCodeAt(from))) from++;
     if (from === end) return;
@@ -138,7 +145,10 @@ export class RecordStream {
       const at = parsePosition(err, text);
       throw new RecordSyntaxError(`${this.source}:${this.line}:${from - start + at + 1}: ${parseMessage(err)}`);
     }
-    if (this.endRecord) throw new RecordSyntaxError(`${this.source}:${this.line}: content after the end record of line ${this.endRecord.line} (nothing may follow it)`);
+    if (this.endRecord)
+      throw new RecordSyntaxError(
+        `${this.source}:${this.line}: content after the end record of line ${this.endRecord.line} (nothing may follow it)`,
+      );
     if (isEndRecord(value)) {
       const end = readEndRecord(value);
       if (typeof end === "string") throw new RecordSyntaxError(`${this.source}:${this.line}: ${end}`);
@@ -224,7 +234,12 @@ export class RecordStream {
     if (this.state === State.ArrayValue) {
       this.elemStart = 0;
       if (this.buf.length > this.limits.maxRecordChars) {
-        throw this.error(this.base, `record ${this.records} is longer than ${this.limits.maxRecordChars} characters (the limit)`, this.elemLine, this.elemLineStart);
+        throw this.error(
+          this.base,
+          `record ${this.records} is longer than ${this.limits.maxRecordChars} characters (the limit)`,
+          this.elemLine,
+          this.elemLineStart,
+        );
       }
     }
   }
@@ -232,7 +247,12 @@ export class RecordStream {
   /** The element s[elemStart, end) is complete. */
   private element(s: string, end: number): void {
     if (end - this.elemStart > this.limits.maxRecordChars) {
-      throw this.error(this.base + this.elemStart, `record ${this.records} is longer than ${this.limits.maxRecordChars} characters (the limit)`, this.elemLine, this.elemLineStart);
+      throw this.error(
+        this.base + this.elemStart,
+        `record ${this.records} is longer than ${this.limits.maxRecordChars} characters (the limit)`,
+        this.elemLine,
+        this.elemLineStart,
+      );
     }
     const text = s.slice(this.elemStart, end);
     let value: unknown;
@@ -249,7 +269,12 @@ export class RecordStream {
           lineStart = this.base + this.elemStart + k + 1;
         }
       }
-      throw this.error(this.base + this.elemStart + at, `record ${this.records}: ${parseMessage(err)}`, line, lineStart);
+      throw this.error(
+        this.base + this.elemStart + at,
+        `record ${this.records}: ${parseMessage(err)}`,
+        line,
+        lineStart,
+      );
     }
     const index = this.records;
     this.count();

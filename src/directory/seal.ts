@@ -22,7 +22,9 @@ export async function sealDirectoryFile(file: string, out?: string): Promise<Sea
   try {
     handle = await open(file, "r");
   } catch (err) {
-    throw new DirectoryLoadError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new DirectoryLoadError(
+      `${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   const hash = createHash("sha256");
   const records = new RecordStream(file, DIRECTORY_LIMITS, () => undefined);
@@ -36,7 +38,8 @@ export async function sealDirectoryFile(file: string, out?: string): Promise<Sea
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
       read += bytesRead;
-      if (read > DIRECTORY_LIMITS.maxFileBytes) throw new DirectoryLoadError(`${file}: larger than ${DIRECTORY_LIMITS.maxFileBytes} bytes (the limit)`);
+      if (read > DIRECTORY_LIMITS.maxFileBytes)
+        throw new DirectoryLoadError(`${file}: larger than ${DIRECTORY_LIMITS.maxFileBytes} bytes (the limit)`);
       hash.update(chunk.subarray(0, bytesRead));
       lastByte = chunk[bytesRead - 1];
       records.feed(decoder.decode(chunk.subarray(0, bytesRead), { stream: true }));
@@ -50,7 +53,10 @@ export async function sealDirectoryFile(file: string, out?: string): Promise<Sea
   } finally {
     await handle.close();
   }
-  if (!records.isNdjson) throw new DirectoryLoadError(`${file}: a JSON array directory is complete by its own syntax and takes no end record`);
+  if (!records.isNdjson)
+    throw new DirectoryLoadError(
+      `${file}: a JSON array directory is complete by its own syntax and takes no end record`,
+    );
   const found = records.endRecordFound;
   if (found) throw new DirectoryLoadError(`${file}:${found.line}: already sealed (it ends with an end record)`);
   // The end record starts a line of its own; the newline added before it is part of the hashed bytes.

@@ -13,7 +13,18 @@ export const SIGNATURES_FILE = "/.signatures.json";
 export const DEFAULT_SIGNING_ALG = "RS256";
 /** OPA's default key id (`opa build --signing-key` and `opa run --verification-key-id`). */
 export const DEFAULT_KEY_ID = "default";
-export const SIGNING_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
+export const SIGNING_ALGS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+] as const;
 
 export interface FileHash {
   name: string;
@@ -134,7 +145,8 @@ export type VerificationKey = { kind: "pem"; key: KeyObject; alg: string } | { k
 
 /** Reads --verification-key: a JWKS (JSON with "keys") or a PEM public key / certificate. */
 export function parseVerificationKey(text: string, source: string, alg = DEFAULT_SIGNING_ALG): VerificationKey {
-  if (!(SIGNING_ALGS as readonly string[]).includes(alg)) throw new Error(`${source}: signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
+  if (!(SIGNING_ALGS as readonly string[]).includes(alg))
+    throw new Error(`${source}: signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
     let jwks: unknown;
@@ -144,9 +156,11 @@ export function parseVerificationKey(text: string, source: string, alg = DEFAULT
       throw new Error(`${source}: not a JWKS (${(err as Error).message})`);
     }
     const keys = (jwks as { keys?: unknown }).keys;
-    if (!Array.isArray(keys) || keys.length === 0) throw new Error(`${source}: a JWKS must have a non-empty "keys" array`);
+    if (!Array.isArray(keys) || keys.length === 0)
+      throw new Error(`${source}: a JWKS must have a non-empty "keys" array`);
     keys.forEach((k, n) => {
-      if (typeof k !== "object" || k === null || "d" in k || (k as { kty?: unknown }).kty === "oct") throw new Error(`${source}: keys[${n}] must be a public key (no "d", not "oct")`);
+      if (typeof k !== "object" || k === null || "d" in k || (k as { kty?: unknown }).kty === "oct")
+        throw new Error(`${source}: keys[${n}] must be a public key (no "d", not "oct")`);
     });
     return { kind: "jwks", jwks: jwks as JSONWebKeySet };
   }
@@ -168,7 +182,11 @@ function refuse(source: string, why: string): never {
  * Checks /.signatures.json of an untarred bundle against the key: exactly one JWS (as OPA), a valid
  * signature with an allowed algorithm, an empty scope, and every other file listed with its hash.
  */
-export async function verifyBundleSignature(files: Map<string, Buffer>, source: string, key: VerificationKey): Promise<void> {
+export async function verifyBundleSignature(
+  files: Map<string, Buffer>,
+  source: string,
+  key: VerificationKey,
+): Promise<void> {
   const sigBytes = files.get(SIGNATURES_FILE);
   if (!sigBytes) refuse(source, "the bundle is unsigned (no /.signatures.json) and --verification-key is set");
   let signatures: unknown;
@@ -188,7 +206,10 @@ export async function verifyBundleSignature(files: Map<string, Buffer>, source: 
         : await compactVerify(signatures[0], createLocalJWKSet(key.jwks), { algorithms: [...SIGNING_ALGS] });
     payload = verified.payload;
   } catch (err) {
-    refuse(source, `the JWS in /.signatures.json does not verify with the verification key (${(err as Error).message})`);
+    refuse(
+      source,
+      `the JWS in /.signatures.json does not verify with the verification key (${(err as Error).message})`,
+    );
   }
   let listed: unknown;
   try {
@@ -197,12 +218,18 @@ export async function verifyBundleSignature(files: Map<string, Buffer>, source: 
     refuse(source, "the signed payload is not JSON");
   }
   const claims = listed as { files?: unknown; scope?: unknown };
-  if (claims.scope !== undefined && claims.scope !== "") refuse(source, `the signature has scope ${JSON.stringify(claims.scope)}; Portier verifies only unscoped signatures`);
+  if (claims.scope !== undefined && claims.scope !== "")
+    refuse(
+      source,
+      `the signature has scope ${JSON.stringify(claims.scope)}; Portier verifies only unscoped signatures`,
+    );
   if (!Array.isArray(claims.files)) refuse(source, 'the signed payload has no "files" list');
   const expected = new Map<string, FileHash>();
   for (const f of claims.files as FileHash[]) {
-    if (typeof f?.name !== "string" || typeof f.hash !== "string") refuse(source, "the signed file list has an entry without name or hash");
-    if (f.algorithm !== "SHA-256") refuse(source, `${f.name}: hash algorithm ${JSON.stringify(f.algorithm)} is not supported (SHA-256)`);
+    if (typeof f?.name !== "string" || typeof f.hash !== "string")
+      refuse(source, "the signed file list has an entry without name or hash");
+    if (f.algorithm !== "SHA-256")
+      refuse(source, `${f.name}: hash algorithm ${JSON.stringify(f.algorithm)} is not supported (SHA-256)`);
     expected.set(f.name.replace(/^\/+/, ""), f);
   }
   for (const [path, bytes] of files) {
@@ -210,15 +237,23 @@ export async function verifyBundleSignature(files: Map<string, Buffer>, source: 
     const name = path.replace(/^\/+/, "");
     const want = expected.get(name);
     if (!want) refuse(source, `file /${name} is not included in the signature`);
-    if (fileHash(path, bytes) !== want.hash.toLowerCase()) refuse(source, `file /${name} does not match its signed hash (tampered?)`);
+    if (fileHash(path, bytes) !== want.hash.toLowerCase())
+      refuse(source, `file /${name} does not match its signed hash (tampered?)`);
     expected.delete(name);
   }
-  if (expected.size > 0) refuse(source, `signed file(s) missing from the bundle: ${[...expected.keys()].map((n) => `/${n}`).join(", ")}`);
+  if (expected.size > 0)
+    refuse(source, `signed file(s) missing from the bundle: ${[...expected.keys()].map((n) => `/${n}`).join(", ")}`);
 }
 
 /** Signs the files like `opa build --signing-key`: returns the content of /.signatures.json. */
-export async function signBundleFiles(files: Map<string, Buffer>, privateKeyPem: string, alg = DEFAULT_SIGNING_ALG, keyId = DEFAULT_KEY_ID): Promise<Buffer> {
-  if (!(SIGNING_ALGS as readonly string[]).includes(alg)) throw new Error(`signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
+export async function signBundleFiles(
+  files: Map<string, Buffer>,
+  privateKeyPem: string,
+  alg = DEFAULT_SIGNING_ALG,
+  keyId = DEFAULT_KEY_ID,
+): Promise<Buffer> {
+  if (!(SIGNING_ALGS as readonly string[]).includes(alg))
+    throw new Error(`signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
   const key = createPrivateKey(privateKeyPem);
   const payload = JSON.stringify({ files: bundleFileHashes(files), keyid: keyId });
   const jws = await new CompactSign(Buffer.from(payload)).setProtectedHeader({ alg, kid: keyId, typ: "JWT" }).sign(key);

@@ -89,7 +89,8 @@ export class DecisionMemo {
   private readonly seenMask: number;
 
   constructor(options: DecisionMemoOptions) {
-    if (!Number.isInteger(options.entries) || options.entries < 1) throw new TypeError("memo entries must be a whole number >= 1");
+    if (!Number.isInteger(options.entries) || options.entries < 1)
+      throw new TypeError("memo entries must be a whole number >= 1");
     const bytes = options.bytes ?? DEFAULT_MEMO_BYTES;
     if (!Number.isInteger(bytes) || bytes < 1) throw new TypeError("memo bytes must be a whole number >= 1");
     this.maxEntries = options.entries;

@@ -5,7 +5,12 @@
 import type { PortierError } from "../errors/portier-error.js";
 import type { Decision, RoleCheckMode } from "./types.js";
 
-export function engineDeny(reason: string, message: string, mode: RoleCheckMode = "enforce", status: 401 | 403 = 403): Decision {
+export function engineDeny(
+  reason: string,
+  message: string,
+  mode: RoleCheckMode = "enforce",
+  status: 401 | 403 = 403,
+): Decision {
   return { allow: false, status, reason, message, flow: null, route: null, deprecated: false, mode, would_deny: null };
 }
 

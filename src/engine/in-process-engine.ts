@@ -27,7 +27,8 @@ function decisionProblem(value: unknown): string | null {
   if (typeof d.allow !== "boolean") return "decision.allow is not a boolean";
   if (d.status !== 200 && d.status !== 401 && d.status !== 403) return "decision.status is not 200, 401 or 403";
   if (d.allow !== (d.status === 200)) return "decision.allow disagrees with decision.status";
-  if (typeof d.reason !== "string" || typeof d.message !== "string") return "decision.reason or decision.message is not a string";
+  if (typeof d.reason !== "string" || typeof d.message !== "string")
+    return "decision.reason or decision.message is not a string";
   return null;
 }
 
@@ -58,7 +59,11 @@ export class InProcessEngine implements DecisionEngine {
     this.instance = new PolicyInstance(bundle, source, options.load);
     this.roles = catalogRoles(bundle.data, source);
     const id = this.instance.entrypointId(DECISION_ENTRYPOINT);
-    if (id === undefined) throw new EngineLoadError("entrypoint_missing", `${source}:/policy.wasm: the module has no entrypoint ${DECISION_ENTRYPOINT}`);
+    if (id === undefined)
+      throw new EngineLoadError(
+        "entrypoint_missing",
+        `${source}:/policy.wasm: the module has no entrypoint ${DECISION_ENTRYPOINT}`,
+      );
     this.decisionId = id;
     this.memo = memo && memo.entries > 0 ? new DecisionMemo(memo) : undefined;
   }
@@ -74,7 +79,8 @@ export class InProcessEngine implements DecisionEngine {
     }
     const outcome = this.instance.evaluateJson(this.decisionId, json);
     // The wasm's own text is the detail (logged), never the answer's message.
-    if (!outcome.ok) return errorDeny(new PolicyEvaluationError(`policy evaluation failed: ${outcome.error}`), modeOf(input));
+    if (!outcome.ok)
+      return errorDeny(new PolicyEvaluationError(`policy evaluation failed: ${outcome.error}`), modeOf(input));
     const value = resultOf(outcome.results);
     const shape = decisionProblem(value);
     if (shape) return errorDeny(new PolicyEvaluationError(shape), modeOf(input));

@@ -11,7 +11,15 @@ export type { DecisionMemoOptions, MemoCounts, MemoStats } from "./decision-memo
 export { readBundle, inflateAndUntar, DEFAULT_MAX_BUNDLE_BYTES } from "./read-bundle.js";
 export type { Bundle, BundleManifest, ReadBundleOptions } from "./read-bundle.js";
 export { EngineLoadError, PolicyEvaluationError, POLICY_ERROR_MESSAGE } from "./errors.js";
-export { verifyBundleSignature, signBundleFiles, parseVerificationKey, bundleFileHashes, canonicalJson, DEFAULT_SIGNING_ALG, SIGNING_ALGS } from "./bundle-signature.js";
+export {
+  verifyBundleSignature,
+  signBundleFiles,
+  parseVerificationKey,
+  bundleFileHashes,
+  canonicalJson,
+  DEFAULT_SIGNING_ALG,
+  SIGNING_ALGS,
+} from "./bundle-signature.js";
 export type { VerificationKey } from "./bundle-signature.js";
 export { normalisePath, MAX_PATH_BYTES } from "./normalise-path.js";
 export type { PathResult } from "./normalise-path.js";

@@ -24,19 +24,36 @@ async function bytesOf(bundle: string | Uint8Array, source: string, maxBytes: nu
   if (typeof bundle !== "string") return bundle;
   try {
     const { size } = await stat(bundle);
-    if (size > maxBytes) throw new EngineLoadError("bundle_too_large", `${source}: the file (${size} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`);
+    if (size > maxBytes)
+      throw new EngineLoadError(
+        "bundle_too_large",
+        `${source}: the file (${size} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`,
+      );
     return await readFile(bundle);
   } catch (err) {
     if (err instanceof EngineLoadError) throw err;
-    throw new EngineLoadError("bundle_unreadable", `${source}: cannot read the bundle (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new EngineLoadError(
+      "bundle_unreadable",
+      `${source}: cannot read the bundle (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
 }
 
-export async function loadEngine(bundle: string | Uint8Array, options: LoadEngineOptions = {}): Promise<InProcessEngine> {
+export async function loadEngine(
+  bundle: string | Uint8Array,
+  options: LoadEngineOptions = {},
+): Promise<InProcessEngine> {
   const source = options.source ?? (typeof bundle === "string" ? bundle : "bundle");
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BUNDLE_BYTES;
   const bytes = await bytesOf(bundle, source, maxBytes);
-  if (bytes.length > maxBytes) throw new EngineLoadError("bundle_too_large", `${source}: the bundle (${bytes.length} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`);
-  const parsed = await readBundle(bytes, source, [DECISION_ENTRYPOINT], { maxBytes, verificationKey: options.verificationKey });
+  if (bytes.length > maxBytes)
+    throw new EngineLoadError(
+      "bundle_too_large",
+      `${source}: the bundle (${bytes.length} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`,
+    );
+  const parsed = await readBundle(bytes, source, [DECISION_ENTRYPOINT], {
+    maxBytes,
+    verificationKey: options.verificationKey,
+  });
   return new InProcessEngine(parsed, source, { memo: options.memo });
 }

@@ -32,7 +32,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 /** RFC 3986 pchar without pct-encoded: unreserved, sub-delims, ":" and "@"; the path adds "/". */
 const PATH_CHAR = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/;
 /** A whole valid target, to skip the character-by-character scan in the common case. */
-const VALID_TARGET = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*(?:\?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$/;
+const VALID_TARGET =
+  /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*(?:\?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$/;
 /** Encoded bytes that would change the path's structure for an upstream that decodes before routing. */
 const ENCODED_REFUSED: Record<number, string> = { 0x2f: "/", 0x5c: "\\", 0x3f: "?", 0x23: "#", 0x3b: ";", 0x25: "%" };
 /** After decoding: controls (C0, DEL, C1), format characters, separators, private use, unassigned, and any space but U+0020. */
@@ -72,7 +73,8 @@ function targetProblem(raw: string): string | undefined {
   for (let i = 0; i < raw.length; i++) {
     const ch = raw[i] as string;
     if (ch === "%") {
-      if (hexValue(raw.charCodeAt(i + 1)) < 0 || hexValue(raw.charCodeAt(i + 2)) < 0) return `malformed percent-escape at position ${i}`;
+      if (hexValue(raw.charCodeAt(i + 1)) < 0 || hexValue(raw.charCodeAt(i + 2)) < 0)
+        return `malformed percent-escape at position ${i}`;
       i += 2;
     } else if (ch !== "?" && ch.charCodeAt(0) < 0x80 && !PATH_CHAR.test(ch)) {
       // "?" only ever appears in the query: the first one starts it.
@@ -122,7 +124,8 @@ function segmentProblem(segments: string[]): string | undefined {
       return `empty segment ${which} is not allowed`;
     }
     if (segment.endsWith(".")) return `segment "${segment}" ${which} ends with "." (some servers drop it): not allowed`;
-    if (segment.startsWith(" ") || segment.endsWith(" ")) return `segment ${which} starts or ends with a space: not allowed`;
+    if (segment.startsWith(" ") || segment.endsWith(" "))
+      return `segment ${which} starts or ends with a space: not allowed`;
   }
   return undefined;
 }
@@ -136,7 +139,8 @@ function compatibilityProblem(decoded: string): string | undefined {
   for (const ch of decoded) {
     if (ch.charCodeAt(0) < 0x80) continue; // ASCII is its own NFKC
     const folded = ch.normalize("NFKC");
-    if (folded !== ch) return `compatibility character "${ch}" (${codePoint(ch)}) reads as "${folded}" under NFKC: not allowed`;
+    if (folded !== ch)
+      return `compatibility character "${ch}" (${codePoint(ch)}) reads as "${folded}" under NFKC: not allowed`;
   }
   return undefined;
 }
@@ -151,7 +155,8 @@ export function normalisePath(raw: string): PathResult {
   const problem = targetProblem(raw);
   if (problem !== undefined) return invalid(problem);
   const semicolon = path.indexOf(";");
-  if (semicolon !== -1) return invalid(`";" at position ${semicolon} is not allowed: path parameters are stripped by some servers`);
+  if (semicolon !== -1)
+    return invalid(`";" at position ${semicolon} is not allowed: path parameters are stripped by some servers`);
 
   const decoded = percentDecode(path);
   if ("error" in decoded) return invalid(decoded.error);
@@ -159,7 +164,9 @@ export function normalisePath(raw: string): PathResult {
   const hidden = plain ? -1 : decoded.value.search(INVISIBLE);
   if (hidden !== -1) {
     const ch = String.fromCodePoint(decoded.value.codePointAt(hidden) as number);
-    return invalid(`control or invisible character ${codePoint(ch)} (encoded) at decoded position ${hidden} is not allowed`);
+    return invalid(
+      `control or invisible character ${codePoint(ch)} (encoded) at decoded position ${hidden} is not allowed`,
+    );
   }
   const segmentError = segmentProblem(decoded.value.split("/").slice(1));
   if (segmentError !== undefined) return invalid(segmentError);

@@ -10,7 +10,9 @@ import type { Bundle } from "./read-bundle.js";
 import { EngineLoadError } from "./errors.js";
 
 // The SDK is CommonJS; require() gives its real exports under both tsx and compiled ESM.
-const opaWasm = createRequire(import.meta.url)("@open-policy-agent/opa-wasm") as typeof import("@open-policy-agent/opa-wasm");
+const opaWasm = createRequire(import.meta.url)(
+  "@open-policy-agent/opa-wasm",
+) as typeof import("@open-policy-agent/opa-wasm");
 
 /** What the engine uses of the SDK's LoadedPolicy (public API). */
 export interface LoadedPolicy {
@@ -54,7 +56,10 @@ export class PolicyInstance {
     try {
       this.module = new WebAssembly.Module(bundle.wasm);
     } catch (err) {
-      throw new EngineLoadError("wasm_invalid", `${source}:/policy.wasm: not a valid WebAssembly module (${(err as Error).message})`);
+      throw new EngineLoadError(
+        "wasm_invalid",
+        `${source}:/policy.wasm: not a valid WebAssembly module (${(err as Error).message})`,
+      );
     }
     this.data = bundle.data;
     this.load = load;
@@ -67,7 +72,10 @@ export class PolicyInstance {
       policy = this.load(this.module);
       policy.setData(this.data);
     } catch (err) {
-      throw new EngineLoadError("wasm_invalid", `${source}:/policy.wasm: the OPA SDK could not load it (${err instanceof Error ? err.message : String(err)})`);
+      throw new EngineLoadError(
+        "wasm_invalid",
+        `${source}:/policy.wasm: the OPA SDK could not load it (${err instanceof Error ? err.message : String(err)})`,
+      );
     }
     this.entrypointIds = entrypointsOf(policy);
     return policy;

@@ -64,7 +64,12 @@ export function inflateAndUntar(gz: Uint8Array, source: string, maxBytes: number
     gunzip.on("data", (chunk: Buffer) => {
       inflated += chunk.length;
       if (inflated > maxBytes) {
-        fail(new EngineLoadError("bundle_too_large", `${source}: inflates to more than ${maxBytes} bytes, the limit (--bundle-max-bytes)`));
+        fail(
+          new EngineLoadError(
+            "bundle_too_large",
+            `${source}: inflates to more than ${maxBytes} bytes, the limit (--bundle-max-bytes)`,
+          ),
+        );
         return;
       }
       // Bytes after the tar's end still count towards the cap; they are not parsed.
@@ -76,7 +81,9 @@ export function inflateAndUntar(gz: Uint8Array, source: string, maxBytes: number
       if (!tarDone) ex.end(() => undefined);
       finishIfDone();
     });
-    gunzip.on("error", (err: Error) => fail(new EngineLoadError("bundle_invalid", `${source}: not a gzip file (${err.message})`)));
+    gunzip.on("error", (err: Error) =>
+      fail(new EngineLoadError("bundle_invalid", `${source}: not a gzip file (${err.message})`)),
+    );
     ex.on("entry", (header, stream, next) => {
       const chunks: Buffer[] = [];
       stream.on("data", (chunk: unknown) => chunks.push(chunk as Buffer));
@@ -84,14 +91,18 @@ export function inflateAndUntar(gz: Uint8Array, source: string, maxBytes: number
         if (header.type === "file") files.set("/" + header.name.replace(/^\/+/, ""), Buffer.concat(chunks));
         next();
       });
-      stream.on("error", (err: Error) => fail(new EngineLoadError("bundle_invalid", `${source}: entry ${header.name}: ${err.message}`)));
+      stream.on("error", (err: Error) =>
+        fail(new EngineLoadError("bundle_invalid", `${source}: entry ${header.name}: ${err.message}`)),
+      );
     });
     ex.on("finish", () => {
       tarDone = true;
       gunzip.resume();
       finishIfDone();
     });
-    ex.on("error", (err: Error) => fail(new EngineLoadError("bundle_invalid", `${source}: not a tar archive (${err.message})`)));
+    ex.on("error", (err: Error) =>
+      fail(new EngineLoadError("bundle_invalid", `${source}: not a tar archive (${err.message})`)),
+    );
     gunzip.end(gz);
   });
 }
@@ -105,27 +116,52 @@ function parseJson(bytes: Buffer, what: string): unknown {
 }
 
 /** Parses bundle bytes; `source` names the file in error messages. */
-export async function readBundle(bytes: Uint8Array, source: string, requiredEntrypoints: string[], options: ReadBundleOptions = {}): Promise<Bundle> {
+export async function readBundle(
+  bytes: Uint8Array,
+  source: string,
+  requiredEntrypoints: string[],
+  options: ReadBundleOptions = {},
+): Promise<Bundle> {
   const files = await inflateAndUntar(bytes, source, options.maxBytes ?? DEFAULT_MAX_BUNDLE_BYTES);
   if (options.verificationKey) await verifyBundleSignature(files, source, options.verificationKey);
 
   const manifestBytes = files.get("/.manifest");
-  if (!manifestBytes) throw new EngineLoadError("manifest_invalid", `${source}: no /.manifest (build it with opa build -t wasm)`);
+  if (!manifestBytes)
+    throw new EngineLoadError("manifest_invalid", `${source}: no /.manifest (build it with opa build -t wasm)`);
   const manifest = parseJson(manifestBytes, `${source}:/.manifest`) as BundleManifest;
-  if (typeof manifest !== "object" || manifest === null || !Array.isArray(manifest.wasm) || manifest.wasm.length === 0) {
-    throw new EngineLoadError("manifest_invalid", `${source}:/.manifest: field "wasm" must list the compiled entrypoints (was this built with -t wasm?)`);
+  if (
+    typeof manifest !== "object" ||
+    manifest === null ||
+    !Array.isArray(manifest.wasm) ||
+    manifest.wasm.length === 0
+  ) {
+    throw new EngineLoadError(
+      "manifest_invalid",
+      `${source}:/.manifest: field "wasm" must list the compiled entrypoints (was this built with -t wasm?)`,
+    );
   }
   const entrypoints = manifest.wasm.map((w) => w.entrypoint);
   for (const wanted of requiredEntrypoints) {
     if (!entrypoints.includes(wanted)) {
-      throw new EngineLoadError("entrypoint_missing", `${source}:/.manifest: entrypoint "${wanted}" is missing (has: ${entrypoints.join(", ") || "none"})`);
+      throw new EngineLoadError(
+        "entrypoint_missing",
+        `${source}:/.manifest: entrypoint "${wanted}" is missing (has: ${entrypoints.join(", ") || "none"})`,
+      );
     }
   }
   const modules = new Set(manifest.wasm.map((w) => w.module));
-  if (modules.size !== 1) throw new EngineLoadError("manifest_invalid", `${source}:/.manifest: expected one wasm module, found ${[...modules].join(", ")}`);
+  if (modules.size !== 1)
+    throw new EngineLoadError(
+      "manifest_invalid",
+      `${source}:/.manifest: expected one wasm module, found ${[...modules].join(", ")}`,
+    );
   const modulePath = [...modules][0] as string;
   const wasm = files.get(modulePath);
-  if (!wasm) throw new EngineLoadError("bundle_invalid", `${source}: manifest names ${modulePath} but the bundle has no such file`);
+  if (!wasm)
+    throw new EngineLoadError(
+      "bundle_invalid",
+      `${source}: manifest names ${modulePath} but the bundle has no such file`,
+    );
 
   const dataBytes = files.get("/data.json");
   const data = dataBytes ? parseJson(dataBytes, `${source}:/data.json`) : {};

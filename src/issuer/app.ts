@@ -35,7 +35,11 @@ export function buildApp(ctx: IssuerContext): Express {
   app.set("query parser", "simple");
   const form = express.urlencoded({ extended: false, limit: "16kb", parameterLimit: 50 });
   const cors: RequestHandler = (req, res, next) => {
-    res.set({ "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "Authorization, Content-Type", "Access-Control-Allow-Methods": "GET, POST" });
+    res.set({
+      "Access-Control-Allow-Origin": "*",
+      "Access-Control-Allow-Headers": "Authorization, Content-Type",
+      "Access-Control-Allow-Methods": "GET, POST",
+    });
     if (req.method === "OPTIONS") return void res.status(204).end();
     next();
   };
@@ -54,13 +58,22 @@ export function buildApp(ctx: IssuerContext): Express {
     res.status(404).json({ error: "not_found", error_description: "no such endpoint on this issuer" });
   });
   const onError: ErrorRequestHandler = (err: unknown, _req, res, _next) => {
-    const status = typeof (err as { status?: unknown }).status === "number" ? ((err as { status: number }).status) : 500;
+    const status = typeof (err as { status?: unknown }).status === "number" ? (err as { status: number }).status : 500;
     if (status >= 400 && status < 500) {
-      res.status(400).set({ "Cache-Control": "no-store" }).json({ error: "invalid_request", error_description: "the request could not be parsed" });
+      res
+        .status(400)
+        .set({ "Cache-Control": "no-store" })
+        .json({ error: "invalid_request", error_description: "the request could not be parsed" });
       return;
     }
-    ctx.logger.error({ err: err instanceof Error ? { name: err.name, message: err.message } : String(err) }, "issuer failure");
-    res.status(500).set({ "Cache-Control": "no-store" }).json({ error: "server_error", error_description: "internal error" });
+    ctx.logger.error(
+      { err: err instanceof Error ? { name: err.name, message: err.message } : String(err) },
+      "issuer failure",
+    );
+    res
+      .status(500)
+      .set({ "Cache-Control": "no-store" })
+      .json({ error: "server_error", error_description: "internal error" });
   };
   app.use(onError);
   return app;

@@ -16,13 +16,25 @@ export interface AuthenticatedClient {
   method: ClientAuthMethod;
 }
 
-export function authenticateClient(req: Request, params: Params, clients: ReadonlyMap<string, IssuerClient>): AuthenticatedClient {
+export function authenticateClient(
+  req: Request,
+  params: Params,
+  clients: ReadonlyMap<string, IssuerClient>,
+): AuthenticatedClient {
   const basic = parseBasic(req.headers.authorization);
   const failure = (description: string) =>
-    new OAuthError("invalid_client", description, 401, basic ? { "WWW-Authenticate": 'Basic realm="portier-issuer", charset="UTF-8"' } : {});
+    new OAuthError(
+      "invalid_client",
+      description,
+      401,
+      basic ? { "WWW-Authenticate": 'Basic realm="portier-issuer", charset="UTF-8"' } : {},
+    );
 
   if (basic && params["client_secret"] !== undefined) {
-    throw new OAuthError("invalid_request", "use one client authentication method, not both Authorization header and client_secret");
+    throw new OAuthError(
+      "invalid_request",
+      "use one client authentication method, not both Authorization header and client_secret",
+    );
   }
   if (basic && params["client_id"] !== undefined && params["client_id"] !== basic.id) {
     throw new OAuthError("invalid_request", "client_id differs from the Authorization header");
@@ -47,14 +59,22 @@ export function authenticateClient(req: Request, params: Params, clients: Readon
 function parseBasic(header: string | undefined): { id: string; secret: string } | undefined {
   if (!header) return undefined;
   const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
-  if (!match?.[1]) throw new OAuthError("invalid_client", "malformed Basic Authorization header", 401, { "WWW-Authenticate": 'Basic realm="portier-issuer"' });
+  if (!match?.[1])
+    throw new OAuthError("invalid_client", "malformed Basic Authorization header", 401, {
+      "WWW-Authenticate": 'Basic realm="portier-issuer"',
+    });
   const decoded = Buffer.from(match[1], "base64").toString("utf8");
   const colon = decoded.indexOf(":");
-  if (colon < 0) throw new OAuthError("invalid_client", "malformed Basic credentials", 401, { "WWW-Authenticate": 'Basic realm="portier-issuer"' });
+  if (colon < 0)
+    throw new OAuthError("invalid_client", "malformed Basic credentials", 401, {
+      "WWW-Authenticate": 'Basic realm="portier-issuer"',
+    });
   try {
     return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
   } catch {
-    throw new OAuthError("invalid_client", "malformed Basic credentials", 401, { "WWW-Authenticate": 'Basic realm="portier-issuer"' });
+    throw new OAuthError("invalid_client", "malformed Basic credentials", 401, {
+      "WWW-Authenticate": 'Basic realm="portier-issuer"',
+    });
   }
 }
 

@@ -27,7 +27,8 @@ export interface CodeRecord extends AuthorizationRequest {
   revokeUntil: number;
 }
 
-export type CodeRedemption = { kind: "ok"; record: CodeRecord } | { kind: "unknown" } | { kind: "replayed" } | { kind: "expired" };
+export type CodeRedemption =
+  { kind: "ok"; record: CodeRecord } | { kind: "unknown" } | { kind: "replayed" } | { kind: "expired" };
 
 const LOGIN_TTL_SEC = 600;
 /** Bound on each store, so a loop of requests cannot grow memory without limit; oldest entries go first. */
@@ -70,7 +71,16 @@ export class GrantStore {
   issueCode(request: AuthorizationRequest, user: IssuerUser, authTime: number, sid: string): string {
     this.sweep();
     const code = randomToken();
-    this.codes.set(code, { ...request, user, authTime, sid, expiresAt: this.now() + this.codeTtlSec, used: false, issuedJtis: [], revokeUntil: 0 });
+    this.codes.set(code, {
+      ...request,
+      user,
+      authTime,
+      sid,
+      expiresAt: this.now() + this.codeTtlSec,
+      used: false,
+      issuedJtis: [],
+      revokeUntil: 0,
+    });
     dropOldest(this.codes);
     return code;
   }
@@ -102,7 +112,8 @@ export class GrantStore {
   private sweep(): void {
     const now = this.now();
     for (const [id, entry] of this.pending) if (entry.expiresAt <= now) this.pending.delete(id);
-    for (const [code, record] of this.codes) if (Math.max(record.expiresAt, record.revokeUntil) <= now) this.codes.delete(code);
+    for (const [code, record] of this.codes)
+      if (Math.max(record.expiresAt, record.revokeUntil) <= now) this.codes.delete(code);
     for (const [jti, until] of this.revokedJtis) if (until <= now) this.revokedJtis.delete(jti);
   }
 }

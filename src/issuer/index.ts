@@ -62,7 +62,9 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
  * The slow and fallible part of building an issuer (options, data files, key generation), done before its
  * URL is known; the function it returns builds the app at once, so a server can listen only when ready.
  */
-async function prepareIssuer(options: Omit<IssuerOptions, "issuerUrl"> & { issuerUrl?: string }): Promise<(issuerUrl: string) => Issuer> {
+async function prepareIssuer(
+  options: Omit<IssuerOptions, "issuerUrl"> & { issuerUrl?: string },
+): Promise<(issuerUrl: string) => Issuer> {
   // Checks every option now (a URL still to be derived from the port with a stand-in).
   const { usersFile, clientsFile } = resolveConfig({ ...options, issuerUrl: options.issuerUrl ?? "http://127.0.0.1" });
   const users = loadUsers(usersFile);
@@ -77,7 +79,13 @@ async function prepareIssuer(options: Omit<IssuerOptions, "issuerUrl"> & { issue
       usersBySub: new Map(users.map((u) => [u.sub, u])),
       clients: new Map(clients.map((c) => [c.client_id, c])),
       keys,
-      tokens: createTokenFactory({ issuerUrl: config.issuerUrl, accessTtlSec: config.accessTtlSec, idTtlSec: config.idTtlSec, now: config.now, keys }),
+      tokens: createTokenFactory({
+        issuerUrl: config.issuerUrl,
+        accessTtlSec: config.accessTtlSec,
+        idTtlSec: config.idTtlSec,
+        now: config.now,
+        keys,
+      }),
       grants: new GrantStore(config.codeTtlSec, config.accessTtlSec, config.now),
       logger: options.logger ?? pino({ level: "silent" }),
       ...(usersFile === DEFAULT_USERS_FILE ? { samplePasswordHint: SAMPLE_PASSWORD } : {}),

@@ -71,6 +71,7 @@ function normaliseIssuerUrl(value: string): string {
 }
 
 function positiveSeconds(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer number of seconds, got ${value}`);
+  if (!Number.isInteger(value) || value <= 0)
+    throw new Error(`${name} must be a positive integer number of seconds, got ${value}`);
   return value;
 }

@@ -53,7 +53,13 @@ export class DataFileError extends PortierError {
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
 const addFormats = addFormatsModule.default;
-const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, strictTypes: false, allowUnionTypes: true });
+const ajv = new Ajv({
+  allErrors: true,
+  strict: true,
+  strictRequired: false,
+  strictTypes: false,
+  allowUnionTypes: true,
+});
 addFormats(ajv);
 const validateUsers = ajv.compile<{ users: IssuerUser[] }>(usersSchema);
 const validateClients = ajv.compile<{ clients: IssuerClient[] }>(clientsSchema);
@@ -71,7 +77,8 @@ export function loadClients(file: string): IssuerClient[] {
   doc.clients.forEach((client, i) => {
     (client.redirect_uris ?? []).forEach((uri, j) => {
       // RFC 6749 3.1.2: absolute, no fragment.
-      if (new URL(uri).hash || uri.includes("#")) throw new DataFileError(file, `/clients/${i}/redirect_uris/${j}`, "must not contain a fragment");
+      if (new URL(uri).hash || uri.includes("#"))
+        throw new DataFileError(file, `/clients/${i}/redirect_uris/${j}`, "must not contain a fragment");
     });
   });
   return doc.clients;
@@ -107,7 +114,8 @@ function describe(first: ErrorObject | undefined, all: ErrorObject[]): string {
 function assertUnique<T>(file: string, items: T[], listName: string, key: keyof T): void {
   const seen = new Set<unknown>();
   items.forEach((item, i) => {
-    if (seen.has(item[key])) throw new DataFileError(file, `/${listName}/${i}/${String(key)}`, `duplicate value ${String(item[key])}`);
+    if (seen.has(item[key]))
+      throw new DataFileError(file, `/${listName}/${i}/${String(key)}`, `duplicate value ${String(item[key])}`);
     seen.add(item[key]);
   });
 }

@@ -15,7 +15,10 @@ import { redactUrls } from "./redact-url.js";
 
 export class FetchError extends PortierError {
   static override readonly code = "fetch_failed";
-  constructor(message: string, readonly httpCode?: number) {
+  constructor(
+    message: string,
+    readonly httpCode?: number,
+  ) {
     super(message);
   }
 }
@@ -35,10 +38,12 @@ export interface FetchOptions {
   signal?: AbortSignal;
 }
 
-export type FetchResult = { status: 304; httpCode: 304 } | { status: 200; httpCode: number; bytes: Uint8Array; etag: string | undefined };
+export type FetchResult =
+  { status: 304; httpCode: 304 } | { status: 200; httpCode: number; bytes: Uint8Array; etag: string | undefined };
 
 /** An answer whose body is still to be read: `body` yields the decoded bytes, failing with a FetchError. */
-export type OpenedUrl = { status: 304; httpCode: 304 } | { status: 200; httpCode: number; etag: string | undefined; body: Readable };
+export type OpenedUrl =
+  { status: 304; httpCode: 304 } | { status: 200; httpCode: number; etag: string | undefined; body: Readable };
 
 function splitCredentials(raw: string): { url: URL; authorization?: string } {
   const u = new URL(raw);
@@ -84,7 +89,8 @@ export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUr
   let res: IncomingMessage;
   try {
     const { url, authorization } = splitCredentials(rawUrl);
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new FetchError(`GET ${shown}: only http and https URLs are supported`);
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      throw new FetchError(`GET ${shown}: only http and https URLs are supported`);
     const headers: Record<string, string> = { "accept-encoding": "gzip" };
     if (o.accept) headers.accept = o.accept;
     if (o.etag) headers["if-none-match"] = o.etag;
@@ -93,7 +99,10 @@ export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUr
     res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(url, { method: "GET", headers, signal }, resolve);
       req.once("error", reject);
-      if (o.idleTimeoutMs) req.setTimeout(o.idleTimeoutMs, () => req.destroy(Object.assign(new Error("idle"), { code: "ERR_IDLE_TIMEOUT" })));
+      if (o.idleTimeoutMs)
+        req.setTimeout(o.idleTimeoutMs, () =>
+          req.destroy(Object.assign(new Error("idle"), { code: "ERR_IDLE_TIMEOUT" })),
+        );
       req.end();
     });
   } catch (err) {
@@ -111,19 +120,36 @@ export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUr
   const declared = Number(res.headers["content-length"] ?? NaN);
   if (declared > o.maxBytes) {
     res.destroy();
-    throw new FetchError(`GET ${shown}: the body (${declared} bytes) is larger than the limit of ${o.maxBytes} bytes`, status);
+    throw new FetchError(
+      `GET ${shown}: the body (${declared} bytes) is larger than the limit of ${o.maxBytes} bytes`,
+      status,
+    );
   }
   const encoding = (res.headers["content-encoding"] ?? "identity").trim().toLowerCase();
   if (encoding !== "identity" && encoding !== "gzip" && encoding !== "x-gzip") {
     res.destroy();
     throw new FetchError(`GET ${shown}: unsupported Content-Encoding "${encoding}" (gzip or none)`, status);
   }
-  const stages: Readable[] = [res.pipe(byteCap(o.maxBytes, () => new FetchError(`GET ${shown}: the body is larger than the limit of ${o.maxBytes} bytes`, status)))];
+  const stages: Readable[] = [
+    res.pipe(
+      byteCap(
+        o.maxBytes,
+        () => new FetchError(`GET ${shown}: the body is larger than the limit of ${o.maxBytes} bytes`, status),
+      ),
+    ),
+  ];
   if (encoding !== "identity") {
     const max = o.maxInflatedBytes ?? o.maxBytes;
     const gunzip = createGunzip({ chunkSize: 256 * 1024 });
     stages.push(stages[0]!.pipe(gunzip));
-    stages.push(gunzip.pipe(byteCap(max, () => new FetchError(`GET ${shown}: the inflated body is larger than the limit of ${max} bytes`, status))));
+    stages.push(
+      gunzip.pipe(
+        byteCap(
+          max,
+          () => new FetchError(`GET ${shown}: the inflated body is larger than the limit of ${max} bytes`, status),
+        ),
+      ),
+    );
   }
   // pipe() does not forward errors: the last stage fails with the first error of any stage, as a FetchError.
   const body = stages[stages.length - 1]!;
@@ -131,7 +157,9 @@ export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUr
   const onError = (err: unknown) => {
     if (failed) return;
     failed = true;
-    const mapped = (err as NodeJS.ErrnoException)?.code?.startsWith("Z_") ? new FetchError(`GET ${shown}: the gzip body is corrupt (${(err as Error).message})`, status) : fail(err);
+    const mapped = (err as NodeJS.ErrnoException)?.code?.startsWith("Z_")
+      ? new FetchError(`GET ${shown}: the gzip body is corrupt (${(err as Error).message})`, status)
+      : fail(err);
     res.destroy();
     for (const s of stages) if (s !== body) s.destroy();
     body.destroy(mapped);

@@ -109,7 +109,10 @@ export class Reloader<T> {
   }
 
   /** Guard, swap, status and log for one loaded candidate (or a load failure). */
-  private conclude(outcome: { value: T | typeof NOT_MODIFIED } | { error: unknown }, httpCode: number | undefined): boolean {
+  private conclude(
+    outcome: { value: T | typeof NOT_MODIFIED } | { error: unknown },
+    httpCode: number | undefined,
+  ): boolean {
     const st = this.st;
     const settleCode = () => (httpCode === undefined ? delete st.lastHttpCode : (st.lastHttpCode = httpCode));
     const fields = () => ({ source: st.source, ...this.o.describe?.(this.current) });
@@ -142,7 +145,9 @@ export class Reloader<T> {
       const log = this.o.logger?.error?.bind(this.o.logger) ?? this.o.logger?.warn.bind(this.o.logger);
       log?.(
         { event: `${this.o.name}_refused`, ...fields(), error: st.lastError, failures: st.consecutiveFailures },
-        st.loaded ? `${this.o.name}: new value refused; the previous one stays in use` : `${this.o.name} could not be loaded`,
+        st.loaded
+          ? `${this.o.name}: new value refused; the previous one stays in use`
+          : `${this.o.name} could not be loaded`,
       );
       this.onChange?.();
       return false;
@@ -170,7 +175,10 @@ export class Reloader<T> {
         });
         this.watcher.on("error", () => undefined);
       } catch (err) {
-        this.o.logger?.warn({ event: `${this.o.name}_watch_failed`, source: this.st.source, error: errorMessage(err) }, "cannot watch the file; relying on the periodic re-read");
+        this.o.logger?.warn(
+          { event: `${this.o.name}_watch_failed`, source: this.st.source, error: errorMessage(err) },
+          "cannot watch the file; relying on the periodic re-read",
+        );
       }
     }
     if (o.intervalMs && o.intervalMs > 0) {
@@ -189,7 +197,8 @@ export class Reloader<T> {
     const schedule = () => {
       if (this.closed) return;
       const failures = Math.min(this.st.consecutiveFailures, 16);
-      const delay = failures === 0 ? intervalMs : Math.min(intervalMs * 2 ** failures, Math.max(intervalMs, maxBackoffMs));
+      const delay =
+        failures === 0 ? intervalMs : Math.min(intervalMs * 2 ** failures, Math.max(intervalMs, maxBackoffMs));
       const t = setTimeout(() => {
         this.timers.delete(t);
         void tick().finally(schedule);

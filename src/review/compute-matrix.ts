@@ -56,7 +56,10 @@ export interface AccessMatrix {
 
 const PROBE_METHODS = ["HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 /** A tenant no catalog lists, and an organisation code nobody owns. */
-export const UNLISTED_TENANT: MatrixTenant = { tenant_id: "00000000-0000-4000-8000-000000000000", name: "a tenant not listed" };
+export const UNLISTED_TENANT: MatrixTenant = {
+  tenant_id: "00000000-0000-4000-8000-000000000000",
+  name: "a tenant not listed",
+};
 export const UNLISTED_CODE = "sample-codeOrganisme";
 const CODE_PARAMETER = "{codeOrganisme}";
 
@@ -78,7 +81,12 @@ export function readCatalog(engine: InProcessEngine): Catalog {
   if (!c || !Array.isArray(c.routes) || !Array.isArray(c.roles)) {
     throw new Error("the bundle's portier/catalog entrypoint did not list routes and roles");
   }
-  return { routes: c.routes, roles: c.roles, tenants: Array.isArray(c.tenants) ? c.tenants : [], codes: Array.isArray(c.codes) ? c.codes : [] };
+  return {
+    routes: c.routes,
+    roles: c.roles,
+    tenants: Array.isArray(c.tenants) ? c.tenants : [],
+    codes: Array.isArray(c.codes) ? c.codes : [],
+  };
 }
 
 /** Every tenant and code either engine knows, so both sides of a diff are probed alike. */
@@ -93,10 +101,27 @@ export function probeUniverse(...engines: InProcessEngine[]): ProbeUniverse {
   return { tenants: [...tenants.values()], codes: [...codes].sort() };
 }
 
-type Caller = { flow: "accessCode" | "application"; roles: string[]; synced: boolean; tenantId: string; token?: Record<string, unknown> };
+type Caller = {
+  flow: "accessCode" | "application";
+  roles: string[];
+  synced: boolean;
+  tenantId: string;
+  token?: Record<string, unknown>;
+};
 
 function decide(engine: InProcessEngine, method: string, path: string, caller: Caller): MatrixCell {
-  const input = explainInput({ method, path, flow: caller.flow, roles: caller.roles, synced: caller.synced, tenantId: caller.tenantId, mode: "enforce" }, path);
+  const input = explainInput(
+    {
+      method,
+      path,
+      flow: caller.flow,
+      roles: caller.roles,
+      synced: caller.synced,
+      tenantId: caller.tenantId,
+      mode: "enforce",
+    },
+    path,
+  );
   if (caller.token) input.token = { ...input.token, ...caller.token };
   const d: Decision = engine.decide(input);
   return { allow: d.allow, reason: d.reason };
@@ -132,9 +157,23 @@ export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse)
   for (const route of catalog.routes) {
     const path = samplePath(route.template);
     for (const method of PROBE_METHODS) {
-      for (const [name, caller] of callers) probes.push({ kind: "method", caller: name, detail: method, template: route.template, cell: decide(engine, method, path, caller) });
+      for (const [name, caller] of callers)
+        probes.push({
+          kind: "method",
+          caller: name,
+          detail: method,
+          template: route.template,
+          cell: decide(engine, method, path, caller),
+        });
     }
-    for (const [name, caller] of shapes) probes.push({ kind: "token", caller: name, detail: "GET", template: route.template, cell: decide(engine, "GET", path, caller) });
+    for (const [name, caller] of shapes)
+      probes.push({
+        kind: "token",
+        caller: name,
+        detail: "GET",
+        template: route.template,
+        cell: decide(engine, "GET", path, caller),
+      });
   }
   const { tenants, codes } = universe ?? { tenants: catalog.tenants, codes: catalog.codes };
   for (const route of catalog.routes.filter((r) => r.template.includes(CODE_PARAMETER))) {
@@ -142,14 +181,30 @@ export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse)
       for (const code of [...codes, UNLISTED_CODE]) {
         const path = samplePath(route.template, { codeOrganisme: code });
         for (const [name, caller] of callers) {
-          probes.push({ kind: "tenant", caller: `${name} of ${tenantLabel(tenant)}`, detail: `codeOrganisme ${code}`, template: route.template, cell: decide(engine, "GET", path, { ...caller, tenantId: tenant.tenant_id }) });
+          probes.push({
+            kind: "tenant",
+            caller: `${name} of ${tenantLabel(tenant)}`,
+            detail: `codeOrganisme ${code}`,
+            template: route.template,
+            cell: decide(engine, "GET", path, { ...caller, tenantId: tenant.tenant_id }),
+          });
         }
       }
     }
   }
-  return { revision: engine.revision, roles, columns: [...roles.map((r) => r.id), ...PROBE_COLUMNS], rows, tenants: catalog.tenants, codes: catalog.codes, probes };
+  return {
+    revision: engine.revision,
+    roles,
+    columns: [...roles.map((r) => r.id), ...PROBE_COLUMNS],
+    rows,
+    tenants: catalog.tenants,
+    codes: catalog.codes,
+    probes,
+  };
 }
 
 export function tenantLabel(t: MatrixTenant): string {
-  return t.tenant_id === UNLISTED_TENANT.tenant_id ? UNLISTED_TENANT.name : `tenant ${t.tenant_id}${t.name ? ` (${t.name})` : ""}`;
+  return t.tenant_id === UNLISTED_TENANT.tenant_id
+    ? UNLISTED_TENANT.name
+    : `tenant ${t.tenant_id}${t.name ? ` (${t.name})` : ""}`;
 }

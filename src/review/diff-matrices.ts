@@ -36,7 +36,8 @@ function describe(cell: MatrixCell | undefined): string {
   return cell.allow ? "allow" : `deny (${cell.reason})`;
 }
 
-const gainedFirst = <T extends { change: "gained" | "lost" }>(a: T, b: T) => (a.change === b.change ? 0 : a.change === "gained" ? -1 : 1);
+const gainedFirst = <T extends { change: "gained" | "lost" }>(a: T, b: T) =>
+  a.change === b.change ? 0 : a.change === "gained" ? -1 : 1;
 
 function diffProbes(before: MatrixProbe[], after: MatrixProbe[]): ProbeChange[] {
   const key = (p: MatrixProbe) => `${p.kind}\0${p.caller}\0${p.detail}\0${p.template}`;
@@ -55,7 +56,16 @@ function diffProbes(before: MatrixProbe[], after: MatrixProbe[]): ProbeChange[] 
     const g = `${probe.kind}\0${probe.caller}\0${probe.detail}\0${change}\0${was}\0${is}`;
     const group = groups.get(g);
     if (group) group.templates.push(probe.template);
-    else groups.set(g, { kind: probe.kind, caller: probe.caller, detail: probe.detail, templates: [probe.template], change, before: was, after: is });
+    else
+      groups.set(g, {
+        kind: probe.kind,
+        caller: probe.caller,
+        detail: probe.detail,
+        templates: [probe.template],
+        change,
+        before: was,
+        after: is,
+      });
   }
   return [...groups.values()].sort(gainedFirst);
 }
@@ -72,13 +82,21 @@ export function diffMatrices(before: AccessMatrix, after: AccessMatrix): MatrixD
       const b = row.cells[column];
       const wasAllowed = a?.allow === true;
       const isAllowed = b?.allow === true;
-      if (wasAllowed !== isAllowed) changes.push({ template, column, change: isAllowed ? "gained" : "lost", before: describe(a), after: describe(b) });
+      if (wasAllowed !== isAllowed)
+        changes.push({
+          template,
+          column,
+          change: isAllowed ? "gained" : "lost",
+          before: describe(a),
+          after: describe(b),
+        });
     }
   }
   for (const [template, row] of old) {
     if (now.has(template)) continue;
     for (const column of columns) {
-      if (row.cells[column]?.allow) changes.push({ template, column, change: "lost", before: "allow", after: "route removed" });
+      if (row.cells[column]?.allow)
+        changes.push({ template, column, change: "lost", before: "allow", after: "route removed" });
     }
   }
   return {
@@ -94,7 +112,10 @@ export function hasChanges(d: MatrixDiff): boolean {
 }
 
 function routesText(templates: string[], quote = (t: string) => t): string {
-  const shown = templates.slice(0, templates.length <= 3 ? 3 : 2).map(quote).join(", ");
+  const shown = templates
+    .slice(0, templates.length <= 3 ? 3 : 2)
+    .map(quote)
+    .join(", ");
   return templates.length <= 3 ? shown : `${templates.length} routes (${shown}, ...)`;
 }
 
@@ -118,8 +139,12 @@ export function renderDiff(d: MatrixDiff): string {
   const lines: string[] = [];
   for (const t of d.routesAdded) lines.push(`+ route ${t}`);
   for (const t of d.routesRemoved) lines.push(`- route ${t}`);
-  for (const c of d.changes) lines.push(`${c.change === "gained" ? "+" : "-"} ${c.column} on ${c.template}: ${c.before} -> ${c.after}`);
-  for (const c of d.probeChanges) lines.push(`${c.change === "gained" ? "+" : "-"} ${probeWho(c)} on ${routesText(c.templates)}: ${c.before} -> ${c.after}`);
+  for (const c of d.changes)
+    lines.push(`${c.change === "gained" ? "+" : "-"} ${c.column} on ${c.template}: ${c.before} -> ${c.after}`);
+  for (const c of d.probeChanges)
+    lines.push(
+      `${c.change === "gained" ? "+" : "-"} ${probeWho(c)} on ${routesText(c.templates)}: ${c.before} -> ${c.after}`,
+    );
   lines.push(summary(d));
   return lines.join("\n") + "\n";
 }
@@ -139,7 +164,11 @@ export function renderDiffMarkdown(d: MatrixDiff, labels: { before: string; afte
     out.push("");
   }
   out.push("| Change | Who | Route(s) | Before | After |", "|---|---|---|---|---|");
-  for (const c of d.changes) out.push(`| ${c.change} | ${mdCell(c.column)} | \`${mdCell(c.template)}\` | ${c.before} | ${c.after} |`);
-  for (const c of d.probeChanges) out.push(`| ${c.change} | ${mdCell(probeWho(c))} | ${mdCell(routesText(c.templates, (t) => `\`${t}\``))} | ${c.before} | ${c.after} |`);
+  for (const c of d.changes)
+    out.push(`| ${c.change} | ${mdCell(c.column)} | \`${mdCell(c.template)}\` | ${c.before} | ${c.after} |`);
+  for (const c of d.probeChanges)
+    out.push(
+      `| ${c.change} | ${mdCell(probeWho(c))} | ${mdCell(routesText(c.templates, (t) => `\`${t}\``))} | ${c.before} | ${c.after} |`,
+    );
   return out.join("\n") + "\n";
 }

@@ -3,7 +3,14 @@
  * tenant would produce (or takes a decision input as logged), normalises the path as the service does,
  * and renders the decision in words with every check of the policy in order, each with its outcome.
  */
-import { normalisePath, engineDeny, type Decision, type DecisionInput, type InProcessEngine, type RoleCheckMode } from "../engine/index.js";
+import {
+  normalisePath,
+  engineDeny,
+  type Decision,
+  type DecisionInput,
+  type InProcessEngine,
+  type RoleCheckMode,
+} from "../engine/index.js";
 
 const CHECKS_ENTRYPOINT = "portier/explain/checks";
 
@@ -37,8 +44,21 @@ export function explainInput(req: ExplainRequest, path: string): DecisionInput {
   const token =
     req.flow === "application"
       ? { client_id: "explain", aud: ["apiclients"], scope: ["apiclients"], ...tenant }
-      : { sub: "00000000-0000-4000-8000-00000000e000", auth_time: 1, idp: "explain", scope: ["openid", "apiclients"], ...tenant };
-  return { method: req.method.toUpperCase(), path, token, roles: req.flow === "application" ? [] : req.roles, synced: req.synced, role_check: req.mode };
+      : {
+          sub: "00000000-0000-4000-8000-00000000e000",
+          auth_time: 1,
+          idp: "explain",
+          scope: ["openid", "apiclients"],
+          ...tenant,
+        };
+  return {
+    method: req.method.toUpperCase(),
+    path,
+    token,
+    roles: req.flow === "application" ? [] : req.roles,
+    synced: req.synced,
+    role_check: req.mode,
+  };
 }
 
 export function explain(engine: InProcessEngine, req: ExplainRequest): Decision {
@@ -55,9 +75,12 @@ export function explainDecisionInput(engine: InProcessEngine, input: DecisionInp
     const value = engine.query(CHECKS_ENTRYPOINT, input);
     if (Array.isArray(value)) checks = value as CheckOutcome[];
   } catch {
-    hints.push(`this bundle has no ${CHECKS_ENTRYPOINT} entrypoint (built by an older Portier): only the first failing check is shown`);
+    hints.push(
+      `this bundle has no ${CHECKS_ENTRYPOINT} entrypoint (built by an older Portier): only the first failing check is shown`,
+    );
   }
-  const tenantFailed = decision.reason === "tenant_mismatch" || checks.some((c) => c.outcome === "fail" && c.reason === "tenant_mismatch");
+  const tenantFailed =
+    decision.reason === "tenant_mismatch" || checks.some((c) => c.outcome === "fail" && c.reason === "tenant_mismatch");
   if (tenantFailed && input.token.tenant_id === undefined) {
     hints.push("the caller has no tenant: pass --tenant <tenant_id> to explain a call of a given tenant");
   }
@@ -67,7 +90,8 @@ export function explainDecisionInput(engine: InProcessEngine, input: DecisionInp
 /** Like explain(), with the checks and hints; a refused path is answered before the policy. */
 export function explainRequest(engine: InProcessEngine, req: ExplainRequest): Explanation {
   const normalised = normalisePath(req.path);
-  if (!normalised.ok) return { decision: engineDeny("path_invalid", normalised.message, req.mode), checks: [], hints: [] };
+  if (!normalised.ok)
+    return { decision: engineDeny("path_invalid", normalised.message, req.mode), checks: [], hints: [] };
   return explainDecisionInput(engine, explainInput(req, normalised.path));
 }
 
@@ -86,14 +110,21 @@ export function renderExplanation(req: { method: string; path: string; who: stri
     `  route:      ${d.route ? `${d.route.template} (${d.route.product} / ${d.route.api})` : "(none)"}`,
   ];
   if (d.route && Object.keys(d.route.parameters).length > 0) {
-    lines.push(`  parameters: ${Object.entries(d.route.parameters).map(([k, v]) => `${k}=${v}`).join(", ")}`);
+    lines.push(
+      `  parameters: ${Object.entries(d.route.parameters)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ")}`,
+    );
   }
   lines.push(`  deprecated: ${d.deprecated ? "yes (relied on the deprecated role list of spec 4.3)" : "no"}`);
   if (d.would_deny) lines.push(`  audit:      would deny: ${d.would_deny.reason} (${d.would_deny.message})`);
   if (checks.length > 0) {
     lines.push("  checks, in the policy's order:");
     const width = Math.max(...checks.map((c) => c.check.length));
-    for (const c of checks) lines.push(`    ${OUTCOME_WORD[c.outcome]}  ${c.check.padEnd(width)}  ${c.reason ? `${c.reason}: ` : ""}${c.message}`);
+    for (const c of checks)
+      lines.push(
+        `    ${OUTCOME_WORD[c.outcome]}  ${c.check.padEnd(width)}  ${c.reason ? `${c.reason}: ` : ""}${c.message}`,
+      );
   }
   for (const h of hints) lines.push(`  hint:       ${h}`);
   return lines.join("\n") + "\n";
@@ -101,5 +132,7 @@ export function renderExplanation(req: { method: string; path: string; who: stri
 
 /** Who the request describes, in words. */
 export function describeCaller(req: ExplainRequest): string {
-  return req.flow === "application" ? "an application token" : `a user token with role(s) [${req.roles.join(", ")}]${req.synced ? "" : ", not synced"}`;
+  return req.flow === "application"
+    ? "an application token"
+    : `a user token with role(s) [${req.roles.join(", ")}]${req.synced ? "" : ", not synced"}`;
 }

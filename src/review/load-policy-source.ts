@@ -25,7 +25,10 @@ async function engineFromFolder(folder: string, opa: string, unannotated?: strin
   }
 }
 
-export async function loadPolicySource(source: string, opts: { opa?: string | undefined; repo?: string | undefined } = {}): Promise<InProcessEngine> {
+export async function loadPolicySource(
+  source: string,
+  opts: { opa?: string | undefined; repo?: string | undefined } = {},
+): Promise<InProcessEngine> {
   if (existsSync(source)) {
     if (statSync(source).isFile()) return await loadEngine(source);
     const folder = existsSync(join(source, "policies")) ? source : join(source, "..");
@@ -38,7 +41,11 @@ export async function loadPolicySource(source: string, opts: { opa?: string | un
   const work = mkdtempSync(join(tmpdir(), "portier-rev-"));
   try {
     try {
-      execFileSync("bash", ["-c", 'git -C "$1" archive --format=tar "$2" policies data | tar -x -C "$3"', "_", repo, source, work], { stdio: ["ignore", "ignore", "pipe"] });
+      execFileSync(
+        "bash",
+        ["-c", 'git -C "$1" archive --format=tar "$2" policies data | tar -x -C "$3"', "_", repo, source, work],
+        { stdio: ["ignore", "ignore", "pipe"] },
+      );
     } catch (err) {
       const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? "";
       throw new Error(`${source}: not a bundle file, a policy folder, or a git revision of ${repo} (${detail})`);
@@ -48,8 +55,13 @@ export async function loadPolicySource(source: string, opts: { opa?: string | un
       return await engineFromFolder(work, opaPath(opts.opa), UNANNOTATED_ENTRYPOINTS);
     } catch (err) {
       // Name the revision, not the temporary folders it was exported and built in.
-      const message = messageOf(err).split(`${work}/`).join(`${source}:`).replace(/\/[^\s:]*portier-build-[^/\s]+\//g, `${source}:build/`);
-      throw new Error(message.startsWith(`${source}`) ? `git revision ${message}` : `git revision ${source}: ${message}`);
+      const message = messageOf(err)
+        .split(`${work}/`)
+        .join(`${source}:`)
+        .replace(/\/[^\s:]*portier-build-[^/\s]+\//g, `${source}:build/`);
+      throw new Error(
+        message.startsWith(`${source}`) ? `git revision ${message}` : `git revision ${source}: ${message}`,
+      );
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -51,12 +51,35 @@ const ORDER: Record<ReplayChange["change"], number> = { newly_allowed: 0, newly_
 
 function isInput(v: unknown): v is DecisionInput {
   const i = v as Partial<DecisionInput> | null;
-  return !!i && typeof i === "object" && typeof i.method === "string" && typeof i.path === "string" && typeof i.token === "object" && i.token !== null;
+  return (
+    !!i &&
+    typeof i === "object" &&
+    typeof i.method === "string" &&
+    typeof i.path === "string" &&
+    typeof i.token === "object" &&
+    i.token !== null
+  );
 }
 
 /** Replays log lines (strings, one JSON object each) under `engine`. */
-export async function replayLines(lines: AsyncIterable<string> | Iterable<string>, engine: InProcessEngine): Promise<ReplayReport> {
-  const report: ReplayReport = { lines: 0, replayed: 0, notReplayable: 0, malformed: [], malformedCount: 0, unchanged: 0, newlyAllowed: 0, newlyDenied: 0, reasonChanged: 0, changes: [], loggedRevisions: [], revision: engine.revision };
+export async function replayLines(
+  lines: AsyncIterable<string> | Iterable<string>,
+  engine: InProcessEngine,
+): Promise<ReplayReport> {
+  const report: ReplayReport = {
+    lines: 0,
+    replayed: 0,
+    notReplayable: 0,
+    malformed: [],
+    malformedCount: 0,
+    unchanged: 0,
+    newlyAllowed: 0,
+    newlyDenied: 0,
+    reasonChanged: 0,
+    changes: [],
+    loggedRevisions: [],
+    revision: engine.revision,
+  };
   const groups = new Map<string, ReplayChange>();
   const revisions = new Set<string>();
   for await (const text of lines) {
@@ -76,7 +99,10 @@ export async function replayLines(lines: AsyncIterable<string> | Iterable<string
       report.notReplayable++;
       continue;
     }
-    const before: Outcome = { allow: entry.allow === true, reason: typeof entry.reason === "string" ? entry.reason : "" };
+    const before: Outcome = {
+      allow: entry.allow === true,
+      reason: typeof entry.reason === "string" ? entry.reason : "",
+    };
     const d = engine.decide(entry.input);
     const after: Outcome = { allow: d.allow, reason: d.reason };
     report.replayed++;
@@ -84,7 +110,8 @@ export async function replayLines(lines: AsyncIterable<string> | Iterable<string
       report.unchanged++;
       continue;
     }
-    const change: ReplayChange["change"] = after.allow && !before.allow ? "newly_allowed" : before.allow && !after.allow ? "newly_denied" : "reason_changed";
+    const change: ReplayChange["change"] =
+      after.allow && !before.allow ? "newly_allowed" : before.allow && !after.allow ? "newly_denied" : "reason_changed";
     if (change === "newly_allowed") report.newlyAllowed++;
     else if (change === "newly_denied") report.newlyDenied++;
     else report.reasonChanged++;
@@ -94,7 +121,17 @@ export async function replayLines(lines: AsyncIterable<string> | Iterable<string
     const key = JSON.stringify([change, route, roles, flow, before, after]);
     const group = groups.get(key);
     if (group) group.count++;
-    else groups.set(key, { change, route, roles, flow, before, after, count: 1, example: { line, method: entry.input.method, path: entry.input.path } });
+    else
+      groups.set(key, {
+        change,
+        route,
+        roles,
+        flow,
+        before,
+        after,
+        count: 1,
+        example: { line, method: entry.input.method, path: entry.input.path },
+      });
   }
   report.changes = [...groups.values()].sort((a, b) => ORDER[a.change] - ORDER[b.change] || b.count - a.count);
   report.loggedRevisions = [...revisions];
@@ -136,9 +173,14 @@ export function renderReplay(r: ReplayReport): string {
 export function renderReplayMarkdown(r: ReplayReport): string {
   const out = [`### Portier impact replay under revision \`${r.revision}\``, "", `**${summary(r)}**`, ""];
   if (r.changes.length === 0) return out.concat("No logged decision would change.", "").join("\n");
-  out.push("| Change | Decisions | Route | Flow | Roles | Before | After | Example |", "|---|---|---|---|---|---|---|---|");
+  out.push(
+    "| Change | Decisions | Route | Flow | Roles | Before | After | Example |",
+    "|---|---|---|---|---|---|---|---|",
+  );
   for (const c of r.changes) {
-    out.push(`| ${c.change.replace("_", " ")} | ${c.count} | \`${c.route ?? "(none)"}\` | ${c.flow ?? "none"} | ${c.roles.join(", ")} | ${outcomeText(c.before)} | ${outcomeText(c.after)} | line ${c.example.line}: \`${c.example.method} ${c.example.path.replace(/\|/g, "\\|")}\` |`);
+    out.push(
+      `| ${c.change.replace("_", " ")} | ${c.count} | \`${c.route ?? "(none)"}\` | ${c.flow ?? "none"} | ${c.roles.join(", ")} | ${outcomeText(c.before)} | ${outcomeText(c.after)} | line ${c.example.line}: \`${c.example.method} ${c.example.path.replace(/\|/g, "\\|")}\` |`,
+    );
   }
   return out.join("\n") + "\n";
 }

@@ -21,13 +21,21 @@ export interface AppDeps {
 }
 
 /** What /ready answers (ready: 200, else 503); gRPC health (grpc/health.ts) reports the same. */
-export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "stopping">): { ready: boolean; missing: string[]; problems: string[] } {
+export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "stopping">): {
+  ready: boolean;
+  missing: string[];
+  problems: string[];
+} {
   const missing: string[] = [];
   const problems: string[] = [];
-  if (deps.stopping?.()) missing.push("stopping: the service is shutting down (still answering until the port closes); send new requests elsewhere");
+  if (deps.stopping?.())
+    missing.push(
+      "stopping: the service is shutting down (still answering until the port closes); send new requests elsewhere",
+    );
   const p = deps.policy.status();
   if (!p.loaded) missing.push(`policy: ${p.lastError ?? "not loaded yet"}`);
-  else if (p.lastError) problems.push(`policy: last reload refused, revision ${p.revision} keeps serving: ${p.lastError}`);
+  else if (p.lastError)
+    problems.push(`policy: last reload refused, revision ${p.revision} keeps serving: ${p.lastError}`);
   const k = deps.verifier.status();
   if (!k.ready) missing.push(`keys: ${k.lastError ?? "not fetched yet"} (${k.source})`);
   else if (k.lastError) problems.push(`keys: last refresh failed, cached keys in use: ${k.lastError}`);
@@ -67,7 +75,12 @@ export function createApp(deps: AppDeps, endpoints: "all" | "decisions" | "admin
     });
   }
 
-  const listed = { all: "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /health, /ready, /metrics, /openapi.json", decisions: "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /openapi.json (health, readiness and metrics are on the admin port)", admin: "GET /health, /ready, /metrics, /openapi.json" }[endpoints];
+  const listed = {
+    all: "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /health, /ready, /metrics, /openapi.json",
+    decisions:
+      "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /openapi.json (health, readiness and metrics are on the admin port)",
+    admin: "GET /health, /ready, /metrics, /openapi.json",
+  }[endpoints];
   app.use((_req, res) => {
     res.status(404).json({ error: "not_found", message: `endpoints: ${listed}` });
   });
@@ -76,7 +89,9 @@ export function createApp(deps: AppDeps, endpoints: "all" | "decisions" | "admin
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const e = err as { type?: string; status?: number; message?: string };
     if (res.headersSent) return;
-    res.status(typeof e.status === "number" && e.status >= 400 && e.status < 500 ? e.status : 500).json({ error: "internal_error", message: "the request could not be handled" });
+    res
+      .status(typeof e.status === "number" && e.status >= 400 && e.status < 500 ? e.status : 500)
+      .json({ error: "internal_error", message: "the request could not be handled" });
   });
   return app;
 }

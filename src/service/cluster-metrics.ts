@@ -56,7 +56,10 @@ export function serviceMetrics(registry: Registry): Promise<string> {
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
 /** In the primary: answers workers' scrape requests with the aggregated metrics of every worker. */
-export function answerMetricsRequests(worker: { send(m: Answer): unknown; on(event: "message", l: (m: Request) => void): unknown }, aggregator: AggregatorRegistry<PrometheusContentType>): void {
+export function answerMetricsRequests(
+  worker: { send(m: Answer): unknown; on(event: "message", l: (m: Request) => void): unknown },
+  aggregator: AggregatorRegistry<PrometheusContentType>,
+): void {
   worker.on("message", (m) => {
     if (m?.portier !== REQUEST) return;
     aggregator.clusterMetrics().then(

@@ -103,9 +103,12 @@ export class ConnectionDrain {
     this.scheduleIdleClose();
     if (this.open.size > 0) {
       await new Promise<void>((resolve) => {
-        const cut = setTimeout(() => {
-          for (const socket of this.open.keys()) socket.destroy();
-        }, Math.max(0, deadline - Date.now()));
+        const cut = setTimeout(
+          () => {
+            for (const socket of this.open.keys()) socket.destroy();
+          },
+          Math.max(0, deadline - Date.now()),
+        );
         this.emptied = () => {
           clearTimeout(cut);
           resolve();

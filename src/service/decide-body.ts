@@ -40,12 +40,17 @@ function describe(errors: ErrorObject[] | null | undefined): string {
   const e = errors?.[0];
   if (!e) return "body: is invalid";
   const at = `body${e.instancePath.replace(/\//g, ".")}`;
-  if (e.keyword === "required") return `${at}.${(e.params as { missingProperty: string }).missingProperty}: is required`;
-  if (e.keyword === "additionalProperties") return `${at}.${(e.params as { additionalProperty: string }).additionalProperty}: is not allowed`;
+  if (e.keyword === "required")
+    return `${at}.${(e.params as { missingProperty: string }).missingProperty}: is required`;
+  if (e.keyword === "additionalProperties")
+    return `${at}.${(e.params as { additionalProperty: string }).additionalProperty}: is not allowed`;
   return `${at}: ${e.message ?? "is invalid"}`;
 }
 
-export type ParsedBody = { ok: true; batch: false; request: DecideBody } | { ok: true; batch: true; requests: DecideBody[] } | { ok: false; error: string };
+export type ParsedBody =
+  | { ok: true; batch: false; request: DecideBody }
+  | { ok: true; batch: true; requests: DecideBody[] }
+  | { ok: false; error: string };
 
 /** `headers` with two spellings of authorization (e.g. "Authorization" and "authorization"): which one counts is unclear. */
 function duplicateAuthorization(request: DecideBody, at: string): string | undefined {
@@ -62,7 +67,8 @@ export function parseDecideBody(body: unknown): ParsedBody {
     }
     return { ok: true, batch: true, requests: body.requests };
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return { ok: false, error: "body: must be a JSON object" };
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    return { ok: false, error: "body: must be a JSON object" };
   if (!validateSingle(body)) return { ok: false, error: describe(validateSingle.errors) };
   const error = duplicateAuthorization(body, "body");
   return error ? { ok: false, error } : { ok: true, batch: false, request: body };

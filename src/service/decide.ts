@@ -48,12 +48,21 @@ export function createDecide(ctx: DecideContext): Decide {
   const record = createRecorder(ctx.logger, ctx.metrics, () => ctx.policy.engine?.revision);
 
   const failed = (run: DecisionRun, err: unknown): Decision => {
-    ctx.logger.error({ event: "decision_error", decision_id: run.decision_id, error: (err as Error)?.message ?? String(err) }, "decision failed; denied");
+    ctx.logger.error(
+      { event: "decision_error", decision_id: run.decision_id, error: (err as Error)?.message ?? String(err) },
+      "decision failed; denied",
+    );
     return engineDeny("internal_error", "the decision could not be made", run.mode, 403);
   };
-  const finish = (run: DecisionRun, decision: Decision | undefined): DecisionAnswer => record(run, shapeAnswer(run, decision));
+  const finish = (run: DecisionRun, decision: Decision | undefined): DecisionAnswer =>
+    record(run, shapeAnswer(run, decision));
   const settle = (run: DecisionRun, decision: MaybePromise<Decision | undefined>): MaybePromise<DecisionAnswer> =>
-    decision instanceof Promise ? decision.then((d) => finish(run, d), (err: unknown) => finish(run, failed(run, err))) : finish(run, decision);
+    decision instanceof Promise
+      ? decision.then(
+          (d) => finish(run, d),
+          (err: unknown) => finish(run, failed(run, err)),
+        )
+      : finish(run, decision);
 
   /** Stages 2 and 3 for an authenticated (or refused) request. */
   const decideFor = (run: DecisionRun, auth: Authenticated): MaybePromise<Decision | undefined> => {
@@ -64,7 +73,12 @@ export function createDecide(ctx: DecideContext): Decide {
     if (!auth.claims) return undefined;
     // One read of the live bundle: the engine that evaluates and the names that resolve the roles are one snapshot's.
     const snapshot = ctx.policy.current;
-    const caller = findSubject(auth.claims, { rolesClaim: ctx.rolesClaim, directory: ctx.directory, resolveRole: snapshot?.resolveRole ?? NO_ROLE_NAMES, rolesOf: snapshot?.rolesOf ?? NO_ENTRY_ROLES });
+    const caller = findSubject(auth.claims, {
+      rolesClaim: ctx.rolesClaim,
+      directory: ctx.directory,
+      resolveRole: snapshot?.resolveRole ?? NO_ROLE_NAMES,
+      rolesOf: snapshot?.rolesOf ?? NO_ENTRY_ROLES,
+    });
     run.subject = caller.subject;
     return evaluate(run, auth.claims, caller, snapshot?.engine);
   };

@@ -12,8 +12,19 @@ export class DecisionCounts {
   private readonly latency: Histogram<"adapter">;
 
   constructor(registry: Registry) {
-    this.decisions = new Counter({ name: "portier_decisions_total", help: "Decisions by result, reason and flow", labelNames: ["allow", "reason", "flow", "adapter"] as const, registers: [registry] });
-    this.latency = new Histogram({ name: "portier_decision_duration_seconds", help: "Decision latency (token verify, directory, policy)", labelNames: ["adapter"] as const, buckets: [...DECISION_BUCKETS], registers: [registry] });
+    this.decisions = new Counter({
+      name: "portier_decisions_total",
+      help: "Decisions by result, reason and flow",
+      labelNames: ["allow", "reason", "flow", "adapter"] as const,
+      registers: [registry],
+    });
+    this.latency = new Histogram({
+      name: "portier_decision_duration_seconds",
+      help: "Decision latency (token verify, directory, policy)",
+      labelNames: ["adapter"] as const,
+      buckets: [...DECISION_BUCKETS],
+      registers: [registry],
+    });
   }
 
   /** One decision: counted by result, reason, flow and adapter; its latency observed per adapter. */

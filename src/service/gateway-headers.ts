@@ -30,7 +30,13 @@ const ORIGINAL = ["X-Original-Method", "X-Original-URI"];
 const FORWARDED = ["X-Forwarded-Method", "X-Forwarded-Uri"];
 /** Caddy and Traefik set X-Forwarded-Host on every auth request (the client's Host): a request without it did not come from them. */
 const FORWARDED_OWN = [...FORWARDED, "X-Forwarded-Host"];
-const FORWARDED_FAMILY: FamilyHeaders = { method: "X-Forwarded-Method", uri: "X-Forwarded-Uri", own: FORWARDED_OWN, required: FORWARDED_OWN, foreign: ORIGINAL };
+const FORWARDED_FAMILY: FamilyHeaders = {
+  method: "X-Forwarded-Method",
+  uri: "X-Forwarded-Uri",
+  own: FORWARDED_OWN,
+  required: FORWARDED_OWN,
+  foreign: ORIGINAL,
+};
 
 const GATEWAY_FAMILIES: Record<GatewayFamily, FamilyHeaders> = {
   nginx: { method: "X-Original-Method", uri: "X-Original-URI", own: ORIGINAL, required: ORIGINAL, foreign: FORWARDED },
@@ -65,13 +71,20 @@ function headerValue(s: string): string {
 export function allowHeaders(a: DecisionAnswer): string[] {
   const s = a.subject;
   return [
-    "x-portier-decision-id", a.decision_id,
-    "x-portier-subject", headerValue(s?.sub ?? s?.client_id ?? ""),
-    "x-portier-tenant", headerValue(s?.tenant_id ?? ""),
-    "x-portier-roles", headerValue((s?.roles ?? []).join(",")),
-    "x-portier-client-id", headerValue(s?.client_id ?? ""),
-    "x-portier-flow", headerValue(a.flow ?? ""),
-    "x-portier-reason", headerValue(a.reason),
+    "x-portier-decision-id",
+    a.decision_id,
+    "x-portier-subject",
+    headerValue(s?.sub ?? s?.client_id ?? ""),
+    "x-portier-tenant",
+    headerValue(s?.tenant_id ?? ""),
+    "x-portier-roles",
+    headerValue((s?.roles ?? []).join(",")),
+    "x-portier-client-id",
+    headerValue(s?.client_id ?? ""),
+    "x-portier-flow",
+    headerValue(a.flow ?? ""),
+    "x-portier-reason",
+    headerValue(a.reason),
   ];
 }
 
@@ -83,7 +96,13 @@ export function denyHeaders(a: DecisionAnswer): string[] {
 }
 
 /** The JSON body of a deny (forward-auth, Envoy HTTP and gRPC). */
-export function denyBody(a: DecisionAnswer): { allow: false; status: number; reason: string; message: string; decision_id: string } {
+export function denyBody(a: DecisionAnswer): {
+  allow: false;
+  status: number;
+  reason: string;
+  message: string;
+  decision_id: string;
+} {
   return { allow: false, status: a.status, reason: a.reason, message: a.message, decision_id: a.decision_id };
 }
 
@@ -131,12 +150,20 @@ export function readForwardAuth(req: IncomingMessage, family: GatewayFamily): Ga
   const seen = rawValues(req, [...spec.own, ...spec.foreign, "Authorization"]);
   const foreign = spec.foreign.filter((n) => seen.has(n));
   if (foreign.length > 0) {
-    return { ok: false, message: `/forward-auth/${family} reads ${spec.method} and ${spec.uri} only; the request also carries ${foreign.join(", ")}, so some hop passed a client's header` };
+    return {
+      ok: false,
+      message: `/forward-auth/${family} reads ${spec.method} and ${spec.uri} only; the request also carries ${foreign.join(", ")}, so some hop passed a client's header`,
+    };
   }
   const repeated = spec.own.filter((n) => (seen.get(n)?.length ?? 0) > 1);
-  if (repeated.length > 0) return { ok: false, message: `several ${repeated.join(", ")} headers: exactly one is expected` };
+  if (repeated.length > 0)
+    return { ok: false, message: `several ${repeated.join(", ")} headers: exactly one is expected` };
   const absent = spec.required.filter((n) => !seen.get(n)?.[0]);
-  if (absent.length > 0) return { ok: false, message: `${absent.join(", ")} missing or empty: /forward-auth/${family} requires ${spec.required.join(", ")} (set by the gateway on every auth request)` };
+  if (absent.length > 0)
+    return {
+      ok: false,
+      message: `${absent.join(", ")} missing or empty: /forward-auth/${family} requires ${spec.required.join(", ")} (set by the gateway on every auth request)`,
+    };
   const method = seen.get(spec.method)![0]!;
   const uri = seen.get(spec.uri)![0]!;
   return { ok: true, request: { method, path: uriFromHeader(uri), ...credentials(seen.get("Authorization")) } };
@@ -152,7 +179,10 @@ const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 function printable(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const v = value.trim().slice(0, MAX_TRACE_CHARS).replace(/[^\x21-\x7e]/g, "?");
+  const v = value
+    .trim()
+    .slice(0, MAX_TRACE_CHARS)
+    .replace(/[^\x21-\x7e]/g, "?");
   return v === "" ? undefined : v;
 }
 
@@ -163,7 +193,10 @@ function printable(value: string | undefined): string | undefined {
  * append to X-Forwarded-For, whose last entry is the one the nearest gateway added (earlier entries are
  * whatever the client sent). /decide records none: the sidecar is the caller. Values are bounded and printable.
  */
-export function requestTrace(req: IncomingMessage, address: "X-Real-IP" | "X-Forwarded-For" | undefined): RequestTrace | undefined {
+export function requestTrace(
+  req: IncomingMessage,
+  address: "X-Real-IP" | "X-Forwarded-For" | undefined,
+): RequestTrace | undefined {
   return traceOf(rawValues(req, traceHeaders(address)), address);
 }
 
@@ -173,13 +206,20 @@ export function traceHeaders(address: "X-Real-IP" | "X-Forwarded-For" | undefine
 }
 
 /** requestTrace of headers already read: `seen` maps each name of traceHeaders(address) to its values. */
-export function traceOf(seen: Map<string, string[]>, address: "X-Real-IP" | "X-Forwarded-For" | undefined): RequestTrace | undefined {
+export function traceOf(
+  seen: Map<string, string[]>,
+  address: "X-Real-IP" | "X-Forwarded-For" | undefined,
+): RequestTrace | undefined {
   const requestId = printable(seen.get("X-Request-Id")?.at(-1));
   const tp = seen.get("traceparent")?.at(-1)?.trim().toLowerCase();
   const traceparent = tp !== undefined && TRACEPARENT.test(tp) ? tp : undefined;
   const clientAddress = address === undefined ? undefined : printable(seen.get(address)?.join(",").split(",").at(-1));
   if (requestId === undefined && traceparent === undefined && clientAddress === undefined) return undefined;
-  return { ...(requestId !== undefined ? { requestId } : {}), ...(traceparent !== undefined ? { traceparent } : {}), ...(clientAddress !== undefined ? { clientAddress } : {}) };
+  return {
+    ...(requestId !== undefined ? { requestId } : {}),
+    ...(traceparent !== undefined ? { traceparent } : {}),
+    ...(clientAddress !== undefined ? { clientAddress } : {}),
+  };
 }
 
 /** Where each adapter finds the client address its gateway reports. */

@@ -10,7 +10,13 @@
 import { EngineLoadError, loadEngine, type DecisionMemoOptions, type VerificationKey } from "../engine/index.js";
 import type { DecisionEngine } from "../engine/types.js";
 import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
-import { NO_ROLE_NAMES, entryRoles, roleResolver, type EntryRoles, type RoleResolver } from "../directory/role-names.js";
+import {
+  NO_ROLE_NAMES,
+  entryRoles,
+  roleResolver,
+  type EntryRoles,
+  type RoleResolver,
+} from "../directory/role-names.js";
 import { RoleNameError } from "../catalog/role-names.js";
 
 export interface PolicyStatus extends ReloadStatus {
@@ -44,7 +50,13 @@ export class PolicyHolder {
    * With `verificationKey`, a bundle (file or server) whose OPA signature does not verify is refused like a broken one.
    * With `memo`, each loaded bundle's engine keeps its own decision memo (a new revision starts empty).
    */
-  constructor(logger: ReloadLogger, private readonly from: PolicySource, maxBytes: number, verificationKey?: VerificationKey, memo?: DecisionMemoOptions) {
+  constructor(
+    logger: ReloadLogger,
+    private readonly from: PolicySource,
+    maxBytes: number,
+    verificationKey?: VerificationKey,
+    memo?: DecisionMemoOptions,
+  ) {
     let candidateEtag: string | undefined;
     const withRoles = async (engine: DecisionEngine, source: string): Promise<PolicySnapshot> => {
       try {
@@ -52,12 +64,23 @@ export class PolicyHolder {
         return Object.freeze({ engine, resolveRole, rolesOf: entryRoles(resolveRole) });
       } catch (err) {
         engine.close();
-        throw err instanceof RoleNameError ? new EngineLoadError("data_invalid", `${source}:/data.json: ${err.message}`, { cause: err }) : err;
+        throw err instanceof RoleNameError
+          ? new EngineLoadError("data_invalid", `${source}:/data.json: ${err.message}`, { cause: err })
+          : err;
       }
     };
     const load = async (ctx: { httpCode(code: number): void }): Promise<PolicySnapshot | typeof NOT_MODIFIED> => {
-      if ("file" in from) return withRoles(await loadEngine(from.file, { source: from.file, maxBytes, verificationKey, memo }), from.file);
-      const res = await fetchUrl(from.url, { etag: this.etag, timeoutMs: Math.max(5000, from.pollSeconds * 1000), maxBytes, accept: "application/gzip" });
+      if ("file" in from)
+        return withRoles(
+          await loadEngine(from.file, { source: from.file, maxBytes, verificationKey, memo }),
+          from.file,
+        );
+      const res = await fetchUrl(from.url, {
+        etag: this.etag,
+        timeoutMs: Math.max(5000, from.pollSeconds * 1000),
+        maxBytes,
+        accept: "application/gzip",
+      });
       ctx.httpCode(res.httpCode);
       if (res.status === 304) return NOT_MODIFIED;
       candidateEtag = res.etag;
@@ -103,7 +126,12 @@ export class PolicyHolder {
   /** The first load, then the watch or the polling. False when the first load failed. */
   async start(): Promise<boolean> {
     const ok = await this.reloader.reload();
-    if ("file" in this.from) this.reloader.watchFile({ watch: this.from.watch, debounceMs: 200, intervalMs: this.from.watch ? FILE_REREAD_MS : 0 });
+    if ("file" in this.from)
+      this.reloader.watchFile({
+        watch: this.from.watch,
+        debounceMs: 200,
+        intervalMs: this.from.watch ? FILE_REREAD_MS : 0,
+      });
     else this.reloader.poll({ intervalMs: this.from.pollSeconds * 1000, maxBackoffMs: MAX_BACKOFF_MS });
     return ok;
   }

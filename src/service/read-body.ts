@@ -39,7 +39,13 @@ function refuse(status: BodyRefusal["status"], error: string, message: string): 
 export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<BodyResult> {
   const contentType = req.headers["content-type"];
   if (!isJsonContentType(contentType)) {
-    return Promise.resolve(refuse(415, "unsupported_media_type", `content-type ${JSON.stringify(contentType!.slice(0, 100))}: /decide reads application/json`));
+    return Promise.resolve(
+      refuse(
+        415,
+        "unsupported_media_type",
+        `content-type ${JSON.stringify(contentType!.slice(0, 100))}: /decide reads application/json`,
+      ),
+    );
   }
   const tooLarge = refuse(413, "payload_too_large", `body over ${limits.maxBytes} bytes`);
   const declared = Number(req.headers["content-length"]);
@@ -66,7 +72,10 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
     const onEnd = (): void => finish({ ok: true, body: Buffer.concat(chunks, size) });
     const onError = (err: Error): void => finish(err);
     const onClose = (): void => finish(new Error("the client closed the connection before the body ended"));
-    const timer = setTimeout(() => finish(refuse(408, "body_timeout", `body not received within ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    const timer = setTimeout(
+      () => finish(refuse(408, "body_timeout", `body not received within ${limits.timeoutMs} ms`)),
+      limits.timeoutMs,
+    );
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onError);

@@ -52,24 +52,48 @@ export class StartError extends PortierError {
 
 export function listenFailure(err: NodeJS.ErrnoException, host: string, port: number): StartError {
   const where = `${host}:${port}`;
-  if (err.code === "EADDRINUSE") return new StartError(`cannot listen on ${where}: the address is in use by another process; stop it or choose another --port`);
-  if (err.code === "EACCES") return new StartError(`cannot listen on ${where}: permission denied; choose a --port above 1023`);
-  if (err.code === "EADDRNOTAVAIL") return new StartError(`cannot listen on ${where}: no such local address; check --host`);
+  if (err.code === "EADDRINUSE")
+    return new StartError(
+      `cannot listen on ${where}: the address is in use by another process; stop it or choose another --port`,
+    );
+  if (err.code === "EACCES")
+    return new StartError(`cannot listen on ${where}: permission denied; choose a --port above 1023`);
+  if (err.code === "EADDRNOTAVAIL")
+    return new StartError(`cannot listen on ${where}: no such local address; check --host`);
   return new StartError(`cannot listen on ${where}: ${err.message}`);
 }
 
 /** --grpc-port: the gRPC service beside the HTTP one (same decide); a bind failure closes what started and names the option. */
-async function bindGrpc(config: ServiceConfig, ready: () => boolean, started: { decide: Decide; logger: Logger; server: Server; admin: Server | undefined; verifier: AccessTokenVerifier; directory: Directory | undefined; policy: PolicyHolder }): Promise<GrpcService> {
+async function bindGrpc(
+  config: ServiceConfig,
+  ready: () => boolean,
+  started: {
+    decide: Decide;
+    logger: Logger;
+    server: Server;
+    admin: Server | undefined;
+    verifier: AccessTokenVerifier;
+    directory: Directory | undefined;
+    policy: PolicyHolder;
+  },
+): Promise<GrpcService> {
   const host = config.grpcHost ?? config.host;
   try {
-    return await startGrpc(started.decide, ready, { host, port: config.grpcPort ?? 0, maxMessageBytes: config.grpcMaxMessageBytes }, started.logger);
+    return await startGrpc(
+      started.decide,
+      ready,
+      { host, port: config.grpcPort ?? 0, maxMessageBytes: config.grpcMaxMessageBytes },
+      started.logger,
+    );
   } catch (err) {
     started.server.close();
     started.admin?.close();
     started.verifier.close();
     started.directory?.close();
     await started.policy.close();
-    throw new StartError(`cannot listen on ${host}:${config.grpcPort} for gRPC: ${(err as Error).message.split("\n")[0]}; stop the other process or choose another --grpc-port (or check --grpc-host)`);
+    throw new StartError(
+      `cannot listen on ${host}:${config.grpcPort} for gRPC: ${(err as Error).message.split("\n")[0]}; stop the other process or choose another --grpc-port (or check --grpc-host)`,
+    );
   }
 }
 
@@ -77,10 +101,16 @@ async function bindGrpc(config: ServiceConfig, ready: () => boolean, started: { 
 function readVerificationKey(config: ServiceConfig): VerificationKey | undefined {
   if (config.verificationKey === undefined) return undefined;
   try {
-    return parseVerificationKey(readFileSync(config.verificationKey, "utf8"), config.verificationKey, config.verificationAlg);
+    return parseVerificationKey(
+      readFileSync(config.verificationKey, "utf8"),
+      config.verificationKey,
+      config.verificationAlg,
+    );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new StartError(`config.verificationKey: ${code ? `${config.verificationKey}: cannot read (${code})` : (err as Error).message}`);
+    throw new StartError(
+      `config.verificationKey: ${code ? `${config.verificationKey}: cannot read (${code})` : (err as Error).message}`,
+    );
   }
 }
 
@@ -91,7 +121,10 @@ function readVerificationKey(config: ServiceConfig): VerificationKey | undefined
  * only on a private Unix socket, because node:http enforces its headers and request timeouts only on the
  * connections of a listening server.
  */
-export async function startService(config: ServiceConfig, options: { logger?: Logger; logDestination?: DestinationStream; listen?: boolean; handoff?: boolean } = {}): Promise<RunningService> {
+export async function startService(
+  config: ServiceConfig,
+  options: { logger?: Logger; logDestination?: DestinationStream; listen?: boolean; handoff?: boolean } = {},
+): Promise<RunningService> {
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
   // 200 ms and on exit, and capped: with stdout not drained, lines past the cap are dropped and counted.
   // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
@@ -101,16 +134,38 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   process.once("exit", flushOnExit);
   const logger =
     options.logger ??
-    pino({ level: config.logLevel, base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, options.logDestination ?? destination);
+    pino(
+      {
+        level: config.logLevel,
+        base: { pid: process.pid },
+        redact: {
+          paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"],
+          remove: true,
+        },
+      },
+      options.logDestination ?? destination,
+    );
   const jwks = config.jwks;
   const jwksOption = jwksSource(jwks);
-  if (jwksOption.jwksFile !== undefined && !existsSync(jwksOption.jwksFile)) throw new StartError(`config.jwks: file not found: ${jwks} (pass the issuer's JWKS file or URL, or omit --jwks to use discovery)`);
-  if (config.directory !== undefined && !existsSync(config.directory)) throw new StartError(`config.directory: file not found: ${config.directory} (pass the synced-users file)`);
+  if (jwksOption.jwksFile !== undefined && !existsSync(jwksOption.jwksFile))
+    throw new StartError(
+      `config.jwks: file not found: ${jwks} (pass the issuer's JWKS file or URL, or omit --jwks to use discovery)`,
+    );
+  if (config.directory !== undefined && !existsSync(config.directory))
+    throw new StartError(`config.directory: file not found: ${config.directory} (pass the synced-users file)`);
   if (config.bundleUrl === undefined && !existsSync(config.bundle)) {
-    throw new StartError(`config.bundle: file not found: ${config.bundle} (run make build, or pass --bundle FILE or --bundle-url URL)`);
+    throw new StartError(
+      `config.bundle: file not found: ${config.bundle} (run make build, or pass --bundle FILE or --bundle-url URL)`,
+    );
   }
   const verificationKey = readVerificationKey(config);
-  const verifier = createAccessTokenVerifier({ issuer: config.issuer, ...jwksOption, refreshIntervalMs: config.jwksRefreshSeconds * 1000, watchJwksFile: config.watch, logger });
+  const verifier = createAccessTokenVerifier({
+    issuer: config.issuer,
+    ...jwksOption,
+    refreshIntervalMs: config.jwksRefreshSeconds * 1000,
+    watchJwksFile: config.watch,
+    logger,
+  });
   // Key loading runs in the background: readiness reports it; decisions deny keys_unavailable meanwhile.
   // A JWKS file is read before the service listens (a broken one is a start-up failure); keys from the network
   // too with --require-keys-at-start.
@@ -127,12 +182,24 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       );
     }
   } else {
-    verifier.ready().catch((err: Error) => logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"));
+    verifier
+      .ready()
+      .catch((err: Error) =>
+        logger.warn({ event: "keys_unavailable", error: err.message }, "issuer keys not loaded yet"),
+      );
   }
 
   // One tally of memo hits and misses for every engine this process loads (a metric that outlives reloads).
   const memoCounts = { hits: 0, misses: 0 };
-  const policy = new PolicyHolder(logger, config.bundleUrl ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds } : { file: config.bundle, watch: config.watch }, config.bundleMaxBytes, verificationKey, { entries: config.decisionMemoEntries, counts: memoCounts });
+  const policy = new PolicyHolder(
+    logger,
+    config.bundleUrl
+      ? { url: config.bundleUrl, pollSeconds: config.bundlePollSeconds }
+      : { file: config.bundle, watch: config.watch },
+    config.bundleMaxBytes,
+    verificationKey,
+    { entries: config.decisionMemoEntries, counts: memoCounts },
+  );
   // A bundle server that is down at start leaves the service not ready (and polling); a bad file stops it.
   if (!(await policy.start()) && !config.bundleUrl) {
     verifier.close();
@@ -146,9 +213,19 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
   // a policy change is authoritative, and fewer roles is the fail-closed direction).
   let directory: Directory | undefined;
   if (config.directory || config.directoryUrl) {
-    const options = { watch: config.watch, logger, maxShrink: config.directoryMaxShrink, allowShrink: config.allowDirectoryShrink, shrinkWindowMs: config.directoryShrinkWindowSeconds * 1000 };
+    const options = {
+      watch: config.watch,
+      logger,
+      maxShrink: config.directoryMaxShrink,
+      allowShrink: config.allowDirectoryShrink,
+      shrinkWindowMs: config.directoryShrinkWindowSeconds * 1000,
+    };
     // A directory server that is down at start leaves the service not ready (and polling), as a bundle server does.
-    const url = config.directoryUrl && { url: config.directoryUrl, pollSeconds: config.directoryPollSeconds, maxBytes: config.directoryMaxBytes };
+    const url = config.directoryUrl && {
+      url: config.directoryUrl,
+      pollSeconds: config.directoryPollSeconds,
+      maxBytes: config.directoryMaxBytes,
+    };
     try {
       directory = url ? await Directory.poll(url, options) : await Directory.open(config.directory!, options);
     } catch (err) {
@@ -162,18 +239,42 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
     if (policy.current) check(policy.current);
   }
 
-  const metrics = createMetrics({ keys: () => verifier.status(), policy: () => policy.status(), directory: () => directory?.status(), log: () => destination, memo: () => memoCounts });
-  const decide = createDecide({ verifier, policy, directory, rolesClaim: config.rolesClaim, roleCheck: config.roleCheck, logger, metrics });
+  const metrics = createMetrics({
+    keys: () => verifier.status(),
+    policy: () => policy.status(),
+    directory: () => directory?.status(),
+    log: () => destination,
+    memo: () => memoCounts,
+  });
+  const decide = createDecide({
+    verifier,
+    policy,
+    directory,
+    rolesClaim: config.rolesClaim,
+    roleCheck: config.roleCheck,
+    logger,
+    metrics,
+  });
   shareWorkerRegistry(metrics.registry);
   // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.
   let stopping = false;
   const deps = { verifier, policy, directory, metrics, stopping: () => stopping };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
   // --admin-port: health, readiness and metrics apart from the decision port (shared by workers like it).
-  const admin = config.adminPort === undefined ? undefined : createServer({ headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs }, createApp(deps, "admin"));
+  const admin =
+    config.adminPort === undefined
+      ? undefined
+      : createServer(
+          { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs },
+          createApp(deps, "admin"),
+        );
   const server = createServer(
     // Header and request timeouts are enforced by a sweep every connectionsCheckingInterval.
-    { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+    },
     decisionListener(decide, { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs }, app, logger),
   );
   // While stopping, every answer closes its connection, so keep-alive clients cannot hold the server open.
@@ -214,7 +315,16 @@ export async function startService(config: ServiceConfig, options: { logger?: Lo
       await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
     } else url = await bind(server, config.port, config.host);
     if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
-    if (config.grpcPort !== undefined) grpc = await bindGrpc(config, () => readiness(deps).ready, { decide, logger, server, admin, verifier, directory, policy });
+    if (config.grpcPort !== undefined)
+      grpc = await bindGrpc(config, () => readiness(deps).ready, {
+        decide,
+        logger,
+        server,
+        admin,
+        verifier,
+        directory,
+        policy,
+      });
   }
   return {
     url,

@@ -58,12 +58,19 @@ export const UNANNOTATED_ENTRYPOINTS = ["portier/catalog", "portier/decision"];
 
 export async function annotatedEntrypoints(opa: string, policiesDir: string): Promise<string[]> {
   const inspected = await runOpa(opa, ["inspect", "--annotations", "--format", "json", policiesDir]);
-  if (inspected.code !== 0) throw new BuildError(`opa inspect failed:\n${(inspected.stderr || inspected.stdout).trim()}`);
+  if (inspected.code !== 0)
+    throw new BuildError(`opa inspect failed:\n${(inspected.stderr || inspected.stdout).trim()}`);
   const annotations = (JSON.parse(inspected.stdout) as { annotations?: InspectAnnotation[] }).annotations ?? [];
   const entrypoints = annotations
     .filter((a) => a.annotations?.entrypoint === true && !a.location?.file?.endsWith("_test.rego"))
-    .map((a) => (a.path ?? []).slice(1).map((term) => String(term.value)).join("/"));
-  if (entrypoints.length === 0) throw new BuildError(`${policiesDir}: no rule or package is annotated "# METADATA" with "entrypoint: true"`);
+    .map((a) =>
+      (a.path ?? [])
+        .slice(1)
+        .map((term) => String(term.value))
+        .join("/"),
+    );
+  if (entrypoints.length === 0)
+    throw new BuildError(`${policiesDir}: no rule or package is annotated "# METADATA" with "entrypoint: true"`);
   return [...new Set(entrypoints)].sort();
 }
 
@@ -71,17 +78,37 @@ export async function annotatedEntrypoints(opa: string, policiesDir: string): Pr
  * `unannotated`: the entrypoints to use when no policy is annotated (old revisions); without it, a build
  * with no annotated entrypoint is refused.
  */
-export async function buildBundle(opts: { opa: string; projectDir: string; workDir: string; out: string; unannotated?: string[] }): Promise<{ revision: string; entrypoints: string[] }> {
+export async function buildBundle(opts: {
+  opa: string;
+  projectDir: string;
+  workDir: string;
+  out: string;
+  unannotated?: string[];
+}): Promise<{ revision: string; entrypoints: string[] }> {
   const data = writeBundleData(opts.projectDir, join(opts.workDir, "bundle-data"));
   const policies = join(opts.projectDir, "policies");
   const check = await runOpa(opts.opa, ["check", "--strict", policies, data.dir]);
   if (check.code !== 0) throw new BuildError(`opa check --strict failed:\n${(check.stderr || check.stdout).trim()}`);
   const revision = sourceRevision(opts.projectDir, data.json);
   const entrypoints = await annotatedEntrypoints(opts.opa, policies).catch((err: unknown) => {
-    if (opts.unannotated && err instanceof BuildError && /no rule or package is annotated/.test(err.message)) return opts.unannotated;
+    if (opts.unannotated && err instanceof BuildError && /no rule or package is annotated/.test(err.message))
+      return opts.unannotated;
     throw err;
   });
-  const args = ["build", "-t", "wasm", ...entrypoints.flatMap((e) => ["-e", e]), "--ignore", "*_test.rego", "-r", revision, "-o", opts.out, policies, data.dir];
+  const args = [
+    "build",
+    "-t",
+    "wasm",
+    ...entrypoints.flatMap((e) => ["-e", e]),
+    "--ignore",
+    "*_test.rego",
+    "-r",
+    revision,
+    "-o",
+    opts.out,
+    policies,
+    data.dir,
+  ];
   const built = await runOpa(opts.opa, args);
   if (built.code !== 0) throw new BuildError(`opa build failed:\n${(built.stderr || built.stdout).trim()}`);
   return { revision, entrypoints };

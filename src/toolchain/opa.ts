@@ -13,7 +13,10 @@ export function opaPath(explicit?: string): string {
   if (explicit) return explicit;
   if (process.env.PORTIER_OPA) return process.env.PORTIER_OPA;
   if (!resolved) {
-    resolved = execFileSync("bash", [join(PROJECT_ROOT, "tools", "ensure-opa.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim();
+    resolved = execFileSync("bash", [join(PROJECT_ROOT, "tools", "ensure-opa.sh")], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    }).trim();
   }
   return resolved;
 }
@@ -38,7 +41,11 @@ export function runOpa(opa: string, args: string[], cwd = PROJECT_ROOT): Promise
       const code = (err as { code?: unknown } | null)?.code;
       if (typeof code === "string" && code !== "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") {
         const cause = START_PROBLEMS[code] ?? messageOf(err);
-        reject(new Error(`cannot run opa "${opa}": ${cause} (${code}); pass --opa PATH or set PORTIER_OPA to the pinned opa binary`));
+        reject(
+          new Error(
+            `cannot run opa "${opa}": ${cause} (${code}); pass --opa PATH or set PORTIER_OPA to the pinned opa binary`,
+          ),
+        );
         return;
       }
       resolve({ code: err ? (typeof code === "number" ? code : 1) : 0, stdout, stderr });

@@ -62,14 +62,18 @@ export function renderJunit(report: PolicyTestReport, minCoverage: number): stri
   }
   const coverageFails = report.coverage === null || report.coverage < minCoverage;
   const coverageText =
-    report.coverage === null ? "not measured: opa reports coverage only when every test passes" : `${report.coverage.toFixed(2)}% (required ${minCoverage}%)`;
+    report.coverage === null
+      ? "not measured: opa reports coverage only when every test passes"
+      : `${report.coverage.toFixed(2)}% (required ${minCoverage}%)`;
   const uncovered = report.uncovered.length > 0 ? `\nnot covered:\n${report.uncovered.join("\n")}` : "";
   suites.push(
     [
       `  <testsuite${attrs({ name: "coverage", tests: 1, failures: coverageFails ? 1 : 0, errors: 0, skipped: 0, time: seconds(0) })}>`,
       `    <properties>\n      <property${attrs({ name: "coverage", value: report.coverage === null ? "" : report.coverage })}/>\n    </properties>`,
       `    <testcase${attrs({ classname: "coverage", name: `coverage >= ${minCoverage}%` })}${
-        coverageFails ? `>\n      <failure${attrs({ message: `coverage ${coverageText}`, type: "coverage" })}>${xmlEscape(coverageText + uncovered)}</failure>\n    </testcase>` : "/>"
+        coverageFails
+          ? `>\n      <failure${attrs({ message: `coverage ${coverageText}`, type: "coverage" })}>${xmlEscape(coverageText + uncovered)}</failure>\n    </testcase>`
+          : "/>"
       }`,
       "  </testsuite>",
     ].join("\n"),

@@ -106,15 +106,29 @@ function flatten(r: OpaTestResult): PolicyTestCase[] {
 // every-role table takes a few seconds of wall time on a busy machine; a test still cannot run unbounded.
 const PER_TEST_TIMEOUT = "60s";
 
-export async function runPolicyTests(opts: { opa: string; projectDir: string; dataDir: string }): Promise<PolicyTestReport> {
+export async function runPolicyTests(opts: {
+  opa: string;
+  projectDir: string;
+  dataDir: string;
+}): Promise<PolicyTestReport> {
   const policies = join(opts.projectDir, "policies");
-  const results = await runOpa(opts.opa, ["test", "--timeout", PER_TEST_TIMEOUT, "--format", "json", policies, opts.dataDir]);
+  const results = await runOpa(opts.opa, [
+    "test",
+    "--timeout",
+    PER_TEST_TIMEOUT,
+    "--format",
+    "json",
+    policies,
+    opts.dataDir,
+  ]);
   let parsed: OpaTestResult[];
   try {
     parsed = JSON.parse(results.stdout) as OpaTestResult[];
     if (!Array.isArray(parsed)) throw new Error("not a list");
   } catch {
-    throw new Error(`opa test did not run (exit ${results.code}):\n${(results.stderr || results.stdout).trim() || "(no output)"}`);
+    throw new Error(
+      `opa test did not run (exit ${results.code}):\n${(results.stderr || results.stdout).trim() || "(no output)"}`,
+    );
   }
   // opa runs tests in parallel: order them by file and line so that reports are stable.
   const byPlace = (r: OpaTestResult): [string, number] => [r.location?.file ?? "", r.location?.row ?? 0];
@@ -127,7 +141,16 @@ export async function runPolicyTests(opts: { opa: string; projectDir: string; da
   // opa writes no coverage report when a test fails.
   if (failed.length > 0) return { cases, passed, failed, skipped, coverage: null, uncovered: [] };
 
-  const cov = await runOpa(opts.opa, ["test", "--timeout", PER_TEST_TIMEOUT, "--coverage", "--format", "json", policies, opts.dataDir]);
+  const cov = await runOpa(opts.opa, [
+    "test",
+    "--timeout",
+    PER_TEST_TIMEOUT,
+    "--coverage",
+    "--format",
+    "json",
+    policies,
+    opts.dataDir,
+  ]);
   // With failing tests, opa prints their names as text before the coverage JSON: parse from the JSON.
   const jsonStart = cov.stdout.search(/^\{/m);
   let report: OpaCoverage;

@@ -24,7 +24,12 @@ export function tarOf(files: Map<string, Buffer>): Promise<Buffer> {
 }
 
 /** Returns the signed bundle (gzipped tar) for the bundle bytes and a PEM private key. */
-export async function signBundle(bundle: Uint8Array, privateKeyPem: string, alg?: string, source = "bundle"): Promise<Buffer> {
+export async function signBundle(
+  bundle: Uint8Array,
+  privateKeyPem: string,
+  alg?: string,
+  source = "bundle",
+): Promise<Buffer> {
   const files = await inflateAndUntar(bundle, source, DEFAULT_MAX_BUNDLE_BYTES);
   files.delete(SIGNATURES);
   const signatures = await signBundleFiles(files, privateKeyPem, alg);

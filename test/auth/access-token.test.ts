@@ -3,8 +3,24 @@
  * asserting its TokenError code, against keys served by a loopback JWKS endpoint.
  */
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import { createAccessTokenVerifier, TokenError, wwwAuthenticate, type PortierAccessTokenVerifier, type TokenErrorCode } from "../../src/auth/index.js";
-import { makeKey, sign, signRaw, startIssuer, userClaims, appClaims, NOW, type TestKey, type TestIssuer } from "./helpers.js";
+import {
+  createAccessTokenVerifier,
+  TokenError,
+  wwwAuthenticate,
+  type PortierAccessTokenVerifier,
+  type TokenErrorCode,
+} from "../../src/auth/index.js";
+import {
+  makeKey,
+  sign,
+  signRaw,
+  startIssuer,
+  userClaims,
+  appClaims,
+  NOW,
+  type TestKey,
+  type TestIssuer,
+} from "./helpers.js";
 
 let rsa: TestKey, ec: TestKey, ps: TestKey, attacker: TestKey;
 let issuer: TestIssuer;
@@ -12,7 +28,12 @@ let v: PortierAccessTokenVerifier;
 let iss: string;
 
 beforeAll(async () => {
-  [rsa, ec, ps, attacker] = await Promise.all([makeKey("rsa1"), makeKey("ec1", "ES256"), makeKey("ps1", "PS256"), makeKey("evil")]);
+  [rsa, ec, ps, attacker] = await Promise.all([
+    makeKey("rsa1"),
+    makeKey("ec1", "ES256"),
+    makeKey("ps1", "PS256"),
+    makeKey("evil"),
+  ]);
   issuer = await startIssuer([rsa, ec, ps]);
   iss = issuer.url;
   v = createAccessTokenVerifier({ issuer: iss, now: () => NOW, refreshCooldownMs: 60_000 });
@@ -38,7 +59,10 @@ const seg = (o: unknown) => Buffer.from(typeof o === "string" ? o : JSON.stringi
 describe("valid tokens (spec 2.2 and 2.3)", () => {
   it.each([
     ["accessCode, RS256, scope array", () => sign(userClaims(iss), rsa)],
-    ["accessCode, ES256, scope string", () => sign(userClaims(iss, { scope: "openid email profile apiclients", amr: "pwd mfa" }), ec)],
+    [
+      "accessCode, ES256, scope string",
+      () => sign(userClaims(iss, { scope: "openid email profile apiclients", amr: "pwd mfa" }), ec),
+    ],
     ["accessCode, PS256, no aud, typ JWT", () => sign(userClaims(iss, { aud: undefined }), ps, { typ: "JWT" })],
     ["application, RS256", () => sign(appClaims(iss), rsa)],
     ["application, aud array", () => sign(appClaims(iss, { aud: ["apiclients", "other"] }), rsa)],
@@ -73,44 +97,106 @@ describe("attacks and rejections", () => {
     ["alg none", "alg_not_allowed", () => `${seg({ alg: "none", kid: "rsa1" })}.${seg(appClaims(iss))}.`],
     ["alg NONE", "alg_not_allowed", () => `${seg({ alg: "NONE" })}.${seg(appClaims(iss))}.`],
     ["alg nOnE with a signature", "alg_not_allowed", () => `${seg({ alg: "nOnE" })}.${seg(appClaims(iss))}.AAAA`],
-    ["HS256 keyed with the RSA public key", "alg_not_allowed", async () => {
-      const { createHmac } = await import("node:crypto");
-      const input = `${seg({ alg: "HS256", kid: "rsa1" })}.${seg(appClaims(iss))}`;
-      const mac = createHmac("sha256", JSON.stringify(rsa.publicJwk)).update(input).digest("base64url");
-      return `${input}.${mac}`;
-    }],
+    [
+      "HS256 keyed with the RSA public key",
+      "alg_not_allowed",
+      async () => {
+        const { createHmac } = await import("node:crypto");
+        const input = `${seg({ alg: "HS256", kid: "rsa1" })}.${seg(appClaims(iss))}`;
+        const mac = createHmac("sha256", JSON.stringify(rsa.publicJwk)).update(input).digest("base64url");
+        return `${input}.${mac}`;
+      },
+    ],
     ["hs512 lower case", "alg_not_allowed", () => `${seg({ alg: "hs512" })}.${seg(appClaims(iss))}.AAAA`],
-    ["RS384 not on the allow-list", "alg_not_allowed", () => `${seg({ alg: "RS384", kid: "rsa1" })}.${seg(appClaims(iss))}.AAAA`],
-    ["embedded jwk with the attacker's kid", "kid_unknown", () => sign(appClaims(iss), attacker, { jwk: attacker.publicJwk })],
-    ["embedded jwk, no kid", "signature_invalid", () => signRaw({ alg: "RS256", jwk: attacker.publicJwk }, appClaims(iss), attacker)],
-    ["embedded jwk with the real kid", "signature_invalid", () => signRaw({ alg: "RS256", kid: "rsa1", jwk: attacker.publicJwk }, appClaims(iss), attacker)],
-    ["jku elsewhere", "signature_invalid", () => signRaw({ alg: "RS256", kid: "rsa1", jku: "http://127.0.0.1:9/jwks" }, appClaims(iss), attacker)],
-    ["x5u elsewhere", "signature_invalid", () => signRaw({ alg: "RS256", kid: "rsa1", x5u: "http://127.0.0.1:9/cert" }, appClaims(iss), attacker)],
-    ["jku with the attacker's kid", "kid_unknown", () => sign(appClaims(iss), attacker, { jku: "http://127.0.0.1:9/jwks" })],
+    [
+      "RS384 not on the allow-list",
+      "alg_not_allowed",
+      () => `${seg({ alg: "RS384", kid: "rsa1" })}.${seg(appClaims(iss))}.AAAA`,
+    ],
+    [
+      "embedded jwk with the attacker's kid",
+      "kid_unknown",
+      () => sign(appClaims(iss), attacker, { jwk: attacker.publicJwk }),
+    ],
+    [
+      "embedded jwk, no kid",
+      "signature_invalid",
+      () => signRaw({ alg: "RS256", jwk: attacker.publicJwk }, appClaims(iss), attacker),
+    ],
+    [
+      "embedded jwk with the real kid",
+      "signature_invalid",
+      () => signRaw({ alg: "RS256", kid: "rsa1", jwk: attacker.publicJwk }, appClaims(iss), attacker),
+    ],
+    [
+      "jku elsewhere",
+      "signature_invalid",
+      () => signRaw({ alg: "RS256", kid: "rsa1", jku: "http://127.0.0.1:9/jwks" }, appClaims(iss), attacker),
+    ],
+    [
+      "x5u elsewhere",
+      "signature_invalid",
+      () => signRaw({ alg: "RS256", kid: "rsa1", x5u: "http://127.0.0.1:9/cert" }, appClaims(iss), attacker),
+    ],
+    [
+      "jku with the attacker's kid",
+      "kid_unknown",
+      () => sign(appClaims(iss), attacker, { jku: "http://127.0.0.1:9/jwks" }),
+    ],
     ["unknown kid", "kid_unknown", () => sign(appClaims(iss), { ...rsa, kid: "nope" })],
     ["kid path traversal", "kid_unknown", () => sign(appClaims(iss), { ...rsa, kid: "../../../../etc/passwd" })],
     ["kid not a string", "token_malformed", () => signRaw({ alg: "RS256", kid: 7 }, appClaims(iss), rsa)],
     ["RS256 header, EC key kid", "signature_invalid", () => signRaw({ alg: "RS256", kid: "ec1" }, appClaims(iss), rsa)],
-    ["tampered header", "signature_invalid", async () => {
-      const [, p, s] = (await sign(appClaims(iss), rsa)).split(".");
-      return `${seg({ alg: "RS256", kid: "rsa1", typ: "at+jwt", x: 1 })}.${p}.${s}`;
-    }],
-    ["tampered payload", "signature_invalid", async () => {
-      const [h, , s] = (await sign(appClaims(iss), rsa)).split(".");
-      return `${h}.${seg(appClaims(iss, { tenant_id: "other" }))}.${s}`;
-    }],
-    ["tampered signature", "signature_invalid", async () => {
-      const t = await sign(appClaims(iss), rsa);
-      const last = t.at(-2) === "A" ? "B" : "A";
-      return `${t.slice(0, -2)}${last}${t.at(-1)}`;
-    }],
+    [
+      "tampered header",
+      "signature_invalid",
+      async () => {
+        const [, p, s] = (await sign(appClaims(iss), rsa)).split(".");
+        return `${seg({ alg: "RS256", kid: "rsa1", typ: "at+jwt", x: 1 })}.${p}.${s}`;
+      },
+    ],
+    [
+      "tampered payload",
+      "signature_invalid",
+      async () => {
+        const [h, , s] = (await sign(appClaims(iss), rsa)).split(".");
+        return `${h}.${seg(appClaims(iss, { tenant_id: "other" }))}.${s}`;
+      },
+    ],
+    [
+      "tampered signature",
+      "signature_invalid",
+      async () => {
+        const t = await sign(appClaims(iss), rsa);
+        const last = t.at(-2) === "A" ? "B" : "A";
+        return `${t.slice(0, -2)}${last}${t.at(-1)}`;
+      },
+    ],
     ["empty signature", "signature_invalid", async () => (await sign(appClaims(iss), rsa)).replace(/[^.]+$/, "")],
     ["2 segments", "token_malformed", async () => (await sign(appClaims(iss), rsa)).split(".").slice(0, 2).join(".")],
     ["4 segments", "token_malformed", async () => `${await sign(appClaims(iss), rsa)}.AAAA`],
     ["1 segment", "token_malformed", () => "abc"],
-    ["bad base64url in header", "token_malformed", async () => `ey!J.${(await sign(appClaims(iss), rsa)).split(".").slice(1).join(".")}`],
-    ["base64 (not url) padding", "token_malformed", async () => { const [h, p, s] = (await sign(appClaims(iss), rsa)).split("."); return `${h}==.${p}.${s}`; }],
-    ["bad base64url in payload", "token_malformed", async () => { const [h, , s] = (await sign(appClaims(iss), rsa)).split("."); return `${h}.a+b/.${s}`; }],
+    [
+      "bad base64url in header",
+      "token_malformed",
+      async () => `ey!J.${(await sign(appClaims(iss), rsa)).split(".").slice(1).join(".")}`,
+    ],
+    [
+      "base64 (not url) padding",
+      "token_malformed",
+      async () => {
+        const [h, p, s] = (await sign(appClaims(iss), rsa)).split(".");
+        return `${h}==.${p}.${s}`;
+      },
+    ],
+    [
+      "bad base64url in payload",
+      "token_malformed",
+      async () => {
+        const [h, , s] = (await sign(appClaims(iss), rsa)).split(".");
+        return `${h}.a+b/.${s}`;
+      },
+    ],
     ["non-JSON payload", "token_malformed", () => signRaw({ alg: "RS256", kid: "rsa1" }, "not json", rsa)],
     ["JSON array payload", "token_malformed", () => signRaw({ alg: "RS256", kid: "rsa1" }, "[1,2]", rsa)],
     ["non-JSON header", "token_malformed", () => `${seg("{alg")}.${seg(appClaims(iss))}.AAAA`],
@@ -124,16 +210,55 @@ describe("attacks and rejections", () => {
     ["missing iss", "issuer_mismatch", () => sign(appClaims(iss, { iss: undefined }), rsa)],
     ["client credentials, aud a client", "audience_mismatch", () => sign(appClaims(iss, { aud: "batch" }), rsa)],
     ["client credentials, no aud", "audience_mismatch", () => sign(appClaims(iss, { aud: undefined }), rsa)],
-    ["client credentials, apiclients only inside scope", "audience_mismatch", () => sign(appClaims(iss, { aud: "api", scope: "apiclientsx" }), rsa)],
-    ["client credentials, aud apiclientsx", "audience_mismatch", () => sign(appClaims(iss, { aud: "apiclientsx", scope: "apiclients" }), rsa)],
-    ["ID token (nonce, at_hash)", "id_token_not_accepted", () => sign({ iss, aud: "webapp", sub: "u", exp: NOW + 300, iat: NOW, nonce: "n", at_hash: "x" }, rsa, { typ: "JWT" })],
-    ["ID token (no scope, aud client)", "id_token_not_accepted", () => sign({ iss, aud: "webapp", sub: "u", exp: NOW + 300, iat: NOW }, rsa, { typ: "JWT" })],
+    [
+      "client credentials, apiclients only inside scope",
+      "audience_mismatch",
+      () => sign(appClaims(iss, { aud: "api", scope: "apiclientsx" }), rsa),
+    ],
+    [
+      "client credentials, aud apiclientsx",
+      "audience_mismatch",
+      () => sign(appClaims(iss, { aud: "apiclientsx", scope: "apiclients" }), rsa),
+    ],
+    [
+      "ID token (nonce, at_hash)",
+      "id_token_not_accepted",
+      () =>
+        sign({ iss, aud: "webapp", sub: "u", exp: NOW + 300, iat: NOW, nonce: "n", at_hash: "x" }, rsa, { typ: "JWT" }),
+    ],
+    [
+      "ID token (no scope, aud client)",
+      "id_token_not_accepted",
+      () => sign({ iss, aud: "webapp", sub: "u", exp: NOW + 300, iat: NOW }, rsa, { typ: "JWT" }),
+    ],
     ["ID token with s_hash and scope", "id_token_not_accepted", () => sign(userClaims(iss, { s_hash: "x" }), rsa)],
     ["typ unexpected", "typ_invalid", () => sign(appClaims(iss), rsa, { typ: "dpop+jwt" })],
     ["oversize token", "token_too_large", () => sign(appClaims(iss, { pad: "x".repeat(9000) }), rsa)],
-    ["duplicate claim (iss)", "claims_invalid", () => signRaw({ alg: "RS256", kid: "rsa1" }, `{"iss":"http://evil","exp":${NOW + 100},"aud":"apiclients","iss":${JSON.stringify(iss)}}`, rsa)],
-    ["duplicate claim via escape", "claims_invalid", () => signRaw({ alg: "RS256", kid: "rsa1" }, `{"iss":${JSON.stringify(iss)},"exp":${NOW + 100},"aud":"x","\\u0061ud":"apiclients"}`, rsa)],
-    ["duplicate header param", "token_malformed", () => signRaw(`{"alg":"RS256","kid":"rsa1","kid":"rsa1"}`, appClaims(iss), rsa)],
+    [
+      "duplicate claim (iss)",
+      "claims_invalid",
+      () =>
+        signRaw(
+          { alg: "RS256", kid: "rsa1" },
+          `{"iss":"http://evil","exp":${NOW + 100},"aud":"apiclients","iss":${JSON.stringify(iss)}}`,
+          rsa,
+        ),
+    ],
+    [
+      "duplicate claim via escape",
+      "claims_invalid",
+      () =>
+        signRaw(
+          { alg: "RS256", kid: "rsa1" },
+          `{"iss":${JSON.stringify(iss)},"exp":${NOW + 100},"aud":"x","\\u0061ud":"apiclients"}`,
+          rsa,
+        ),
+    ],
+    [
+      "duplicate header param",
+      "token_malformed",
+      () => signRaw(`{"alg":"RS256","kid":"rsa1","kid":"rsa1"}`, appClaims(iss), rsa),
+    ],
     ["unknown crit", "crit_unsupported", () => sign(appClaims(iss), rsa, { crit: ["exp"], exp: 1 })],
     ["crit b64", "crit_unsupported", () => sign(appClaims(iss), rsa, { crit: ["b64"], b64: false })],
     ["scope a number", "claims_invalid", () => sign(appClaims(iss, { scope: 5 }), rsa)],
@@ -159,7 +284,8 @@ describe("attacks and rejections", () => {
   });
 
   it("non-string input is token_missing, never a TypeError", async () => {
-    for (const bad of [undefined, null, 42, {}] as unknown[]) expect(await codeOf(v.verify(bad as string))).toBe("token_missing");
+    for (const bad of [undefined, null, 42, {}] as unknown[])
+      expect(await codeOf(v.verify(bad as string))).toBe("token_missing");
   });
 
   it("error messages never contain the token", async () => {
@@ -203,7 +329,9 @@ describe("WWW-Authenticate", () => {
     expect(wwwAuthenticate(new TokenError("token_missing", "no token"))).toBe("Bearer");
   });
   it("others are invalid_token with an escaped description", () => {
-    expect(wwwAuthenticate(new TokenError("token_expired", 'say "hi" \\ bye'))).toBe('Bearer error="invalid_token", error_description="token_expired: say \\"hi\\" \\\\ bye"');
+    expect(wwwAuthenticate(new TokenError("token_expired", 'say "hi" \\ bye'))).toBe(
+      'Bearer error="invalid_token", error_description="token_expired: say \\"hi\\" \\\\ bye"',
+    );
   });
 });
 

@@ -17,12 +17,20 @@ describe("error messages", () => {
     const key = await makeKey("k1");
     const issuer = await startIssuer([key]);
     const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW });
-    closers.push(() => v.close(), () => issuer.close());
+    closers.push(
+      () => v.close(),
+      () => issuer.close(),
+    );
     await v.ready();
-    const err = await v.verify(await sign(appClaims("https://other.example"), key)).then(() => undefined, (e: TokenError) => e);
+    const err = await v.verify(await sign(appClaims("https://other.example"), key)).then(
+      () => undefined,
+      (e: TokenError) => e,
+    );
     expect(err).toBeInstanceOf(TokenError);
     expect(err?.code).toBe("issuer_mismatch");
-    expect(err?.message).toBe(`the token was issued by https://other.example, not by the configured issuer ${issuer.url}`);
+    expect(err?.message).toBe(
+      `the token was issued by https://other.example, not by the configured issuer ${issuer.url}`,
+    );
   });
 
   it("a key fetch failure names the URL with its secrets redacted, and the cause", async () => {
@@ -30,7 +38,10 @@ describe("error messages", () => {
     await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
     const port = (s.address() as { port: number }).port;
     await new Promise((r) => s.close(r));
-    const v = createAccessTokenVerifier({ issuer: "https://auth.example", jwksUri: `http://127.0.0.1:${port}/jwks?access_token=s3cret` });
+    const v = createAccessTokenVerifier({
+      issuer: "https://auth.example",
+      jwksUri: `http://127.0.0.1:${port}/jwks?access_token=s3cret`,
+    });
     closers.push(() => v.close());
     await expect(v.ready()).rejects.toBeInstanceOf(TokenError);
     const error = v.status().lastError ?? "";

@@ -27,10 +27,14 @@ export async function startIssuer(keys: TestKey[]): Promise<TestIssuer> {
     }
     if (req.url === "/.well-known/openid-configuration") {
       state.discoveryHits++;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: state.url, jwks_uri: `${state.url}/jwks` }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ issuer: state.url, jwks_uri: `${state.url}/jwks` }));
     } else if (req.url === "/jwks") {
       state.jwksHits++;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: state.keys.map((k) => k.publicJwk) }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ keys: state.keys.map((k) => k.publicJwk) }));
     } else {
       res.writeHead(404).end();
     }
@@ -48,15 +52,36 @@ export const USER = "0f8fad5b-d9cb-469f-a165-70867728950e";
 /** Spec 2.2: accessCode flow access token (plus extras a real IdentityServer adds). */
 export function userClaims(iss: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    iss, exp: NOW + 3600, nbf: NOW - 5, iat: NOW - 5, client_id: "webapp", sub: USER, auth_time: NOW - 60, idp: "local",
-    tenant_id: TENANT, scope: ["openid", "email", "profile", "apiclients"], amr: ["pwd"], jti: "j1", sid: "s1", aud: "apiclients",
+    iss,
+    exp: NOW + 3600,
+    nbf: NOW - 5,
+    iat: NOW - 5,
+    client_id: "webapp",
+    sub: USER,
+    auth_time: NOW - 60,
+    idp: "local",
+    tenant_id: TENANT,
+    scope: ["openid", "email", "profile", "apiclients"],
+    amr: ["pwd"],
+    jti: "j1",
+    sid: "s1",
+    aud: "apiclients",
     ...extra,
   };
 }
 
 /** Spec 2.3: application (client credentials) flow access token. */
 export function appClaims(iss: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { iss, nbf: NOW - 5, exp: NOW + 3600, aud: "apiclients", client_id: "batch", tenant_id: TENANT, scope: "apiclients", ...extra };
+  return {
+    iss,
+    nbf: NOW - 5,
+    exp: NOW + 3600,
+    aud: "apiclients",
+    client_id: "batch",
+    tenant_id: TENANT,
+    scope: "apiclients",
+    ...extra,
+  };
 }
 
 /** Fetches the verifier's key set now, regardless of cooldown (what its refresh timer does). */

@@ -7,7 +7,13 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { validateIdToken, halfHash, createAccessTokenVerifier, TokenError, type TokenErrorCode } from "../../src/auth/index.js";
+import {
+  validateIdToken,
+  halfHash,
+  createAccessTokenVerifier,
+  TokenError,
+  type TokenErrorCode,
+} from "../../src/auth/index.js";
 import { run } from "../../src/cli/commands/id-token.js";
 import { makeKey, signRaw, startIssuer, NOW, USER, TENANT, type TestKey, type TestIssuer } from "./helpers.js";
 
@@ -28,16 +34,39 @@ beforeAll(async () => {
 
 function idClaims(alg: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    iss: ISS, aud: CLIENT, exp: NOW + 300, iat: NOW, sub: USER, auth_time: NOW - 10, idp: "local", tenant_id: TENANT, amr: "pwd",
-    sid: "sid1", nonce: NONCE, at_hash: halfHash(ACCESS, alg), s_hash: halfHash(STATE, alg), ...extra,
+    iss: ISS,
+    aud: CLIENT,
+    exp: NOW + 300,
+    iat: NOW,
+    sub: USER,
+    auth_time: NOW - 10,
+    idp: "local",
+    tenant_id: TENANT,
+    amr: "pwd",
+    sid: "sid1",
+    nonce: NONCE,
+    at_hash: halfHash(ACCESS, alg),
+    s_hash: halfHash(STATE, alg),
+    ...extra,
   };
 }
-const signId = (alg: string, extra: Record<string, unknown> = {}, key = keys[alg]!) => signRaw({ alg, kid: key.kid, typ: "JWT" }, idClaims(alg, extra), key, alg);
+const signId = (alg: string, extra: Record<string, unknown> = {}, key = keys[alg]!) =>
+  signRaw({ alg, kid: key.kid, typ: "JWT" }, idClaims(alg, extra), key, alg);
 const opts = { issuer: ISS, clientId: CLIENT, now: NOW, nonce: NONCE, accessToken: ACCESS, state: STATE };
-const code = (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (e instanceof TokenError ? e.code : `not a TokenError: ${String(e)}`));
+const code = (p: Promise<unknown>) =>
+  p.then(
+    () => "ok",
+    (e: unknown) => (e instanceof TokenError ? e.code : `not a TokenError: ${String(e)}`),
+  );
 
 describe("halfHash", () => {
-  it.each([["RS256", "sha256"], ["PS256", "sha256"], ["ES256", "sha256"], ["ES384", "sha384"], ["RS512", "sha512"]])("%s uses %s, left half, base64url", (alg, h) => {
+  it.each([
+    ["RS256", "sha256"],
+    ["PS256", "sha256"],
+    ["ES256", "sha256"],
+    ["ES384", "sha384"],
+    ["RS512", "sha512"],
+  ])("%s uses %s, left half, base64url", (alg, h) => {
     const d = createHash(h).update(ACCESS).digest();
     expect(halfHash(ACCESS, alg)).toBe(d.subarray(0, d.length / 2).toString("base64url"));
   });
@@ -48,10 +77,13 @@ describe("halfHash", () => {
 });
 
 describe("validateIdToken", () => {
-  it.each(["RS256", "PS256", "ES256", "ES384"])("a good %s ID token validates with nonce, at_hash and s_hash", async (alg) => {
-    const c = await validateIdToken(await signId(alg), { ...opts, keys: jwks });
-    expect(c).toMatchObject({ sub: USER, aud: [CLIENT], amr: ["pwd"], sid: "sid1" });
-  });
+  it.each(["RS256", "PS256", "ES256", "ES384"])(
+    "a good %s ID token validates with nonce, at_hash and s_hash",
+    async (alg) => {
+      const c = await validateIdToken(await signId(alg), { ...opts, keys: jwks });
+      expect(c).toMatchObject({ sub: USER, aud: [CLIENT], amr: ["pwd"], sid: "sid1" });
+    },
+  );
 
   const table: Array<[string, TokenErrorCode, () => Promise<string>, Record<string, unknown>?]> = [
     ["wrong iss", "issuer_mismatch", () => signId("RS256", { iss: "https://other" })],
@@ -66,13 +98,26 @@ describe("validateIdToken", () => {
     ["nonce wrong", "nonce_mismatch", () => signId("PS256", { nonce: "other" })],
     ["nonce missing", "nonce_mismatch", () => signId("PS256", { nonce: undefined })],
     ["at_hash wrong", "at_hash_mismatch", () => signId("ES384", { at_hash: halfHash("other", "ES384") })],
-    ["at_hash with the wrong hash size", "at_hash_mismatch", () => signId("ES384", { at_hash: halfHash(ACCESS, "ES256") })],
+    [
+      "at_hash with the wrong hash size",
+      "at_hash_mismatch",
+      () => signId("ES384", { at_hash: halfHash(ACCESS, "ES256") }),
+    ],
     ["at_hash missing", "at_hash_mismatch", () => signId("RS256", { at_hash: undefined })],
     ["s_hash wrong", "s_hash_mismatch", () => signId("ES256", { s_hash: halfHash("x", "ES256") })],
     ["s_hash missing", "s_hash_mismatch", () => signId("ES256", { s_hash: undefined })],
     ["signed by a stranger", "kid_unknown", async () => signId("RS256", {}, await makeKey("stranger"))],
-    ["forged with a known kid", "signature_invalid", async () => signRaw({ alg: "RS256", kid: "k-RS256" }, idClaims("RS256"), await makeKey("x"))],
-    ["alg none", "alg_not_allowed", async () => `${Buffer.from('{"alg":"none"}').toString("base64url")}.${Buffer.from(JSON.stringify(idClaims("RS256"))).toString("base64url")}.`],
+    [
+      "forged with a known kid",
+      "signature_invalid",
+      async () => signRaw({ alg: "RS256", kid: "k-RS256" }, idClaims("RS256"), await makeKey("x")),
+    ],
+    [
+      "alg none",
+      "alg_not_allowed",
+      async () =>
+        `${Buffer.from('{"alg":"none"}').toString("base64url")}.${Buffer.from(JSON.stringify(idClaims("RS256"))).toString("base64url")}.`,
+    ],
     ["garbage", "token_malformed", async () => "a.b"],
   ];
   it.each(table)("%s -> %s", async (_n, c, make) => {
@@ -122,7 +167,20 @@ describe("portier id-token validate", () => {
 
   it("valid token via discovery: exit 0, claims as JSON", async () => {
     const t = await fresh("ES256", issuer.url);
-    const r = await cli(["validate", "--client-id", CLIENT, "--issuer", issuer.url, "--nonce", NONCE, "--access-token", ACCESS, "--state", STATE, t]);
+    const r = await cli([
+      "validate",
+      "--client-id",
+      CLIENT,
+      "--issuer",
+      issuer.url,
+      "--nonce",
+      NONCE,
+      "--access-token",
+      ACCESS,
+      "--state",
+      STATE,
+      t,
+    ]);
     expect(r.err).toBe("");
     expect(r.exit).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ sub: USER, aud: [CLIENT], iss: issuer.url });
@@ -131,7 +189,9 @@ describe("portier id-token validate", () => {
   it("valid token via --jwks file and --jwks URL", async () => {
     const t = await fresh("RS256", ISS);
     expect((await cli(["validate", "--client-id", CLIENT, "--issuer", ISS, "--jwks", jwksFile, t])).exit).toBe(0);
-    expect((await cli(["validate", "--client-id", CLIENT, "--issuer", ISS, "--jwks", `${issuer.url}/jwks`, t])).exit).toBe(0);
+    expect(
+      (await cli(["validate", "--client-id", CLIENT, "--issuer", ISS, "--jwks", `${issuer.url}/jwks`, t])).exit,
+    ).toBe(0);
   });
 
   it.each([
@@ -150,7 +210,14 @@ describe("portier id-token validate", () => {
   });
 
   it("unreachable issuer: exit 1 keys_unavailable", async () => {
-    const r = await cli(["validate", "--client-id", CLIENT, "--issuer", "http://127.0.0.1:1", await fresh("RS256", "http://127.0.0.1:1")]);
+    const r = await cli([
+      "validate",
+      "--client-id",
+      CLIENT,
+      "--issuer",
+      "http://127.0.0.1:1",
+      await fresh("RS256", "http://127.0.0.1:1"),
+    ]);
     expect(r.exit).toBe(1);
     expect(r.err).toContain("keys_unavailable");
   });

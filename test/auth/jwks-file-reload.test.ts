@@ -13,7 +13,11 @@ const ISSUER = "https://id.example";
 const open: PortierAccessTokenVerifier[] = [];
 afterEach(() => open.splice(0).forEach((v) => v.close()));
 
-const code = (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (e instanceof TokenError ? e.code : String(e)));
+const code = (p: Promise<unknown>) =>
+  p.then(
+    () => "ok",
+    (e: unknown) => (e instanceof TokenError ? e.code : String(e)),
+  );
 
 function writeJwks(file: string, keys: TestKey[]): void {
   writeFileSync(`${file}.tmp`, JSON.stringify({ keys: keys.map((k) => k.publicJwk) }));
@@ -31,7 +35,13 @@ describe("JWKS file rotation", () => {
       const k2 = await makeKey("k2");
       const file = join(mkdtempSync(join(tmpdir(), "portier-jwks-")), "jwks.json");
       writeJwks(file, [k1, k2]);
-      const v = createAccessTokenVerifier({ issuer: ISSUER, jwksFile: file, now: () => NOW, ...mode, refreshCooldownMs: 60_000 });
+      const v = createAccessTokenVerifier({
+        issuer: ISSUER,
+        jwksFile: file,
+        now: () => NOW,
+        ...mode,
+        refreshCooldownMs: 60_000,
+      });
       open.push(v);
       await v.ready();
       const t1 = await sign(appClaims(ISSUER), k1);

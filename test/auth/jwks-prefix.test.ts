@@ -18,9 +18,17 @@ describe("a truncated JWKS file", () => {
     const file = join(mkdtempSync(join(tmpdir(), "portier-jwks-prefix-")), "jwks.json");
     const loads = async (content: string) => {
       writeFileSync(file, content);
-      const v = createAccessTokenVerifier({ issuer: "https://id.example", jwksFile: file, refreshIntervalMs: 0, watchJwksFile: false });
+      const v = createAccessTokenVerifier({
+        issuer: "https://id.example",
+        jwksFile: file,
+        refreshIntervalMs: 0,
+        watchJwksFile: false,
+      });
       open.push(v);
-      return v.ready().then(() => true, () => false);
+      return v.ready().then(
+        () => true,
+        () => false,
+      );
     };
     expect(await loads(text)).toBe(true);
     const end = text.trimEnd().length;

@@ -23,12 +23,19 @@ async function setup(opts: Record<string, unknown> = {}) {
   const issuer = await startIssuer([k1]);
   let now = NOW;
   const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => now, ...opts });
-  cleanup.push(() => v.close(), () => issuer.close());
+  cleanup.push(
+    () => v.close(),
+    () => issuer.close(),
+  );
   await v.ready();
   return { k1, issuer, v, setNow: (n: number) => (now = n) };
 }
 
-const code = (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (e instanceof TokenError ? e.code : `not a TokenError: ${String(e)}`));
+const code = (p: Promise<unknown>) =>
+  p.then(
+    () => "ok",
+    (e: unknown) => (e instanceof TokenError ? e.code : `not a TokenError: ${String(e)}`),
+  );
 
 describe("key sources", () => {
   it("discovery finds jwks_uri and loads keys before ready()", async () => {
@@ -42,7 +49,10 @@ describe("key sources", () => {
     const k1 = await makeKey("k1", "ES256");
     const issuer = await startIssuer([k1]);
     const v = createAccessTokenVerifier({ issuer: issuer.url, jwksUri: `${issuer.url}/jwks`, now: () => NOW });
-    cleanup.push(() => v.close(), () => issuer.close());
+    cleanup.push(
+      () => v.close(),
+      () => issuer.close(),
+    );
     await v.ready();
     expect(issuer.discoveryHits).toBe(0);
     expect(await code(v.verify(await sign(appClaims(issuer.url), k1)))).toBe("ok");
@@ -64,7 +74,10 @@ describe("key sources", () => {
     const issuer = await startIssuer([]);
     issuer.down = true;
     const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW });
-    cleanup.push(() => v.close(), () => issuer.close());
+    cleanup.push(
+      () => v.close(),
+      () => issuer.close(),
+    );
     await expect(v.ready()).rejects.toMatchObject({ code: "keys_unavailable" });
     expect(v.status()).toMatchObject({ ready: false, refreshFailures: 1 });
     expect(v.status().lastError).toContain("503");
@@ -108,7 +121,8 @@ describe("rotation, outage, cooldown", () => {
     const { issuer, v } = await setup({ refreshCooldownMs: 60_000 });
     const before = issuer.jwksHits;
     const stranger = await makeKey("nobody");
-    for (let i = 0; i < 5; i++) expect(await code(v.verify(await sign(appClaims(issuer.url, { i }), stranger)))).toBe("kid_unknown");
+    for (let i = 0; i < 5; i++)
+      expect(await code(v.verify(await sign(appClaims(issuer.url, { i }), stranger)))).toBe("kid_unknown");
     expect(issuer.jwksHits - before).toBe(1);
   });
 
@@ -168,7 +182,10 @@ describe("verified-token cache", () => {
 describe("logging, background refresh, discovery checks", () => {
   it("a refresh failure is logged without any token text", async () => {
     const warnings: Array<[object, string | undefined]> = [];
-    const { issuer, v } = await setup({ refreshCooldownMs: 0, logger: { warn: (o: object, m?: string) => warnings.push([o, m]) } });
+    const { issuer, v } = await setup({
+      refreshCooldownMs: 0,
+      logger: { warn: (o: object, m?: string) => warnings.push([o, m]) },
+    });
     issuer.down = true;
     await refreshKeys(v);
     expect(warnings).toHaveLength(1);
@@ -180,7 +197,10 @@ describe("logging, background refresh, discovery checks", () => {
     const k2 = await makeKey("k2");
     const issuer = await startIssuer([k1, k2]);
     const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW, refreshIntervalMs: 50 });
-    cleanup.push(() => v.close(), () => issuer.close());
+    cleanup.push(
+      () => v.close(),
+      () => issuer.close(),
+    );
     await v.ready();
     const t = await sign(appClaims(issuer.url), k1);
     expect((await v.verify(t)).cached).toBe(false);
@@ -192,7 +212,10 @@ describe("logging, background refresh, discovery checks", () => {
   it("a discovery document naming another issuer is refused", async () => {
     const issuer = await startIssuer([await makeKey("k1")]);
     const v = createAccessTokenVerifier({ issuer: `${issuer.url}/`, now: () => NOW });
-    cleanup.push(() => v.close(), () => issuer.close());
+    cleanup.push(
+      () => v.close(),
+      () => issuer.close(),
+    );
     await expect(v.ready()).rejects.toMatchObject({ code: "keys_unavailable" });
     expect(v.status().lastError).toMatch(/names the issuer \S+, not the configured issuer \S+/);
   });
@@ -211,7 +234,10 @@ describe("issuer never reachable", () => {
     const issuer = await startIssuer([]);
     issuer.down = true;
     const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW, refreshCooldownMs: 60_000 });
-    cleanup.push(() => v.close(), () => issuer.close());
+    cleanup.push(
+      () => v.close(),
+      () => issuer.close(),
+    );
     await v.ready().catch(() => {});
     const k = await makeKey("k1");
     const t = await sign(appClaims(issuer.url), k);
@@ -229,7 +255,10 @@ describe("keys without kid", () => {
     const other = await makeKey("k2");
     const issuer = await startIssuer([{ ...k, publicJwk: noKid }, other]);
     const v = createAccessTokenVerifier({ issuer: issuer.url, now: () => NOW, refreshCooldownMs: 0 });
-    cleanup.push(() => v.close(), () => issuer.close());
+    cleanup.push(
+      () => v.close(),
+      () => issuer.close(),
+    );
     await v.ready();
     const { signRaw } = await import("./helpers.js");
     const t = await signRaw({ alg: "RS256", typ: "at+jwt" }, appClaims(issuer.url), k);
@@ -293,7 +322,12 @@ describe("keys never loaded yet: retried on a short back-off", () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     cleanup.push(() => new Promise((r) => server.close(r)));
     const started = Date.now();
-    const v = createAccessTokenVerifier({ issuer: url, jwksUri: `${url}/jwks`, now: () => NOW, refreshIntervalMs: 300_000 });
+    const v = createAccessTokenVerifier({
+      issuer: url,
+      jwksUri: `${url}/jwks`,
+      now: () => NOW,
+      refreshIntervalMs: 300_000,
+    });
     cleanup.push(() => v.close());
     // Observe the attempts over a window of 3.5 s (a measurement, not a wait for a condition).
     await new Promise((r) => setTimeout(r, 3_500));

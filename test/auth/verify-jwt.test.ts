@@ -36,7 +36,9 @@ describe("tokens without kid", () => {
   });
 
   it("signed by a key the issuer does not publish: signature_invalid", async () => {
-    await expect(v.verify(await signRaw({ alg: "RS256", typ: "at+jwt" }, appClaims(issuer.url), stranger))).rejects.toMatchObject({ code: "signature_invalid" });
+    await expect(
+      v.verify(await signRaw({ alg: "RS256", typ: "at+jwt" }, appClaims(issuer.url), stranger)),
+    ).rejects.toMatchObject({ code: "signature_invalid" });
   });
 });
 
@@ -57,8 +59,15 @@ describe("a JWK's own alg", () => {
     const verifier = createAccessTokenVerifier({ issuer: own.url, now: () => NOW, refreshCooldownMs: 60_000 });
     try {
       await verifier.ready();
-      const token = await signRaw({ alg: "RS256", typ: "at+jwt", ...(kid ? { kid: key.kid } : {}) }, appClaims(own.url), key);
-      const outcome = await verifier.verify(token).then(() => "ok", (e: { code?: string }) => e.code);
+      const token = await signRaw(
+        { alg: "RS256", typ: "at+jwt", ...(kid ? { kid: key.kid } : {}) },
+        appClaims(own.url),
+        key,
+      );
+      const outcome = await verifier.verify(token).then(
+        () => "ok",
+        (e: { code?: string }) => e.code,
+      );
       expect(outcome).toBe(result);
     } finally {
       verifier.close();

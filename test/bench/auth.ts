@@ -29,11 +29,19 @@ export async function main(): Promise<void> {
   writeFileSync(file, JSON.stringify({ keys: [jwk] }));
   const now = Math.floor(Date.now() / 1000);
   const token = await new SignJWT({
-    client_id: "portier-demo-web", sub: "0b8a3f2e-1c4d-4e5f-8a9b-0c1d2e3f4a5b", scope: ["openid", "email", "profile", "apiclients"],
-    amr: ["pwd"], idp: "local", tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01", auth_time: now, aud: "apiclients",
+    client_id: "portier-demo-web",
+    sub: "0b8a3f2e-1c4d-4e5f-8a9b-0c1d2e3f4a5b",
+    scope: ["openid", "email", "profile", "apiclients"],
+    amr: ["pwd"],
+    idp: "local",
+    tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01",
+    auth_time: now,
+    aud: "apiclients",
   })
     .setProtectedHeader({ alg: "RS256", kid: "bench", typ: "at+jwt" })
-    .setIssuer(ISSUER).setIssuedAt(now).setExpirationTime(now + 3600)
+    .setIssuer(ISSUER)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3600)
     .sign(privateKey);
 
   const uncached = createAccessTokenVerifier({ issuer: ISSUER, jwksFile: file, cacheSize: 0 });
@@ -41,7 +49,10 @@ export async function main(): Promise<void> {
   await Promise.all([uncached.ready(), cached.ready()]);
 
   const fns: Array<[string, () => Promise<unknown>]> = [
-    ["(a) jose jwtVerify, local key (baseline)", () => jwtVerify(token, publicKey, { issuer: ISSUER, algorithms: ["RS256"] })],
+    [
+      "(a) jose jwtVerify, local key (baseline)",
+      () => jwtVerify(token, publicKey, { issuer: ISSUER, algorithms: ["RS256"] }),
+    ],
     ["(b) Portier verifier, uncached", () => uncached.verify(token)],
     ["(c) Portier verifier, cached", () => cached.verify(token)],
   ];
@@ -62,10 +73,19 @@ export async function main(): Promise<void> {
   const ratio = (i: number) => median(samples[i]!.map((r, round) => r / samples[0]![round]!));
   // CPU per verification is what a loaded machine disturbs least: baseline's CPU / ours, so above 1 is faster.
   const cpuRatio = (i: number) => median(cpu[i]!.map((c, round) => cpu[0]![round]! / c));
-  console.log(`auth: RS256 access-token verifications per second (median of ${ROUNDS} interleaved rounds, 8 in flight)`);
-  for (const [i, [name]] of fns.entries()) console.log(`  ${name.padEnd(44)} ${fmt(rates[i]!).padStart(10)} ${median(cpu[i]!).toFixed(0).padStart(6)} us CPU each`);
-  console.log(`  ratio b/a (uncached vs jose) ${ratio(1).toFixed(3)} throughput, ${cpuRatio(1).toFixed(3)} by CPU per verification`);
-  console.log(`  ratio c/a (cached vs jose)   ${ratio(2).toFixed(3)} throughput, ${cpuRatio(2).toFixed(3)} by CPU per verification`);
+  console.log(
+    `auth: RS256 access-token verifications per second (median of ${ROUNDS} interleaved rounds, 8 in flight)`,
+  );
+  for (const [i, [name]] of fns.entries())
+    console.log(
+      `  ${name.padEnd(44)} ${fmt(rates[i]!).padStart(10)} ${median(cpu[i]!).toFixed(0).padStart(6)} us CPU each`,
+    );
+  console.log(
+    `  ratio b/a (uncached vs jose) ${ratio(1).toFixed(3)} throughput, ${cpuRatio(1).toFixed(3)} by CPU per verification`,
+  );
+  console.log(
+    `  ratio c/a (cached vs jose)   ${ratio(2).toFixed(3)} throughput, ${cpuRatio(2).toFixed(3)} by CPU per verification`,
+  );
   uncached.close();
   cached.close();
   rmSync(dir, { recursive: true, force: true });

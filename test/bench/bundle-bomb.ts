@@ -18,7 +18,15 @@ const INFLATED_MIB = 2048;
 async function writeBomb(file: string): Promise<void> {
   const chunk = Buffer.alloc(1 << 20);
   let n = 0;
-  await pipeline(Readable.from((function* () { while (n++ < INFLATED_MIB) yield chunk; })()), createGzip({ level: 9 }), createWriteStream(file));
+  await pipeline(
+    Readable.from(
+      (function* () {
+        while (n++ < INFLATED_MIB) yield chunk;
+      })(),
+    ),
+    createGzip({ level: 9 }),
+    createWriteStream(file),
+  );
 }
 
 async function child(file: string): Promise<void> {
@@ -41,7 +49,14 @@ async function child(file: string): Promise<void> {
   const end = performance.now();
   clearInterval(timer);
   maxGap = Math.max(maxGap, end - last);
-  console.log(JSON.stringify({ ms: Math.round(end - start), maxEventLoopStallMs: Math.round(maxGap), peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024), outcome }));
+  console.log(
+    JSON.stringify({
+      ms: Math.round(end - start),
+      maxEventLoopStallMs: Math.round(maxGap),
+      peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+      outcome,
+    }),
+  );
 }
 
 export async function main(): Promise<void> {
@@ -50,10 +65,17 @@ export async function main(): Promise<void> {
     const file = join(dir, "bomb.tar.gz");
     await writeBomb(file);
     const out = execFileSync(process.execPath, ["--import", "tsx", SELF, "--child", file], { encoding: "utf8" });
-    const r = JSON.parse(out.trim().split("\n").pop()!) as { ms: number; maxEventLoopStallMs: number; peakRssMiB: number; outcome: string };
+    const r = JSON.parse(out.trim().split("\n").pop()!) as {
+      ms: number;
+      maxEventLoopStallMs: number;
+      peakRssMiB: number;
+      outcome: string;
+    };
     console.log(`bundle bomb: ${(statSync(file).size / 2 ** 20).toFixed(1)} MiB gzip -> ${INFLATED_MIB} MiB inflated`);
     console.log(`  ${r.outcome}`);
-    console.log(`  time to refusal ${r.ms} ms, longest event-loop stall ${r.maxEventLoopStallMs} ms, peak RSS of the loading process ${r.peakRssMiB} MiB`);
+    console.log(
+      `  time to refusal ${r.ms} ms, longest event-loop stall ${r.maxEventLoopStallMs} ms, peak RSS of the loading process ${r.peakRssMiB} MiB`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -17,7 +17,12 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import pino from "pino";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
-import { loadDirectoryFile, loadRoleResolver, type DirectoryEntries, type DirectoryEntry } from "../../src/directory/index.js";
+import {
+  loadDirectoryFile,
+  loadRoleResolver,
+  type DirectoryEntries,
+  type DirectoryEntry,
+} from "../../src/directory/index.js";
 import type { RoleResolver } from "../../src/directory/role-names.js";
 import { loadEngine, tokenFacts } from "../../src/engine/index.js";
 import { createDecide } from "../../src/service/decide.js";
@@ -120,15 +125,39 @@ async function decisionContext(lookup: (sub: string) => DirectoryEntry | undefin
   const issuer = "https://auth.bench.example";
   const { privateKey, publicKey } = await generateKeyPair("RS256");
   const jwksFile = join(dir, "jwks.json");
-  await writeFile(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }));
+  await writeFile(
+    jwksFile,
+    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }),
+  );
   const now = Math.floor(Date.now() / 1000);
-  const claims = { iss: issuer, sub: benchSub(42), client_id: "web", tenant_id: BENCH_TENANT, auth_time: now, idp: "local", scope: ["openid", "apiclients"], amr: ["pwd"], iat: now, exp: now + 3600 };
-  const token = await new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" }).sign(privateKey);
+  const claims = {
+    iss: issuer,
+    sub: benchSub(42),
+    client_id: "web",
+    tenant_id: BENCH_TENANT,
+    auth_time: now,
+    idp: "local",
+    scope: ["openid", "apiclients"],
+    amr: ["pwd"],
+    iat: now,
+    exp: now + 3600,
+  };
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" })
+    .sign(privateKey);
   const verifier = createAccessTokenVerifier({ issuer, jwksFile, refreshIntervalMs: 0 });
   await verifier.ready();
   const logger = pino(pino.destination("/dev/null"));
   const policy = fixedPolicy(await loadEngine(join(ROOT, "build", "bundle.tar.gz")), loadRoleResolver(ROLES));
-  const decide = createDecide({ verifier, policy, directory: { lookup }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: undefined });
+  const decide = createDecide({
+    verifier,
+    policy,
+    directory: { lookup },
+    rolesClaim: undefined,
+    roleCheck: "enforce",
+    logger,
+    metrics: undefined,
+  });
   const once = async () => {
     const d = await decide({ method: "GET", path: PATH, token }, "bench");
     if (!d.allow) throw new Error(`denied: ${d.reason}`);

@@ -34,7 +34,12 @@ export async function writeDirectory(file: string, n: number, format: "ndjson" |
   };
   if (format === "json") batch.push("[\n");
   for (let i = 0; i < n; i++) {
-    const roles = i % 3 === 0 ? '["enseignant_jeune"]' : i % 3 === 1 ? '["parent_eleve_jeune"]' : '["Enseignant jeune","directeur_jeune"]';
+    const roles =
+      i % 3 === 0
+        ? '["enseignant_jeune"]'
+        : i % 3 === 1
+          ? '["parent_eleve_jeune"]'
+          : '["Enseignant jeune","directeur_jeune"]';
     const sep = format === "json" ? (i + 1 < n ? ",\n" : "\n") : "\n";
     batch.push(`{"sub":"${benchSub(i)}","tenant_id":"${BENCH_TENANT}","roles":${roles}}${sep}`);
     if (batch.length === 10_000) await flush();
@@ -48,7 +53,9 @@ export async function writeDirectory(file: string, n: number, format: "ndjson" |
 
 function probe<T>(task: string, impl: string, file: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", PROBE, task, impl, file], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", PROBE, task, impl, file], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("exit", (code) => {
@@ -59,8 +66,26 @@ function probe<T>(task: string, impl: string, file: string): Promise<T> {
   });
 }
 
-interface Memory { records: number; reloads: number; loadMs: number; fullGcMs: number; heapPerRecord: number; buffersPerRecord: number; bytesPerRecord: number; afterReloadsVsOne: number; rssAfterReloads: number; peakRss: number }
-interface Stall { records: number; reloadMs: number; decisions: number; worstDecisionMs: number; p99DecisionMs: number; worstGapCpuMs: number }
+interface Memory {
+  records: number;
+  reloads: number;
+  loadMs: number;
+  fullGcMs: number;
+  heapPerRecord: number;
+  buffersPerRecord: number;
+  bytesPerRecord: number;
+  afterReloadsVsOne: number;
+  rssAfterReloads: number;
+  peakRss: number;
+}
+interface Stall {
+  records: number;
+  reloadMs: number;
+  decisions: number;
+  worstDecisionMs: number;
+  p99DecisionMs: number;
+  worstGapCpuMs: number;
+}
 
 const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 
@@ -72,10 +97,13 @@ export async function main(): Promise<void> {
     await writeDirectory(big, RECORDS, "ndjson");
     const n = RECORDS.toLocaleString("en");
 
-    console.log(`Memory and load time, ${n} records (NDJSON; JSON array for the load time too); bytes = heap + ArrayBuffers after gc():`);
+    console.log(
+      `Memory and load time, ${n} records (NDJSON; JSON array for the load time too); bytes = heap + ArrayBuffers after gc():`,
+    );
     // The previous loader is the baseline of the streaming one; make bench leaves it out (BENCH_DIRECTORY_PREVIOUS=0)
     // to stay within ~10 minutes on a loaded machine, where its 1M loads take over a minute each.
-    const impls = RECORDS > 4_000_000 || process.env.BENCH_DIRECTORY_PREVIOUS === "0" ? ["streaming"] : ["previous", "streaming"];
+    const impls =
+      RECORDS > 4_000_000 || process.env.BENCH_DIRECTORY_PREVIOUS === "0" ? ["streaming"] : ["previous", "streaming"];
     const mem: Record<string, Memory> = {};
     for (const impl of impls) {
       const m = (mem[impl] = await probe<Memory>("memory", impl, big));
@@ -86,13 +114,17 @@ export async function main(): Promise<void> {
     }
     if (mem.previous && mem.streaming) {
       const { streaming: s, previous: p } = mem;
-      console.log(`  streaming vs previous: ${(s.bytesPerRecord / p.bytesPerRecord).toFixed(2)}x the bytes, ${(s.loadMs / p.loadMs).toFixed(2)}x the load time, ${(s.fullGcMs / p.fullGcMs).toFixed(2)}x the full GC`);
+      console.log(
+        `  streaming vs previous: ${(s.bytesPerRecord / p.bytesPerRecord).toFixed(2)}x the bytes, ${(s.loadMs / p.loadMs).toFixed(2)}x the load time, ${(s.fullGcMs / p.fullGcMs).toFixed(2)}x the full GC`,
+      );
     }
     if (RECORDS > 4_000_000) return;
     await writeDirectory(bigJson, RECORDS, "json");
     for (const impl of impls) {
       const m = await probe<Memory>("memory", impl, bigJson);
-      console.log(`  ${impl.padEnd(10)} JSON array: load ${(m.loadMs / 1000).toFixed(2)} s, ${m.bytesPerRecord.toFixed(0)} B/record`);
+      console.log(
+        `  ${impl.padEnd(10)} JSON array: load ${(m.loadMs / 1000).toFixed(2)} s, ${m.bytesPerRecord.toFixed(0)} B/record`,
+      );
     }
     rmSync(bigJson);
 
@@ -105,7 +137,10 @@ export async function main(): Promise<void> {
           `${s.decisions} decisions during a ${(s.reloadMs / 1000).toFixed(2)} s reload`,
       );
     }
-    if (st.previous && st.streaming) console.log(`  streaming vs previous: worst decision ${(st.streaming.worstDecisionMs / st.previous.worstDecisionMs).toFixed(3)}x`);
+    if (st.previous && st.streaming)
+      console.log(
+        `  streaming vs previous: worst decision ${(st.streaming.worstDecisionMs / st.previous.worstDecisionMs).toFixed(3)}x`,
+      );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

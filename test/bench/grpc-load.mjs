@@ -16,7 +16,14 @@ const seconds = Number(secondsArg);
 const concurrency = Number(concurrencyArg);
 const spec = JSON.parse(readFileSync(specFile, "utf8"));
 const protos = fileURLToPath(new URL("../../src/service/grpc/protos/", import.meta.url));
-const defs = loadSync(["envoy/service/auth/v3/external_auth.proto"], { includeDirs: [protos], keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
+const defs = loadSync(["envoy/service/auth/v3/external_auth.proto"], {
+  includeDirs: [protos],
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: false,
+  oneofs: true,
+});
 const Authorization = grpc.makeClientConstructor(defs["envoy.service.auth.v3.Authorization"], "Authorization");
 const client = new Authorization(address, grpc.credentials.createInsecure());
 
@@ -28,7 +35,24 @@ const request = () => {
   return {
     attributes: {
       source: { address: { socket_address: { address: "10.0.0.7", port_value: 51234 } } },
-      request: { http: { id: String(n), method: "GET", path, host: "api.example", scheme: "http", protocol: "HTTP/1.1", headers: { ":authority": "api.example", ":method": "GET", ":path": path, ":scheme": "http", authorization: `Bearer ${token}`, "x-request-id": `r-${n}` } } },
+      request: {
+        http: {
+          id: String(n),
+          method: "GET",
+          path,
+          host: "api.example",
+          scheme: "http",
+          protocol: "HTTP/1.1",
+          headers: {
+            ":authority": "api.example",
+            ":method": "GET",
+            ":path": path,
+            ":scheme": "http",
+            authorization: `Bearer ${token}`,
+            "x-request-id": `r-${n}`,
+          },
+        },
+      },
     },
   };
 };
@@ -51,12 +75,16 @@ const worker = async () => {
   while (running) await one();
 };
 
-await new Promise((resolve, reject) => client.waitForReady(Date.now() + 10_000, (err) => (err ? reject(err) : resolve())));
+await new Promise((resolve, reject) =>
+  client.waitForReady(Date.now() + 10_000, (err) => (err ? reject(err) : resolve())),
+);
 const started = process.hrtime.bigint();
 setTimeout(() => (running = false), seconds * 1000);
 await Promise.all(Array.from({ length: concurrency }, worker));
 const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
 latencies.sort((a, b) => a - b);
 const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-process.stdout.write(`${JSON.stringify({ requests: latencies.length, seconds: elapsed, rps: latencies.length / elapsed, p50Ms: at(0.5), p99Ms: at(0.99), bad })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ requests: latencies.length, seconds: elapsed, rps: latencies.length / elapsed, p50Ms: at(0.5), p99Ms: at(0.99), bad })}\n`,
+);
 client.close();

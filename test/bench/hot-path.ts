@@ -70,12 +70,15 @@ async function rateMaybe(fn: () => unknown, ms: number): Promise<number> {
 async function compareMaybe(fns: Record<string, () => unknown>): Promise<Map<string, number>> {
   const samples = new Map<string, number[]>(Object.keys(fns).map((k) => [k, []]));
   for (const fn of Object.values(fns)) await rateMaybe(fn, 100);
-  for (let r = 0; r < ROUNDS; r++) for (const [name, fn] of Object.entries(fns)) samples.get(name)!.push(await rateMaybe(fn, MS));
+  for (let r = 0; r < ROUNDS; r++)
+    for (const [name, fn] of Object.entries(fns)) samples.get(name)!.push(await rateMaybe(fn, MS));
   return new Map([...samples].map(([k, xs]) => [k, median(xs)]));
 }
 
 function report(title: string, before: number, after: number): void {
-  console.log(`  ${title.padEnd(58)} before ${fmt(before).padStart(9)}  after ${fmt(after).padStart(9)}  ${(after / before).toFixed(2)}x`);
+  console.log(
+    `  ${title.padEnd(58)} before ${fmt(before).padStart(9)}  after ${fmt(after).padStart(9)}  ${(after / before).toFixed(2)}x`,
+  );
 }
 
 /** A ServerResponse writing into nothing (a fresh one per answer, as per request). */
@@ -106,14 +109,30 @@ function fakeRequest(url: string, method: string, headers: [string, string][], b
 /** The base commit's source tree in a temporary folder (node_modules linked), to import or run. */
 function baseTree(ref: string): string {
   const dir = mkdtempSync(join(tmpdir(), "portier-base-"));
-  const tar = execFileSync("git", ["-C", ROOT, "archive", ref, "src", "docs", "data", "policies", "package.json", "tsconfig.json"]);
+  const tar = execFileSync("git", [
+    "-C",
+    ROOT,
+    "archive",
+    ref,
+    "src",
+    "docs",
+    "data",
+    "policies",
+    "package.json",
+    "tsconfig.json",
+  ]);
   execFileSync("tar", ["-x", "-C", dir], { input: tar });
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
   return dir;
 }
 
 interface ListenerModule {
-  decisionListener(decide: unknown, limits: unknown, next: unknown, logger?: Logger): (req: IncomingMessage, res: ServerResponse) => void;
+  decisionListener(
+    decide: unknown,
+    limits: unknown,
+    next: unknown,
+    logger?: Logger,
+  ): (req: IncomingMessage, res: ServerResponse) => void;
 }
 interface DecideModule {
   createDecide(ctx: Record<string, unknown>): unknown;
@@ -124,25 +143,57 @@ interface MetricsModule {
 
 export async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "portier-hot-"));
-  const ref = process.env.BENCH_BASE ?? execFileSync("git", ["-C", ROOT, "merge-base", "HEAD", "main"], { encoding: "utf8" }).trim();
+  const ref =
+    process.env.BENCH_BASE ??
+    execFileSync("git", ["-C", ROOT, "merge-base", "HEAD", "main"], { encoding: "utf8" }).trim();
   const { privateKey, publicKey } = await generateKeyPair("RS256");
   const jwksFile = join(dir, "jwks.json");
-  writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }));
+  writeFileSync(
+    jwksFile,
+    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }),
+  );
   const now = Math.floor(Date.now() / 1000);
-  const claims = { iss: ISSUER, sub: SUB, client_id: "web", tenant_id: TENANT, auth_time: now, idp: "local", scope: ["openid", "apiclients"], amr: ["pwd"], iat: now, exp: now + 3600 };
-  const token = await new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" }).sign(privateKey);
+  const claims = {
+    iss: ISSUER,
+    sub: SUB,
+    client_id: "web",
+    tenant_id: TENANT,
+    auth_time: now,
+    idp: "local",
+    scope: ["openid", "apiclients"],
+    amr: ["pwd"],
+    iat: now,
+    exp: now + 3600,
+  };
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" })
+    .sign(privateKey);
   const directoryFile = join(dir, "directory.json");
   writeFileSync(directoryFile, JSON.stringify([{ sub: SUB, tenant_id: TENANT, roles: ["enseignant_jeune"] }]));
   const bundle = join(ROOT, "build", "bundle.tar.gz");
 
   const devNull = openSync("/dev/null", "w");
   const destination = new BoundedLogDestination({ fd: devNull, maxBufferBytes: 16 * 1024 * 1024 });
-  const logger = pino({ level: "info", base: { pid: process.pid }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true } }, destination);
+  const logger = pino(
+    {
+      level: "info",
+      base: { pid: process.pid },
+      redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true },
+    },
+    destination,
+  );
   const engine = (await loadEngine(bundle)) as InProcessEngine;
   const verifier = createAccessTokenVerifier({ issuer: ISSUER, jwksFile, refreshIntervalMs: 0 });
   await verifier.ready();
   await verifier.verify(token);
-  const input = { method: "GET", path: PATH, token: tokenFacts(claims), roles: ["enseignant_jeune"], synced: true, role_check: "enforce" as const };
+  const input = {
+    method: "GET",
+    path: PATH,
+    token: tokenFacts(claims),
+    roles: ["enseignant_jeune"],
+    synced: true,
+    role_check: "enforce" as const,
+  };
   const decision = engine.decide(input);
   if (!decision.allow) throw new Error("the benchmark request is not allowed");
 
@@ -171,47 +222,94 @@ export async function main(): Promise<void> {
   report("cached token + engine (await -> synchronous)", sync.get("withAwait")!, sync.get("withoutAwait")!);
 
   // 4. The answer's headers.
-  const headerValues = { id: decisionId, sub: SUB, tenant: TENANT, roles: "enseignant_jeune", client: "web", flow: "accessCode", reason: "allowed" };
+  const headerValues = {
+    id: decisionId,
+    sub: SUB,
+    tenant: TENANT,
+    roles: "enseignant_jeune",
+    client: "web",
+    flow: "accessCode",
+    reason: "allowed",
+  };
   const body = JSON.stringify({ allow: true, decision_id: decisionId });
   const headers = await compareMaybe({
-      object: () => {
-        const h: Record<string, string> = { "x-portier-decision-id": headerValues.id, "cache-control": "no-store" };
-        h["x-portier-subject"] = headerValues.sub;
-        h["x-portier-tenant"] = headerValues.tenant;
-        h["x-portier-roles"] = headerValues.roles;
-        h["x-portier-client-id"] = headerValues.client;
-        h["x-portier-flow"] = headerValues.flow;
-        h["x-portier-reason"] = headerValues.reason;
-        const res = nullResponse();
-        res.writeHead(200, { ...h, "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
-        res.end(body);
-      },
-      flat: () => {
-        const h = ["x-portier-decision-id", headerValues.id, "cache-control", "no-store"];
-        h.push("x-portier-subject", headerValues.sub, "x-portier-tenant", headerValues.tenant, "x-portier-roles", headerValues.roles, "x-portier-client-id", headerValues.client, "x-portier-flow", headerValues.flow, "x-portier-reason", headerValues.reason);
-        h.push("content-type", "application/json; charset=utf-8", "content-length", String(Buffer.byteLength(body)));
-        const res = nullResponse();
-        res.writeHead(200, h);
-        res.end(body);
-      },
+    object: () => {
+      const h: Record<string, string> = { "x-portier-decision-id": headerValues.id, "cache-control": "no-store" };
+      h["x-portier-subject"] = headerValues.sub;
+      h["x-portier-tenant"] = headerValues.tenant;
+      h["x-portier-roles"] = headerValues.roles;
+      h["x-portier-client-id"] = headerValues.client;
+      h["x-portier-flow"] = headerValues.flow;
+      h["x-portier-reason"] = headerValues.reason;
+      const res = nullResponse();
+      res.writeHead(200, {
+        ...h,
+        "content-type": "application/json; charset=utf-8",
+        "content-length": Buffer.byteLength(body),
+      });
+      res.end(body);
+    },
+    flat: () => {
+      const h = ["x-portier-decision-id", headerValues.id, "cache-control", "no-store"];
+      h.push(
+        "x-portier-subject",
+        headerValues.sub,
+        "x-portier-tenant",
+        headerValues.tenant,
+        "x-portier-roles",
+        headerValues.roles,
+        "x-portier-client-id",
+        headerValues.client,
+        "x-portier-flow",
+        headerValues.flow,
+        "x-portier-reason",
+        headerValues.reason,
+      );
+      h.push("content-type", "application/json; charset=utf-8", "content-length", String(Buffer.byteLength(body)));
+      const res = nullResponse();
+      res.writeHead(200, h);
+      res.end(body);
+    },
   });
   report("answer headers (object spread -> flat array), incl. writeHead", headers.get("object")!, headers.get("flat")!);
 
   // 5. All together: the base commit's request listener vs this tree's.
   const listeners: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {};
-  for (const [name, src] of [["before", join(base, "src")], ["after", join(ROOT, "src")]] as const) {
+  for (const [name, src] of [
+    ["before", join(base, "src")],
+    ["after", join(ROOT, "src")],
+  ] as const) {
     const imp = <T>(rel: string) => import(pathToFileURL(join(src, rel)).href) as Promise<T>;
     const { decisionListener } = await imp<ListenerModule>("service/fast-adapters.ts");
     const { createDecide } = await imp<DecideModule>("service/decide.ts");
     const { createMetrics } = await imp<MetricsModule>("service/metrics.ts");
     const { loadEngine: load } = await imp<{ loadEngine(file: string): Promise<unknown> }>("engine/index.ts");
     const eng = await load(bundle);
-    const m = createMetrics({ keys: () => verifier.status(), policy: () => ({ loaded: true, reloadFailures: 0 }), directory: () => undefined });
+    const m = createMetrics({
+      keys: () => verifier.status(),
+      policy: () => ({ loaded: true, reloadFailures: 0 }),
+      directory: () => undefined,
+    });
     const roles = ["enseignant_jeune"];
-    const decide = createDecide({ verifier, policy: { engine: eng, resolveRole: () => undefined }, directory: { lookup: (sub: string) => (sub === SUB ? { tenant_id: TENANT, roles } : undefined) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: m });
+    const decide = createDecide({
+      verifier,
+      policy: { engine: eng, resolveRole: () => undefined },
+      directory: { lookup: (sub: string) => (sub === SUB ? { tenant_id: TENANT, roles } : undefined) },
+      rolesClaim: undefined,
+      roleCheck: "enforce",
+      logger,
+      metrics: m,
+    });
     listeners[name] = decisionListener(decide, { maxBytes: 65536, timeoutMs: 10_000 }, () => undefined, logger);
   }
-  const forwardAuth: [string, string][] = [["Host", "127.0.0.1"], ["X-Original-Method", "GET"], ["X-Original-URI", PATH], ["Authorization", `Bearer ${token}`], ["X-Real-IP", "127.0.0.1"], ["X-Request-Id", "0123456789abcdef0123456789abcdef"]];
+  const forwardAuth: [string, string][] = [
+    ["Host", "127.0.0.1"],
+    ["X-Original-Method", "GET"],
+    ["X-Original-URI", PATH],
+    ["Authorization", `Bearer ${token}`],
+    ["X-Real-IP", "127.0.0.1"],
+    ["X-Request-Id", "0123456789abcdef0123456789abcdef"],
+  ];
   /** One request through a listener; resolves when the answer is written. */
   const through = (listener: (req: IncomingMessage, res: ServerResponse) => void, req: IncomingMessage): unknown => {
     const res = nullResponse();
@@ -233,7 +331,11 @@ export async function main(): Promise<void> {
   });
   report("listener GET /forward-auth/nginx (all changes)", fa.get("before")!, fa.get("after")!);
   const decideBody = JSON.stringify({ method: "GET", path: PATH, token });
-  const decideHeaders: [string, string][] = [["Host", "127.0.0.1"], ["Content-Type", "application/json"], ["Content-Length", String(Buffer.byteLength(decideBody))]];
+  const decideHeaders: [string, string][] = [
+    ["Host", "127.0.0.1"],
+    ["Content-Type", "application/json"],
+    ["Content-Length", String(Buffer.byteLength(decideBody))],
+  ];
   const dc = await compareMaybe({
     before: () => through(listeners.before!, fakeRequest("/decide", "POST", decideHeaders, decideBody)),
     after: () => through(listeners.after!, fakeRequest("/decide", "POST", decideHeaders, decideBody)),
@@ -246,29 +348,60 @@ export async function main(): Promise<void> {
   engine.close();
 }
 
-
-async function overHttp(base: string, f: { jwksFile: string; directoryFile: string; token: string; bundle: string }): Promise<void> {
+async function overHttp(
+  base: string,
+  f: { jwksFile: string; directoryFile: string; token: string; bundle: string },
+): Promise<void> {
   if (spawnSync("wrk", ["--version"]).error) {
     console.log("wrk not installed: HTTP comparison skipped");
     return;
   }
   // The base commit compiled like this tree's dist/ (make build), each run as `node dist/cli/main.js serve`.
-  execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(base, "tsconfig.json")], { stdio: "inherit" });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(base, "tsconfig.json")],
+    { stdio: "inherit" },
+  );
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 5);
   const servers: { name: string; url: string; proc: ChildProcess }[] = [];
   const scriptFile = join(mkdtempSync(join(tmpdir(), "portier-wrk-")), "load.lua");
   try {
-    for (const [name, root] of [["before", base], ["after", ROOT]] as const) {
+    for (const [name, root] of [
+      ["before", base],
+      ["after", ROOT],
+    ] as const) {
       const port = await freePort();
       const devNull = openSync("/dev/null", "w");
-      const proc = spawn(process.execPath, [join(root, "dist", "cli", "main.js"), "serve", "--issuer", ISSUER, "--jwks", f.jwksFile, "--directory", f.directoryFile, "--bundle", f.bundle, "--port", String(port), "--workers", "1"], { cwd: root, stdio: ["ignore", devNull, "inherit"] });
+      const proc = spawn(
+        process.execPath,
+        [
+          join(root, "dist", "cli", "main.js"),
+          "serve",
+          "--issuer",
+          ISSUER,
+          "--jwks",
+          f.jwksFile,
+          "--directory",
+          f.directoryFile,
+          "--bundle",
+          f.bundle,
+          "--port",
+          String(port),
+          "--workers",
+          "1",
+        ],
+        { cwd: root, stdio: ["ignore", devNull, "inherit"] },
+      );
       servers.push({ name, url: `http://127.0.0.1:${port}`, proc });
     }
     for (const s of servers) {
       const end = Date.now() + 60_000;
       for (;;) {
-        const ok = await fetch(`${s.url}/ready`).then((r) => r.ok, () => false);
+        const ok = await fetch(`${s.url}/ready`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (ok) break;
         if (Date.now() > end) throw new Error(`${s.name} service did not become ready`);
         await new Promise((r) => setTimeout(r, 200));
@@ -276,8 +409,35 @@ async function overHttp(base: string, f: { jwksFile: string; directoryFile: stri
     }
     const template = PATH.replace("42", "{id}");
     const loads: [string, Load][] = [
-      ["POST /decide, ids never repeating", { method: "POST", target: "/decide", pathTemplate: template, unique: true, variants: [{ headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "GET", path: "__PATH__", token: f.token }) }] }],
-      ["GET /forward-auth/nginx, ids never repeating", { method: "GET", target: "/forward-auth/nginx", pathTemplate: template, unique: true, variants: [{ headers: { "x-original-method": "GET", "x-original-uri": "__PATH__", authorization: `Bearer ${f.token}` } }] }],
+      [
+        "POST /decide, ids never repeating",
+        {
+          method: "POST",
+          target: "/decide",
+          pathTemplate: template,
+          unique: true,
+          variants: [
+            {
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ method: "GET", path: "__PATH__", token: f.token }),
+            },
+          ],
+        },
+      ],
+      [
+        "GET /forward-auth/nginx, ids never repeating",
+        {
+          method: "GET",
+          target: "/forward-auth/nginx",
+          pathTemplate: template,
+          unique: true,
+          variants: [
+            {
+              headers: { "x-original-method": "GET", "x-original-uri": "__PATH__", authorization: `Bearer ${f.token}` },
+            },
+          ],
+        },
+      ],
     ];
     const runs = loads.flatMap(([label, load]) => servers.map((s) => ({ label, load, s })));
     let start = 1_000_000;
@@ -290,7 +450,9 @@ async function overHttp(base: string, f: { jwksFile: string; directoryFile: stri
       return { rps: r.rps, cpuUs: ((treeCpuSeconds(pid) - c0) * 1e6) / Math.max(r.requests, 1) };
     };
     for (const run of runs) await measure(run, 2); // warm-up: JIT, token cache
-    const samples = new Map<string, { rps: number[]; cpuUs: number[] }>(runs.map((r) => [`${r.label}|${r.s.name}`, { rps: [], cpuUs: [] }]));
+    const samples = new Map<string, { rps: number[]; cpuUs: number[] }>(
+      runs.map((r) => [`${r.label}|${r.s.name}`, { rps: [], cpuUs: [] }]),
+    );
     const load0 = loadavg()[0]!;
     for (let round = 0; round < rounds; round++) {
       for (let i = 0; i < runs.length; i++) {
@@ -301,14 +463,20 @@ async function overHttp(base: string, f: { jwksFile: string; directoryFile: stri
         x.cpuUs.push(m.cpuUs);
       }
     }
-    console.log(`Over HTTP with wrk (10 connections, 1 thread, ${rounds} interleaved rounds of ${seconds} s, medians; node dist/cli/main.js serve, one worker each):`);
+    console.log(
+      `Over HTTP with wrk (10 connections, 1 thread, ${rounds} interleaved rounds of ${seconds} s, medians; node dist/cli/main.js serve, one worker each):`,
+    );
     for (const [label] of loads) {
       const b = samples.get(`${label}|before`)!;
       const a = samples.get(`${label}|after`)!;
       const [br, ar, bc, ac] = [median(b.rps), median(a.rps), median(b.cpuUs), median(a.cpuUs)];
-      console.log(`  ${label.padEnd(46)} before ${fmt(br).padStart(9)} (${bc.toFixed(0)} us CPU/req)  after ${fmt(ar).padStart(9)} (${ac.toFixed(0)} us CPU/req)  ${(ar / br).toFixed(3)}x req/s, ${(ac / bc).toFixed(3)}x CPU per request`);
+      console.log(
+        `  ${label.padEnd(46)} before ${fmt(br).padStart(9)} (${bc.toFixed(0)} us CPU/req)  after ${fmt(ar).padStart(9)} (${ac.toFixed(0)} us CPU/req)  ${(ar / br).toFixed(3)}x req/s, ${(ac / bc).toFixed(3)}x CPU per request`,
+      );
     }
-    console.log(`  load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`);
+    console.log(
+      `  load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`,
+    );
   } finally {
     for (const s of servers) s.proc.kill("SIGTERM");
   }

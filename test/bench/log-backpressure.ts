@@ -30,15 +30,39 @@ async function main(): Promise<void> {
   const { privateKey, publicKey } = await generateKeyPair("RS256");
   const dir = mkdtempSync(join(tmpdir(), "portier-logbp-"));
   const jwks = join(dir, "jwks.json");
-  writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }));
+  writeFileSync(
+    jwks,
+    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }),
+  );
   const now = Math.floor(Date.now() / 1000);
-  const machine = await new SignJWT({ iss: ISSUER, iat: now, exp: now + 3600, aud: "apiclients", client_id: "bench", scope: "apiclients" })
+  const machine = await new SignJWT({
+    iss: ISSUER,
+    iat: now,
+    exp: now + 3600,
+    aud: "apiclients",
+    client_id: "bench",
+    scope: "apiclients",
+  })
     .setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" })
     .sign(privateKey);
 
   const proc = spawn(
     process.execPath,
-    [join(ROOT, "dist", "cli", "main.js"), "serve", "--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--bundle", join(ROOT, "build", "bundle.tar.gz"), "--port", "0", "--workers", "1"],
+    [
+      join(ROOT, "dist", "cli", "main.js"),
+      "serve",
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--no-directory",
+      "--bundle",
+      join(ROOT, "build", "bundle.tar.gz"),
+      "--port",
+      "0",
+      "--workers",
+      "1",
+    ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
   // Read stdout only until the "listening" line, then never again (or, with DRAIN, read and discard it).
@@ -58,11 +82,16 @@ async function main(): Promise<void> {
   });
   const pid = proc.pid!;
   const body = JSON.stringify({
-    requests: Array.from({ length: BATCH }, (_, i) => ({ method: "GET", path: `/v2/ORG${i % 7}/centres`, token: i % 2 ? machine : `garbage.${i}.token` })),
+    requests: Array.from({ length: BATCH }, (_, i) => ({
+      method: "GET",
+      path: `/v2/ORG${i % 7}/centres`,
+      token: i % 2 ? machine : `garbage.${i}.token`,
+    })),
   });
   const metrics = async () => {
     const text = await (await fetch(`${url}/metrics`)).text();
-    const value = (name: string) => /^(\S+) (\S+)$/m.exec(text.split("\n").find((l) => l.startsWith(`${name} `)) ?? "")?.[2] ?? "n/a";
+    const value = (name: string) =>
+      /^(\S+) (\S+)$/m.exec(text.split("\n").find((l) => l.startsWith(`${name} `)) ?? "")?.[2] ?? "n/a";
     return { dropped: value("portier_log_lines_dropped_total"), buffered: value("portier_log_buffer_bytes") };
   };
 
@@ -74,7 +103,11 @@ async function main(): Promise<void> {
     Array.from({ length: CONCURRENCY }, async () => {
       while (sent < DECISIONS) {
         sent += BATCH;
-        const res = await fetch(`${url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body });
+        const res = await fetch(`${url}/decide`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+        });
         if (res.status !== 200) throw new Error(`decide answered ${res.status}`);
         await res.arrayBuffer();
       }
@@ -85,11 +118,15 @@ async function main(): Promise<void> {
   const m = await metrics();
   console.log(`root: ${ROOT}`);
   console.log(`decisions: ${sent} in ${seconds.toFixed(1)} s, stdout ${DRAIN ? "read and discarded" : "not read"}`);
-  console.log(`RSS before: ${before.rssMiB.toFixed(1)} MiB, after: ${after.rssMiB.toFixed(1)} MiB (growth ${(after.rssMiB - before.rssMiB).toFixed(1)} MiB), peak ${after.peakMiB.toFixed(1)} MiB`);
+  console.log(
+    `RSS before: ${before.rssMiB.toFixed(1)} MiB, after: ${after.rssMiB.toFixed(1)} MiB (growth ${(after.rssMiB - before.rssMiB).toFixed(1)} MiB), peak ${after.peakMiB.toFixed(1)} MiB`,
+  );
   console.log(`portier_log_lines_dropped_total: ${m.dropped}, portier_log_buffer_bytes: ${m.buffered}`);
 
   const stopAsked = Date.now();
-  const exited = new Promise<string>((r) => proc.once("exit", (code, signal) => r(`${code ?? signal} after ${Date.now() - stopAsked} ms`)));
+  const exited = new Promise<string>((r) =>
+    proc.once("exit", (code, signal) => r(`${code ?? signal} after ${Date.now() - stopAsked} ms`)),
+  );
   proc.kill("SIGTERM");
   const kill = setTimeout(() => proc.kill("SIGKILL"), 10_000);
   console.log(`SIGTERM: exited ${await exited}`);

@@ -36,7 +36,10 @@ export function median(xs: number[]): number {
 }
 
 /** Interleaved rounds of each function; returns the median rate of each. */
-export function compareSync(fns: Record<string, () => void>, opts: { rounds?: number; ms?: number; clock?: Clock; rotate?: boolean } = {}): Rate[] {
+export function compareSync(
+  fns: Record<string, () => void>,
+  opts: { rounds?: number; ms?: number; clock?: Clock; rotate?: boolean } = {},
+): Rate[] {
   const rounds = opts.rounds ?? 5;
   const ms = opts.ms ?? 300;
   const samples = new Map<string, number[]>(Object.keys(fns).map((k) => [k, []]));
@@ -58,7 +61,11 @@ export async function rateAsync(fn: () => Promise<unknown>, concurrency: number,
 }
 
 /** rateAsync plus the process's CPU microseconds per operation (all threads, libuv's pool included). */
-export async function rateAndCpuAsync(fn: () => Promise<unknown>, concurrency: number, ms: number): Promise<{ rate: number; cpuUs: number }> {
+export async function rateAndCpuAsync(
+  fn: () => Promise<unknown>,
+  concurrency: number,
+  ms: number,
+): Promise<{ rate: number; cpuUs: number }> {
   let n = 0;
   const cpu0 = process.cpuUsage();
   const start = performance.now();

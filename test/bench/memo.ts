@@ -11,7 +11,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { loadEngine, DecisionMemo, type Decision, type DecisionInput, type InProcessEngine } from "../../src/engine/index.js";
+import {
+  loadEngine,
+  DecisionMemo,
+  type Decision,
+  type DecisionInput,
+  type InProcessEngine,
+} from "../../src/engine/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { BUNDLE } from "../support/bundle.js";
 import { compareSync, fmt } from "./measure.js";
@@ -27,8 +33,11 @@ interface Route {
   template: string;
   allowed: string[] | "all_synced";
 }
-const ROUTES = (JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "routes.json"), "utf8")) as { routes: Route[] }).routes;
-const ROLES = (JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "roles.json"), "utf8")) as { roles: { id: string }[] }).roles.map((r) => r.id);
+const ROUTES = (JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "routes.json"), "utf8")) as { routes: Route[] })
+  .routes;
+const ROLES = (
+  JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "roles.json"), "utf8")) as { roles: { id: string }[] }
+).roles.map((r) => r.id);
 
 /** Draws ranks 0..n-1 with probability proportional to 1 / (rank + 1)^s. */
 function zipf(n: number, s: number, rnd: () => number): () => number {
@@ -57,14 +66,23 @@ export function traffic(ids: IdSpace, seed = 42): DecisionInput[] {
   const route = zipf(ROUTES.length, 1.1, rnd);
   // Each user has one token (its claims do not change between its requests) and a role.
   const users = Array.from({ length: USERS }, (_, i) => ({
-    token: { sub: `user-${i}`, client_id: "portier-demo-web", scope: ["openid", "apiclients"], auth_time: 1763880000 + i, idp: "local", tenant_id: TENANTS[i % 2] as string },
+    token: {
+      sub: `user-${i}`,
+      client_id: "portier-demo-web",
+      scope: ["openid", "apiclients"],
+      auth_time: 1763880000 + i,
+      idp: "local",
+      tenant_id: TENANTS[i % 2] as string,
+    },
     roles: [ROLES[i % ROLES.length] as string],
     synced: i % 10 !== 0,
   }));
   let fresh = 0;
   return Array.from({ length: REQUESTS }, (): DecisionInput => {
     const u = users[user()]!;
-    const path = ROUTES[route()]!.template.replace(/\{[^}]+\}/g, (name) => (ids === "never" ? `id${fresh++}` : `${name.slice(1, 4)}${Math.floor(rnd() * ids)}`));
+    const path = ROUTES[route()]!.template.replace(/\{[^}]+\}/g, (name) =>
+      ids === "never" ? `id${fresh++}` : `${name.slice(1, 4)}${Math.floor(rnd() * ids)}`,
+    );
     return { method: "GET", path, token: u.token, roles: u.roles, synced: u.synced, role_check: "enforce" };
   });
 }
@@ -79,18 +97,30 @@ export function replayer(engine: InProcessEngine, inputs: DecisionInput[]): () =
 }
 
 /** Decisions per second without memo, with it, and without it again (a second engine: the noise floor). */
-async function measure(inputs: DecisionInput[]): Promise<{ off: number; on: number; control: number; hitRate: number }> {
+async function measure(
+  inputs: DecisionInput[],
+): Promise<{ off: number; on: number; control: number; hitRate: number }> {
   // Each engine is its own wasm instance; the two without memo bracket what instance and order alone do.
   const plain = await loadEngine(BUNDLE);
   const again = await loadEngine(BUNDLE);
   const counts = { hits: 0, misses: 0 };
   const memoised = await loadEngine(BUNDLE, { memo: { entries: MEMO_ENTRIES, counts } });
-  const [off, on, control] = compareSync({ off: replayer(plain, inputs), on: replayer(memoised, inputs), control: replayer(again, inputs) }, { rounds: 12, ms: 250, clock: "cpu", rotate: true });
-  return { off: (off!.perSecond + control!.perSecond) / 2, on: on!.perSecond, control: control!.perSecond / off!.perSecond, hitRate: counts.hits / (counts.hits + counts.misses) };
+  const [off, on, control] = compareSync(
+    { off: replayer(plain, inputs), on: replayer(memoised, inputs), control: replayer(again, inputs) },
+    { rounds: 12, ms: 250, clock: "cpu", rotate: true },
+  );
+  return {
+    off: (off!.perSecond + control!.perSecond) / 2,
+    on: on!.perSecond,
+    control: control!.perSecond / off!.perSecond,
+    hitRate: counts.hits / (counts.hits + counts.misses),
+  };
 }
 
 export async function main(): Promise<void> {
-  console.log(`memo: engine.decide with a ${MEMO_ENTRIES}-entry memo vs without, ${USERS} users (Zipf 1.1), ${ROUTES.length} route templates (Zipf 1.1), ${REQUESTS} requests replayed in order`);
+  console.log(
+    `memo: engine.decide with a ${MEMO_ENTRIES}-entry memo vs without, ${USERS} users (Zipf 1.1), ${ROUTES.length} route templates (Zipf 1.1), ${REQUESTS} requests replayed in order`,
+  );
   const scenarios: [string, DecisionInput[]][] = [
     ["K = 1 id per parameter", traffic(1)],
     ["K = 10 ids per parameter", traffic(10)],
@@ -136,7 +166,9 @@ async function missPathShare(): Promise<void> {
     { rounds: 12, ms: 200, clock: "cpu", rotate: true },
   );
   const [bare, withMemo, decide] = rates.map((r) => 1e6 / r.perSecond) as [number, number, number];
-  console.log(`  miss path alone (never repeating): ${(withMemo - bare).toFixed(2)} us per decision, ${((100 * (withMemo - bare)) / decide).toFixed(1)}% of a decision without memo (${decide.toFixed(1)} us CPU)`);
+  console.log(
+    `  miss path alone (never repeating): ${(withMemo - bare).toFixed(2)} us per decision, ${((100 * (withMemo - bare)) / decide).toFixed(1)}% of a decision without memo (${decide.toFixed(1)} us CPU)`,
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

@@ -12,11 +12,24 @@ import { fmt } from "./measure.js";
 const LINES = 20_000;
 
 function inputs(): DecisionInput[] {
-  const routes = ["/v2/ORG001/elevesJeunes/{id}/absences", "/v2/ORG001/centres", "/v1/roles", "/v2/ORG002/ecoles/{id}/grillesHoraires", "/v3/utilisateurs/moi"];
+  const routes = [
+    "/v2/ORG001/elevesJeunes/{id}/absences",
+    "/v2/ORG001/centres",
+    "/v1/roles",
+    "/v2/ORG002/ecoles/{id}/grillesHoraires",
+    "/v3/utilisateurs/moi",
+  ];
   return Array.from({ length: LINES }, (_, i) => ({
     method: "GET",
     path: (routes[i % routes.length] as string).replace("{id}", `E${i}`),
-    token: { sub: `u${i % 997}`, client_id: "web", scope: ["openid", "apiclients"], auth_time: 1763880000, idp: "local", tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01" },
+    token: {
+      sub: `u${i % 997}`,
+      client_id: "web",
+      scope: ["openid", "apiclients"],
+      auth_time: 1763880000,
+      idp: "local",
+      tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01",
+    },
     roles: i % 3 === 0 ? ["enseignant_jeune"] : [],
     synced: i % 7 !== 0,
     role_check: "enforce",
@@ -28,7 +41,22 @@ export async function main(): Promise<void> {
   const all = inputs();
   const lines = all.map((input) => {
     const d = engine.decide(input);
-    return JSON.stringify({ level: 30, time: Date.now(), pid: 1, event: "decision", decision_id: "x", adapter: "decide", method: "GET", path: input.path, route: d.route?.template ?? null, allow: d.allow, reason: d.reason, revision: engine.revision, input, msg: "decision" });
+    return JSON.stringify({
+      level: 30,
+      time: Date.now(),
+      pid: 1,
+      event: "decision",
+      decision_id: "x",
+      adapter: "decide",
+      method: "GET",
+      path: input.path,
+      route: d.route?.template ?? null,
+      allow: d.allow,
+      reason: d.reason,
+      revision: engine.revision,
+      input,
+      msg: "decision",
+    });
   });
   const engineRates: number[] = [];
   const replayRates: number[] = [];

@@ -14,7 +14,11 @@ const port = Number(process.argv[2]);
 
 function send(res, headers, body) {
   const text = JSON.stringify(body);
-  res.writeHead(200, { ...headers, "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  res.writeHead(200, {
+    ...headers,
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -25,7 +29,8 @@ createServer((req, res) => {
     const id = randomUUID();
     if (req.method === "POST") {
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      if (typeof body.path !== "string" && typeof body.input !== "object") return send(res, {}, { error: "invalid_request" });
+      if (typeof body.path !== "string" && typeof body.input !== "object")
+        return send(res, {}, { error: "invalid_request" });
       return send(res, {}, { ...shape.decideBody, decision_id: id });
     }
     const seen = `${req.headers["x-original-method"]} ${req.headers["x-original-uri"]} ${req.headers.authorization?.length}`;

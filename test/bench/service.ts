@@ -47,7 +47,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const RECORDS = Number(process.env.BENCH_SERVICE_RECORDS ?? 1_000_000);
 const USERS = 100;
 
-
 async function waitFor(url: string, child: ChildProcess, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -78,7 +77,8 @@ const userIndex = (k: number) => 3 * Math.floor((k * Math.floor(RECORDS / 3)) / 
 async function writeTinyDirectory(file: string): Promise<void> {
   const out = createWriteStream(file);
   const lines: string[] = [];
-  for (let k = 0; k < USERS; k++) lines.push(`{"sub":"${benchSub(userIndex(k))}","tenant_id":"${BENCH_TENANT}","roles":["enseignant_jeune"]}`);
+  for (let k = 0; k < USERS; k++)
+    lines.push(`{"sub":"${benchSub(userIndex(k))}","tenant_id":"${BENCH_TENANT}","roles":["enseignant_jeune"]}`);
   out.write(sealNdjson(lines));
   out.end();
   await once(out, "finish");
@@ -96,30 +96,103 @@ const GHZ = join(ROOT, ".tools", "bin", "ghz");
 const PROTOS = join(ROOT, "src", "service", "grpc", "protos");
 
 /** ghz for `seconds` against `address`: the CheckRequests Envoy sends, tokens in turn, path ids never repeating (ghz's request number). */
-async function runGhz(address: string, load: Load, tokens: string[], opts: { connections: number; seconds: number; start: number; specFile: string }): Promise<WrkResult> {
+async function runGhz(
+  address: string,
+  load: Load,
+  tokens: string[],
+  opts: { connections: number; seconds: number; start: number; specFile: string },
+): Promise<WrkResult> {
   const messages = tokens.map((token) => {
     const path = load.pathTemplate.replace("{id}", load.unique ? `${opts.start}-{{.RequestNumber}}` : "42");
-    return { attributes: { request: { http: { id: "1", method: "GET", path, host: "api.example", scheme: "http", protocol: "HTTP/1.1", headers: { ":authority": "api.example", ":method": "GET", ":path": path, ":scheme": "http", authorization: `Bearer ${token}` } } } } };
+    return {
+      attributes: {
+        request: {
+          http: {
+            id: "1",
+            method: "GET",
+            path,
+            host: "api.example",
+            scheme: "http",
+            protocol: "HTTP/1.1",
+            headers: {
+              ":authority": "api.example",
+              ":method": "GET",
+              ":path": path,
+              ":scheme": "http",
+              authorization: `Bearer ${token}`,
+            },
+          },
+        },
+      },
+    };
   });
   writeFileSync(opts.specFile, JSON.stringify(messages));
-  const args = ["--insecure", "--import-paths", PROTOS, "--proto", "envoy/service/auth/v3/external_auth.proto", "--call", "envoy.service.auth.v3.Authorization.Check", "-c", String(opts.connections), "--connections", "1", "-z", `${opts.seconds}s`, "-D", opts.specFile, "--format", "json", address];
+  const args = [
+    "--insecure",
+    "--import-paths",
+    PROTOS,
+    "--proto",
+    "envoy/service/auth/v3/external_auth.proto",
+    "--call",
+    "envoy.service.auth.v3.Authorization.Check",
+    "-c",
+    String(opts.connections),
+    "--connections",
+    "1",
+    "-z",
+    `${opts.seconds}s`,
+    "-D",
+    opts.specFile,
+    "--format",
+    "json",
+    address,
+  ];
   const child = spawn(GHZ, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, "exit")) as [number | null];
   if (code !== 0) throw new Error(`ghz exited with ${code}`);
-  const r = JSON.parse(out) as { count: number; total: number; rps: number; latencyDistribution: { percentage: number; latency: number }[] | null; statusCodeDistribution: Record<string, number>; errorDistribution: Record<string, number> | null };
+  const r = JSON.parse(out) as {
+    count: number;
+    total: number;
+    rps: number;
+    latencyDistribution: { percentage: number; latency: number }[] | null;
+    statusCodeDistribution: Record<string, number>;
+    errorDistribution: Record<string, number> | null;
+  };
   const at = (q: number) => (r.latencyDistribution?.find((x) => x.percentage === q)?.latency ?? 0) / 1e6;
   // The calls still in flight when the duration ends fail as ghz closes its own connection ("transport is
   // closing", or Canceled): not the server's errors. Anything else counts.
-  const ended = Object.entries(r.errorDistribution ?? {}).reduce((n, [what, count]) => n + (/transport is closing|Canceled/i.test(what) ? count : 0), 0);
-  return { requests: r.count, seconds: r.total / 1e9, rps: r.rps, p50Ms: at(50), p99Ms: at(99), bad: r.count - (r.statusCodeDistribution.OK ?? 0) - ended };
+  const ended = Object.entries(r.errorDistribution ?? {}).reduce(
+    (n, [what, count]) => n + (/transport is closing|Canceled/i.test(what) ? count : 0),
+    0,
+  );
+  return {
+    requests: r.count,
+    seconds: r.total / 1e9,
+    rps: r.rps,
+    p50Ms: at(50),
+    p99Ms: at(99),
+    bad: r.count - (r.statusCodeDistribution.OK ?? 0) - ended,
+  };
 }
 
 /** grpc-load.mjs for `seconds` against `address`: the same tokens and paths as the HTTP load. */
-async function runGrpcLoad(address: string, load: Load, tokens: string[], opts: { connections: number; seconds: number; start: number; specFile: string }): Promise<WrkResult> {
-  writeFileSync(opts.specFile, JSON.stringify({ tokens, pathTemplate: load.pathTemplate, unique: load.unique, start: opts.start }));
-  const child = spawn(process.execPath, [GRPC_LOAD, address, String(opts.seconds), String(opts.connections), opts.specFile], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+async function runGrpcLoad(
+  address: string,
+  load: Load,
+  tokens: string[],
+  opts: { connections: number; seconds: number; start: number; specFile: string },
+): Promise<WrkResult> {
+  writeFileSync(
+    opts.specFile,
+    JSON.stringify({ tokens, pathTemplate: load.pathTemplate, unique: load.unique, start: opts.start }),
+  );
+  const child = spawn(
+    process.execPath,
+    [GRPC_LOAD, address, String(opts.seconds), String(opts.connections), opts.specFile],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+  );
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, "exit")) as [number | null];
@@ -137,7 +210,8 @@ interface Summary {
 }
 
 export async function main(): Promise<void> {
-  if (!haveWrk()) throw new Error("wrk is not installed (Debian package wrk: apt-get install -y wrk; `make bench` installs it)");
+  if (!haveWrk())
+    throw new Error("wrk is not installed (Debian package wrk: apt-get install -y wrk; `make bench` installs it)");
   if (!existsSync(PORTIER_MAIN)) throw new Error(`${PORTIER_MAIN} is missing: run make build first`);
   const dir = mkdtempSync(join(tmpdir(), "portier-bench-"));
   const devNull = openSync("/dev/null", "w");
@@ -147,12 +221,28 @@ export async function main(): Promise<void> {
     // Keys, one token per user, the two directories.
     const { privateKey, publicKey } = await generateKeyPair("RS256");
     const jwksFile = join(dir, "jwks.json");
-    writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }));
+    writeFileSync(
+      jwksFile,
+      JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }),
+    );
     const now = Math.floor(Date.now() / 1000);
     const users = await Promise.all(
       Array.from({ length: USERS }, async (_, k) => {
-        const claims = { iss: ISSUER, sub: benchSub(userIndex(k)), client_id: "web", tenant_id: BENCH_TENANT, auth_time: now, idp: "local", scope: ["openid", "apiclients"], amr: ["pwd"], iat: now, exp: now + 3600 };
-        const token = await new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" }).sign(privateKey);
+        const claims = {
+          iss: ISSUER,
+          sub: benchSub(userIndex(k)),
+          client_id: "web",
+          tenant_id: BENCH_TENANT,
+          auth_time: now,
+          idp: "local",
+          scope: ["openid", "apiclients"],
+          amr: ["pwd"],
+          iat: now,
+          exp: now + 3600,
+        };
+        const token = await new SignJWT(claims)
+          .setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" })
+          .sign(privateKey);
         return { claims, token };
       }),
     );
@@ -161,27 +251,70 @@ export async function main(): Promise<void> {
     await writeTinyDirectory(tiny);
     await writeDirectory(big, RECORDS, "ndjson");
 
-    const start = async (name: string, cmd: string, args: string[], ready: (url: string) => string, env: Record<string, string> = {}) => {
+    const start = async (
+      name: string,
+      cmd: string,
+      args: string[],
+      ready: (url: string) => string,
+      env: Record<string, string> = {},
+    ) => {
       const port = await freePort();
-      const child = spawn(cmd, args.map((a) => a.replace("{port}", String(port))), { cwd: ROOT, stdio: ["ignore", devNull, "inherit"], env: { ...process.env, ...env } });
+      const child = spawn(
+        cmd,
+        args.map((a) => a.replace("{port}", String(port))),
+        { cwd: ROOT, stdio: ["ignore", devNull, "inherit"], env: { ...process.env, ...env } },
+      );
       children.set(name, child);
       const url = `http://127.0.0.1:${port}`;
       urls.set(name, url);
       return waitFor(ready(url), child);
     };
-    const fixed = JSON.stringify({ decision_id: "00000000-0000-4000-8000-000000000000", allow: true, status: 200, reason: "allowed", flow: "accessCode" });
+    const fixed = JSON.stringify({
+      decision_id: "00000000-0000-4000-8000-000000000000",
+      allow: true,
+      status: 200,
+      reason: "allowed",
+      flow: "accessCode",
+    });
     const bareJs = `require("node:http").createServer((q,s)=>{q.resume();q.on("end",()=>{s.writeHead(200,{"content-type":"application/json"});s.end(${JSON.stringify(fixed)})})}).listen(+process.argv[1],"127.0.0.1")`;
-    const serve = (directory: string, workers: number) => [PORTIER_MAIN, "serve", "--issuer", ISSUER, "--jwks", jwksFile, "--directory", directory, "--port", "{port}", "--workers", String(workers)];
+    const serve = (directory: string, workers: number) => [
+      PORTIER_MAIN,
+      "serve",
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwksFile,
+      "--directory",
+      directory,
+      "--port",
+      "{port}",
+      "--workers",
+      String(workers),
+    ];
     const grpcAddress = `127.0.0.1:${await freePort()}`;
     const opa = spawnSync("bash", [join(ROOT, "tools", "ensure-opa.sh")], { encoding: "utf8" }).stdout.trim();
     const opaBundle = join(dir, "rego-bundle.tar.gz");
     // The pinned opa is built without cgo, so without OPA's wasm runtime: a Rego bundle of the same sources and data.
-    const built = spawnSync(opa, ["build", "--ignore", "*_test.rego", "-o", opaBundle, join(ROOT, "policies"), join(ROOT, "build", "bundle-data")], { encoding: "utf8" });
+    const built = spawnSync(
+      opa,
+      ["build", "--ignore", "*_test.rego", "-o", opaBundle, join(ROOT, "policies"), join(ROOT, "build", "bundle-data")],
+      { encoding: "utf8" },
+    );
     if (built.status !== 0) throw new Error(`opa build failed: ${built.stderr}`);
     await Promise.all([
       start("bare", process.execPath, ["-e", bareJs, "{port}"], (u) => `${u}/`),
-      start("opa", opa, ["run", "--server", "--addr", "127.0.0.1:{port}", "--log-level", "error", "--bundle", opaBundle], (u) => `${u}/health`),
-      start("portier", process.execPath, [...serve(tiny, 1), "--grpc-port", grpcAddress.split(":")[1]!], (u) => `${u}/ready`),
+      start(
+        "opa",
+        opa,
+        ["run", "--server", "--addr", "127.0.0.1:{port}", "--log-level", "error", "--bundle", opaBundle],
+        (u) => `${u}/health`,
+      ),
+      start(
+        "portier",
+        process.execPath,
+        [...serve(tiny, 1), "--grpc-port", grpcAddress.split(":")[1]!],
+        (u) => `${u}/ready`,
+      ),
       start("portier-2w", process.execPath, serve(tiny, 2), (u) => `${u}/ready`),
       start("portier-1M", process.execPath, serve(big, 1), (u) => `${u}/ready`),
     ]);
@@ -189,25 +322,77 @@ export async function main(): Promise<void> {
     // Portier's own answers to the benchmark requests: checked, and the shape the same-shaped server answers.
     const path = PATH_TEMPLATE.replace("{id}", "42");
     const u0 = users[0]!;
-    const decideRes = await fetch(`${urls.get("portier")}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "GET", path, token: u0.token }) });
+    const decideRes = await fetch(`${urls.get("portier")}/decide`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ method: "GET", path, token: u0.token }),
+    });
     const decideBody = (await decideRes.json()) as { allow?: boolean };
-    if (decideBody.allow !== true) throw new Error(`Portier did not allow the benchmark request: ${JSON.stringify(decideBody)}`);
-    const gwRes = await fetch(`${urls.get("portier")}/forward-auth/nginx`, { headers: { "x-original-method": "GET", "x-original-uri": path, authorization: `Bearer ${u0.token}` } });
+    if (decideBody.allow !== true)
+      throw new Error(`Portier did not allow the benchmark request: ${JSON.stringify(decideBody)}`);
+    const gwRes = await fetch(`${urls.get("portier")}/forward-auth/nginx`, {
+      headers: { "x-original-method": "GET", "x-original-uri": path, authorization: `Bearer ${u0.token}` },
+    });
     const gatewayBody = (await gwRes.json()) as { allow?: boolean };
-    if (gwRes.status !== 200 || gatewayBody.allow !== true) throw new Error(`Portier's forward-auth did not allow: ${gwRes.status}`);
-    const gatewayHeaders = Object.fromEntries([...gwRes.headers].filter(([k]) => k.startsWith("x-portier-") || k === "cache-control"));
-    await start("shaped", process.execPath, [SHAPED, "{port}"], (u) => `${u}/`, { BENCH_SHAPE: JSON.stringify({ decideBody, gatewayHeaders, gatewayBody }) });
-    const opaInput = (claims: Record<string, unknown>) => ({ method: "GET", path: "__PATH__", token: tokenFacts(claims), roles: ["enseignant_jeune"], synced: true, role_check: "enforce" });
-    const opaCheck = (await (await fetch(`${urls.get("opa")}/v1/data/portier/decision`, { method: "POST", body: JSON.stringify({ input: { ...opaInput(u0.claims), path } }) })).json()) as { result?: { allow?: boolean } };
-    if (opaCheck.result?.allow !== true) throw new Error(`OPA did not allow the benchmark request: ${JSON.stringify(opaCheck)}`);
+    if (gwRes.status !== 200 || gatewayBody.allow !== true)
+      throw new Error(`Portier's forward-auth did not allow: ${gwRes.status}`);
+    const gatewayHeaders = Object.fromEntries(
+      [...gwRes.headers].filter(([k]) => k.startsWith("x-portier-") || k === "cache-control"),
+    );
+    await start("shaped", process.execPath, [SHAPED, "{port}"], (u) => `${u}/`, {
+      BENCH_SHAPE: JSON.stringify({ decideBody, gatewayHeaders, gatewayBody }),
+    });
+    const opaInput = (claims: Record<string, unknown>) => ({
+      method: "GET",
+      path: "__PATH__",
+      token: tokenFacts(claims),
+      roles: ["enseignant_jeune"],
+      synced: true,
+      role_check: "enforce",
+    });
+    const opaCheck = (await (
+      await fetch(`${urls.get("opa")}/v1/data/portier/decision`, {
+        method: "POST",
+        body: JSON.stringify({ input: { ...opaInput(u0.claims), path } }),
+      })
+    ).json()) as { result?: { allow?: boolean } };
+    if (opaCheck.result?.allow !== true)
+      throw new Error(`OPA did not allow the benchmark request: ${JSON.stringify(opaCheck)}`);
 
     const json = { "content-type": "application/json" };
-    const decide = (unique: boolean): Load => ({ method: "POST", target: "/decide", pathTemplate: PATH_TEMPLATE, unique, variants: users.map((u) => ({ headers: json, body: JSON.stringify({ method: "GET", path: "__PATH__", token: u.token }) })) });
-    const forwardAuth = (unique: boolean): Load => ({ method: "GET", target: "/forward-auth/nginx", pathTemplate: PATH_TEMPLATE, unique, variants: users.map((u) => ({ headers: { "x-original-method": "GET", "x-original-uri": "__PATH__", authorization: `Bearer ${u.token}` } })) });
-    const opaLoad: Load = { method: "POST", target: "/v1/data/portier/decision", pathTemplate: PATH_TEMPLATE, unique: true, variants: users.map((u) => ({ headers: json, body: JSON.stringify({ input: opaInput(u.claims) }) })) };
+    const decide = (unique: boolean): Load => ({
+      method: "POST",
+      target: "/decide",
+      pathTemplate: PATH_TEMPLATE,
+      unique,
+      variants: users.map((u) => ({
+        headers: json,
+        body: JSON.stringify({ method: "GET", path: "__PATH__", token: u.token }),
+      })),
+    });
+    const forwardAuth = (unique: boolean): Load => ({
+      method: "GET",
+      target: "/forward-auth/nginx",
+      pathTemplate: PATH_TEMPLATE,
+      unique,
+      variants: users.map((u) => ({
+        headers: { "x-original-method": "GET", "x-original-uri": "__PATH__", authorization: `Bearer ${u.token}` },
+      })),
+    });
+    const opaLoad: Load = {
+      method: "POST",
+      target: "/v1/data/portier/decision",
+      pathTemplate: PATH_TEMPLATE,
+      unique: true,
+      variants: users.map((u) => ({ headers: json, body: JSON.stringify({ input: opaInput(u.claims) }) })),
+    };
     const M = RECORDS >= 1e6 && RECORDS % 1e5 === 0 ? `${RECORDS / 1e6}M` : RECORDS.toLocaleString("en");
     const allTargets: Target[] = [
-      { name: "bare node:http GET", server: "bare", load: { method: "GET", target: "/", pathTemplate: "/", unique: false, variants: [{ headers: {} }] } },
+      {
+        name: "bare node:http GET",
+        server: "bare",
+        load: { method: "GET", target: "/", pathTemplate: "/", unique: false, variants: [{ headers: {} }] },
+      },
       { name: "same-shaped server, POST /decide shape", server: "shaped", load: decide(true) },
       { name: "same-shaped server, forward-auth shape", server: "shaped", load: forwardAuth(true) },
       { name: "opa run --server, POST /v1/data, ids never repeating", server: "opa", load: opaLoad },
@@ -216,8 +401,16 @@ export async function main(): Promise<void> {
       { name: "Portier /forward-auth/nginx, ids never repeating", server: "portier", load: forwardAuth(true) },
       { name: "Portier /forward-auth/nginx, repeated inputs", server: "portier", load: forwardAuth(false) },
       { name: "Portier gRPC Check, ids never repeating", server: "portier", load: forwardAuth(true), grpc: true },
-      { name: "Portier /forward-auth/nginx, ids never repeating, --workers 2", server: "portier-2w", load: forwardAuth(true) },
-      { name: `Portier /forward-auth/nginx, ids never repeating, ${M}-record directory`, server: "portier-1M", load: forwardAuth(true) },
+      {
+        name: "Portier /forward-auth/nginx, ids never repeating, --workers 2",
+        server: "portier-2w",
+        load: forwardAuth(true),
+      },
+      {
+        name: `Portier /forward-auth/nginx, ids never repeating, ${M}-record directory`,
+        server: "portier-1M",
+        load: forwardAuth(true),
+      },
     ];
 
     const only = process.env.BENCH_TARGETS?.split(";").filter(Boolean);
@@ -229,12 +422,19 @@ export async function main(): Promise<void> {
       const pid = children.get(t.server)!.pid!;
       const cpu0 = treeCpuSeconds(pid);
       const r = t.grpc
-        ? await (existsSync(GHZ) ? runGhz : runGrpcLoad)(grpcAddress, t.load, tokens, { connections: CONNECTIONS, seconds, start: idStart, specFile: join(dir, "grpc-load.json") })
+        ? await (existsSync(GHZ) ? runGhz : runGrpcLoad)(grpcAddress, t.load, tokens, {
+            connections: CONNECTIONS,
+            seconds,
+            start: idStart,
+            specFile: join(dir, "grpc-load.json"),
+          })
         : await runWrk(urls.get(t.server)!, t.load, { connections: CONNECTIONS, seconds, start: idStart, scriptFile });
       idStart += 10_000_000;
       return { ...r, cpu: treeCpuSeconds(pid) - cpu0 };
     };
-    console.log(`wrk, one thread, ${CONNECTIONS} keep-alive connections (gRPC: ${existsSync(GHZ) ? "ghz" : "grpc-load.mjs, ghz not built"}, ${CONNECTIONS} calls in flight on one connection); ${ROUNDS} interleaved rounds of ${SECONDS} s per target (after a 2 s warm-up each); medians:`);
+    console.log(
+      `wrk, one thread, ${CONNECTIONS} keep-alive connections (gRPC: ${existsSync(GHZ) ? "ghz" : "grpc-load.mjs, ghz not built"}, ${CONNECTIONS} calls in flight on one connection); ${ROUNDS} interleaved rounds of ${SECONDS} s per target (after a 2 s warm-up each); medians:`,
+    );
     for (const t of targets) await measure(t, 2); // JIT, token cache, and the GC that follows a large directory load
     const samples = new Map<string, (WrkResult & { cpu: number })[]>(targets.map((t) => [t.name, []]));
     const loadBefore = loadavg()[0]!;
@@ -257,7 +457,9 @@ export async function main(): Promise<void> {
     });
     report(summary, M, only !== undefined);
     // What else ran: above about one runnable job per core, other jobs' CPU shows in every figure, CPU per request included.
-    console.log(`\nLoad average during the rounds: ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`);
+    console.log(
+      `\nLoad average during the rounds: ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`,
+    );
   } finally {
     await Promise.all([...children.values()].map(stop));
     rmSync(dir, { recursive: true, force: true });
@@ -271,7 +473,8 @@ function report(s: Summary[], M: string, partial = false): void {
   const shapedDecide = by("same-shaped server, POST");
   const shapedGateway = by("same-shaped server, forward");
   const opa = by("opa");
-  const shapedOf = (x: Summary) => (x.name.includes("/decide") ? shapedDecide : x.name.includes("forward-auth") ? shapedGateway : undefined);
+  const shapedOf = (x: Summary) =>
+    x.name.includes("/decide") ? shapedDecide : x.name.includes("forward-auth") ? shapedGateway : undefined;
   const r2 = (x: number) => `${x.toFixed(2)}x`;
   const ms = (x: number) => `${x.toFixed(2)} ms`;
   console.log("");
@@ -281,13 +484,18 @@ function report(s: Summary[], M: string, partial = false): void {
     const sh = shapedOf(x);
     const shaped = sh && sh !== x ? r2(x.rps / sh.rps) : "";
     const bad = x.bad > 0 ? ` (${x.bad} errors or non-2xx!)` : "";
-    console.log(`| ${x.name}${bad} | ${Math.round(x.rps).toLocaleString("en")} | ${r2(x.rps / bare.rps)} | ${shaped} | ${ms(x.p50Ms)} | ${ms(x.p99Ms)} | ${x.cpuUs.toFixed(0)} us |`);
+    console.log(
+      `| ${x.name}${bad} | ${Math.round(x.rps).toLocaleString("en")} | ${r2(x.rps / bare.rps)} | ${shaped} | ${ms(x.p50Ms)} | ${ms(x.p99Ms)} | ${x.cpuUs.toFixed(0)} us |`,
+    );
   }
 
-  const portier = s.filter((x) => x.name.startsWith("Portier") && !x.name.includes("--workers") && !x.name.includes("directory"));
+  const portier = s.filter(
+    (x) => x.name.startsWith("Portier") && !x.name.includes("--workers") && !x.name.includes("directory"),
+  );
   const unique = portier.filter((x) => x.name.includes("never repeating"));
   const repeated = portier.filter((x) => x.name.includes("repeated"));
-  const range = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? r2(xs[0]!) : `${r2(Math.min(...xs))}-${r2(Math.max(...xs))}`);
+  const range = (xs: number[]) =>
+    Math.min(...xs) === Math.max(...xs) ? r2(xs[0]!) : `${r2(Math.min(...xs))}-${r2(Math.max(...xs))}`;
   const p99s = portier.map((x) => x.p99Ms);
   const oneW = by("Portier /forward-auth/nginx, ids never repeating");
   const twoW = s.find((x) => x.name.includes("--workers 2"))!;
@@ -296,19 +504,47 @@ function report(s: Summary[], M: string, partial = false): void {
   // requests per CPU second of the server (its capacity; the steadier figure). "met" says which reach the target.
   const perCpu = (x: Summary, base: Summary) => base.cpuUs / x.cpuUs;
   type Row = [what: string, wanted: string, byRps: string, byCpu: string, met: string];
-  const judged = (rps: number[], cpu: number[], min: number) => `req/s ${Math.min(...rps) >= min ? "yes" : "**no**"}, CPU ${Math.min(...cpu) >= min ? "yes" : "**no**"}`;
+  const judged = (rps: number[], cpu: number[], min: number) =>
+    `req/s ${Math.min(...rps) >= min ? "yes" : "**no**"}, CPU ${Math.min(...cpu) >= min ? "yes" : "**no**"}`;
   const ratioRow = (what: string, xs: Summary[], base: (x: Summary) => Summary, min: number): Row => {
     const rps = xs.map((x) => x.rps / base(x).rps);
     const cpu = xs.map((x) => perCpu(x, base(x)));
     return [what, `>= ${r2(min)}`, range(rps), range(cpu), judged(rps, cpu, min)];
   };
   const rows: Row[] = [
-    ratioRow("/decide and /forward-auth, 1 worker, ids never repeating, × same-shaped server", unique, (x) => shapedOf(x)!, 0.5),
-    ratioRow("/decide and /forward-auth, 1 worker, repeated inputs, × same-shaped server", repeated, (x) => shapedOf(x)!, 0.8),
-    [`p99 at ${CONNECTIONS} connections (Portier, 1 worker)`, "< 2 ms", `${Math.min(...p99s).toFixed(2)}-${Math.max(...p99s).toFixed(2)} ms (bare GET: ${ms(bare.p99Ms)})`, "", Math.max(...p99s) < 2 ? "yes" : "**no**"],
+    ratioRow(
+      "/decide and /forward-auth, 1 worker, ids never repeating, × same-shaped server",
+      unique,
+      (x) => shapedOf(x)!,
+      0.5,
+    ),
+    ratioRow(
+      "/decide and /forward-auth, 1 worker, repeated inputs, × same-shaped server",
+      repeated,
+      (x) => shapedOf(x)!,
+      0.8,
+    ),
+    [
+      `p99 at ${CONNECTIONS} connections (Portier, 1 worker)`,
+      "< 2 ms",
+      `${Math.min(...p99s).toFixed(2)}-${Math.max(...p99s).toFixed(2)} ms (bare GET: ${ms(bare.p99Ms)})`,
+      "",
+      Math.max(...p99s) < 2 ? "yes" : "**no**",
+    ],
     ratioRow("× `opa run --server` on the same policies (ids never repeating)", unique, () => opa, 4),
-    ratioRow(`/forward-auth with a ${M}-record directory × a ${USERS}-record one (p99 ${ms(bigDir.p99Ms)} vs ${ms(oneW.p99Ms)})`, [bigDir], () => oneW, 0.95),
-    ["/forward-auth, `--workers 2` × 1 (2 cores shared with wrk)", "(measured)", r2(twoW.rps / oneW.rps), r2(perCpu(twoW, oneW)), ""],
+    ratioRow(
+      `/forward-auth with a ${M}-record directory × a ${USERS}-record one (p99 ${ms(bigDir.p99Ms)} vs ${ms(oneW.p99Ms)})`,
+      [bigDir],
+      () => oneW,
+      0.95,
+    ),
+    [
+      "/forward-auth, `--workers 2` × 1 (2 cores shared with wrk)",
+      "(measured)",
+      r2(twoW.rps / oneW.rps),
+      r2(perCpu(twoW, oneW)),
+      "",
+    ],
   ];
   console.log("");
   console.log("| issue 13 target | wanted | measured, req/s | measured, requests per CPU second | met |");
@@ -322,7 +558,10 @@ function reportPartial(s: Summary[]): void {
   console.log("");
   console.log("| target | req/s | p50 | p99 | server CPU per request |");
   console.log("|---|---|---|---|---|");
-  for (const x of s) console.log(`| ${x.name}${x.bad > 0 ? ` (${x.bad} errors or non-2xx!)` : ""} | ${Math.round(x.rps).toLocaleString("en")} | ${x.p50Ms.toFixed(2)} ms | ${x.p99Ms.toFixed(2)} ms | ${x.cpuUs.toFixed(0)} us |`);
+  for (const x of s)
+    console.log(
+      `| ${x.name}${x.bad > 0 ? ` (${x.bad} errors or non-2xx!)` : ""} | ${Math.round(x.rps).toLocaleString("en")} | ${x.p50Ms.toFixed(2)} ms | ${x.p99Ms.toFixed(2)} ms | ${x.cpuUs.toFixed(0)} us |`,
+    );
   grpcTargets(s);
 }
 
@@ -335,9 +574,15 @@ function grpcTargets(s: Summary[]): void {
   console.log("");
   console.log("| issue 19 target | wanted | measured | met |");
   console.log("|---|---|---|---|");
-  console.log(`| gRPC Check (${existsSync(GHZ) ? "ghz" : "grpc-load.mjs"}) × /forward-auth/nginx (wrk), req/s | >= 0.80x | ${(grpc.rps / http.rps).toFixed(2)}x (${Math.round(grpc.rps).toLocaleString("en")} vs ${Math.round(http.rps).toLocaleString("en")}) | ${ok(grpc.rps / http.rps >= 0.8)} |`);
-  console.log(`| gRPC Check × /forward-auth/nginx, requests per server CPU second | (measured) | ${(http.cpuUs / grpc.cpuUs).toFixed(2)}x (${grpc.cpuUs.toFixed(0)} vs ${http.cpuUs.toFixed(0)} us) | |`);
-  console.log(`| gRPC Check p99 at ${CONNECTIONS} calls in flight | < 3 ms | ${grpc.p99Ms.toFixed(2)} ms (p50 ${grpc.p50Ms.toFixed(2)} ms) | ${ok(grpc.p99Ms < 3)} |`);
+  console.log(
+    `| gRPC Check (${existsSync(GHZ) ? "ghz" : "grpc-load.mjs"}) × /forward-auth/nginx (wrk), req/s | >= 0.80x | ${(grpc.rps / http.rps).toFixed(2)}x (${Math.round(grpc.rps).toLocaleString("en")} vs ${Math.round(http.rps).toLocaleString("en")}) | ${ok(grpc.rps / http.rps >= 0.8)} |`,
+  );
+  console.log(
+    `| gRPC Check × /forward-auth/nginx, requests per server CPU second | (measured) | ${(http.cpuUs / grpc.cpuUs).toFixed(2)}x (${grpc.cpuUs.toFixed(0)} vs ${http.cpuUs.toFixed(0)} us) | |`,
+  );
+  console.log(
+    `| gRPC Check p99 at ${CONNECTIONS} calls in flight | < 3 ms | ${grpc.p99Ms.toFixed(2)} ms (p50 ${grpc.p50Ms.toFixed(2)} ms) | ${ok(grpc.p99Ms < 3)} |`,
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

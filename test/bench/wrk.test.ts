@@ -11,7 +11,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { haveWrk, runWrk, treeCpuSeconds, type Load } from "./wrk.js";
 
-interface Seen { method: string; url: string; headers: Record<string, string | string[] | undefined>; body: string }
+interface Seen {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
 describe.skipIf(!haveWrk())("wrk driver", () => {
   let server: Server;
@@ -37,7 +42,8 @@ describe.skipIf(!haveWrk())("wrk driver", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const run = (load: Load, start = 1000) => runWrk(base, load, { connections: 2, seconds: 1, start, scriptFile: join(dir, "s.lua") });
+  const run = (load: Load, start = 1000) =>
+    runWrk(base, load, { connections: 2, seconds: 1, start, scriptFile: join(dir, "s.lua") });
 
   it.each([
     { unique: true, name: "ids never repeating" },
@@ -49,14 +55,19 @@ describe.skipIf(!haveWrk())("wrk driver", () => {
       target: "/decide",
       pathTemplate: "/v2/ORG/x/{id}/y",
       unique,
-      variants: ["A]]", "B"].map((t) => ({ headers: { "content-type": "application/json" }, body: JSON.stringify({ path: "__PATH__", token: t }) })),
+      variants: ["A]]", "B"].map((t) => ({
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ path: "__PATH__", token: t }),
+      })),
     };
     const r = await run(load);
     expect(r.bad).toBe(0);
     expect(r.requests).toBeGreaterThan(10);
     expect(r.p99Ms).toBeGreaterThanOrEqual(r.p50Ms);
     const bodies = seen.map((s) => JSON.parse(s.body) as { path: string; token: string });
-    expect(seen.every((s) => s.method === "POST" && s.url === "/decide" && s.headers["content-type"] === "application/json")).toBe(true);
+    expect(
+      seen.every((s) => s.method === "POST" && s.url === "/decide" && s.headers["content-type"] === "application/json"),
+    ).toBe(true);
     expect(new Set(bodies.map((b) => b.token))).toEqual(new Set(["A]]", "B"]));
     const ids = bodies.map((b) => /^\/v2\/ORG\/x\/(\d+)\/y$/.exec(b.path)?.[1]);
     expect(ids.every((id) => id !== undefined)).toBe(true);
@@ -68,17 +79,34 @@ describe.skipIf(!haveWrk())("wrk driver", () => {
 
   it("puts the path into a header marked __PATH__ and counts non-2xx answers as bad", async () => {
     seen = [];
-    const ok = await run({ method: "GET", target: "/fa", pathTemplate: "/p/{id}", unique: true, variants: [{ headers: { "x-original-uri": "__PATH__", authorization: "Bearer t" } }] });
+    const ok = await run({
+      method: "GET",
+      target: "/fa",
+      pathTemplate: "/p/{id}",
+      unique: true,
+      variants: [{ headers: { "x-original-uri": "__PATH__", authorization: "Bearer t" } }],
+    });
     expect(ok.bad).toBe(0);
-    expect(seen.every((s) => /^\/p\/\d+$/.test(String(s.headers["x-original-uri"])) && s.headers.authorization === "Bearer t")).toBe(true);
-    const failing = await run({ method: "GET", target: "/fail", pathTemplate: "/", unique: false, variants: [{ headers: {} }] });
+    expect(
+      seen.every(
+        (s) => /^\/p\/\d+$/.test(String(s.headers["x-original-uri"])) && s.headers.authorization === "Bearer t",
+      ),
+    ).toBe(true);
+    const failing = await run({
+      method: "GET",
+      target: "/fail",
+      pathTemplate: "/",
+      unique: false,
+      variants: [{ headers: {} }],
+    });
     expect(failing.bad).toBe(failing.requests);
   });
 
   it("counts the CPU time of a process's children", async () => {
     // A shell whose child burns 0.5 s of CPU, says so, and lives until its input ends: the shell itself uses next to none.
     // /proc counts in clock ticks, sampled: expect most of it (0.4 s), never what the shell alone could show.
-    const burn = "const u=()=>{const c=process.cpuUsage();return (c.user+c.system)/1e6};while(u()<0.5);console.log('burnt');process.stdin.resume();process.stdin.on('end',()=>process.exit())";
+    const burn =
+      "const u=()=>{const c=process.cpuUsage();return (c.user+c.system)/1e6};while(u()<0.5);console.log('burnt');process.stdin.resume();process.stdin.on('end',()=>process.exit())";
     const sh = spawn("sh", ["-c", `${process.execPath} -e "${burn}"; true`], { stdio: ["pipe", "pipe", "inherit"] });
     await new Promise<void>((r) => sh.stdout.on("data", (d: Buffer) => d.toString().includes("burnt") && r()));
     const cpu = treeCpuSeconds(sh.pid!);

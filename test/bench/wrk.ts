@@ -75,9 +75,21 @@ end
 }
 
 /** Runs wrk (one thread, `connections` keep-alive connections) for `seconds` against `base` with the load. */
-export function runWrk(base: string, load: Load, opts: { connections: number; seconds: number; start: number; scriptFile: string }): Promise<WrkResult> {
+export function runWrk(
+  base: string,
+  load: Load,
+  opts: { connections: number; seconds: number; start: number; scriptFile: string },
+): Promise<WrkResult> {
   writeFileSync(opts.scriptFile, wrkScript(load, opts.start));
-  const args = ["-t1", `-c${opts.connections}`, `-d${opts.seconds}s`, "--latency", "-s", opts.scriptFile, `${base}${load.target}`];
+  const args = [
+    "-t1",
+    `-c${opts.connections}`,
+    `-d${opts.seconds}s`,
+    "--latency",
+    "-s",
+    opts.scriptFile,
+    `${base}${load.target}`,
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -87,7 +99,13 @@ export function runWrk(base: string, load: Load, opts: { connections: number; se
     child.on("exit", (code) => {
       const m = /WRK-RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(out);
       if (code !== 0 || !m) return reject(new Error(`wrk ${args.join(" ")} failed (exit ${code}): ${out.slice(-800)}`));
-      const [requests, durationUs, p50Us, p99Us, bad] = m.slice(1).map(Number) as [number, number, number, number, number];
+      const [requests, durationUs, p50Us, p99Us, bad] = m.slice(1).map(Number) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
       const seconds = durationUs / 1e6;
       resolve({ requests, seconds, rps: requests / seconds, p50Ms: p50Us / 1000, p99Ms: p99Us / 1000, bad });
     });
@@ -117,7 +135,10 @@ export function treeCpuSeconds(root: number): number {
     }
     // Fields after the command name (which may hold spaces and parentheses): state ppid ... utime(14) stime cutime cstime.
     const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    stats.set(Number(name), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+    stats.set(Number(name), {
+      ppid: Number(f[1]),
+      ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+    });
   }
   let ticks = 0;
   const queue = [root];

@@ -10,32 +10,130 @@ describe("loadCatalog", () => {
   it("loads the project's data", () => {
     const c = loadCatalog(join(PROJECT_ROOT, "data"));
     expect(c.routes).toHaveLength(29);
-    expect(c.roles.map((r) => r.id)).toEqual(["enseignant_jeune", "directeur_jeune", "intervenant_jeune", "eleve_jeune", "parent_eleve_jeune", "enseignant_adulte", "directeur_adulte", "eleve_adulte"]);
+    expect(c.roles.map((r) => r.id)).toEqual([
+      "enseignant_jeune",
+      "directeur_jeune",
+      "intervenant_jeune",
+      "eleve_jeune",
+      "parent_eleve_jeune",
+      "enseignant_adulte",
+      "directeur_adulte",
+      "eleve_adulte",
+    ]);
     expect(c.roles.find((r) => r.id === "parent_eleve_jeune")?.aliases).toContain("Parent de l'élève jeune");
   });
 
   type Edit = (doc: any) => void;
   const broken: [string, string, Edit | string, RegExp][] = [
-    ["unknown role in a route", "routes", (d) => (d.routes[3].allowed[1] = "directeur"), /routes\.json: routes\[3\]\.allowed\[1\]: unknown role "directeur"/],
-    ["missing field", "routes", (d) => delete d.routes[0].template, /routes\.json: routes\[0\]: missing field "template"/],
+    [
+      "unknown role in a route",
+      "routes",
+      (d) => (d.routes[3].allowed[1] = "directeur"),
+      /routes\.json: routes\[3\]\.allowed\[1\]: unknown role "directeur"/,
+    ],
+    [
+      "missing field",
+      "routes",
+      (d) => delete d.routes[0].template,
+      /routes\.json: routes\[0\]: missing field "template"/,
+    ],
     ["unknown field", "roles", (d) => (d.roles[2].colour = "red"), /roles\.json: roles\[2\]: unknown field "colour"/],
-    ["bad template", "routes", (d) => (d.routes[5].template = "/v2//x"), /routes\.json: routes\[5\]\.template: must match pattern/],
-    ["duplicate template", "routes", (d) => (d.routes[1].template = d.routes[0].template), /routes\.json: routes\[1\]\.template: duplicates routes\[0\]/],
-    ["decomposed template", "routes", (d) => (d.routes[11].template = "/v2/{codeOrganisme}/ba\u0302timents"), /routes\[11\]\.template: must be in Unicode NFC/],
-    ["label naming two roles", "roles", (d) => d.roles[1].aliases.push("Enseignant jeune"), /roles\.json: roles\[1\]\.aliases\[0\]: "Enseignant jeune" of role directeur_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/],
+    [
+      "bad template",
+      "routes",
+      (d) => (d.routes[5].template = "/v2//x"),
+      /routes\.json: routes\[5\]\.template: must match pattern/,
+    ],
+    [
+      "duplicate template",
+      "routes",
+      (d) => (d.routes[1].template = d.routes[0].template),
+      /routes\.json: routes\[1\]\.template: duplicates routes\[0\]/,
+    ],
+    [
+      "decomposed template",
+      "routes",
+      (d) => (d.routes[11].template = "/v2/{codeOrganisme}/ba\u0302timents"),
+      /routes\[11\]\.template: must be in Unicode NFC/,
+    ],
+    [
+      "label naming two roles",
+      "roles",
+      (d) => d.roles[1].aliases.push("Enseignant jeune"),
+      /roles\.json: roles\[1\]\.aliases\[0\]: "Enseignant jeune" of role directeur_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
+    ],
     // Names that differ only in what the resolver ignores (case, spacing, Unicode form) are one name.
-    ["alias naming another role in capitals", "roles", (d) => d.roles[1].aliases.push("ENSEIGNANT JEUNE"), /roles\.json: roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/],
-    ["alias naming another role with other spacing", "roles", (d) => d.roles[2].aliases.push(" enseignant\u00a0 jeune "), /roles\[2\]\.aliases\[0\]: .* of role intervenant_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/],
-    ["alias naming another role in decomposed form", "roles", (d) => d.roles[5].aliases.push("E\u0301le\u0300ve jeune"), /roles\[5\]\.aliases\[0\]: .* of role enseignant_adulte matches roles\[3\]\.label "Élève jeune" of role eleve_jeune/],
-    ["label equal to another role's id", "roles", (d) => (d.roles[3].label = "Directeur_Jeune"), /roles\[3\]\.label: "Directeur_Jeune" of role eleve_jeune matches roles\[1\]\.id "directeur_jeune"/],
+    [
+      "alias naming another role in capitals",
+      "roles",
+      (d) => d.roles[1].aliases.push("ENSEIGNANT JEUNE"),
+      /roles\.json: roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
+    ],
+    [
+      "alias naming another role with other spacing",
+      "roles",
+      (d) => d.roles[2].aliases.push(" enseignant\u00a0 jeune "),
+      /roles\[2\]\.aliases\[0\]: .* of role intervenant_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
+    ],
+    [
+      "alias naming another role in decomposed form",
+      "roles",
+      (d) => d.roles[5].aliases.push("E\u0301le\u0300ve jeune"),
+      /roles\[5\]\.aliases\[0\]: .* of role enseignant_adulte matches roles\[3\]\.label "Élève jeune" of role eleve_jeune/,
+    ],
+    [
+      "label equal to another role's id",
+      "roles",
+      (d) => (d.roles[3].label = "Directeur_Jeune"),
+      /roles\[3\]\.label: "Directeur_Jeune" of role eleve_jeune matches roles\[1\]\.id "directeur_jeune"/,
+    ],
     ["blank alias", "roles", (d) => d.roles[0].aliases.push("   "), /roles\.json: roles\[0\]\.aliases\[0\]: is blank/],
-    ["alias with a comma", "roles", (d) => d.roles[0].aliases.push("Enseignant, jeune"), /roles\[0\]\.aliases\[0\]: "Enseignant, jeune" contains a comma/],
-    ["code owned twice", "tenants", (d) => d.tenants[1].codeOrganisme.push("ORG001"), /tenants\.json: tenants\[1\]\.codeOrganisme\[1\]: code ORG001 already belongs/],
-    ["code owned twice, other case", "tenants", (d) => d.tenants[1].codeOrganisme.push("org001"), new RegExp(`tenants\\.json: tenants\\[1\\]\\.codeOrganisme\\[1\\]: code org001 already belongs to tenant ${TENANT_A} as ORG001 \\(codes compare case-insensitively\\)`)],
-    ["code listed twice by its tenant, other case", "tenants", (d) => d.tenants[0].codeOrganisme.push("Org001"), /tenants\[0\]\.codeOrganisme\[1\]: code Org001 already belongs/],
-    ...["ORG002.", "ORG;2", "\uff2fRG002", "ORG 002", "", "A".repeat(65)].map((code): [string, string, Edit, RegExp] => [`code ${JSON.stringify(code)}`, "tenants", (d) => d.tenants[1].codeOrganisme.push(code), /tenants\.json: tenants\[1\]\.codeOrganisme\[1\]: must match pattern/]),
-    ["allowed neither list nor all_synced", "routes", (d) => (d.routes[0].allowed = "everyone"), /routes\.json: routes\[0\]\.allowed/],
-    ["malformed JSON", "tenants", '{\n  "tenants": [\n    { "tenant_id": "x", }\n  ]\n}\n', /tenants\.json: 3:25: invalid JSON/],
+    [
+      "alias with a comma",
+      "roles",
+      (d) => d.roles[0].aliases.push("Enseignant, jeune"),
+      /roles\[0\]\.aliases\[0\]: "Enseignant, jeune" contains a comma/,
+    ],
+    [
+      "code owned twice",
+      "tenants",
+      (d) => d.tenants[1].codeOrganisme.push("ORG001"),
+      /tenants\.json: tenants\[1\]\.codeOrganisme\[1\]: code ORG001 already belongs/,
+    ],
+    [
+      "code owned twice, other case",
+      "tenants",
+      (d) => d.tenants[1].codeOrganisme.push("org001"),
+      new RegExp(
+        `tenants\\.json: tenants\\[1\\]\\.codeOrganisme\\[1\\]: code org001 already belongs to tenant ${TENANT_A} as ORG001 \\(codes compare case-insensitively\\)`,
+      ),
+    ],
+    [
+      "code listed twice by its tenant, other case",
+      "tenants",
+      (d) => d.tenants[0].codeOrganisme.push("Org001"),
+      /tenants\[0\]\.codeOrganisme\[1\]: code Org001 already belongs/,
+    ],
+    ...["ORG002.", "ORG;2", "\uff2fRG002", "ORG 002", "", "A".repeat(65)].map(
+      (code): [string, string, Edit, RegExp] => [
+        `code ${JSON.stringify(code)}`,
+        "tenants",
+        (d) => d.tenants[1].codeOrganisme.push(code),
+        /tenants\.json: tenants\[1\]\.codeOrganisme\[1\]: must match pattern/,
+      ],
+    ),
+    [
+      "allowed neither list nor all_synced",
+      "routes",
+      (d) => (d.routes[0].allowed = "everyone"),
+      /routes\.json: routes\[0\]\.allowed/,
+    ],
+    [
+      "malformed JSON",
+      "tenants",
+      '{\n  "tenants": [\n    { "tenant_id": "x", }\n  ]\n}\n',
+      /tenants\.json: 3:25: invalid JSON/,
+    ],
   ];
 
   it.each(broken)("names file and field for %s", (_name, file, edit, message) => {
@@ -68,8 +166,13 @@ describe("the indexes the policy looks up", () => {
       { literals: [0], routes: { a: 1 }, mask: [false, true], specificity: "01" },
       { literals: [1], routes: { b: 0 }, mask: [true, false], specificity: "10" },
     ]);
-    expect(index.shapes[4]).toEqual([{ literals: [0, 2], routes: { "v2/x": 3 }, mask: [false, true, false, true], specificity: "0101" }]);
-    expect(index.patterns[3]?.parameters).toEqual([[1, "c"], [3, "d"]]);
+    expect(index.shapes[4]).toEqual([
+      { literals: [0, 2], routes: { "v2/x": 3 }, mask: [false, true, false, true], specificity: "0101" },
+    ]);
+    expect(index.patterns[3]?.parameters).toEqual([
+      [1, "c"],
+      [3, "d"],
+    ]);
   });
 
   it("tenant index: owners by lower-cased code, spellings as listed, listed tenants; __proto__ is a plain key", () => {

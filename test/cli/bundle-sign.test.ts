@@ -10,7 +10,12 @@ import { portierInProcess as portier, portierProcess, scratchProject } from "../
 import { loadEngine, parseVerificationKey } from "../../src/engine/index.js";
 import { DEFAULT_BUNDLE } from "../../src/service/config.js";
 
-const pair = () => generateKeyPairSync("ec", { namedCurve: "P-256", publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } });
+const pair = () =>
+  generateKeyPairSync("ec", {
+    namedCurve: "P-256",
+    publicKeyEncoding: { type: "spki", format: "pem" },
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  });
 const keys = pair();
 const other = pair();
 const verifies = (file: string, pub: string) =>
@@ -24,7 +29,18 @@ describe("portier bundle --signing-key", () => {
     const dir = scratchProject();
     writeFileSync(join(dir, "key.pem"), keys.privateKey);
     const out = join(dir, "b.tar.gz");
-    const r = await portierProcess(["bundle", "build", "--project", dir, "--out", out, "--signing-key", join(dir, "key.pem"), "--signing-alg", "ES256"]);
+    const r = await portierProcess([
+      "bundle",
+      "build",
+      "--project",
+      dir,
+      "--out",
+      out,
+      "--signing-key",
+      join(dir, "key.pem"),
+      "--signing-alg",
+      "ES256",
+    ]);
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(/bundle ok: .*signed ES256/);
     expect(await verifies(out, keys.publicKey)).toBe("ok");
@@ -36,9 +52,31 @@ describe("portier bundle --signing-key", () => {
     const dir = scratchProject();
     writeFileSync(join(dir, "key.pem"), keys.privateKey);
     const out = join(dir, "signed.tar.gz");
-    expect((await portier(["bundle", "sign", "--signing-key", join(dir, "key.pem"), "--signing-alg", "ES256", "--out", out, DEFAULT_BUNDLE])).code).toBe(0);
+    expect(
+      (
+        await portier([
+          "bundle",
+          "sign",
+          "--signing-key",
+          join(dir, "key.pem"),
+          "--signing-alg",
+          "ES256",
+          "--out",
+          out,
+          DEFAULT_BUNDLE,
+        ])
+      ).code,
+    ).toBe(0);
     expect(await verifies(out, keys.publicKey)).toBe("ok");
-    const badAlg = await portier(["bundle", "sign", "--signing-key", join(dir, "key.pem"), "--signing-alg", "none", DEFAULT_BUNDLE]);
+    const badAlg = await portier([
+      "bundle",
+      "sign",
+      "--signing-key",
+      join(dir, "key.pem"),
+      "--signing-alg",
+      "none",
+      DEFAULT_BUNDLE,
+    ]);
     expect(badAlg.code).toBe(2);
     expect(badAlg.stderr).toMatch(/--signing-alg: "none" is not one of/);
     const noKey = await portier(["bundle", "sign", DEFAULT_BUNDLE]);

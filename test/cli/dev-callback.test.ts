@@ -17,7 +17,10 @@ let signinUrl: string;
 let issuerUrl: string;
 
 beforeAll(async () => {
-  proc = spawn(process.execPath, [PORTIER_BIN, "dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  proc = spawn(process.execPath, [PORTIER_BIN, "dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0"], {
+    cwd: PROJECT_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   const end = Date.now() + 30_000;
   while (!out.includes("Ctrl-C to stop.")) {
@@ -31,7 +34,13 @@ afterAll(() => {
   proc?.kill("SIGTERM");
 });
 
-const unescape = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
+const unescape = (s: string) =>
+  s
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, "&");
 const pre = (html: string, id: string) => unescape(new RegExp(`<pre id="${id}">([^<]*)</pre>`).exec(html)?.[1] ?? "");
 
 async function get(url: string): Promise<{ status: number; location: string | null; body: string }> {
@@ -55,9 +64,16 @@ async function startSignIn(): Promise<{ loginPage: string; state: string }> {
 describe("portier dev: browser sign-in with the one-click sample users", () => {
   it("ends on /callback with a verifiable token and a curl line that is allowed", async () => {
     const { loginPage } = await startSignIn();
-    const form = /<form method="post" action="([^"]+)" class="one-click"><input type="hidden" name="request_id" value="([^"]+)"><input type="hidden" name="login_hint" value="enseignant\.jeune">/.exec(loginPage);
+    const form =
+      /<form method="post" action="([^"]+)" class="one-click"><input type="hidden" name="request_id" value="([^"]+)"><input type="hidden" name="login_hint" value="enseignant\.jeune">/.exec(
+        loginPage,
+      );
     expect(form, "one-click form for enseignant.jeune").not.toBeNull();
-    const posted = await fetch(unescape(form![1]!), { method: "POST", body: new URLSearchParams({ request_id: unescape(form![2]!), login_hint: "enseignant.jeune" }), redirect: "manual" });
+    const posted = await fetch(unescape(form![1]!), {
+      method: "POST",
+      body: new URLSearchParams({ request_id: unescape(form![2]!), login_hint: "enseignant.jeune" }),
+      redirect: "manual",
+    });
     expect(posted.status).toBe(303);
     const callback = posted.headers.get("location")!;
     expect(callback.startsWith(`${signinUrl}callback?`)).toBe(true);
@@ -65,21 +81,37 @@ describe("portier dev: browser sign-in with the one-click sample users", () => {
     const page = await get(callback);
     expect(page.status).toBe(200);
     const accessToken = pre(page.body, "access-token");
-    const { payload } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(`${issuerUrl}/.well-known/openid-configuration/jwks`)), { issuer: issuerUrl });
+    const { payload } = await jwtVerify(
+      accessToken,
+      createRemoteJWKSet(new URL(`${issuerUrl}/.well-known/openid-configuration/jwks`)),
+      { issuer: issuerUrl },
+    );
     expect(payload.sub).toBe("5db8efe5-c2dc-4aa9-90dc-1f8d12487df3");
-    expect(JSON.parse(pre(page.body, "id-claims"))).toMatchObject({ sub: payload.sub, iss: issuerUrl, aud: "portier-demo-web" });
+    expect(JSON.parse(pre(page.body, "id-claims"))).toMatchObject({
+      sub: payload.sub,
+      iss: issuerUrl,
+      aud: "portier-demo-web",
+    });
 
     // Run the printed curl line's request with fetch: same URL, same body.
-    const curl = /^curl -s -X POST (\S+) -H 'content-type: application\/json' -d '([^']+)'$/.exec(pre(page.body, "curl-decide"));
+    const curl = /^curl -s -X POST (\S+) -H 'content-type: application\/json' -d '([^']+)'$/.exec(
+      pre(page.body, "curl-decide"),
+    );
     expect(curl).not.toBeNull();
     expect(JSON.parse(curl![2]!)).toMatchObject({ token: accessToken });
-    const decision = (await (await fetch(curl![1]!, { method: "POST", headers: { "content-type": "application/json" }, body: curl![2]! })).json()) as { reason: string; flow: string };
+    const decision = (await (
+      await fetch(curl![1]!, { method: "POST", headers: { "content-type": "application/json" }, body: curl![2]! })
+    ).json()) as { reason: string; flow: string };
     expect(`${decision.flow}:${decision.reason}`).toBe("accessCode:allowed");
 
-    const fwd = /-H 'X-Original-URI: ([^']+)' -H 'Authorization: Bearer ([^']+)'$/.exec(pre(page.body, "curl-forward-auth"));
+    const fwd = /-H 'X-Original-URI: ([^']+)' -H 'Authorization: Bearer ([^']+)'$/.exec(
+      pre(page.body, "curl-forward-auth"),
+    );
     expect(fwd![2]).toBe(accessToken);
     const url = /^curl -s -i (\S+)/.exec(pre(page.body, "curl-forward-auth"))![1]!;
-    const answer = await fetch(url, { headers: { "X-Original-Method": "GET", "X-Original-URI": fwd![1]!, Authorization: `Bearer ${accessToken}` } });
+    const answer = await fetch(url, {
+      headers: { "X-Original-Method": "GET", "X-Original-URI": fwd![1]!, Authorization: `Bearer ${accessToken}` },
+    });
     expect(answer.status).toBe(200);
 
     // The state is single-use: the same callback again is refused.
@@ -101,7 +133,9 @@ describe("portier dev: browser sign-in with the one-click sample users", () => {
 
   it("shows the issuer's error for its own state, HTML-escaped", async () => {
     const { state } = await startSignIn();
-    const res = await get(`${signinUrl}callback?state=${encodeURIComponent(state)}&error=access_denied&error_description=${encodeURIComponent("<script>x</script>")}`);
+    const res = await get(
+      `${signinUrl}callback?state=${encodeURIComponent(state)}&error=access_denied&error_description=${encodeURIComponent("<script>x</script>")}`,
+    );
     expect(res.status).toBe(400);
     expect(res.body).toContain("<code>access_denied</code>: &lt;script&gt;x&lt;/script&gt;");
     expect(res.body).not.toContain("<script>");

@@ -51,8 +51,16 @@ describe("portier directory seal", () => {
   });
 
   const REFUSED: [string, string, RegExp][] = [
-    ["an already sealed file", sealNdjson(LINES), /^portier: .*users\.ndjson:4: already sealed \(it ends with an end record\)$/m],
-    ["a JSON array", JSON.stringify([{ sub: "a", tenant_id: TENANT_A, roles: [] }]), /a JSON array directory is complete by its own syntax and takes no end record/],
+    [
+      "an already sealed file",
+      sealNdjson(LINES),
+      /^portier: .*users\.ndjson:4: already sealed \(it ends with an end record\)$/m,
+    ],
+    [
+      "a JSON array",
+      JSON.stringify([{ sub: "a", tenant_id: TENANT_A, roles: [] }]),
+      /a JSON array directory is complete by its own syntax and takes no end record/,
+    ],
     ["a malformed line", `${LINES[0]}\n{oops\n`, /users\.ndjson:2:2: /],
   ];
   for (const [name, text, message] of REFUSED) {
@@ -67,7 +75,10 @@ describe("portier directory seal", () => {
   }
 
   it("a missing file is exit 1; a bad command line exit 2; --help exit 0", async () => {
-    expect(await portier(["directory", "seal", join(folder(), "none.ndjson")])).toMatchObject({ code: 1, stderr: expect.stringMatching(/none\.ndjson: cannot read \(ENOENT\)/) });
+    expect(await portier(["directory", "seal", join(folder(), "none.ndjson")])).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/none\.ndjson: cannot read \(ENOENT\)/),
+    });
     expect((await portier(["directory", "sign", "x"])).code).toBe(2);
     expect((await portier(["directory", "seal"])).code).toBe(2);
     const help = await portier(["directory", "--help"]);

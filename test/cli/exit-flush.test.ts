@@ -11,7 +11,9 @@ import { PORTIER_BIN } from "../support/portier-bin.js";
 
 describe("portier's exit", () => {
   it("waits until a slow reader has every byte of a large output", async () => {
-    const child = spawn(process.execPath, [PORTIER_BIN, "matrix", "--format", "json", "--bundle", requireBundle()], { cwd: PROJECT_ROOT });
+    const child = spawn(process.execPath, [PORTIER_BIN, "matrix", "--format", "json", "--bundle", requireBundle()], {
+      cwd: PROJECT_ROOT,
+    });
     // Read nothing for a while: the pipe fills (64 KiB) while the command has already finished writing.
     child.stdout.pause();
     await new Promise((r) => setTimeout(r, 1500));

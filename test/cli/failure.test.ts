@@ -10,13 +10,33 @@ import { StartError } from "../../src/service/start-service.js";
 
 describe("failureOf", () => {
   const cases: [string, unknown, Failure][] = [
-    ["a HelpRequest: the help on stdout, exit 0", new HelpRequest("usage: portier matrix [options]"), { exitCode: 0, stdout: "usage: portier matrix [options]" }],
+    [
+      "a HelpRequest: the help on stdout, exit 0",
+      new HelpRequest("usage: portier matrix [options]"),
+      { exitCode: 0, stdout: "usage: portier matrix [options]" },
+    ],
     ["a UsageError: exit 2", new UsageError("missing METHOD"), { exitCode: 2, stderr: "portier: missing METHOD" }],
-    ["another PortierError: exit 1", new StartError("cannot listen on 127.0.0.1:1"), { exitCode: 1, stderr: "portier: cannot listen on 127.0.0.1:1" }],
-    ["a PortierError with detail: the detail on its own line", new PolicyEvaluationError("RuntimeError: unreachable"), { exitCode: 1, stderr: "portier: the policy could not make a decision\n  detail: RuntimeError: unreachable" }],
+    [
+      "another PortierError: exit 1",
+      new StartError("cannot listen on 127.0.0.1:1"),
+      { exitCode: 1, stderr: "portier: cannot listen on 127.0.0.1:1" },
+    ],
+    [
+      "a PortierError with detail: the detail on its own line",
+      new PolicyEvaluationError("RuntimeError: unreachable"),
+      { exitCode: 1, stderr: "portier: the policy could not make a decision\n  detail: RuntimeError: unreachable" },
+    ],
     ["a plain Error: exit 1", new Error("boom"), { exitCode: 1, stderr: "portier: boom" }],
-    ['a plain Error with code "usage" (not a UsageError): exit 1', Object.assign(new Error("bad"), { code: "usage" }), { exitCode: 1, stderr: "portier: bad" }],
-    ['an object with code "help" and a text (not a HelpRequest): exit 1', { code: "help", text: "usage", message: "help requested" }, { exitCode: 1, stderr: "portier: help requested" }],
+    [
+      'a plain Error with code "usage" (not a UsageError): exit 1',
+      Object.assign(new Error("bad"), { code: "usage" }),
+      { exitCode: 1, stderr: "portier: bad" },
+    ],
+    [
+      'an object with code "help" and a text (not a HelpRequest): exit 1',
+      { code: "help", text: "usage", message: "help requested" },
+      { exitCode: 1, stderr: "portier: help requested" },
+    ],
     ["a thrown string: exit 1", "went wrong", { exitCode: 1, stderr: "portier: went wrong" }],
   ];
   it.each(cases)("%s", (_name, err, failure) => {

@@ -10,30 +10,52 @@ import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import type { CommandSpec, HelpRequest } from "../../src/cli/args.js";
 import { portierProcess, portierInProcess as portier } from "../support/cli.js";
 
-const COMMANDS = ["serve", "dev", "issuer", "explain", "matrix", "diff", "replay", "test", "bundle", "data", "id-token"];
+const COMMANDS = [
+  "serve",
+  "dev",
+  "issuer",
+  "explain",
+  "matrix",
+  "diff",
+  "replay",
+  "test",
+  "bundle",
+  "data",
+  "id-token",
+];
 
 describe("portier <command> --help", () => {
-  it.each(COMMANDS)("%s: --help and -h list every option with its description and default", async (name) => {
-    const { SPEC, run } = (await import(`../../src/cli/commands/${name}.ts`)) as { SPEC: CommandSpec; run(argv: string[], io?: unknown): Promise<number> };
-    const long = await portier([name, "--help"]);
-    expect(long.code).toBe(0);
-    expect(long.stderr).toBe("");
-    // -h in process: the same text (id-token prints through its io, the others throw HelpRequest for main).
-    let short = "";
-    const answer = await run(["-h"], { out: (t: string) => (short = t), err: () => undefined }).then((code) => code, (e: HelpRequest) => ((short = e.text), 0));
-    expect(answer).toBe(0);
-    expect(`${short}\n`).toBe(long.stdout);
-    expect(long.stdout).toMatch(new RegExp(`^usage: portier ${name} \\[options\\]`));
-    const lines = long.stdout.split("\n");
-    for (const [option, o] of Object.entries(SPEC.options)) {
-      const at = lines.findIndex((l) => new RegExp(`^\\s+(-\\w, )?--${option}(?=\\s|$)`).test(l));
-      expect(at, `--${option} in the help of ${name}`).toBeGreaterThan(-1);
-      const text = `${lines[at]} ${lines[at + 1] ?? ""}`;
-      expect(text).toContain(o.description);
-      if (o.default !== undefined) expect(text).toContain(`(default: ${o.default})`);
-    }
-    expect(long.stdout).toMatch(/-h, --help +show this help and exit/);
-  }, 90_000);
+  it.each(COMMANDS)(
+    "%s: --help and -h list every option with its description and default",
+    async (name) => {
+      const { SPEC, run } = (await import(`../../src/cli/commands/${name}.ts`)) as {
+        SPEC: CommandSpec;
+        run(argv: string[], io?: unknown): Promise<number>;
+      };
+      const long = await portier([name, "--help"]);
+      expect(long.code).toBe(0);
+      expect(long.stderr).toBe("");
+      // -h in process: the same text (id-token prints through its io, the others throw HelpRequest for main).
+      let short = "";
+      const answer = await run(["-h"], { out: (t: string) => (short = t), err: () => undefined }).then(
+        (code) => code,
+        (e: HelpRequest) => ((short = e.text), 0),
+      );
+      expect(answer).toBe(0);
+      expect(`${short}\n`).toBe(long.stdout);
+      expect(long.stdout).toMatch(new RegExp(`^usage: portier ${name} \\[options\\]`));
+      const lines = long.stdout.split("\n");
+      for (const [option, o] of Object.entries(SPEC.options)) {
+        const at = lines.findIndex((l) => new RegExp(`^\\s+(-\\w, )?--${option}(?=\\s|$)`).test(l));
+        expect(at, `--${option} in the help of ${name}`).toBeGreaterThan(-1);
+        const text = `${lines[at]} ${lines[at + 1] ?? ""}`;
+        expect(text).toContain(o.description);
+        if (o.default !== undefined) expect(text).toContain(`(default: ${o.default})`);
+      }
+      expect(long.stdout).toMatch(/-h, --help +show this help and exit/);
+    },
+    90_000,
+  );
 
   it("an unknown option exits 2, names it, suggests the nearest one and points to --help", async () => {
     const r = await portier(["matrix", "--formt", "md"]);
@@ -55,6 +77,8 @@ describe("portier", () => {
   it("--version prints the package version", async () => {
     const r = await portierProcess(["--version"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`portier ${(JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string }).version}\n`);
+    expect(r.stdout).toBe(
+      `portier ${(JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string }).version}\n`,
+    );
   }, 60_000);
 });

@@ -35,7 +35,16 @@ function failingProject(): string {
 /** OPA's own coverage figure for a project, straight from `opa test --coverage --format json`. */
 async function opaCoverage(dir: string): Promise<number> {
   const data = writeBundleData(dir, join(dir, "build", "bundle-data"));
-  const out = await runOpa(opaPath(), ["test", "--timeout", "60s", "--coverage", "--format", "json", join(dir, "policies"), data.dir]);
+  const out = await runOpa(opaPath(), [
+    "test",
+    "--timeout",
+    "60s",
+    "--coverage",
+    "--format",
+    "json",
+    join(dir, "policies"),
+    data.dir,
+  ]);
   return (JSON.parse(out.stdout) as { coverage: number }).coverage;
 }
 
@@ -50,10 +59,14 @@ describe("portier test", { timeout: 240_000 }, () => {
 
   it("prints each failing test and data-driven case with file:line and what it printed, decoded", async () => {
     const r = await portier(["test", "--project", failingProject()]);
-    expect(r.stdout).toMatch(/^FAIL .*policies\/portier\/catalog\/catalog_test\.rego:\d+ data\.portier\.catalog_test\.test_prints_then_fails$/m);
+    expect(r.stdout).toMatch(
+      /^FAIL .*policies\/portier\/catalog\/catalog_test\.rego:\d+ data\.portier\.catalog_test\.test_prints_then_fails$/m,
+    );
     expect(r.stdout).toContain('\n    wrong decisions: {"Élève & <b>"}\n');
     expect(r.stdout).not.toContain(Buffer.from("wrong decisions").toString("base64").slice(0, 16));
-    expect(r.stdout).toMatch(/^FAIL .*catalog_test\.rego:\d+ data\.portier\.catalog_test\.test_route_cases\[undefined\]$/m);
+    expect(r.stdout).toMatch(
+      /^FAIL .*catalog_test\.rego:\d+ data\.portier\.catalog_test\.test_route_cases\[undefined\]$/m,
+    );
     expect(r.stdout).not.toContain("test_route_cases[known]");
     expect(r.stdout).toMatch(/^policy: \d+ passed, 2 failed$/m);
     expect(r.code).toBe(1);
@@ -82,7 +95,10 @@ describe("portier test", { timeout: 240_000 }, () => {
     const failing = cases.filter((c) => findAll(c, "failure").length > 0).map((c) => c.attributes.name);
     expect(failing).toEqual(["test_prints_then_fails", "test_route_cases[undefined]", "coverage >= 100%"]);
     const printed = cases.find((c) => c.attributes.name === "test_prints_then_fails")!;
-    expect(printed.attributes).toMatchObject({ classname: "data.portier.catalog_test", line: expect.stringMatching(/^\d+$/) });
+    expect(printed.attributes).toMatchObject({
+      classname: "data.portier.catalog_test",
+      line: expect.stringMatching(/^\d+$/),
+    });
     expect(findAll(printed, "failure")[0]!.text).toBe('wrong decisions: {"Élève & <b>"}\n');
   });
 
@@ -121,7 +137,10 @@ describe("portier test", { timeout: 240_000 }, () => {
 
   it("names the file and line of a test that does not compile, and still closes with the policy line", async () => {
     const dir = scratchProject();
-    appendFileSync(join(dir, "policies", "portier", "catalog", "catalog_test.rego"), "\ntest_broken if {\n\tunknown_function(1)\n}\n");
+    appendFileSync(
+      join(dir, "policies", "portier", "catalog", "catalog_test.rego"),
+      "\ntest_broken if {\n\tunknown_function(1)\n}\n",
+    );
     const r = await portier(["test", "--project", dir]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/opa test did not run \(exit \d+\):\n.*catalog_test\.rego:\d+/);
@@ -130,7 +149,10 @@ describe("portier test", { timeout: 240_000 }, () => {
 
   it("fails when coverage drops below 100%, with OPA's own figure", async () => {
     const dir = scratchProject();
-    appendFileSync(join(dir, "policies", "portier", "catalog", "catalog.rego"), '\nuntested := "never evaluated by a test" if input.nothing\n');
+    appendFileSync(
+      join(dir, "policies", "portier", "catalog", "catalog.rego"),
+      '\nuntested := "never evaluated by a test" if input.nothing\n',
+    );
     const r = await portier(["test", "--project", dir]);
     expect(r.stdout).toMatch(/^not covered: .*catalog\.rego:\d+$/m);
     const figure = await opaCoverage(dir);

@@ -49,7 +49,9 @@ describe("portier diff", () => {
     writeFileSync(file, JSON.stringify(doc, null, 2));
     const r = await portier(["diff", join(PROJECT_ROOT, "build", "bundle.tar.gz"), dir]);
     expect(r.stdout).toContain("+ eleve_adulte on /v2/{codeOrganisme}/elevesAdultes: deny (role_not_allowed) -> allow");
-    expect(r.stdout).toContain("- enseignant_adulte on /v2/{codeOrganisme}/elevesAdultes: allow -> deny (role_not_allowed)");
+    expect(r.stdout).toContain(
+      "- enseignant_adulte on /v2/{codeOrganisme}/elevesAdultes: allow -> deny (role_not_allowed)",
+    );
     expect(r.stdout).toMatch(/^1 grant\(s\) gained, 1 lost/m);
     expect(r.code).toBe(1);
   });
@@ -76,8 +78,18 @@ describe("portier diff", () => {
     const bundle = join(PROJECT_ROOT, "build", "bundle.tar.gz");
     const r = await portier(["diff", bundle, dir]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(new RegExp(`^\\+ application of tenant ${TENANT_A} .* with codeOrganisme ORG002 on \\d+ routes .*: deny \\(tenant_mismatch\\) -> allow$`, "m"));
-    expect(r.stdout).toMatch(new RegExp(`^- user with every role of tenant ${TENANT_B} .* with codeOrganisme ORG002 on .*: allow -> deny \\(tenant_mismatch\\)$`, "m"));
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^\\+ application of tenant ${TENANT_A} .* with codeOrganisme ORG002 on \\d+ routes .*: deny \\(tenant_mismatch\\) -> allow$`,
+        "m",
+      ),
+    );
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^- user with every role of tenant ${TENANT_B} .* with codeOrganisme ORG002 on .*: allow -> deny \\(tenant_mismatch\\)$`,
+        "m",
+      ),
+    );
     expect(r.stdout).not.toContain("no change");
     const md = await portier(["diff", "--format", "md", bundle, dir]);
     expect(md.code).toBe(1);
@@ -85,7 +97,9 @@ describe("portier diff", () => {
     expect(md.stdout).toContain("| Change | Who | Route(s) | Before | After |");
     expect(md.stdout).toMatch(/^\| gained \| application of tenant 3f7c1a52.* with codeOrganisme ORG002 \|/m);
     const json = JSON.parse((await portier(["diff", "--format", "json", bundle, dir])).stdout);
-    expect(json.probeChanges.some((c: { kind: string; change: string }) => c.kind === "tenant" && c.change === "gained")).toBe(true);
+    expect(
+      json.probeChanges.some((c: { kind: string; change: string }) => c.kind === "tenant" && c.change === "gained"),
+    ).toBe(true);
   });
 
   it("refuses an unknown --format with exit 2", async () => {
@@ -98,10 +112,24 @@ describe("portier diff", () => {
 describe("portier explain and matrix", () => {
   it("explains an allow (exit 0) and a deny (exit 1)", async () => {
     const tenant = ["--tenant", TENANT_A];
-    const allow = await portier(["explain", "--role", "enseignant_jeune", ...tenant, "GET", "/v2/ORG001/elevesJeunes/42/absences"]);
+    const allow = await portier([
+      "explain",
+      "--role",
+      "enseignant_jeune",
+      ...tenant,
+      "GET",
+      "/v2/ORG001/elevesJeunes/42/absences",
+    ]);
     expect(allow.stdout).toMatch(/^ALLOW GET/);
     expect(allow.code).toBe(0);
-    const deny = await portier(["explain", "--role", "eleve_adulte", ...tenant, "GET", "/v2/ORG001/elevesJeunes/42/absences"]);
+    const deny = await portier([
+      "explain",
+      "--role",
+      "eleve_adulte",
+      ...tenant,
+      "GET",
+      "/v2/ORG001/elevesJeunes/42/absences",
+    ]);
     expect(deny.stdout).toContain("reason:     role_not_allowed");
     expect(deny.code).toBe(1);
     const app = await portier(["explain", "--flow", "application", "--json", "GET", "/v1/roles"]);
@@ -127,7 +155,14 @@ describe("portier explain and matrix", () => {
 
   it("evaluates a decision input as logged (--input), from a log line or the input alone", async () => {
     const dir = scratchProject();
-    const input = { method: "GET", path: "/v2/ORG001/centres", token: { client_id: "m", aud: ["apiclients"], scope: ["apiclients"], tenant_id: TENANT_A }, roles: [], synced: false, role_check: "enforce" };
+    const input = {
+      method: "GET",
+      path: "/v2/ORG001/centres",
+      token: { client_id: "m", aud: ["apiclients"], scope: ["apiclients"], tenant_id: TENANT_A },
+      roles: [],
+      synced: false,
+      role_check: "enforce",
+    };
     writeFileSync(join(dir, "line.json"), JSON.stringify({ event: "decision", input, allow: true }));
     const r = await portier(["explain", "--input", join(dir, "line.json")]);
     expect(r.stdout).toMatch(/^ALLOW GET \/v2\/ORG001\/centres for the logged caller \(flow application/);
@@ -152,7 +187,12 @@ describe("portier explain and matrix", () => {
   });
 
   it("rejects bad options with exit 2 and the usage", async () => {
-    for (const args of [["matrix", "--format", "pdf"], ["explain", "GET"], ["explain", "--bogus", "GET", "/"], ["nope"]]) {
+    for (const args of [
+      ["matrix", "--format", "pdf"],
+      ["explain", "GET"],
+      ["explain", "--bogus", "GET", "/"],
+      ["nope"],
+    ]) {
       const r = await portier(args);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/usage: portier/);

@@ -8,7 +8,15 @@ import { mkdtempSync, writeFileSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Directory, DirectoryLoadError, entryRoles, loadRoleResolver, parseDirectory, roleResolver, type DirectoryEntry } from "../../src/directory/index.js";
+import {
+  Directory,
+  DirectoryLoadError,
+  entryRoles,
+  loadRoleResolver,
+  parseDirectory,
+  roleResolver,
+  type DirectoryEntry,
+} from "../../src/directory/index.js";
 import { TENANT_A } from "../support/sample.js";
 import { sealNdjson } from "../support/directory-files.js";
 import { until } from "../support/until.js";
@@ -61,10 +69,16 @@ describe("parseDirectory", () => {
 
   it("indexes 200,000 records and finds each one (speed is measured in make bench)", () => {
     const lines: string[] = [];
-    for (let i = 0; i < 200_000; i++) lines.push(`{"sub":"00000000-0000-4000-8000-${i.toString().padStart(12, "0")}","tenant_id":"${T}","roles":["enseignant_jeune"]}`);
+    for (let i = 0; i < 200_000; i++)
+      lines.push(
+        `{"sub":"00000000-0000-4000-8000-${i.toString().padStart(12, "0")}","tenant_id":"${T}","roles":["enseignant_jeune"]}`,
+      );
     const idx = parseDirectory(sealNdjson(lines), "big.ndjson");
     expect(idx.entries.size).toBe(200_000);
-    for (let i = 0; i < 200_000; i += 997) expect(roles(idx.entries.get(`00000000-0000-4000-8000-${i.toString().padStart(12, "0")}`))).toEqual(["enseignant_jeune"]);
+    for (let i = 0; i < 200_000; i += 997)
+      expect(roles(idx.entries.get(`00000000-0000-4000-8000-${i.toString().padStart(12, "0")}`))).toEqual([
+        "enseignant_jeune",
+      ]);
     expect(idx.entries.get("00000000-0000-4000-8000-000000200000")).toBeUndefined();
     expect(idx.groups).toEqual([{ entry: { tenant_id: T, names: ["enseignant_jeune"] }, records: 200_000 }]);
   });
@@ -74,7 +88,10 @@ describe("entryRoles: one entry, resolved by each bundle's names", () => {
   const withProfesseur = roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur"] }]);
 
   it("the same shared entry resolves under names that know the alias and not under names that do not", () => {
-    const idx = parseDirectory(JSON.stringify([{ sub: "a", tenant_id: T, roles: ["Professeur", "enseignant_jeune"] }]), "d.json");
+    const idx = parseDirectory(
+      JSON.stringify([{ sub: "a", tenant_id: T, roles: ["Professeur", "enseignant_jeune"] }]),
+      "d.json",
+    );
     const entry = idx.entries.get("a") as DirectoryEntry;
     expect(entryRoles(withProfesseur)(entry)).toEqual(["enseignant_jeune"]);
     expect(rolesOf(entry)).toBeUndefined();
@@ -142,7 +159,10 @@ describe("Directory (file, watch, reload)", () => {
     ];
     writeFileSync(file, JSON.stringify(records));
     const warnings: Record<string, unknown>[] = [];
-    const d = await Directory.open(file, { watch: false, logger: { warn: (o) => warnings.push(o as Record<string, unknown>) } });
+    const d = await Directory.open(file, {
+      watch: false,
+      logger: { warn: (o) => warnings.push(o as Record<string, unknown>) },
+    });
     opened.push(d);
     expect(d.status().rolesUnresolved).toBe(0);
 
@@ -153,11 +173,29 @@ describe("Directory (file, watch, reload)", () => {
 
     d.checkRoles(rolesOf, "plain");
     expect(d.status().rolesUnresolved).toBe(3);
-    expect(d.status().rolesProblem).toBe("3 of 4 records (75%) name a role that bundle plain does not know; those users are not synced");
-    expect(warnings).toEqual([expect.objectContaining({ event: "directory_roles_unresolved", revision: "plain", records: 4, unresolved: 3, share: "75%", examples: ['["Professeur"]: 3'] })]);
+    expect(d.status().rolesProblem).toBe(
+      "3 of 4 records (75%) name a role that bundle plain does not know; those users are not synced",
+    );
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        event: "directory_roles_unresolved",
+        revision: "plain",
+        records: 4,
+        unresolved: 3,
+        share: "75%",
+        examples: ['["Professeur"]: 3'],
+      }),
+    ]);
 
     // A reloaded file is checked against the live bundle's names too.
-    writeFileSync(file, JSON.stringify([...records, { sub: "y", tenant_id: T, roles: ["enseignant_jeune"] }, { sub: "z", tenant_id: T, roles: ["enseignant_jeune"] }]));
+    writeFileSync(
+      file,
+      JSON.stringify([
+        ...records,
+        { sub: "y", tenant_id: T, roles: ["enseignant_jeune"] },
+        { sub: "z", tenant_id: T, roles: ["enseignant_jeune"] },
+      ]),
+    );
     expect(await d.reload()).toBe(true);
     expect(d.status().rolesUnresolved).toBe(3);
     expect(d.status().rolesProblem).toBeUndefined();

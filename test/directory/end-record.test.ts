@@ -31,7 +31,10 @@ const BYTES = Buffer.from(SEALED);
 
 /** Loads a text through both paths (whole text and streamed file in small chunks); the error, or the size. */
 async function load(text: Buffer, chunkBytes = 7): Promise<number | Error> {
-  const viaFile = await loadDirectoryFile(file(text), { chunkBytes }).then((i) => i.entries.size, (e: unknown) => e as Error);
+  const viaFile = await loadDirectoryFile(file(text), { chunkBytes }).then(
+    (i) => i.entries.size,
+    (e: unknown) => e as Error,
+  );
   let viaText: number | Error;
   try {
     viaText = parseDirectory(text.toString("utf8"), "t").entries.size;
@@ -64,17 +67,39 @@ describe("NDJSON end record", () => {
   it("a prefix whose cut falls at a line end names the missing end record", async () => {
     const cut = SEALED.indexOf("\n", SEALED.indexOf("\n") + 1) + 1;
     const result = await load(Buffer.from(SEALED.slice(0, cut)));
-    expect((result as Error).message).toMatch(/: the NDJSON directory has no end record \(a feed still being written\?\); a feed writes it last \(`portier directory seal FILE` appends it\)$/);
+    expect((result as Error).message).toMatch(
+      /: the NDJSON directory has no end record \(a feed still being written\?\); a feed writes it last \(`portier directory seal FILE` appends it\)$/,
+    );
   });
 
   const BAD: [string, string, RegExp][] = [
-    ["a record removed after sealing", SEALED.replace(`${LINES[1]}\n`, ""), /:3: the end record counts 3 records but 2 come before it/],
-    ["a record edited after sealing (same count)", SEALED.replace('"c"', '"d"'), /:4: the end record's sha256 does not match the bytes before it/],
+    [
+      "a record removed after sealing",
+      SEALED.replace(`${LINES[1]}\n`, ""),
+      /:3: the end record counts 3 records but 2 come before it/,
+    ],
+    [
+      "a record edited after sealing (same count)",
+      SEALED.replace('"c"', '"d"'),
+      /:4: the end record's sha256 does not match the bytes before it/,
+    ],
     ["a record added after the end record", `${SEALED}${LINES[0]}\n`, /:5: content after the end record of line 4/],
     ["two end records", `${SEALED}${SEALED.split("\n")[3]}\n`, /:5: content after the end record of line 4/],
-    ["an end record with a count that is not a number", SEALED.replace('"records":3', '"records":"3"'), /the end record's records must be/],
-    ["an end record with an upper-case digest", SEALED.replace(/"sha256":"([0-9a-f]+)"/, (_m, h: string) => `"sha256":"${h.toUpperCase()}"`), /the end record's sha256 must be/],
-    ["an end record with an unknown field", SEALED.replace('{"records"', '{"extra":1,"records"'), /unknown field "extra"/],
+    [
+      "an end record with a count that is not a number",
+      SEALED.replace('"records":3', '"records":"3"'),
+      /the end record's records must be/,
+    ],
+    [
+      "an end record with an upper-case digest",
+      SEALED.replace(/"sha256":"([0-9a-f]+)"/, (_m, h: string) => `"sha256":"${h.toUpperCase()}"`),
+      /the end record's sha256 must be/,
+    ],
+    [
+      "an end record with an unknown field",
+      SEALED.replace('{"records"', '{"extra":1,"records"'),
+      /unknown field "extra"/,
+    ],
   ];
   for (const [name, text, message] of BAD) {
     it(`refuses ${name}`, async () => {
@@ -85,12 +110,16 @@ describe("NDJSON end record", () => {
   }
 
   it("a record whose sub is portier_end is a record, not an end record", async () => {
-    expect(await load(Buffer.from(sealNdjson([JSON.stringify({ sub: "portier_end", tenant_id: TENANT_A, roles: [] })])))).toBe(1);
+    expect(
+      await load(Buffer.from(sealNdjson([JSON.stringify({ sub: "portier_end", tenant_id: TENANT_A, roles: [] })]))),
+    ).toBe(1);
   });
 
   it("TailDigest: the digest of the bytes before the last non-blank line, however the bytes are cut", () => {
     const text = Buffer.from("x\n\n  y\r\n \n  last line  \n\n \t");
-    const expected = createHash("sha256").update(text.subarray(0, text.indexOf("last"))).digest("hex");
+    const expected = createHash("sha256")
+      .update(text.subarray(0, text.indexOf("last")))
+      .digest("hex");
     for (let chunk = 1; chunk <= text.length; chunk++) {
       const d = new TailDigest();
       for (let i = 0; i < text.length; i += chunk) d.update(text.subarray(i, i + chunk));
@@ -104,7 +133,13 @@ describe("NDJSON end record", () => {
 
 describe("JSON array directory", () => {
   it("every proper prefix is refused; the whole array loads, and nothing may follow it", async () => {
-    const text = Buffer.from(`${JSON.stringify(LINES.map((l) => JSON.parse(l) as unknown), null, 1)}\n`);
+    const text = Buffer.from(
+      `${JSON.stringify(
+        LINES.map((l) => JSON.parse(l) as unknown),
+        null,
+        1,
+      )}\n`,
+    );
     expect(await load(text)).toBe(3);
     for (let n = 0; n < text.length; n++) {
       // Only blank bytes may follow the closing bracket: a prefix that ends after it is the whole array.

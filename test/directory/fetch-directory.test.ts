@@ -41,7 +41,12 @@ describe("DirectoryFeed", () => {
     let seen: { file: string; mode: number; dirMode: number; text: string } | undefined;
     const loaded = await feed.load(async (file) => {
       const { readFile } = await import("node:fs/promises");
-      seen = { file, mode: statSync(file).mode & 0o777, dirMode: statSync(dirname(file)).mode & 0o777, text: await readFile(file, "utf8") };
+      seen = {
+        file,
+        mode: statSync(file).mode & 0o777,
+        dirMode: statSync(dirname(file)).mode & 0o777,
+        text: await readFile(file, "utf8"),
+      };
       return { problems: [] as string[] };
     });
     expect(loaded).toEqual({ problems: [] });
@@ -87,8 +92,12 @@ describe("DirectoryFeed", () => {
     const never = async () => {
       throw new Error("the loader must not run");
     };
-    await expect(feedOf(`${base}/short`).load(never)).rejects.toThrow(`GET ${base}/short failed: the connection closed before the end of the body`);
-    await expect(feedOf(`${base}/corrupt.gz`).load(never)).rejects.toThrow(new RegExp(`^GET ${base}/corrupt\\.gz: the gzip body is corrupt`));
+    await expect(feedOf(`${base}/short`).load(never)).rejects.toThrow(
+      `GET ${base}/short failed: the connection closed before the end of the body`,
+    );
+    await expect(feedOf(`${base}/corrupt.gz`).load(never)).rejects.toThrow(
+      new RegExp(`^GET ${base}/corrupt\\.gz: the gzip body is corrupt`),
+    );
     for (const f of feeds) f.close();
   });
 });

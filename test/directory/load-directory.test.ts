@@ -8,7 +8,14 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DirectoryLoadError, entryRoles, loadDirectoryFile, loadRoleResolver, parseDirectory, type DirectoryEntry } from "../../src/directory/index.js";
+import {
+  DirectoryLoadError,
+  entryRoles,
+  loadDirectoryFile,
+  loadRoleResolver,
+  parseDirectory,
+  type DirectoryEntry,
+} from "../../src/directory/index.js";
 import { TENANT_A } from "../support/sample.js";
 import { sealNdjson } from "../support/directory-files.js";
 
@@ -29,13 +36,13 @@ function file(text: string | Buffer, ext = "json"): string {
 const RECORDS = [
   { sub: "a", tenant_id: T, roles: ["enseignant_jeune"] },
   { sub: "élève-Ω-😀", tenant_id: "tenant-é", roles: ["Parent de l'élève jeune", "ÉLÈVE ADULTE"] },
-  { sub: "quote\"and\\backslash,]}", tenant_id: U, roles: [] },
+  { sub: 'quote"and\\backslash,]}', tenant_id: U, roles: [] },
   { sub: "b", tenant_id: T, roles: ["enseignant_jeune"] },
 ];
 const EXPECTED: [string, { tenant_id: string; roles: string[] }][] = [
   ["a", { tenant_id: T, roles: ["enseignant_jeune"] }],
   ["élève-Ω-😀", { tenant_id: "tenant-é", roles: ["parent_eleve_jeune", "eleve_adulte"] }],
-  ["quote\"and\\backslash,]}", { tenant_id: U, roles: [] }],
+  ['quote"and\\backslash,]}', { tenant_id: U, roles: [] }],
   ["b", { tenant_id: T, roles: ["enseignant_jeune"] }],
 ];
 const FORMATS: [string, string][] = [
@@ -65,12 +72,16 @@ describe("loadDirectoryFile streams the file in chunks", () => {
     expect(streamed.entries.size).toBe(whole.entries.size);
     for (const [sub] of EXPECTED) expect(streamed.entries.get(sub)).toEqual(whole.entries.get(sub));
     expect(streamed.rejected).toBe(2);
-    expect(streamed.problems.map((p) => p.replace(/^\S+ /, ""))).toEqual(["record 4: roles[0] must be a role name (a non-blank string)", "record 5: must be an object"]);
+    expect(streamed.problems.map((p) => p.replace(/^\S+ /, ""))).toEqual([
+      "record 4: roles[0] must be a role name (a non-blank string)",
+      "record 5: must be an object",
+    ]);
   });
 
   it("gives the event loop turns while it loads: a timer never waits long", async () => {
     const lines: string[] = [];
-    for (let i = 0; i < 100_000; i++) lines.push(JSON.stringify({ sub: `user-${i}`, tenant_id: T, roles: ["enseignant_jeune"] }));
+    for (let i = 0; i < 100_000; i++)
+      lines.push(JSON.stringify({ sub: `user-${i}`, tenant_id: T, roles: ["enseignant_jeune"] }));
     const path = file(sealNdjson(lines), "ndjson");
     const gaps: number[] = [];
     let last = performance.now();
@@ -95,18 +106,42 @@ describe("loadDirectoryFile streams the file in chunks", () => {
 
 describe("malformed files are refused with the file, line and column", () => {
   const CASES: [string, string, RegExp][] = [
-    ["an element with a bad property name", '[{"sub":"a","tenant_id":"t","roles":[]},\n  {oops}]', /^F:2:4: record 1: Expected property name or '}'$/],
-    ["a bad value on the fourth line of an element", '[\n{"sub":"a",\n"tenant_id":"t",\n"roles":[1 2]}]', /^F:4:12: record 0: Expected ',' or ']' after array element$/],
+    [
+      "an element with a bad property name",
+      '[{"sub":"a","tenant_id":"t","roles":[]},\n  {oops}]',
+      /^F:2:4: record 1: Expected property name or '}'$/,
+    ],
+    [
+      "a bad value on the fourth line of an element",
+      '[\n{"sub":"a",\n"tenant_id":"t",\n"roles":[1 2]}]',
+      /^F:4:12: record 0: Expected ',' or ']' after array element$/,
+    ],
     // JSON.parse names no position for an unexpected token: the record's start is reported.
     ["an unexpected token", '[\n {"sub":"a",\n"roles":[,]}]', /^F:2:2: record 0: Unexpected token ','/],
-    ["a truncated array", '[{"sub":"a","tenant_id":"t","roles":[]}', /^F:1:40: unexpected end of file: the JSON array is not closed$/],
+    [
+      "a truncated array",
+      '[{"sub":"a","tenant_id":"t","roles":[]}',
+      /^F:1:40: unexpected end of file: the JSON array is not closed$/,
+    ],
     ["a trailing comma", "[1,\n]", /^F:2:1: a value is expected after ','$/],
     ["a leading comma", "[ ,1]", /^F:1:3: a value is expected before ','$/],
     ["content after the array", "[1]\n\n x", /^F:3:2: unexpected content after the JSON array$/],
     ["a stray closing brace", "[1}]", /^F:1:3: unexpected '}'$/],
-    ["a bad NDJSON line", '{"sub":"a","tenant_id":"t","roles":[]}\n\n  {"a" 1}', /^F:3:8: Expected ':' after property name$/],
-    ["an NDJSON record after the end record", sealNdjson(['{"sub":"a","tenant_id":"t","roles":[]}']) + '{"sub":"b","tenant_id":"t","roles":[]}\n', /^F:3: content after the end record of line 2 \(nothing may follow it\)$/],
-    ["a malformed end record", '{"sub":"a","tenant_id":"t","roles":[]}\n{"portier_end":{"records":1}}\n', /^F:2: the end record's sha256 must be/],
+    [
+      "a bad NDJSON line",
+      '{"sub":"a","tenant_id":"t","roles":[]}\n\n  {"a" 1}',
+      /^F:3:8: Expected ':' after property name$/,
+    ],
+    [
+      "an NDJSON record after the end record",
+      sealNdjson(['{"sub":"a","tenant_id":"t","roles":[]}']) + '{"sub":"b","tenant_id":"t","roles":[]}\n',
+      /^F:3: content after the end record of line 2 \(nothing may follow it\)$/,
+    ],
+    [
+      "a malformed end record",
+      '{"sub":"a","tenant_id":"t","roles":[]}\n{"portier_end":{"records":1}}\n',
+      /^F:2: the end record's sha256 must be/,
+    ],
   ];
   for (const [name, text, message] of CASES) {
     it(name, async () => {
@@ -119,7 +154,13 @@ describe("malformed files are refused with the file, line and column", () => {
   }
 
   it("invalid UTF-8 names the bytes", async () => {
-    const path = file(Buffer.concat([Buffer.from('[{"sub":"a'), Buffer.from([0xc3, 0x28]), Buffer.from('","tenant_id":"t","roles":[]}]')]));
+    const path = file(
+      Buffer.concat([
+        Buffer.from('[{"sub":"a'),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('","tenant_id":"t","roles":[]}]'),
+      ]),
+    );
     await expect(loadDirectoryFile(path, { chunkBytes: 8 })).rejects.toThrow(/not valid UTF-8 \(within bytes 8-16\)/);
   });
 });
@@ -128,10 +169,30 @@ describe("bounds", () => {
   const record = JSON.stringify({ sub: "a".repeat(100), tenant_id: T, roles: [] }); // 154 characters
   const longer = record.replace("}", `,"pad":"${"p".repeat(50)}"}`);
   const CASES: [string, string, object, RegExp][] = [
-    ["an NDJSON line over the length limit", `${record}\n${longer}\n`, { maxRecordChars: 200 }, /:2: line longer than 200 characters/],
-    ["an NDJSON file without newlines", `${record}${" ".repeat(400)}`, { maxRecordChars: 200 }, /:1: line longer than 200 characters/],
-    ["a JSON array element over the length limit", `[${record},\n ${longer}]`, { maxRecordChars: 200 }, /:2:2: record 1 is longer than 200 characters/],
-    ["an unfinished JSON array element over the length limit", `[${record},\n ${longer}`, { maxRecordChars: 200 }, /:2:2: record 1 is longer than 200 characters/],
+    [
+      "an NDJSON line over the length limit",
+      `${record}\n${longer}\n`,
+      { maxRecordChars: 200 },
+      /:2: line longer than 200 characters/,
+    ],
+    [
+      "an NDJSON file without newlines",
+      `${record}${" ".repeat(400)}`,
+      { maxRecordChars: 200 },
+      /:1: line longer than 200 characters/,
+    ],
+    [
+      "a JSON array element over the length limit",
+      `[${record},\n ${longer}]`,
+      { maxRecordChars: 200 },
+      /:2:2: record 1 is longer than 200 characters/,
+    ],
+    [
+      "an unfinished JSON array element over the length limit",
+      `[${record},\n ${longer}`,
+      { maxRecordChars: 200 },
+      /:2:2: record 1 is longer than 200 characters/,
+    ],
     ["more records than allowed", `[${record},${record},${record}]`, { maxRecords: 2 }, /more than 2 records/],
     ["a file over the size limit", `[${record}]`, { maxFileBytes: 100 }, /larger than 100 bytes/],
   ];
@@ -142,7 +203,9 @@ describe("bounds", () => {
   }
 
   it("accepts a file within every limit", async () => {
-    const idx = await loadDirectoryFile(file(`[${record},${record}]`), { limits: { maxRecordChars: record.length, maxRecords: 2, maxFileBytes: 2 * record.length + 3 } });
+    const idx = await loadDirectoryFile(file(`[${record},${record}]`), {
+      limits: { maxRecordChars: record.length, maxRecords: 2, maxFileBytes: 2 * record.length + 3 },
+    });
     expect(idx.entries.size).toBe(1);
   });
 });
@@ -175,13 +238,23 @@ describe("records share tenant ids and role name lists", () => {
 
 describe("subs", () => {
   it("a later record for the same sub replaces the earlier one", () => {
-    const idx = parseDirectory(sealNdjson(['{"sub":"a","tenant_id":"t1","roles":[]}', '{"sub":"b","tenant_id":"t1","roles":[]}', '{"sub":"a","tenant_id":"t2","roles":[]}']), "d");
+    const idx = parseDirectory(
+      sealNdjson([
+        '{"sub":"a","tenant_id":"t1","roles":[]}',
+        '{"sub":"b","tenant_id":"t1","roles":[]}',
+        '{"sub":"a","tenant_id":"t2","roles":[]}',
+      ]),
+      "d",
+    );
     expect(idx.entries.size).toBe(2);
     expect(idx.entries.get("a")?.tenant_id).toBe("t2");
   });
 
   it("a sub with an unpaired surrogate is refused, and never matches the replacement character", () => {
-    const idx = parseDirectory(sealNdjson(['{"sub":"x\\ud800","tenant_id":"t","roles":[]}', '{"sub":"y\uFFFD","tenant_id":"t","roles":[]}']), "d");
+    const idx = parseDirectory(
+      sealNdjson(['{"sub":"x\\ud800","tenant_id":"t","roles":[]}', '{"sub":"y\uFFFD","tenant_id":"t","roles":[]}']),
+      "d",
+    );
     expect(idx.problems).toEqual(["d line 1: sub must be well-formed Unicode (it has an unpaired surrogate)"]);
     expect(idx.entries.get("x\ud800")).toBeUndefined();
     expect(idx.entries.get("y\ud800")).toBeUndefined();

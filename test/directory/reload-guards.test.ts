@@ -15,7 +15,8 @@ const T = TENANT_A;
 const opened: Directory[] = [];
 afterEach(() => opened.splice(0).forEach((d) => d.close()));
 
-const users = (n: number, prefix = "u") => Array.from({ length: n }, (_, i) => ({ sub: `${prefix}${i}`, tenant_id: T, roles: ["enseignant_jeune"] }));
+const users = (n: number, prefix = "u") =>
+  Array.from({ length: n }, (_, i) => ({ sub: `${prefix}${i}`, tenant_id: T, roles: ["enseignant_jeune"] }));
 
 /** Writes as feeds should: a temp file renamed over the old one. */
 function replace(file: string, text: string): void {
@@ -36,7 +37,11 @@ const EMPTY: [string, string, RegExp][] = [
   ["whitespace only, sealed", sealNdjson(["  ", "", "\t "]), /the file has no record/],
   ["{}, sealed", sealNdjson(["{}"]), /all 1 records are invalid/],
   ["an empty array", "[]", /the file has no record/],
-  ["records that are all invalid", JSON.stringify([{ sub: "x", tenant_id: T, roles: [7] }, { sub: "y" }]), /all 2 records are invalid/],
+  [
+    "records that are all invalid",
+    JSON.stringify([{ sub: "x", tenant_id: T, roles: [7] }, { sub: "y" }]),
+    /all 2 records are invalid/,
+  ],
 ];
 
 const UNSEALED: [string, string][] = [
@@ -52,7 +57,9 @@ describe("an NDJSON file without its end record is refused as incomplete, whatev
       replace(file, text);
       expect(await d.reload()).toBe(false);
       expect(d.size).toBe(3);
-      expect(d.status().lastError).toMatch(/users\.json: the NDJSON directory has no end record \(a feed still being written\?\)/);
+      expect(d.status().lastError).toMatch(
+        /users\.json: the NDJSON directory has no end record \(a feed still being written\?\)/,
+      );
     });
   }
 });
@@ -94,7 +101,10 @@ describe("shrink guard", () => {
       expect(await d.reload()).toBe(c.accepted);
       expect(d.size).toBe(c.accepted ? c.to : c.from);
       if (c.accepted) expect(d.status().lastError).toBeUndefined();
-      else expect(d.status().lastError).toMatch(new RegExp(`drops \\d+% of the records \\(${c.from} -> ${c.to}\\).*--directory-max-shrink`));
+      else
+        expect(d.status().lastError).toMatch(
+          new RegExp(`drops \\d+% of the records \\(${c.from} -> ${c.to}\\).*--directory-max-shrink`),
+        );
     });
   }
 
@@ -135,7 +145,9 @@ describe("slow ratchet: the guard compares with the largest count accepted withi
     expect(await step(5)).toBe(true);
     expect(await step(4)).toBe(false);
     expect(d.size).toBe(5);
-    expect(d.status().lastError).toMatch(/drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\).*--directory-max-shrink/);
+    expect(d.status().lastError).toMatch(
+      /drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\).*--directory-max-shrink/,
+    );
     expect(await step(1)).toBe(false);
     expect(d.size).toBe(5);
   });

@@ -32,7 +32,9 @@ describe("roleResolver", () => {
   it('refuses a catalog where the alias "ENSEIGNANT JEUNE" is given to directeur_jeune', () => {
     const clash = ROLES.map((r) => (r.id === "directeur_jeune" ? { ...r, aliases: ["ENSEIGNANT JEUNE"] } : r));
     expect(() => roleResolver(clash, "catalog.roles")).toThrow(RoleNameError);
-    expect(() => roleResolver(clash, "catalog.roles")).toThrow(/catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/);
+    expect(() => roleResolver(clash, "catalog.roles")).toThrow(
+      /catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
+    );
   });
 
   it("stays correct past its memo's bound", () => {

@@ -26,7 +26,10 @@ async function decisionFor(path: string): Promise<Record<string, unknown>> {
 }
 
 const FORGED = { "x-request-id": "client-made-id", "x-forwarded-for": "6.6.6.6", "x-real-ip": "6.6.6.6" };
-const REQUEST_ID: Record<GatewayKind, RegExp> = { nginx: /^[0-9a-f]{32}$/, caddy: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/ };
+const REQUEST_ID: Record<GatewayKind, RegExp> = {
+  nginx: /^[0-9a-f]{32}$/,
+  caddy: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+};
 
 beforeAll(async () => {
   upstream = await startUpstream();
@@ -67,7 +70,10 @@ for (const kind of ["nginx", "caddy"] as GatewayKind[]) {
       const line = await decisionFor(path);
       expect(line.request_id).toMatch(REQUEST_ID[kind]);
       expect(line.client_address).toBe("127.0.0.1");
-      expect(line).toMatchObject({ reason: "route_unknown", message: expect.stringContaining("no route of the catalog matches") });
+      expect(line).toMatchObject({
+        reason: "route_unknown",
+        message: expect.stringContaining("no route of the catalog matches"),
+      });
     });
 
     it("name the path when the token fails", async () => {
@@ -85,9 +91,19 @@ describe("decision log lines from /decide", () => {
   it("keep an invalid path as received (bounded) and a well-formed traceparent", async () => {
     const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     const bad = `/v1/%2e%2e/${"x".repeat(1000)}`;
-    await fetch(`${service!.url}/decide`, { method: "POST", headers: { "content-type": "application/json", traceparent, "x-request-id": "sidecar-1" }, body: JSON.stringify({ method: "GET", path: bad, token }) });
+    await fetch(`${service!.url}/decide`, {
+      method: "POST",
+      headers: { "content-type": "application/json", traceparent, "x-request-id": "sidecar-1" },
+      body: JSON.stringify({ method: "GET", path: bad, token }),
+    });
     const line = await decisionFor(bad.slice(0, 512));
-    expect(line).toMatchObject({ reason: "path_invalid", path: null, traceparent, request_id: "sidecar-1", client_address: null });
+    expect(line).toMatchObject({
+      reason: "path_invalid",
+      path: null,
+      traceparent,
+      request_id: "sidecar-1",
+      client_address: null,
+    });
     expect(line.raw_path).toHaveLength(512);
   });
 });

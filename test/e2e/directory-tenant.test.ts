@@ -15,9 +15,24 @@ import { TENANT_A, TENANT_B, USERS, userToken, type Username } from "./harness/t
 import { startUpstream, type RunningUpstream } from "./harness/upstream.js";
 
 const CASES: { caller: Username; path: string; status: number; why: string }[] = [
-  { caller: "enseignant.jeune.b", path: "/v2/ORG002/centres", status: 403, why: "tenant-B token, record filed under tenant A" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/centres", status: 403, why: "tenant-A token, record filed under tenant B" },
-  { caller: "eleve.adulte", path: "/v2/ORG001/centres", status: 200, why: "tenant-A token, record filed under tenant A" },
+  {
+    caller: "enseignant.jeune.b",
+    path: "/v2/ORG002/centres",
+    status: 403,
+    why: "tenant-B token, record filed under tenant A",
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001/centres",
+    status: 403,
+    why: "tenant-A token, record filed under tenant B",
+  },
+  {
+    caller: "eleve.adulte",
+    path: "/v2/ORG001/centres",
+    status: 200,
+    why: "tenant-A token, record filed under tenant A",
+  },
 ];
 
 let issuer: RunningPortier | undefined;
@@ -49,7 +64,9 @@ describe("directory records of another tenant, behind real gateways", () => {
   });
 
   it.each(CASES)("/forward-auth: $status $caller $path ($why)", async ({ caller, path, status }) => {
-    const res = await send(service!.url, "/forward-auth/nginx", { headers: { ...bearer(tokens.get(caller)!), "x-original-method": "GET", "x-original-uri": path } });
+    const res = await send(service!.url, "/forward-auth/nginx", {
+      headers: { ...bearer(tokens.get(caller)!), "x-original-method": "GET", "x-original-uri": path },
+    });
     expect(res.status).toBe(status);
     if (status === 403) expect(res.headers["x-portier-reason"]).toBe("not_synced");
   });

@@ -12,13 +12,26 @@ import { gzipSync } from "node:zlib";
 import { INSTALL_HINT } from "./harness/gateways.js";
 import { sealNdjson } from "../support/directory-files.js";
 import { nginxMissing, startStaticNginx, type StaticNginx } from "./harness/static-nginx.js";
-import { ISSUER, TENANT_A, decide, makeKeys, serveInProcess, tempDir, until, userToken, type InProcessService, type Keys } from "../service/helpers.js";
+import {
+  ISSUER,
+  TENANT_A,
+  decide,
+  makeKeys,
+  serveInProcess,
+  tempDir,
+  until,
+  userToken,
+  type InProcessService,
+  type Keys,
+} from "../service/helpers.js";
 
 const PATH = "/v2/ORG001/elevesJeunes/J1/absences";
 const sub = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
-const record = (i: number, roles: string[] = ["enseignant_jeune"]) => JSON.stringify({ sub: sub(i), tenant_id: TENANT_A, roles });
+const record = (i: number, roles: string[] = ["enseignant_jeune"]) =>
+  JSON.stringify({ sub: sub(i), tenant_id: TENANT_A, roles });
 /** Records 1..n, each with enseignant_jeune. */
-const feed = (n: number, extra: string[] = []) => sealNdjson([...Array.from({ length: n }, (_, i) => record(i + 1)), ...extra]);
+const feed = (n: number, extra: string[] = []) =>
+  sealNdjson([...Array.from({ length: n }, (_, i) => record(i + 1)), ...extra]);
 
 const missing = nginxMissing();
 if (missing) console.warn(`[e2e] nginx not found: skipping the --directory-url tests. Install: ${INSTALL_HINT.nginx}`);
@@ -43,13 +56,24 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
   });
 
   async function serve(url: string, extra: string[] = []): Promise<InProcessService> {
-    const svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory-url", url, "--directory-poll-seconds", "0.1", ...extra]);
+    const svc = await serveInProcess([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--directory-url",
+      url,
+      "--directory-poll-seconds",
+      "0.1",
+      ...extra,
+    ]);
     running.push(svc);
     return svc;
   }
   const ready = async (svc: InProcessService) => (await fetch(`${svc.url}/ready`)).json() as Promise<any>;
   const metrics = async (svc: InProcessService) => (await fetch(`${svc.url}/metrics`)).text();
-  const allowed = async (svc: InProcessService, i: number) => (await decide(svc.url, { method: "GET", path: PATH, token: await userToken(keys, sub(i)) })).json.allow as boolean;
+  const allowed = async (svc: InProcessService, i: number) =>
+    (await decide(svc.url, { method: "GET", path: PATH, token: await userToken(keys, sub(i)) })).json.allow as boolean;
   /** Writes beside and renames over: the server never sees a partial file. */
   const publish = (name: string, text: string | Buffer) => {
     const file = join(nginx.www, name);
@@ -116,7 +140,9 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
           await until(async () => (await ready(svc)).directory.reloadFailures >= failures + 2, 30_000);
           const r = await ready(svc);
           expect(r.directory).toMatchObject({ size: 20, reloads: 0 });
-          expect(r.problems.join()).toMatch(/directory: last reload refused, previous index keeps serving: .*inplace\.ndjson/);
+          expect(r.problems.join()).toMatch(
+            /directory: last reload refused, previous index keeps serving: .*inplace\.ndjson/,
+          );
         }
         writeSync(fd, sealed.slice(written));
       } finally {
@@ -134,38 +160,79 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
   }, 120_000);
 
   it.each([
-    ["nginx gzip on (Content-Encoding: gzip, weak ETag)", "gz/users.ndjson", (text: string) => [["gz/users.ndjson", text]] as const, "gzip"],
-    ["a pre-compressed file (gzip_static)", "static/users.ndjson", (text: string) => [["static/users.ndjson.gz", gzipSync(text)]] as const, "gzip"],
-    ["a .gz file (a gzip body, no Content-Encoding)", "users.ndjson.gz", (text: string) => [["users.ndjson.gz", gzipSync(text)]] as const, "-"],
-  ])("inflates %s and then answers 304", async (_name, path, files, encoding) => {
-    const text = feed(300);
-    for (const [name, body] of files(text)) publish(name, body);
-    const svc = await serve(`${nginx.url}/${path}`);
-    expect((await ready(svc)).directory).toMatchObject({ loaded: true, size: 300 });
-    expect(await allowed(svc, 300)).toBe(true);
-    const uri = `/${path}`;
-    expect(nginx.requests().filter((l) => l.endsWith(uri)), nginx.requests().join("\n")).toContain(`200 "${encoding}" "-" ${uri}`);
-    await until(async () => (await ready(svc)).directory.lastHttpCode === 304);
-    expect((await ready(svc)).directory).toMatchObject({ reloads: 0, reloadFailures: 0 });
-  }, 60_000);
+    [
+      "nginx gzip on (Content-Encoding: gzip, weak ETag)",
+      "gz/users.ndjson",
+      (text: string) => [["gz/users.ndjson", text]] as const,
+      "gzip",
+    ],
+    [
+      "a pre-compressed file (gzip_static)",
+      "static/users.ndjson",
+      (text: string) => [["static/users.ndjson.gz", gzipSync(text)]] as const,
+      "gzip",
+    ],
+    [
+      "a .gz file (a gzip body, no Content-Encoding)",
+      "users.ndjson.gz",
+      (text: string) => [["users.ndjson.gz", gzipSync(text)]] as const,
+      "-",
+    ],
+  ])(
+    "inflates %s and then answers 304",
+    async (_name, path, files, encoding) => {
+      const text = feed(300);
+      for (const [name, body] of files(text)) publish(name, body);
+      const svc = await serve(`${nginx.url}/${path}`);
+      expect((await ready(svc)).directory).toMatchObject({ loaded: true, size: 300 });
+      expect(await allowed(svc, 300)).toBe(true);
+      const uri = `/${path}`;
+      expect(
+        nginx.requests().filter((l) => l.endsWith(uri)),
+        nginx.requests().join("\n"),
+      ).toContain(`200 "${encoding}" "-" ${uri}`);
+      await until(async () => (await ready(svc)).directory.lastHttpCode === 304);
+      expect((await ready(svc)).directory).toMatchObject({ reloads: 0, reloadFailures: 0 });
+    },
+    60_000,
+  );
 
   it.each([
-    ["a body over the cap", "big.ndjson", () => feed(40), /GET http:\/\/127\.0\.0\.1:\d+\/big\.ndjson: the body \(\d+ bytes\) is larger than the limit of 1024 bytes/],
-    ["a .gz that inflates past the cap", "bomb.ndjson.gz", () => gzipSync(feed(1, [" ".repeat(200_000)])), /GET http:\/\/127\.0\.0\.1:\d+\/bomb\.ndjson\.gz: the directory is larger than the limit of 1024 bytes once inflated \(--directory-max-bytes\)/],
-    ["a gzip-encoded body that inflates past the cap", "static/bomb.ndjson", () => null, /GET http:\/\/127\.0\.0\.1:\d+\/static\/bomb\.ndjson: the inflated body is larger than the limit of 1024 bytes/],
-  ])("refuses %s (--directory-max-bytes); the service starts, not ready", async (_name, path, body, error) => {
-    const bytes = body();
-    if (bytes === null) publish(`${path}.gz`, gzipSync(feed(1, [" ".repeat(200_000)])));
-    else publish(path, bytes);
-    const svc = await serve(`${nginx.url}/${path}`, ["--directory-max-bytes", "1024"]);
-    const res = await fetch(`${svc.url}/ready`);
-    expect(res.status).toBe(503);
-    const r = (await res.json()) as any;
-    expect(r.missing).toContain("directory: not loaded");
-    expect(r.directory.lastError).toMatch(error);
-    expect(r.directory.lastHttpCode).toBe(200);
-    expect(await metrics(svc)).toContain("portier_directory_last_load_failed 1");
-  }, 60_000);
+    [
+      "a body over the cap",
+      "big.ndjson",
+      () => feed(40),
+      /GET http:\/\/127\.0\.0\.1:\d+\/big\.ndjson: the body \(\d+ bytes\) is larger than the limit of 1024 bytes/,
+    ],
+    [
+      "a .gz that inflates past the cap",
+      "bomb.ndjson.gz",
+      () => gzipSync(feed(1, [" ".repeat(200_000)])),
+      /GET http:\/\/127\.0\.0\.1:\d+\/bomb\.ndjson\.gz: the directory is larger than the limit of 1024 bytes once inflated \(--directory-max-bytes\)/,
+    ],
+    [
+      "a gzip-encoded body that inflates past the cap",
+      "static/bomb.ndjson",
+      () => null,
+      /GET http:\/\/127\.0\.0\.1:\d+\/static\/bomb\.ndjson: the inflated body is larger than the limit of 1024 bytes/,
+    ],
+  ])(
+    "refuses %s (--directory-max-bytes); the service starts, not ready",
+    async (_name, path, body, error) => {
+      const bytes = body();
+      if (bytes === null) publish(`${path}.gz`, gzipSync(feed(1, [" ".repeat(200_000)])));
+      else publish(path, bytes);
+      const svc = await serve(`${nginx.url}/${path}`, ["--directory-max-bytes", "1024"]);
+      const res = await fetch(`${svc.url}/ready`);
+      expect(res.status).toBe(503);
+      const r = (await res.json()) as any;
+      expect(r.missing).toContain("directory: not loaded");
+      expect(r.directory.lastError).toMatch(error);
+      expect(r.directory.lastHttpCode).toBe(200);
+      expect(await metrics(svc)).toContain("portier_directory_last_load_failed 1");
+    },
+    60_000,
+  );
 
   it("sends URL credentials as Basic authentication and never shows them", async () => {
     const lines = [record(1), record(2), JSON.stringify({ sub: sub(3), roles: ["enseignant_jeune"] }), record(4)];
@@ -173,7 +240,12 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
     const wrong = await serve(`http://ops:wr0ng@127.0.0.1:${nginx.port}/private/users.ndjson?sig=s1gnature`);
     const shown = `http://***@127.0.0.1:${nginx.port}/private/users.ndjson?sig=***`;
     let r = await ready(wrong);
-    expect(r.directory).toMatchObject({ source: shown, loaded: false, lastHttpCode: 401, lastError: `GET ${shown} answered HTTP 401` });
+    expect(r.directory).toMatchObject({
+      source: shown,
+      loaded: false,
+      lastHttpCode: 401,
+      lastError: `GET ${shown} answered HTTP 401`,
+    });
 
     const svc = await serve(`http://ops:s3cret@127.0.0.1:${nginx.port}/private/users.ndjson?sig=s1gnature`);
     r = await ready(svc);
@@ -185,7 +257,8 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
     expect(svc.output()).not.toContain("portier-directory-");
     for (const s of [wrong, svc]) {
       const texts = [JSON.stringify(await ready(s)), await metrics(s), s.output()];
-      for (const text of texts) for (const secret of ["s3cret", "wr0ng", "s1gnature", "ops:"]) expect(text).not.toContain(secret);
+      for (const text of texts)
+        for (const secret of ["s3cret", "wr0ng", "s1gnature", "ops:"]) expect(text).not.toContain(secret);
     }
   }, 60_000);
 

@@ -13,7 +13,17 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
 import { SHIPPED_DIR } from "./harness/gateways.js";
-import { ISSUER, RECORDS, TEACHER, makeKeys, serveInProcess, tempDir, userToken, writeDirectory, type InProcessService } from "../service/helpers.js";
+import {
+  ISSUER,
+  RECORDS,
+  TEACHER,
+  makeKeys,
+  serveInProcess,
+  tempDir,
+  userToken,
+  writeDirectory,
+  type InProcessService,
+} from "../service/helpers.js";
 import { grpcClients, headersOf, type GrpcClients } from "../service/grpc/client.js";
 import type { CheckResponseMessage } from "../../src/service/grpc/check.js";
 
@@ -21,7 +31,8 @@ type Node = Record<string, any>;
 
 const envoy = YAML.parse(readFileSync(join(SHIPPED_DIR, "envoy-grpc.yaml"), "utf8")) as Node;
 const hcm = envoy.static_resources.listeners[0].filter_chains[0].filters[0].typed_config as Node;
-const extAuthz = (hcm.http_filters as Node[]).find((f) => f.name === "envoy.filters.http.ext_authz")!.typed_config as Node;
+const extAuthz = (hcm.http_filters as Node[]).find((f) => f.name === "envoy.filters.http.ext_authz")!
+  .typed_config as Node;
 const cluster = (name: string) => (envoy.static_resources.clusters as Node[]).find((c) => c.name === name)!;
 const istio = (file: string) => YAML.parse(readFileSync(join(SHIPPED_DIR, "istio", file), "utf8")) as Node;
 
@@ -40,20 +51,27 @@ describe("docs/gateways/envoy-grpc.yaml", () => {
     // Portier reads no body: the check carries none.
     expect(extAuthz.with_request_body).toBeUndefined();
     // The ext_authz filter runs before the router.
-    expect((hcm.http_filters as Node[]).map((f) => f.name)).toEqual(["envoy.filters.http.ext_authz", "envoy.filters.http.router"]);
+    expect((hcm.http_filters as Node[]).map((f) => f.name)).toEqual([
+      "envoy.filters.http.ext_authz",
+      "envoy.filters.http.router",
+    ]);
     expect(hcm.common_http_protocol_options.headers_with_underscores_action).toBe("DROP_HEADER");
   });
 
   it("speaks HTTP/2 to Portier's gRPC port and health-checks it with grpc.health.v1", () => {
     const portier = cluster("portier");
-    expect(portier.typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"].explicit_http_config).toHaveProperty("http2_protocol_options");
+    expect(
+      portier.typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]
+        .explicit_http_config,
+    ).toHaveProperty("http2_protocol_options");
     expect(portier.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value).toBe(9191);
     expect(portier.health_checks[0].grpc_health_check.service_name).toBe("envoy.service.auth.v3.Authorization");
   });
 
   it("prints Portier's decision id, reason, flow and route in the access log", () => {
     const format = JSON.stringify(hcm.access_log[0].typed_config.log_format.json_format);
-    for (const key of ["decision_id", "reason", "flow", "route"]) expect(format).toContain(`%DYNAMIC_METADATA(envoy.filters.http.ext_authz:${key})%`);
+    for (const key of ["decision_id", "reason", "flow", "route"])
+      expect(format).toContain(`%DYNAMIC_METADATA(envoy.filters.http.ext_authz:${key})%`);
   });
 });
 
@@ -66,7 +84,9 @@ describe("docs/gateways/istio/", () => {
   it("declares Portier as an envoyExtAuthzGrpc provider that fails closed", () => {
     expect(provider.envoyExtAuthzGrpc.failOpen).toBe(false);
     expect(ms(provider.envoyExtAuthzGrpc.timeout)).toBeLessThanOrEqual(1000);
-    expect(provider.envoyExtAuthzGrpc.service).toBe(`${service.metadata.name}.${service.metadata.namespace}.svc.cluster.local`);
+    expect(provider.envoyExtAuthzGrpc.service).toBe(
+      `${service.metadata.name}.${service.metadata.namespace}.svc.cluster.local`,
+    );
     expect(provider.envoyExtAuthzGrpc.port).toBe(service.spec.ports[0].port);
     expect(service.spec.ports[0].appProtocol).toBe("grpc");
   });
@@ -89,7 +109,16 @@ describe("what Envoy does with envoy-grpc.yaml, against the real service", () =>
     const dir = tempDir();
     const jwks = join(dir, "jwks.json");
     writeFileSync(jwks, JSON.stringify(keys.jwks));
-    svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS), "--grpc-port", "0"]);
+    svc = await serveInProcess([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--directory",
+      writeDirectory(dir, RECORDS),
+      "--grpc-port",
+      "0",
+    ]);
     client = grpcClients(svc.service.grpcAddress!);
     teacher = await userToken(keys, TEACHER);
   }, 60_000);
@@ -102,16 +131,40 @@ describe("what Envoy does with envoy-grpc.yaml, against the real service", () =>
   /** The CheckRequest Envoy's ext_authz filter builds from a client request (check_request_utils.cc). */
   function checkRequestOf(method: string, path: string, headers: [string, string][]): Node {
     const joined = new Map<string, string>();
-    for (const [name, value] of [[":method", method], [":path", path], [":authority", "api.example"], [":scheme", "http"], ...headers] as [string, string][]) {
+    for (const [name, value] of [
+      [":method", method],
+      [":path", path],
+      [":authority", "api.example"],
+      [":scheme", "http"],
+      ...headers,
+    ] as [string, string][]) {
       const key = name.toLowerCase();
-      if (hcm.common_http_protocol_options.headers_with_underscores_action === "DROP_HEADER" && key.includes("_")) continue;
+      if (hcm.common_http_protocol_options.headers_with_underscores_action === "DROP_HEADER" && key.includes("_"))
+        continue;
       joined.set(key, joined.has(key) ? `${joined.get(key)},${value}` : value);
     }
-    return { attributes: { request: { http: { id: "7", method, path, host: "api.example", scheme: "http", protocol: "HTTP/1.1", headers: Object.fromEntries(joined) } } } };
+    return {
+      attributes: {
+        request: {
+          http: {
+            id: "7",
+            method,
+            path,
+            host: "api.example",
+            scheme: "http",
+            protocol: "HTTP/1.1",
+            headers: Object.fromEntries(joined),
+          },
+        },
+      },
+    };
   }
 
   /** What the upstream receives (allow) or the client gets (deny), as Envoy applies the CheckResponse. */
-  function apply(res: CheckResponseMessage, request: Node): { upstream?: Record<string, string>; client?: { status: number; headers: Record<string, string>; body: string } } {
+  function apply(
+    res: CheckResponseMessage,
+    request: Node,
+  ): { upstream?: Record<string, string>; client?: { status: number; headers: Record<string, string>; body: string } } {
     if ((res.status?.code ?? 0) === 0) {
       const upstream = { ...(request.attributes.request.http.headers as Record<string, string>) };
       for (const h of res.ok_response!.headers) {
@@ -121,27 +174,45 @@ describe("what Envoy does with envoy-grpc.yaml, against the real service", () =>
       for (const name of res.ok_response!.headers_to_remove) delete upstream[name];
       return { upstream };
     }
-    const status = { Unauthorized: 401, Forbidden: 403, BadRequest: 400 }[String(res.denied_response!.status.code)] ?? 403;
+    const status =
+      { Unauthorized: 401, Forbidden: 403, BadRequest: 400 }[String(res.denied_response!.status.code)] ?? 403;
     return { client: { status, headers: headersOf(res.denied_response!.headers), body: res.denied_response!.body } };
   }
 
   it("the health check Envoy sends answers SERVING", async () => {
-    await expect(client.health(cluster("portier").health_checks[0].grpc_health_check.service_name)).resolves.toEqual({ status: "SERVING" });
+    await expect(client.health(cluster("portier").health_checks[0].grpc_health_check.service_name)).resolves.toEqual({
+      status: "SERVING",
+    });
   });
 
   it("allow: the upstream gets Portier's X-Portier-* values, never the client's, and the access log keys are filled", async () => {
-    const req = checkRequestOf("GET", "/v2/ORG001/elevesJeunes", [["Authorization", `Bearer ${teacher}`], ["X-Portier-Subject", "forged"], ["X-Portier-Roles", "a"], ["X-Portier-Roles", "b"], ["X-Portier-Admin", "yes"], ["X_Portier_Tenant", "forged"]]);
+    const req = checkRequestOf("GET", "/v2/ORG001/elevesJeunes", [
+      ["Authorization", `Bearer ${teacher}`],
+      ["X-Portier-Subject", "forged"],
+      ["X-Portier-Roles", "a"],
+      ["X-Portier-Roles", "b"],
+      ["X-Portier-Admin", "yes"],
+      ["X_Portier_Tenant", "forged"],
+    ]);
     const res = await client.check(req);
     const { upstream } = apply(res, req);
-    expect(upstream).toMatchObject({ "x-portier-subject": TEACHER, "x-portier-roles": "enseignant_jeune", "x-portier-reason": "allowed" });
+    expect(upstream).toMatchObject({
+      "x-portier-subject": TEACHER,
+      "x-portier-roles": "enseignant_jeune",
+      "x-portier-reason": "allowed",
+    });
     expect(upstream).not.toHaveProperty("x-portier-admin");
     expect(JSON.stringify(upstream)).not.toContain("forged");
     const format = JSON.stringify(hcm.access_log[0].typed_config.log_format.json_format);
-    for (const [, key] of format.matchAll(/envoy\.filters\.http\.ext_authz:(\w+)/g)) expect(res.dynamic_metadata.fields[key!]).toHaveProperty("stringValue");
+    for (const [, key] of format.matchAll(/envoy\.filters\.http\.ext_authz:(\w+)/g))
+      expect(res.dynamic_metadata.fields[key!]).toHaveProperty("stringValue");
   });
 
   it("two Authorization headers (joined by Envoy): the client gets 401 token_malformed with WWW-Authenticate", async () => {
-    const req = checkRequestOf("GET", "/v2/ORG001/elevesJeunes", [["Authorization", `Bearer ${teacher}`], ["Authorization", `Bearer ${teacher}`]]);
+    const req = checkRequestOf("GET", "/v2/ORG001/elevesJeunes", [
+      ["Authorization", `Bearer ${teacher}`],
+      ["Authorization", `Bearer ${teacher}`],
+    ]);
     const { client: answer } = apply(await client.check(req), req);
     expect(answer?.status).toBe(401);
     expect(answer?.headers["www-authenticate"]).toMatch(/^Bearer/);

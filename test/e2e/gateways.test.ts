@@ -35,14 +35,44 @@ function withMethod(cases: Case[]): Case[] {
 
 /** Expected allows: both flows, role- and "all synced"-routes, percent-encoded and decomposed paths. */
 const ALLOWED: Case[] = withMethod([
-  { caller: "machine", path: "/v2/ORG001/elevesJeunes", status: 200, why: "application flow, own tenant, not role-restricted" },
-  { caller: "machine", path: "/v3/utilisateurs/moi", status: 200, why: "application flow, route without codeOrganisme" },
+  {
+    caller: "machine",
+    path: "/v2/ORG001/elevesJeunes",
+    status: 200,
+    why: "application flow, own tenant, not role-restricted",
+  },
+  {
+    caller: "machine",
+    path: "/v3/utilisateurs/moi",
+    status: 200,
+    why: "application flow, route without codeOrganisme",
+  },
   { caller: "enseignant.jeune", path: "/v2/ORG001/elevesJeunes", status: 200, why: "accessCode flow, listed role" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/elevesJeunes/E123/absences?annee=2026", status: 200, why: "listed role, query string ignored" },
-  { caller: "eleve.adulte", path: "/v2/ORG001/elevesAdultes/A42/calendrierScolaire", status: 200, why: "listed role (Élève adulte)" },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001/elevesJeunes/E123/absences?annee=2026",
+    status: 200,
+    why: "listed role, query string ignored",
+  },
+  {
+    caller: "eleve.adulte",
+    path: "/v2/ORG001/elevesAdultes/A42/calendrierScolaire",
+    status: 200,
+    why: "listed role (Élève adulte)",
+  },
   { caller: "synced.sans.role", path: "/v2/ORG001/centres", status: 200, why: "all synced" },
-  { caller: "synced.sans.role", path: "/v2/ORG001/%C3%A9coles", status: 200, why: "percent-encoded UTF-8 (NFC) of /écoles" },
-  { caller: "synced.sans.role", path: "/v2/ORG001/e%CC%81coles", status: 200, why: "decomposed é (NFD), NFC-normalised" },
+  {
+    caller: "synced.sans.role",
+    path: "/v2/ORG001/%C3%A9coles",
+    status: 200,
+    why: "percent-encoded UTF-8 (NFC) of /écoles",
+  },
+  {
+    caller: "synced.sans.role",
+    path: "/v2/ORG001/e%CC%81coles",
+    status: 200,
+    why: "decomposed é (NFD), NFC-normalised",
+  },
   { caller: "enseignant.jeune", path: "/v2/ORG001/b%C3%A2timents", status: 200, why: "accented route /bâtiments" },
   { caller: "enseignant.jeune.b", path: "/v2/ORG002/centres", status: 200, why: "tenant B on its own codeOrganisme" },
 ]);
@@ -51,27 +81,138 @@ const ALLOWED: Case[] = withMethod([
 const DENIED: Case[] = withMethod([
   { caller: "none", path: "/v2/ORG001/elevesJeunes", status: 401, reason: "token_missing", why: "no token" },
   { caller: "garbage", path: "/v2/ORG001/elevesJeunes", status: 401, reason: "token_malformed", why: "garbage token" },
-  { caller: "eleve.adulte", path: "/v2/ORG001/elevesJeunes", status: 403, reason: "role_not_allowed", why: "role not allowed" },
-  { caller: "synced.sans.role", path: "/v2/ORG001/elevesJeunes", status: 403, reason: "role_not_allowed", why: "synced user without a listed role" },
-  { caller: "non.synchronise", path: "/v2/ORG001/centres", status: 403, reason: "not_synced", why: "user not synced, even on an all-synced route" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/inconnu", status: 403, reason: "route_unknown", why: "unknown route" },
-  { caller: "machine", path: "/v9/nulle-part", status: 403, reason: "route_unknown", why: "unknown route, application flow" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/elevesJeunes", method: "POST", status: 403, reason: "method_not_allowed", why: "wrong method (all routes are GET)" },
-  { caller: "machine", path: "/v2/ORG001/centres", method: "DELETE", status: 403, reason: "method_not_allowed", why: "wrong method, application flow" },
-  { caller: "enseignant.jeune", path: "/v2/ORG002/elevesJeunes", status: 403, reason: "tenant_mismatch", why: "tenant mismatch: tenant A token on ORG002" },
-  { caller: "machine", path: "/v2/ORG002/centres", status: 403, reason: "tenant_mismatch", why: "tenant mismatch, application flow" },
-  { caller: "enseignant.jeune.b", path: "/v2/ORG001/centres", status: 403, reason: "tenant_mismatch", why: "tenant mismatch: tenant B token on ORG001" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001%2Fcentres", status: 403, reason: "path_invalid", why: "encoded slash" },
-  { caller: "enseignant.jeune", path: "/v2/ORG002/../ORG001/centres", status: 403, reason: "path_invalid", why: "dot-dot segment" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/%FFcentres", status: 403, reason: "path_invalid", why: "invalid UTF-8" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/centres%00", status: 403, reason: "path_invalid", why: "encoded NUL", gateway: { nginx: 400 } },
-  { caller: "enseignant.jeune", path: "/v2/ORG001//centres", status: 403, reason: "path_invalid", why: "empty segment" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001/%2e%2e/ORG001/centres", status: 403, reason: "path_invalid", why: "percent-encoded dot-dot segment" },
+  {
+    caller: "eleve.adulte",
+    path: "/v2/ORG001/elevesJeunes",
+    status: 403,
+    reason: "role_not_allowed",
+    why: "role not allowed",
+  },
+  {
+    caller: "synced.sans.role",
+    path: "/v2/ORG001/elevesJeunes",
+    status: 403,
+    reason: "role_not_allowed",
+    why: "synced user without a listed role",
+  },
+  {
+    caller: "non.synchronise",
+    path: "/v2/ORG001/centres",
+    status: 403,
+    reason: "not_synced",
+    why: "user not synced, even on an all-synced route",
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001/inconnu",
+    status: 403,
+    reason: "route_unknown",
+    why: "unknown route",
+  },
+  {
+    caller: "machine",
+    path: "/v9/nulle-part",
+    status: 403,
+    reason: "route_unknown",
+    why: "unknown route, application flow",
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001/elevesJeunes",
+    method: "POST",
+    status: 403,
+    reason: "method_not_allowed",
+    why: "wrong method (all routes are GET)",
+  },
+  {
+    caller: "machine",
+    path: "/v2/ORG001/centres",
+    method: "DELETE",
+    status: 403,
+    reason: "method_not_allowed",
+    why: "wrong method, application flow",
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG002/elevesJeunes",
+    status: 403,
+    reason: "tenant_mismatch",
+    why: "tenant mismatch: tenant A token on ORG002",
+  },
+  {
+    caller: "machine",
+    path: "/v2/ORG002/centres",
+    status: 403,
+    reason: "tenant_mismatch",
+    why: "tenant mismatch, application flow",
+  },
+  {
+    caller: "enseignant.jeune.b",
+    path: "/v2/ORG001/centres",
+    status: 403,
+    reason: "tenant_mismatch",
+    why: "tenant mismatch: tenant B token on ORG001",
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001%2Fcentres",
+    status: 403,
+    reason: "path_invalid",
+    why: "encoded slash",
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG002/../ORG001/centres",
+    status: 403,
+    reason: "path_invalid",
+    why: "dot-dot segment",
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001/%FFcentres",
+    status: 403,
+    reason: "path_invalid",
+    why: "invalid UTF-8",
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001/centres%00",
+    status: 403,
+    reason: "path_invalid",
+    why: "encoded NUL",
+    gateway: { nginx: 400 },
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001//centres",
+    status: 403,
+    reason: "path_invalid",
+    why: "empty segment",
+  },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001/%2e%2e/ORG001/centres",
+    status: 403,
+    reason: "path_invalid",
+    why: "percent-encoded dot-dot segment",
+  },
   { caller: "enseignant.jeune", path: "/v2/ORG001/./centres", status: 403, reason: "path_invalid", why: "dot segment" },
-  { caller: "enseignant.jeune", path: "/v2/ORG001%5Ccentres", status: 403, reason: "path_invalid", why: "encoded backslash" },
-  { caller: "machine", path: "/../../v2/ORG001/centres", status: 403, reason: "path_invalid", why: "dot-dot above the root", gateway: { nginx: 400 } },
+  {
+    caller: "enseignant.jeune",
+    path: "/v2/ORG001%5Ccentres",
+    status: 403,
+    reason: "path_invalid",
+    why: "encoded backslash",
+  },
+  {
+    caller: "machine",
+    path: "/../../v2/ORG001/centres",
+    status: 403,
+    reason: "path_invalid",
+    why: "dot-dot above the root",
+    gateway: { nginx: 400 },
+  },
 ]);
-
 
 let issuer: RunningPortier | undefined;
 let service: RunningPortier | undefined;
@@ -98,9 +239,11 @@ function splitRoles(value: string | undefined): string[] {
 }
 
 function describeResponse(res: RawResponse, gateway?: RunningGateway): string {
-  return `status ${res.status}, headers ${JSON.stringify(res.headers)}, body ${res.body.slice(0, 500)}` +
+  return (
+    `status ${res.status}, headers ${JSON.stringify(res.headers)}, body ${res.body.slice(0, 500)}` +
     (gateway && res.status >= 500 ? `\n${gateway.logs()}` : "") +
-    (service ? `\n--- portier serve (tail) ---\n${service.proc.output().slice(-2000)}` : "");
+    (service ? `\n--- portier serve (tail) ---\n${service.proc.output().slice(-2000)}` : "")
+  );
 }
 
 describe("Portier behind real gateways (issuer and service as processes)", () => {
@@ -129,20 +272,68 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
 
   describe("/forward-auth/<gateway> itself answers only 200, 401 or 403", () => {
     const odd: Array<{ why: string; endpoint?: string; headers: (t: string) => Record<string, string> }> = [
-      { why: "nginx style, allowed", headers: (t) => ({ ...bearer(t), "x-original-method": "GET", "x-original-uri": "/v2/ORG001/centres" }) },
-      { why: "caddy style, allowed", endpoint: "/forward-auth/caddy", headers: (t) => ({ ...bearer(t), "x-forwarded-method": "GET", "x-forwarded-uri": "/v2/ORG001/centres", "x-forwarded-host": "api.example" }) },
+      {
+        why: "nginx style, allowed",
+        headers: (t) => ({ ...bearer(t), "x-original-method": "GET", "x-original-uri": "/v2/ORG001/centres" }),
+      },
+      {
+        why: "caddy style, allowed",
+        endpoint: "/forward-auth/caddy",
+        headers: (t) => ({
+          ...bearer(t),
+          "x-forwarded-method": "GET",
+          "x-forwarded-uri": "/v2/ORG001/centres",
+          "x-forwarded-host": "api.example",
+        }),
+      },
       { why: "no original URI", headers: (t) => ({ ...bearer(t), "x-original-method": "GET" }) },
       { why: "no original method", headers: (t) => ({ ...bearer(t), "x-original-uri": "/v2/ORG001/centres" }) },
       { why: "no headers at all", headers: () => ({}) },
-      { why: "relative original URI", headers: (t) => ({ ...bearer(t), "x-original-method": "GET", "x-original-uri": "v2/ORG001/centres" }) },
-      { why: "absolute-form original URI", headers: (t) => ({ ...bearer(t), "x-original-method": "GET", "x-original-uri": "http://evil.example/v2/ORG001/centres" }) },
-      { why: "odd method", headers: (t) => ({ ...bearer(t), "x-original-method": "G E T", "x-original-uri": "/v2/ORG001/centres" }) },
-      { why: "Basic credentials", headers: () => ({ authorization: "Basic dXNlcjpwYXNz", "x-original-method": "GET", "x-original-uri": "/v2/ORG001/centres" }) },
-      { why: "empty bearer", headers: () => ({ authorization: "Bearer ", "x-original-method": "GET", "x-original-uri": "/v2/ORG001/centres" }) },
-      { why: "very long URI", headers: (t) => ({ ...bearer(t), "x-original-method": "GET", "x-original-uri": `/v2/ORG001/${"a".repeat(6000)}` }) },
+      {
+        why: "relative original URI",
+        headers: (t) => ({ ...bearer(t), "x-original-method": "GET", "x-original-uri": "v2/ORG001/centres" }),
+      },
+      {
+        why: "absolute-form original URI",
+        headers: (t) => ({
+          ...bearer(t),
+          "x-original-method": "GET",
+          "x-original-uri": "http://evil.example/v2/ORG001/centres",
+        }),
+      },
+      {
+        why: "odd method",
+        headers: (t) => ({ ...bearer(t), "x-original-method": "G E T", "x-original-uri": "/v2/ORG001/centres" }),
+      },
+      {
+        why: "Basic credentials",
+        headers: () => ({
+          authorization: "Basic dXNlcjpwYXNz",
+          "x-original-method": "GET",
+          "x-original-uri": "/v2/ORG001/centres",
+        }),
+      },
+      {
+        why: "empty bearer",
+        headers: () => ({
+          authorization: "Bearer ",
+          "x-original-method": "GET",
+          "x-original-uri": "/v2/ORG001/centres",
+        }),
+      },
+      {
+        why: "very long URI",
+        headers: (t) => ({
+          ...bearer(t),
+          "x-original-method": "GET",
+          "x-original-uri": `/v2/ORG001/${"a".repeat(6000)}`,
+        }),
+      },
     ];
     it.each(odd)("$why", async ({ why, endpoint, headers }) => {
-      const res = await send(service!.url, endpoint ?? "/forward-auth/nginx", { headers: headers(tokens.get("enseignant.jeune")!) });
+      const res = await send(service!.url, endpoint ?? "/forward-auth/nginx", {
+        headers: headers(tokens.get("enseignant.jeune")!),
+      });
       expect([200, 401, 403], describeResponse(res)).toContain(res.status);
       if (res.status === 401) expect(res.headers["www-authenticate"], why).toMatch(/^Bearer\b/);
       if (why.endsWith("allowed")) expect(res.status, describeResponse(res)).toBe(200);
@@ -151,16 +342,20 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
   });
 
   describe("the same denials asked of /forward-auth/nginx directly: status and reason", () => {
-    it.each(DENIED)("$status $reason: $caller $method $path ($why)", async ({ caller, path, method, status, reason }) => {
-      const res = await send(service!.url, "/forward-auth/nginx", {
-        headers: { ...headersFor(caller), "x-original-method": method ?? "GET", "x-original-uri": path },
-      });
-      expect(res.status, describeResponse(res)).toBe(status);
-      expect(res.headers["x-portier-reason"], describeResponse(res)).toBe(reason);
-      expect(res.headers["x-portier-decision-id"]).toMatch(/\S/);
-      if (status === 401) expect(res.headers["www-authenticate"], describeResponse(res)).toMatch(/^Bearer\b/);
-      for (const name of ["x-portier-subject", "x-portier-tenant", "x-portier-roles"]) expect(res.headers, name).not.toHaveProperty(name);
-    });
+    it.each(DENIED)(
+      "$status $reason: $caller $method $path ($why)",
+      async ({ caller, path, method, status, reason }) => {
+        const res = await send(service!.url, "/forward-auth/nginx", {
+          headers: { ...headersFor(caller), "x-original-method": method ?? "GET", "x-original-uri": path },
+        });
+        expect(res.status, describeResponse(res)).toBe(status);
+        expect(res.headers["x-portier-reason"], describeResponse(res)).toBe(reason);
+        expect(res.headers["x-portier-decision-id"]).toMatch(/\S/);
+        if (status === 401) expect(res.headers["www-authenticate"], describeResponse(res)).toMatch(/^Bearer\b/);
+        for (const name of ["x-portier-subject", "x-portier-tenant", "x-portier-roles"])
+          expect(res.headers, name).not.toHaveProperty(name);
+      },
+    );
   });
 
   describeThroughGateways(
@@ -183,17 +378,20 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
         for (const [name, value] of Object.entries(received)) expect(value, name).not.toMatch(/\{http\./);
       });
 
-      it.each(DENIED)("$status $caller $method $path ($why)", async ({ caller, path, method, status, reason, gateway: refusedBy }) => {
-        upstream.seen.length = 0;
-        const res = await send(gateway().url, path, { method: method ?? "GET", headers: headersFor(caller) });
-        // nginx itself answers 400 to an encoded NUL or a path above the root, before auth_request.
-        expect(res.status, describeResponse(res, gateway())).toBe(refusedBy?.[kind] ?? status);
-        expect(upstream.seen, "the upstream must not be reached").toHaveLength(0);
-        if (res.status === 401) expect(res.headers["www-authenticate"], describeResponse(res)).toMatch(/^Bearer\b/);
-        // Caddy hands the client Portier's whole deny answer; nginx keeps only the status (and
-        // WWW-Authenticate on 401).
-        if (kind === "caddy" && res.status === status) expect(res.headers["x-portier-reason"]).toBe(reason);
-      });
+      it.each(DENIED)(
+        "$status $caller $method $path ($why)",
+        async ({ caller, path, method, status, reason, gateway: refusedBy }) => {
+          upstream.seen.length = 0;
+          const res = await send(gateway().url, path, { method: method ?? "GET", headers: headersFor(caller) });
+          // nginx itself answers 400 to an encoded NUL or a path above the root, before auth_request.
+          expect(res.status, describeResponse(res, gateway())).toBe(refusedBy?.[kind] ?? status);
+          expect(upstream.seen, "the upstream must not be reached").toHaveLength(0);
+          if (res.status === 401) expect(res.headers["www-authenticate"], describeResponse(res)).toMatch(/^Bearer\b/);
+          // Caddy hands the client Portier's whole deny answer; nginx keeps only the status (and
+          // WWW-Authenticate on 401).
+          if (kind === "caddy" && res.status === status) expect(res.headers["x-portier-reason"]).toBe(reason);
+        },
+      );
 
       it("a POST with a body is judged on its method, and the body never reaches the upstream", async () => {
         upstream.seen.length = 0;
@@ -208,8 +406,15 @@ describe("Portier behind real gateways (issuer and service as processes)", () =>
 
       it("a forged X-Portier-* header from the client never reaches the upstream", async () => {
         upstream.seen.length = 0;
-        const forged = { "x-portier-subject": "forged", "x-portier-tenant": "forged", "x-portier-roles": "directeur_jeune", "x-portier-decision-id": "forged" };
-        const res = await send(gateway().url, "/v2/ORG001/centres", { headers: { ...headersFor("machine"), ...forged } });
+        const forged = {
+          "x-portier-subject": "forged",
+          "x-portier-tenant": "forged",
+          "x-portier-roles": "directeur_jeune",
+          "x-portier-decision-id": "forged",
+        };
+        const res = await send(gateway().url, "/v2/ORG001/centres", {
+          headers: { ...headersFor("machine"), ...forged },
+        });
         expect(res.status, describeResponse(res, gateway())).toBe(200);
         const received = upstream.seen[0]!.portier;
         for (const [name, value] of Object.entries(forged)) expect(received[name], name).not.toBe(value);

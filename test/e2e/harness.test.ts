@@ -15,7 +15,8 @@ const KINDS: GatewayKind[] = ["nginx", "caddy"];
 
 for (const kind of KINDS) {
   const missing = findBinary(kind) === undefined;
-  if (missing) console.warn(`[e2e] ${kind} not found: skipping the ${kind} harness self-test. Install: ${INSTALL_HINT[kind]}`);
+  if (missing)
+    console.warn(`[e2e] ${kind} not found: skipping the ${kind} harness self-test. Install: ${INSTALL_HINT[kind]}`);
 
   describe.skipIf(missing)(`harness self-test: ${kind} with a fake forward-auth`, () => {
     let auth: FakeForwardAuth;
@@ -43,7 +44,12 @@ for (const kind of KINDS) {
       const path = "/v2/ORG001/elevesJeunes?x=1";
       const res = await send(gateway.url, path, { headers: bearer("allow") });
       expect(res.status, gateway.logs()).toBe(200);
-      expect(JSON.parse(res.body)).toMatchObject({ upstream: UPSTREAM_MARK, method: "GET", path, portier: FAKE_HEADERS });
+      expect(JSON.parse(res.body)).toMatchObject({
+        upstream: UPSTREAM_MARK,
+        method: "GET",
+        path,
+        portier: FAKE_HEADERS,
+      });
       expect(auth.seen).toHaveLength(1);
       expect(auth.seen[0]).toMatchObject({ originalMethod: "GET", originalUri: path, authorization: "Bearer allow" });
       // Caddy keeps the original query string on the auth request; nginx sends the bare URI.
@@ -83,7 +89,12 @@ for (const kind of KINDS) {
 
     it("drops X-Portier-* headers sent by the client when the auth answer has none", async () => {
       reset();
-      const forged = { "x-portier-subject": "forged", "x-portier-tenant": "forged", "x-portier-roles": "directeur_jeune", "x-portier-decision-id": "forged" };
+      const forged = {
+        "x-portier-subject": "forged",
+        "x-portier-tenant": "forged",
+        "x-portier-roles": "directeur_jeune",
+        "x-portier-decision-id": "forged",
+      };
       const res = await send(gateway.url, "/v2/ORG001", { headers: { ...bearer("allow-bare"), ...forged } });
       expect(res.status).toBe(200);
       const received = upstream.seen[0]?.portier ?? {};
@@ -91,7 +102,9 @@ for (const kind of KINDS) {
       if (kind === "nginx") expect(received).toEqual({});
       // Caddy 2.6.2 sets a header the auth answer lacks to its placeholder's literal text, which is
       // why Portier must send all four X-Portier-* headers on every 200.
-      else for (const value of Object.values(received)) expect(value).toMatch(/^\{http\.reverse_proxy\.header\.X-Portier-/);
+      else
+        for (const value of Object.values(received))
+          expect(value).toMatch(/^\{http\.reverse_proxy\.header\.X-Portier-/);
     });
 
     it("fails closed when the auth endpoint is down: a gateway error, upstream not reached", async () => {
@@ -109,12 +122,16 @@ for (const kind of KINDS) {
     it("stop() ends the gateway: its port no longer accepts connections", async () => {
       const other = await startGateway(kind, { authPort: auth.port, upstreamPort: upstream.port });
       await other.stop();
-      await expect(waitForPort(other.port, { timeoutMs: 200, what: `${kind} after stop` })).rejects.toThrow(/nothing accepted/);
+      await expect(waitForPort(other.port, { timeoutMs: 200, what: `${kind} after stop` })).rejects.toThrow(
+        /nothing accepted/,
+      );
     });
 
     it("replaces X-Portier-* headers sent by the client with the auth answer's", async () => {
       reset();
-      const res = await send(gateway.url, "/v2/ORG001", { headers: { ...bearer("allow"), "x-portier-roles": "directeur_jeune" } });
+      const res = await send(gateway.url, "/v2/ORG001", {
+        headers: { ...bearer("allow"), "x-portier-roles": "directeur_jeune" },
+      });
       expect(res.status).toBe(200);
       expect(upstream.seen[0]?.portier).toEqual(FAKE_HEADERS);
     });

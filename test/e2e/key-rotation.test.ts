@@ -43,7 +43,8 @@ for (const kind of KINDS) {
       try {
         const user = USERS["enseignant.jeune"];
         const token = await userToken(k1, user.sub, { tenant_id: user.tenant });
-        for (let i = 0; i < 2; i++) expect((await send(gateway.url, PATH, { headers: bearer(token) })).status).toBe(200);
+        for (let i = 0; i < 2; i++)
+          expect((await send(gateway.url, PATH, { headers: bearer(token) })).status).toBe(200);
         expect(upstream.seen.length).toBe(2);
 
         writeFileSync(`${jwks}.tmp`, JSON.stringify(k2.jwks));
@@ -53,7 +54,13 @@ for (const kind of KINDS) {
         const res = await send(gateway.url, PATH, { headers: bearer(token) });
         expect(res.status).toBe(401);
         expect(upstream.seen).toHaveLength(0);
-        expect((await send(gateway.url, PATH, { headers: bearer(await userToken(k2, user.sub, { tenant_id: user.tenant })) })).status).toBe(200);
+        expect(
+          (
+            await send(gateway.url, PATH, {
+              headers: bearer(await userToken(k2, user.sub, { tenant_id: user.tenant })),
+            })
+          ).status,
+        ).toBe(200);
       } finally {
         await gateway.stop();
       }

@@ -24,7 +24,8 @@ async function bomb(size: number): Promise<Buffer> {
   gz.write(header);
   const chunk = Buffer.alloc(1 << 20, 0x20);
   for (let left = size; left > 0; left -= chunk.length) {
-    if (!gz.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) await new Promise((r) => gz.once("drain", r));
+    if (!gz.write(left >= chunk.length ? chunk : chunk.subarray(0, left)))
+      await new Promise((r) => gz.once("drain", r));
   }
   gz.end();
   await done;
@@ -38,11 +39,15 @@ describe("bundle size cap", () => {
     const err = await loadEngine(bytes, { source: "bomb.tar.gz" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EngineLoadError);
     expect((err as EngineLoadError).code).toBe("bundle_too_large");
-    expect((err as Error).message).toBe(`bomb.tar.gz: inflates to more than ${DEFAULT_MAX_BUNDLE_BYTES} bytes, the limit (--bundle-max-bytes)`);
+    expect((err as Error).message).toBe(
+      `bomb.tar.gz: inflates to more than ${DEFAULT_MAX_BUNDLE_BYTES} bytes, the limit (--bundle-max-bytes)`,
+    );
   }, 60_000);
 
   it("honours a smaller cap given as maxBytes", async () => {
-    const err = await loadEngine(await bomb(4 * 1024 * 1024), { source: "b.tar.gz", maxBytes: 1024 * 1024 }).catch((e: unknown) => e);
+    const err = await loadEngine(await bomb(4 * 1024 * 1024), { source: "b.tar.gz", maxBytes: 1024 * 1024 }).catch(
+      (e: unknown) => e,
+    );
     expect((err as EngineLoadError).code).toBe("bundle_too_large");
     expect((err as Error).message).toContain("more than 1048576 bytes");
   });
@@ -64,7 +69,9 @@ describe("bundle size cap", () => {
     const done = new Promise((r) => gz.on("end", r));
     gz.end(Buffer.concat([tar, Buffer.alloc(2 * 1024 * 1024)]));
     await done;
-    const err = await loadEngine(Buffer.concat(out), { source: "tail.tar.gz", maxBytes: 1024 * 1024 }).catch((e: unknown) => e);
+    const err = await loadEngine(Buffer.concat(out), { source: "tail.tar.gz", maxBytes: 1024 * 1024 }).catch(
+      (e: unknown) => e,
+    );
     expect((err as EngineLoadError).code).toBe("bundle_too_large");
   });
 });

@@ -17,7 +17,10 @@ describe("a truncated bundle", () => {
     for (let n = Math.max(0, bytes.length - 512); n < bytes.length; n++) cuts.add(n);
     for (let i = 0; i < 100; i++) cuts.add(Math.floor((i * bytes.length) / 100));
     for (const n of cuts) {
-      const err = await inflateAndUntar(bytes.subarray(0, n), "b", 64 * 1024 * 1024).then(() => undefined, (e: unknown) => e);
+      const err = await inflateAndUntar(bytes.subarray(0, n), "b", 64 * 1024 * 1024).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err, `prefix of ${n} of ${bytes.length} bytes`).toBeInstanceOf(EngineLoadError);
     }
   }, 60_000);

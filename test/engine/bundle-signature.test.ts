@@ -17,7 +17,12 @@ import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { DEFAULT_BUNDLE } from "../../src/service/config.js";
 import { freePort } from "../support/free-port.js";
 
-const rsa = () => generateKeyPairSync("rsa", { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } });
+const rsa = () =>
+  generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: "spki", format: "pem" },
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  });
 const keys = rsa();
 const otherKeys = rsa();
 const pub = parseVerificationKey(keys.publicKey, "pub.pem");
@@ -30,7 +35,11 @@ async function repack(bundle: Uint8Array, edit: (files: Map<string, Buffer>) => 
   return gzipSync(await tarOf(files));
 }
 
-const loadError = (bytes: Uint8Array, key = pub) => loadEngine(bytes, { source: "b.tar.gz", verificationKey: key }).then(() => "loaded", (e: unknown) => (e as Error).message);
+const loadError = (bytes: Uint8Array, key = pub) =>
+  loadEngine(bytes, { source: "b.tar.gz", verificationKey: key }).then(
+    () => "loaded",
+    (e: unknown) => (e as Error).message,
+  );
 
 let signed: Buffer;
 beforeAll(async () => {
@@ -47,16 +56,47 @@ describe("verifyBundleSignature (through loadEngine)", () => {
   const someRego = (files: Map<string, Buffer>) => [...files.keys()].find((n) => n.endsWith(".rego")) as string;
   const rows: [string, (files: Map<string, Buffer>) => void, RegExp][] = [
     ["unsigned", (f) => f.delete("/.signatures.json"), /b\.tar\.gz: bundle signature: the bundle is unsigned/],
-    ["tampered data.json", (f) => f.set("/data.json", Buffer.from(JSON.stringify({ ...JSON.parse(f.get("/data.json")!.toString()), tampered: true }))), /file \/data\.json does not match its signed hash/],
-    ["tampered wasm", (f) => f.set("/policy.wasm", Buffer.concat([f.get("/policy.wasm")!, Buffer.from([0])])), /file \/policy\.wasm does not match/],
-    ["an extra file", (f) => f.set("/extra.rego", Buffer.from("package extra\n")), /file \/extra\.rego is not included in the signature/],
+    [
+      "tampered data.json",
+      (f) =>
+        f.set(
+          "/data.json",
+          Buffer.from(JSON.stringify({ ...JSON.parse(f.get("/data.json")!.toString()), tampered: true })),
+        ),
+      /file \/data\.json does not match its signed hash/,
+    ],
+    [
+      "tampered wasm",
+      (f) => f.set("/policy.wasm", Buffer.concat([f.get("/policy.wasm")!, Buffer.from([0])])),
+      /file \/policy\.wasm does not match/,
+    ],
+    [
+      "an extra file",
+      (f) => f.set("/extra.rego", Buffer.from("package extra\n")),
+      /file \/extra\.rego is not included in the signature/,
+    ],
     ["a missing file", (f) => f.delete(someRego(f)), /signed file\(s\) missing from the bundle: \/.*\.rego/],
-    ["two signatures", (f) => f.set("/.signatures.json", Buffer.from(JSON.stringify({ signatures: [1, 2].map(() => JSON.parse(f.get("/.signatures.json")!.toString()).signatures[0]) }))), /one compact JWS/],
+    [
+      "two signatures",
+      (f) =>
+        f.set(
+          "/.signatures.json",
+          Buffer.from(
+            JSON.stringify({
+              signatures: [1, 2].map(() => JSON.parse(f.get("/.signatures.json")!.toString()).signatures[0]),
+            }),
+          ),
+        ),
+      /one compact JWS/,
+    ],
     [
       "alg none",
       (f) => {
         const [, payload] = (JSON.parse(f.get("/.signatures.json")!.toString()).signatures[0] as string).split(".");
-        f.set("/.signatures.json", Buffer.from(JSON.stringify({ signatures: [`${b64({ alg: "none", kid: "default" })}.${payload}.`] })));
+        f.set(
+          "/.signatures.json",
+          Buffer.from(JSON.stringify({ signatures: [`${b64({ alg: "none", kid: "default" })}.${payload}.`] })),
+        );
       },
       /does not verify with the verification key/,
     ],
@@ -69,21 +109,32 @@ describe("verifyBundleSignature (through loadEngine)", () => {
     const { CompactSign } = await import("jose");
     const forged = await repack(signed, (f) => f.set("/.signatures.json", Buffer.from("{}")));
     const files = await inflateAndUntar(signed, "t", 1e9);
-    const payload = Buffer.from((JSON.parse(files.get("/.signatures.json")!.toString()).signatures[0] as string).split(".")[1]!, "base64url");
-    const jws = await new CompactSign(payload).setProtectedHeader({ alg: "HS256", kid: "default" }).sign(Buffer.from(keys.publicKey));
-    const hs = await repack(forged, (f) => f.set("/.signatures.json", Buffer.from(JSON.stringify({ signatures: [jws] }))));
+    const payload = Buffer.from(
+      (JSON.parse(files.get("/.signatures.json")!.toString()).signatures[0] as string).split(".")[1]!,
+      "base64url",
+    );
+    const jws = await new CompactSign(payload)
+      .setProtectedHeader({ alg: "HS256", kid: "default" })
+      .sign(Buffer.from(keys.publicKey));
+    const hs = await repack(forged, (f) =>
+      f.set("/.signatures.json", Buffer.from(JSON.stringify({ signatures: [jws] }))),
+    );
     expect(await loadError(hs)).toMatch(/does not verify with the verification key/);
   });
 
   it("refuses a bundle signed with another key", async () => {
-    expect(await loadError(await signBundle(readFileSync(DEFAULT_BUNDLE), otherKeys.privateKey))).toMatch(/does not verify with the verification key/);
+    expect(await loadError(await signBundle(readFileSync(DEFAULT_BUNDLE), otherKeys.privateKey))).toMatch(
+      /does not verify with the verification key/,
+    );
   });
 
   it("accepts a JWKS holding the key under kid default, and refuses one with only another key", async () => {
     const jwk = { ...createPublicKey(keys.publicKey).export({ format: "jwk" }), kid: "default", alg: "RS256" };
     expect(await loadError(signed, parseVerificationKey(JSON.stringify({ keys: [jwk] }), "jwks.json"))).toBe("loaded");
     const other = { ...createPublicKey(otherKeys.publicKey).export({ format: "jwk" }), kid: "default", alg: "RS256" };
-    expect(await loadError(signed, parseVerificationKey(JSON.stringify({ keys: [other] }), "jwks.json"))).toMatch(/does not verify/);
+    expect(await loadError(signed, parseVerificationKey(JSON.stringify({ keys: [other] }), "jwks.json"))).toMatch(
+      /does not verify/,
+    );
   });
 
   // Issue 17 item 9: a key that signs for several scopes must not load another scope's policy.
@@ -92,7 +143,12 @@ describe("verifyBundleSignature (through loadEngine)", () => {
     const withScope = async (scope: unknown) => {
       const { CompactSign, importPKCS8 } = await import("jose");
       const files = await inflateAndUntar(signed, "t", 1e9);
-      const payload = JSON.parse(Buffer.from((JSON.parse(files.get("/.signatures.json")!.toString()).signatures[0] as string).split(".")[1]!, "base64url").toString()) as Record<string, unknown>;
+      const payload = JSON.parse(
+        Buffer.from(
+          (JSON.parse(files.get("/.signatures.json")!.toString()).signatures[0] as string).split(".")[1]!,
+          "base64url",
+        ).toString(),
+      ) as Record<string, unknown>;
       const jws = await new CompactSign(Buffer.from(JSON.stringify({ ...payload, scope })))
         .setProtectedHeader({ alg: "RS256", kid: "default" })
         .sign(await importPKCS8(keys.privateKey, "RS256"));
@@ -105,9 +161,12 @@ describe("verifyBundleSignature (through loadEngine)", () => {
     ])("refuses scope $scope though the signature is valid", async ({ scope, message }) => {
       expect(await loadError(await withScope(scope))).toMatch(message);
     });
-    it.each([{ scope: "" }, { scope: undefined }])("loads an empty or absent scope ($scope), re-signed the same way", async ({ scope }) => {
-      expect(await loadError(await withScope(scope))).toBe("loaded");
-    });
+    it.each([{ scope: "" }, { scope: undefined }])(
+      "loads an empty or absent scope ($scope), re-signed the same way",
+      async ({ scope }) => {
+        expect(await loadError(await withScope(scope))).toBe("loaded");
+      },
+    );
   });
 
   // Issue 17 item 9: a PEM key carries no algorithm; it verifies only with --verification-alg (default RS256).
@@ -118,15 +177,25 @@ describe("verifyBundleSignature (through loadEngine)", () => {
     { signedWith: "RS256", verifyAlg: "PS256", result: /does not verify with the verification key/ },
     { signedWith: "RS512", verifyAlg: "RS256", result: /does not verify with the verification key/ },
     { signedWith: "RS512", verifyAlg: "RS512", result: "loaded" },
-  ])("a PEM key with --verification-alg $verifyAlg and a bundle signed $signedWith: $result", async ({ signedWith, verifyAlg, result }) => {
-    const bundle = await signBundle(readFileSync(DEFAULT_BUNDLE), keys.privateKey, signedWith);
-    const outcome = await loadError(bundle, parseVerificationKey(keys.publicKey, "pub.pem", verifyAlg));
-    if (typeof result === "string") expect(outcome).toBe(result);
-    else expect(outcome).toMatch(result);
-  });
+  ])(
+    "a PEM key with --verification-alg $verifyAlg and a bundle signed $signedWith: $result",
+    async ({ signedWith, verifyAlg, result }) => {
+      const bundle = await signBundle(readFileSync(DEFAULT_BUNDLE), keys.privateKey, signedWith);
+      const outcome = await loadError(bundle, parseVerificationKey(keys.publicKey, "pub.pem", verifyAlg));
+      if (typeof result === "string") expect(outcome).toBe(result);
+      else expect(outcome).toMatch(result);
+    },
+  );
 
   it("refuses a private key or an unknown algorithm as verification key, naming the file", () => {
-    expect(() => parseVerificationKey(JSON.stringify({ keys: [createPublicKey(keys.publicKey).export({ format: "jwk" })].map((k) => ({ ...k, d: "x" })) }), "k.json")).toThrow(/k\.json: keys\[0\] must be a public key/);
+    expect(() =>
+      parseVerificationKey(
+        JSON.stringify({
+          keys: [createPublicKey(keys.publicKey).export({ format: "jwk" })].map((k) => ({ ...k, d: "x" })),
+        }),
+        "k.json",
+      ),
+    ).toThrow(/k\.json: keys\[0\] must be a public key/);
     expect(() => parseVerificationKey("not a key", "k.pem")).toThrow(/k\.pem: not a PEM public key/);
     expect(() => parseVerificationKey(keys.publicKey, "k.pem", "none")).toThrow(/k\.pem: signing algorithm "none"/);
   });
@@ -150,11 +219,14 @@ describe("canonicalJson (OPA's hash input for JSON files)", () => {
   });
 });
 
-
 /** Runs `opa run --server --verification-key` on the bundle: "healthy" once GET /health?bundles answers 200, else opa's output. */
 async function opaRun(bundle: string, pubFile: string): Promise<string> {
   const port = await freePort();
-  const proc = spawn(opaPath(), ["run", "--server", "--addr", `127.0.0.1:${port}`, "--verification-key", pubFile, "--bundle", bundle], { stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(
+    opaPath(),
+    ["run", "--server", "--addr", `127.0.0.1:${port}`, "--verification-key", pubFile, "--bundle", bundle],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   let output = "";
   proc.stdout.on("data", (c: Buffer) => (output += c.toString()));
   proc.stderr.on("data", (c: Buffer) => (output += c.toString()));
@@ -162,7 +234,10 @@ async function opaRun(bundle: string, pubFile: string): Promise<string> {
   proc.on("exit", () => (exited = true));
   try {
     for (let i = 0; i < 100 && !exited; i++) {
-      const status = await fetch(`http://127.0.0.1:${port}/health?bundles`).then((r) => r.status, () => 0);
+      const status = await fetch(`http://127.0.0.1:${port}/health?bundles`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status === 200) return "healthy";
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -176,22 +251,48 @@ describe("interoperability with the pinned opa", () => {
   it("a bundle signed by opa build --signing-key loads in Portier, and not with another key", async () => {
     const src = join(dir, "opa-src");
     cpSync(join(PROJECT_ROOT, "policies"), join(src, "policies"), { recursive: true });
-    const data = JSON.parse(readFileSync(join(PROJECT_ROOT, "build", "bundle-data", "catalog", "data.json"), "utf8")) as unknown;
+    const data = JSON.parse(
+      readFileSync(join(PROJECT_ROOT, "build", "bundle-data", "catalog", "data.json"), "utf8"),
+    ) as unknown;
     mkdirSync(join(src, "catalog"), { recursive: true });
     writeFileSync(join(src, "catalog", "data.json"), JSON.stringify(data, null, 2));
     writeFileSync(join(dir, "key.pem"), keys.privateKey);
     const out = join(dir, "opa-signed.tar.gz");
     const entrypoints = ["portier/catalog", "portier/decision", "portier/explain/checks"].flatMap((e) => ["-e", e]);
-    execFileSync(opaPath(), ["build", "-b", "-t", "wasm", ...entrypoints, "--ignore", "*_test.rego", "--signing-key", join(dir, "key.pem"), "--signing-alg", "RS256", "-o", out, src], { stdio: "pipe" });
+    execFileSync(
+      opaPath(),
+      [
+        "build",
+        "-b",
+        "-t",
+        "wasm",
+        ...entrypoints,
+        "--ignore",
+        "*_test.rego",
+        "--signing-key",
+        join(dir, "key.pem"),
+        "--signing-alg",
+        "RS256",
+        "-o",
+        out,
+        src,
+      ],
+      { stdio: "pipe" },
+    );
     expect(await loadError(readFileSync(out))).toBe("loaded");
-    expect(await loadError(readFileSync(out), parseVerificationKey(otherKeys.publicKey, "other.pem"))).toMatch(/does not verify/);
+    expect(await loadError(readFileSync(out), parseVerificationKey(otherKeys.publicKey, "other.pem"))).toMatch(
+      /does not verify/,
+    );
   });
 
   it("a bundle signed by Portier passes opa run --verification-key; a tampered one does not start", async () => {
     // A rego bundle (the pinned opa runs no wasm) whose JSON opa hashes canonically: odd order, spacing, numbers.
     const files = new Map<string, Buffer>([
       ["/x/policy.rego", Buffer.from("package x\n\nallow if data.x.n == 1.0\n")],
-      ["/x/data.json", Buffer.from('{ "n": 1.0, "s": "<&> \\u2028 é", "b": [3, 1e2, -0.5], "a": {"z": null, "y": true} }')],
+      [
+        "/x/data.json",
+        Buffer.from('{ "n": 1.0, "s": "<&> \\u2028 é", "b": [3, 1e2, -0.5], "a": {"z": null, "y": true} }'),
+      ],
       ["/.manifest", Buffer.from('{"roots": ["x"], "revision": "r1"}')],
     ]);
     const good = join(dir, "portier-signed.tar.gz");

@@ -24,8 +24,16 @@ describe("engine.roles", () => {
   type Edit = (data: any) => void;
   const broken: [string, Edit, RegExp][] = [
     ["has no catalog.roles", (d) => delete d.catalog.roles, /catalog\.roles must list the role catalog/],
-    ["has a role without a label", (d) => delete d.catalog.roles[2].label, /catalog\.roles\[2\]: id and label must be strings/],
-    ["has aliases that are not strings", (d) => (d.catalog.roles[4].aliases = ["x", 7]), /catalog\.roles\[4\]\.aliases must be a list of strings/],
+    [
+      "has a role without a label",
+      (d) => delete d.catalog.roles[2].label,
+      /catalog\.roles\[2\]: id and label must be strings/,
+    ],
+    [
+      "has aliases that are not strings",
+      (d) => (d.catalog.roles[4].aliases = ["x", 7]),
+      /catalog\.roles\[4\]\.aliases must be a list of strings/,
+    ],
   ];
   it.each(broken)("refuses a bundle whose data %s", async (_name, edit, message) => {
     const err = await loadEngine(await bundleWithData("r", edit), { source: "b.tar.gz" }).catch((e: unknown) => e);

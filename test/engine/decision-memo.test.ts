@@ -17,21 +17,39 @@ import { seededRandom as random } from "../support/random.js";
 
 const TENANT_A = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
 const TENANT_B = "9d2e4f61-0a3b-4c5d-8e7f-1a2b3c4d5e6f";
-const TEMPLATES = (JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "routes.json"), "utf8")) as { routes: { template: string }[] }).routes.map((r) => r.template);
-const ROLES = ["enseignant_jeune", "directeur_jeune", "eleve_jeune", "parent_eleve_jeune", "enseignant_adulte", "eleve_adulte", "directeur_adulte"];
+const TEMPLATES = (
+  JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "routes.json"), "utf8")) as { routes: { template: string }[] }
+).routes.map((r) => r.template);
+const ROLES = [
+  "enseignant_jeune",
+  "directeur_jeune",
+  "eleve_jeune",
+  "parent_eleve_jeune",
+  "enseignant_adulte",
+  "eleve_adulte",
+  "directeur_adulte",
+];
 
 /** Inputs over every route template, methods, tenants, roles, flows, modes. */
 function generatedInputs(n: number, seed: number): DecisionInput[] {
   const rnd = random(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
   return Array.from({ length: n }, (): DecisionInput => {
-    const path = pick([...TEMPLATES, "/v9/unknown", "/v1/roles/x"]).replace(/\{[^}]+\}/g, () => pick(["ORG001", "42", "J1", "é"]));
+    const path = pick([...TEMPLATES, "/v9/unknown", "/v1/roles/x"]).replace(/\{[^}]+\}/g, () =>
+      pick(["ORG001", "42", "J1", "é"]),
+    );
     const user = rnd() < 0.8;
     return {
       method: pick(["GET", "GET", "GET", "POST", "DELETE"]),
       path,
       token: user
-        ? { sub: pick(["u1", "u2", "u3"]), auth_time: 1, idp: "local", scope: pick([["apiclients"], ["openid"], ["openid", "apiclients"]]), tenant_id: pick([TENANT_A, TENANT_B]) }
+        ? {
+            sub: pick(["u1", "u2", "u3"]),
+            auth_time: 1,
+            idp: "local",
+            scope: pick([["apiclients"], ["openid"], ["openid", "apiclients"]]),
+            tenant_id: pick([TENANT_A, TENANT_B]),
+          }
         : { client_id: pick(["app1", "app2"]), scope: ["apiclients"], tenant_id: TENANT_A },
       roles: rnd() < 0.2 ? [] : [pick(ROLES)],
       synced: rnd() < 0.9,
@@ -68,13 +86,25 @@ describe("a memo never changes a decision", () => {
   });
 
   it("an engine of a new bundle revision answers from its own policy, not from the old memo", async () => {
-    const input: DecisionInput = { method: "GET", path: "/v2/ORG001/elevesJeunes/J1/absences", token: { sub: "u1", auth_time: 1, idp: "local", scope: ["apiclients"], tenant_id: TENANT_A }, roles: ["enseignant_jeune"], synced: true, role_check: "enforce" };
+    const input: DecisionInput = {
+      method: "GET",
+      path: "/v2/ORG001/elevesJeunes/J1/absences",
+      token: { sub: "u1", auth_time: 1, idp: "local", scope: ["apiclients"], tenant_id: TENANT_A },
+      roles: ["enseignant_jeune"],
+      synced: true,
+      role_check: "enforce",
+    };
     for (let i = 0; i < 3; i++) expect(memoised.decide(input)).toMatchObject({ allow: true });
     // The same input under a bundle whose route no longer lists the role.
-    const narrowed = await bundleWithData("narrowed", (d: { catalog: { routes: { template: string; allowed: string[] }[] } }) => {
-      const route = d.catalog.routes.find((r) => r.template === "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences")!;
-      route.allowed = route.allowed.filter((r) => r !== "enseignant_jeune");
-    });
+    const narrowed = await bundleWithData(
+      "narrowed",
+      (d: { catalog: { routes: { template: string; allowed: string[] }[] } }) => {
+        const route = d.catalog.routes.find(
+          (r) => r.template === "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
+        )!;
+        route.allowed = route.allowed.filter((r) => r !== "enseignant_jeune");
+      },
+    );
     const next = await loadEngine(narrowed, { memo: { entries: 64 } });
     expect(next.revision).not.toBe(memoised.revision);
     expect(next.decide(input)).toMatchObject({ allow: false, reason: "role_not_allowed" });
@@ -118,7 +148,17 @@ describe("a memo never changes a decision", () => {
 });
 
 describe("DecisionMemo admission and bounds", () => {
-  const decision = (reason: string): Decision => ({ allow: false, status: 403, reason, message: "m", flow: null, route: null, deprecated: false, mode: "enforce", would_deny: null });
+  const decision = (reason: string): Decision => ({
+    allow: false,
+    status: 403,
+    reason,
+    message: "m",
+    flow: null,
+    route: null,
+    deprecated: false,
+    mode: "enforce",
+    would_deny: null,
+  });
   /** Offers a decision twice, as two misses of the same key do: the second offer stores it. */
   const store = (memo: DecisionMemo, key: string, answerLength: number) => {
     memo.set(key, decision(key), answerLength);

@@ -2,7 +2,14 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { gzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadEngine, EngineLoadError, InProcessEngine, POLICY_ERROR_MESSAGE, tokenFacts, type DecisionInput } from "../../src/engine/index.js";
+import {
+  loadEngine,
+  EngineLoadError,
+  InProcessEngine,
+  POLICY_ERROR_MESSAGE,
+  tokenFacts,
+  type DecisionInput,
+} from "../../src/engine/index.js";
 import { PolicyInstance } from "../../src/engine/policy-instance.js";
 import { readBundle, type Bundle } from "../../src/engine/read-bundle.js";
 import { requireBundle } from "../support/bundle.js";
@@ -13,7 +20,15 @@ import { TENANT_A } from "../support/sample.js";
 const user = { sub: "u1", auth_time: 1, idp: "local", scope: ["apiclients"], tenant_id: TENANT_A };
 
 function input(over: Partial<DecisionInput> = {}): DecisionInput {
-  return { method: "GET", path: "/v2/ORG001/elevesJeunes/J1/absences", token: user, roles: ["enseignant_jeune"], synced: true, role_check: "enforce", ...over };
+  return {
+    method: "GET",
+    path: "/v2/ORG001/elevesJeunes/J1/absences",
+    token: user,
+    roles: ["enseignant_jeune"],
+    synced: true,
+    role_check: "enforce",
+    ...over,
+  };
 }
 
 let engine: InProcessEngine;
@@ -27,29 +42,63 @@ describe("loading bundles", () => {
     ["not gzip", () => Buffer.from("hello"), "bundle_invalid", /not a gzip file/],
     ["gzip but not tar", () => gzipSync(Buffer.alloc(1024, 7)), "bundle_invalid", /tar|manifest/],
     ["no manifest", () => gzipSync(tarOf({ "/data.json": "{}" })), "manifest_invalid", /no \/.manifest/],
-    ["manifest without wasm", () => gzipSync(tarOf({ "/.manifest": '{"revision":"x"}' })), "manifest_invalid", /field "wasm"/],
-    ["bad manifest JSON", () => gzipSync(tarOf({ "/.manifest": "{nope" })), "bundle_invalid", /\.manifest: invalid JSON/],
+    [
+      "manifest without wasm",
+      () => gzipSync(tarOf({ "/.manifest": '{"revision":"x"}' })),
+      "manifest_invalid",
+      /field "wasm"/,
+    ],
+    [
+      "bad manifest JSON",
+      () => gzipSync(tarOf({ "/.manifest": "{nope" })),
+      "bundle_invalid",
+      /\.manifest: invalid JSON/,
+    ],
     [
       "missing entrypoint",
-      () => gzipSync(tarOf({ "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "other/rule", module: "/policy.wasm" }] }), "/policy.wasm": "x" })),
+      () =>
+        gzipSync(
+          tarOf({
+            "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "other/rule", module: "/policy.wasm" }] }),
+            "/policy.wasm": "x",
+          }),
+        ),
       "entrypoint_missing",
       /"portier\/decision" is missing \(has: other\/rule\)/,
     ],
     [
       "module file absent",
-      () => gzipSync(tarOf({ "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "portier/decision", module: "/policy.wasm" }] }) })),
+      () =>
+        gzipSync(
+          tarOf({
+            "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "portier/decision", module: "/policy.wasm" }] }),
+          }),
+        ),
       "bundle_invalid",
       /no such file/,
     ],
     [
       "wasm garbage",
-      () => gzipSync(tarOf({ "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "portier/decision", module: "/policy.wasm" }] }), "/policy.wasm": "not wasm" })),
+      () =>
+        gzipSync(
+          tarOf({
+            "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "portier/decision", module: "/policy.wasm" }] }),
+            "/policy.wasm": "not wasm",
+          }),
+        ),
       "wasm_invalid",
       /not a valid WebAssembly module/,
     ],
     [
       "data not an object",
-      () => gzipSync(tarOf({ "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "portier/decision", module: "/policy.wasm" }] }), "/policy.wasm": "x", "/data.json": "[1]" })),
+      () =>
+        gzipSync(
+          tarOf({
+            "/.manifest": JSON.stringify({ wasm: [{ entrypoint: "portier/decision", module: "/policy.wasm" }] }),
+            "/policy.wasm": "x",
+            "/data.json": "[1]",
+          }),
+        ),
       "data_invalid",
       /must be a JSON object/,
     ],
@@ -72,14 +121,26 @@ describe("loading bundles", () => {
 
   it("reads the revision from the manifest", () => {
     expect(engine.revision).toMatch(/^[0-9a-f]{12}$/);
-    expect(engine.manifest.wasm?.map((w) => w.entrypoint)).toEqual(expect.arrayContaining(["portier/decision", "portier/catalog"]));
+    expect(engine.manifest.wasm?.map((w) => w.entrypoint)).toEqual(
+      expect.arrayContaining(["portier/decision", "portier/catalog"]),
+    );
   });
 });
 
 describe("deciding through the SDK", () => {
   it("allows and denies with reasons", async () => {
-    expect(await engine.decide(input())).toMatchObject({ allow: true, status: 200, reason: "allowed", flow: "accessCode", deprecated: true });
-    expect(await engine.decide(input({ roles: ["eleve_jeune"] }))).toMatchObject({ allow: false, status: 403, reason: "role_not_allowed" });
+    expect(await engine.decide(input())).toMatchObject({
+      allow: true,
+      status: 200,
+      reason: "allowed",
+      flow: "accessCode",
+      deprecated: true,
+    });
+    expect(await engine.decide(input({ roles: ["eleve_jeune"] }))).toMatchObject({
+      allow: false,
+      status: 403,
+      reason: "role_not_allowed",
+    });
   });
 
   const invalid: [string, unknown, RegExp][] = [
@@ -87,7 +148,11 @@ describe("deciding through the SDK", () => {
     ["lower-case method", input({ method: "get" }), /input\.method/],
     ["relative path", input({ path: "v1/roles" }), /input\.path/],
     ["roles not a list", { ...input(), roles: "enseignant_jeune" }, /input\.roles must be array/],
-    ["sub not a string", input({ token: { ...user, sub: 42 as unknown as string } }), /input\.token\.sub must be string/],
+    [
+      "sub not a string",
+      input({ token: { ...user, sub: 42 as unknown as string } }),
+      /input\.token\.sub must be string/,
+    ],
     ["mode unknown", { ...input(), role_check: "off" }, /input\.role_check/],
     ["null", null, /input must be object/],
   ];
@@ -127,12 +192,13 @@ describe("deciding through the SDK", () => {
     }
     expect(controlled.engine.decide(input())).toMatchObject({ allow: true });
   });
-
 });
 
 describe("evaluation through the SDK's evaluate()", () => {
   // The reference: the unmodified SDK's evaluate() on a fresh instance of the same module and data.
-  const sdk = createRequire(import.meta.url)("@open-policy-agent/opa-wasm") as typeof import("@open-policy-agent/opa-wasm");
+  const sdk = createRequire(import.meta.url)(
+    "@open-policy-agent/opa-wasm",
+  ) as typeof import("@open-policy-agent/opa-wasm");
   let bundle: Bundle;
   let ours: PolicyInstance;
   let reference: ReturnType<typeof sdk.loadPolicySync>;
@@ -167,6 +233,8 @@ describe("evaluation through the SDK's evaluate()", () => {
 
 describe("tokenFacts", () => {
   it("keeps only what the policy reads and normalises lists", () => {
-    expect(tokenFacts({ sub: "s", scope: "openid apiclients", aud: "apiclients", jti: "j", exp: 1, amr: ["pwd"] })).toEqual({ sub: "s", scope: ["openid", "apiclients"], aud: ["apiclients"] });
+    expect(
+      tokenFacts({ sub: "s", scope: "openid apiclients", aud: "apiclients", jti: "j", exp: 1, amr: ["pwd"] }),
+    ).toEqual({ sub: "s", scope: ["openid", "apiclients"], aud: ["apiclients"] });
   });
 });

@@ -34,7 +34,10 @@ const refused: [string, RegExp][] = [
   ["/v1/roles?a=1#frag", /"#" at position 13/],
   ["/v1/ro les", /space at position 6/],
   ["/v1/roles?a=b c", /space at position 13/],
-  ...[..."<>\"{}|^`[]"].map((ch): [string, RegExp] => [`/v1/a${ch}b`, new RegExp(`"\\${ch}" at position 5 is not allowed in a request-target`)]),
+  ...[...'<>"{}|^`[]'].map((ch): [string, RegExp] => [
+    `/v1/a${ch}b`,
+    new RegExp(`"\\${ch}" at position 5 is not allowed in a request-target`),
+  ]),
   ["/v1/roles?a[0]=1", /"\[" at position 11/],
   ["/v1\\roles", /backslash at position 3/],
   ["/v1/ro\u0007les", /control character at position 6/],
@@ -127,7 +130,11 @@ describe("the path length limit", () => {
     { why: "ASCII, one byte more", path: ascii(MAX_PATH_BYTES + 1), ok: false },
     { why: "2-byte characters, exactly the limit", path: accented(MAX_PATH_BYTES), ok: true },
     { why: "2-byte characters, one byte more", path: accented(MAX_PATH_BYTES + 1), ok: false },
-    { why: "exactly the limit, then a long query (not counted)", path: `${ascii(MAX_PATH_BYTES)}?q=${"b".repeat(4000)}`, ok: true },
+    {
+      why: "exactly the limit, then a long query (not counted)",
+      path: `${ascii(MAX_PATH_BYTES)}?q=${"b".repeat(4000)}`,
+      ok: true,
+    },
   ])("$why", ({ path, ok }) => {
     const bytes = Buffer.byteLength(path.split("?")[0]!, "utf8");
     expect(bytes).toBe(ok ? MAX_PATH_BYTES : MAX_PATH_BYTES + 1);

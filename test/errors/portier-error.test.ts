@@ -24,7 +24,10 @@ import { StartError } from "../../src/service/start-service.js";
 import { BuildError } from "../../src/toolchain/build-bundle.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 
-type ErrorClass = (abstract new (...args: never[]) => PortierError) & { readonly code: string; readonly codes: readonly string[] };
+type ErrorClass = (abstract new (...args: never[]) => PortierError) & {
+  readonly code: string;
+  readonly codes: readonly string[];
+};
 
 /** Class, its static code, an instance, the instance's code. */
 const SINGLE: [ErrorClass, string, PortierError][] = [
@@ -44,36 +47,82 @@ const SINGLE: [ErrorClass, string, PortierError][] = [
 ];
 
 const TOKEN_CODES = [
-  "token_missing", "token_malformed", "token_too_large", "alg_not_allowed", "kid_unknown", "signature_invalid",
-  "issuer_mismatch", "audience_mismatch", "token_expired", "token_not_yet_valid", "typ_invalid",
-  "id_token_not_accepted", "claims_invalid", "crit_unsupported", "keys_unavailable",
-  "nonce_mismatch", "at_hash_mismatch", "s_hash_mismatch",
+  "token_missing",
+  "token_malformed",
+  "token_too_large",
+  "alg_not_allowed",
+  "kid_unknown",
+  "signature_invalid",
+  "issuer_mismatch",
+  "audience_mismatch",
+  "token_expired",
+  "token_not_yet_valid",
+  "typ_invalid",
+  "id_token_not_accepted",
+  "claims_invalid",
+  "crit_unsupported",
+  "keys_unavailable",
+  "nonce_mismatch",
+  "at_hash_mismatch",
+  "s_hash_mismatch",
 ];
-const ENGINE_LOAD_CODES = ["bundle_unreadable", "bundle_invalid", "bundle_too_large", "manifest_invalid", "entrypoint_missing", "wasm_invalid", "data_invalid", "signature_invalid"];
+const ENGINE_LOAD_CODES = [
+  "bundle_unreadable",
+  "bundle_invalid",
+  "bundle_too_large",
+  "manifest_invalid",
+  "entrypoint_missing",
+  "wasm_invalid",
+  "data_invalid",
+  "signature_invalid",
+];
 const OAUTH_CODES = [
-  "invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type", "invalid_scope",
-  "unsupported_response_type", "access_denied", "login_required", "server_error", "invalid_token", "insufficient_scope",
+  "invalid_request",
+  "invalid_client",
+  "invalid_grant",
+  "unauthorized_client",
+  "unsupported_grant_type",
+  "invalid_scope",
+  "unsupported_response_type",
+  "access_denied",
+  "login_required",
+  "server_error",
+  "invalid_token",
+  "insufficient_scope",
 ];
 
 /** Class, its static (family) code, the codes its instances carry, an instance, the instance's code. */
 const FAMILIES: [ErrorClass, string, string[], PortierError, string][] = [
   [TokenError, "token_invalid", TOKEN_CODES, new TokenError("token_expired", "the token expired"), "token_expired"],
-  [EngineLoadError, "bundle_invalid", ENGINE_LOAD_CODES, new EngineLoadError("wasm_invalid", "not a module"), "wasm_invalid"],
+  [
+    EngineLoadError,
+    "bundle_invalid",
+    ENGINE_LOAD_CODES,
+    new EngineLoadError("wasm_invalid", "not a module"),
+    "wasm_invalid",
+  ],
   [OAuthError, "oauth_error", OAUTH_CODES, new OAuthError("invalid_grant", "code already used"), "invalid_grant"],
   [PageError, "oauth_error", OAUTH_CODES, new PageError("invalid_client", "unknown client_id"), "invalid_client"],
 ];
 
 describe("the codes table", () => {
-  it.each(SINGLE.map(([cls, code, instance]) => [cls.name, code, cls, instance] as const))("%s: code %s, on the class and on every instance", (_name, code, cls, instance) => {
-    expect(cls.code).toBe(code);
-    expect(cls.codes).toEqual([code]);
-    expect(instance).toBeInstanceOf(cls);
-    expect(instance).toBeInstanceOf(PortierError);
-    expect(instance.code).toBe(code);
-    expect(instance.name).toBe(cls.name);
-  });
+  it.each(SINGLE.map(([cls, code, instance]) => [cls.name, code, cls, instance] as const))(
+    "%s: code %s, on the class and on every instance",
+    (_name, code, cls, instance) => {
+      expect(cls.code).toBe(code);
+      expect(cls.codes).toEqual([code]);
+      expect(instance).toBeInstanceOf(cls);
+      expect(instance).toBeInstanceOf(PortierError);
+      expect(instance.code).toBe(code);
+      expect(instance.name).toBe(cls.name);
+    },
+  );
 
-  it.each(FAMILIES.map(([cls, code, codes, instance, instanceCode]) => [cls.name, code, cls, codes, instance, instanceCode] as const))("%s: family %s, its codes, an instance with one of them", (_name, code, cls, codes, instance, instanceCode) => {
+  it.each(
+    FAMILIES.map(
+      ([cls, code, codes, instance, instanceCode]) => [cls.name, code, cls, codes, instance, instanceCode] as const,
+    ),
+  )("%s: family %s, its codes, an instance with one of them", (_name, code, cls, codes, instance, instanceCode) => {
     expect(cls.code).toBe(code);
     expect(cls.codes).toEqual(codes);
     expect(instance).toBeInstanceOf(cls);
@@ -112,7 +161,8 @@ function declaredClasses(dir = join(PROJECT_ROOT, "src")): [string, string, stri
     const path = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...declaredClasses(path));
     else if (entry.name.endsWith(".ts")) {
-      for (const m of readFileSync(path, "utf8").matchAll(/\bclass\s+(\w+)\s+extends\s+(\w+)/g)) out.push([path, m[1]!, m[2]!]);
+      for (const m of readFileSync(path, "utf8").matchAll(/\bclass\s+(\w+)\s+extends\s+(\w+)/g))
+        out.push([path, m[1]!, m[2]!]);
     }
   }
   return out;
@@ -122,13 +172,16 @@ describe("every error class of src is in the model", () => {
   const classes = declaredClasses();
   const errorClasses = new Set(["PortierError"]);
   // Transitively: a class extending an error class is an error class.
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
-    for (const [, name, base] of classes) if (errorClasses.has(base) && !errorClasses.has(name)) grew = errorClasses.add(name) !== undefined;
+    for (const [, name, base] of classes)
+      if (errorClasses.has(base) && !errorClasses.has(name)) grew = errorClasses.add(name) !== undefined;
   }
 
   it("only PortierError extends Error itself (or another built-in error)", () => {
-    const direct = classes.filter(([, , base]) => /Error$/.test(base) && !errorClasses.has(base)).map(([file, name, base]) => `${file}: ${name} extends ${base}`);
+    const direct = classes
+      .filter(([, , base]) => /Error$/.test(base) && !errorClasses.has(base))
+      .map(([file, name, base]) => `${file}: ${name} extends ${base}`);
     expect(direct).toEqual([expect.stringMatching(/src\/errors\/portier-error\.ts: PortierError extends Error$/)]);
   });
 

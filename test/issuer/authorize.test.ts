@@ -4,7 +4,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startIssuer, type RunningIssuer } from "../../src/issuer/index.js";
-import { REDIRECT_URI, TEACHER, WEB_CLIENT, authorizeRaw, authorizeUrl, obtainCode, pkcePair, tokenRequest, type AuthorizeParams } from "./helpers.js";
+import {
+  REDIRECT_URI,
+  TEACHER,
+  WEB_CLIENT,
+  authorizeRaw,
+  authorizeUrl,
+  obtainCode,
+  pkcePair,
+  tokenRequest,
+  type AuthorizeParams,
+} from "./helpers.js";
 
 let dev: RunningIssuer;
 let strict: RunningIssuer;
@@ -99,7 +109,8 @@ describe("sign-in", () => {
     expect(page.status).toBe(200);
     expect(page.body).toContain("not for production");
     expect(page.body).toContain("portier-dev"); // the documented password of the bundled sample users
-    for (const u of ["enseignant.jeune", "synced.sans.role", "non.synchronise", "enseignant.jeune.b"]) expect(page.body).toContain(u);
+    for (const u of ["enseignant.jeune", "synced.sans.role", "non.synchronise", "enseignant.jeune.b"])
+      expect(page.body).toContain(u);
     const requestId = /name="request_id" value="([^"]+)"/.exec(page.body)?.[1];
     expect(requestId).toBeTruthy();
 
@@ -124,7 +135,10 @@ describe("sign-in", () => {
   });
 
   it("an unknown login request id is a 400 page", async () => {
-    const res = await fetch(`${dev.url}/connect/login`, { method: "POST", body: new URLSearchParams({ request_id: "x", username: "a", password: "b" }) });
+    const res = await fetch(`${dev.url}/connect/login`, {
+      method: "POST",
+      body: new URLSearchParams({ request_id: "x", username: "a", password: "b" }),
+    });
     expect(res.status).toBe(400);
   });
 
@@ -138,7 +152,13 @@ describe("sign-in", () => {
       body: new URLSearchParams({ request_id: requestId, username: "eleve.adulte", password: "portier-dev" }),
     });
     const code = new URL(ok.headers.get("location")!).searchParams.get("code")!;
-    const res = await tokenRequest(strict.url, { grant_type: "authorization_code", client_id: WEB_CLIENT, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const res = await tokenRequest(strict.url, {
+      grant_type: "authorization_code",
+      client_id: WEB_CLIENT,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(res.status).toBe(200);
     expect(res.body["scope"]).toBe("openid profile");
   });
@@ -151,11 +171,18 @@ describe("one-click sample users on the login page (dev mode only)", () => {
     return { body: page.body, requestId: /name="request_id" value="([^"]+)"/.exec(page.body)![1]! };
   }
   const postHint = (issuer: RunningIssuer, requestId: string, hint: string) =>
-    fetch(`${issuer.url}/connect/login`, { method: "POST", redirect: "manual", body: new URLSearchParams({ request_id: requestId, login_hint: hint }) });
+    fetch(`${issuer.url}/connect/login`, {
+      method: "POST",
+      redirect: "manual",
+      body: new URLSearchParams({ request_id: requestId, login_hint: hint }),
+    });
 
   it("dev mode: a button per sample user signs that user in without a password", async () => {
     const { body, requestId } = await loginPage(dev);
-    for (const u of dev.issuer.users) expect(body).toContain(`name="login_hint" value="${u.preferred_username}"><button type="submit">Sign in as ${u.preferred_username}</button>`);
+    for (const u of dev.issuer.users)
+      expect(body).toContain(
+        `name="login_hint" value="${u.preferred_username}"><button type="submit">Sign in as ${u.preferred_username}</button>`,
+      );
     const res = await postHint(dev, requestId, TEACHER.username);
     expect(res.status).toBe(303);
     const callback = new URL(res.headers.get("location")!);
@@ -203,9 +230,19 @@ describe("loopback redirect URI on another port (RFC 8252 7.3, dev mode only)", 
   it("the code is bound to the port it was sent to: the token request must name the same redirect URI", async () => {
     const redirectUri = "http://127.0.0.1:39999/callback";
     const { verifier, challenge } = pkcePair();
-    const { location } = await authorizeRaw(dev.url, { ...validParams(), redirect_uri: redirectUri, code_challenge: challenge });
+    const { location } = await authorizeRaw(dev.url, {
+      ...validParams(),
+      redirect_uri: redirectUri,
+      code_challenge: challenge,
+    });
     const code = location!.searchParams.get("code")!;
-    const wrong = await tokenRequest(dev.url, { grant_type: "authorization_code", client_id: WEB_CLIENT, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const wrong = await tokenRequest(dev.url, {
+      grant_type: "authorization_code",
+      client_id: WEB_CLIENT,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(wrong.status).toBe(400);
   });
 });

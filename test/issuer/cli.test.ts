@@ -38,7 +38,12 @@ describe("portier issuer command", () => {
       expect(meta.issuer).toBe(url);
       const token = await fetch(`${url}/connect/token`, {
         method: "POST",
-        body: new URLSearchParams({ grant_type: "client_credentials", client_id: "portier-demo-machine", client_secret: "portier-demo-secret", scope: "apiclients" }),
+        body: new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: "portier-demo-machine",
+          client_secret: "portier-demo-secret",
+          scope: "apiclients",
+        }),
       });
       expect(((await token.json()) as { expires_in: number }).expires_in).toBe(600);
     } finally {

@@ -7,8 +7,16 @@ import * as oidc from "openid-client";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { startIssuer, type RunningIssuer } from "../../src/issuer/index.js";
 import {
-  MACHINE_CLIENT, MACHINE_SECRET, REDIRECT_URI, TENANT_A, TENANT_B, TEACHER, UUID, WEB_CLIENT,
-  decode, expectedHalfHash,
+  MACHINE_CLIENT,
+  MACHINE_SECRET,
+  REDIRECT_URI,
+  TENANT_A,
+  TENANT_B,
+  TEACHER,
+  UUID,
+  WEB_CLIENT,
+  decode,
+  expectedHalfHash,
 } from "./helpers.js";
 
 const insecure = { execute: [oidc.allowInsecureRequests] };
@@ -64,7 +72,9 @@ describe("discovery", () => {
     expect(meta.token_endpoint).toBe(`${running.url}/connect/token`);
     expect(meta.userinfo_endpoint).toBe(`${running.url}/connect/userinfo`);
     expect(meta.code_challenge_methods_supported).toEqual(["S256"]);
-    expect(meta.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(["client_secret_basic", "client_secret_post"]));
+    expect(meta.token_endpoint_auth_methods_supported).toEqual(
+      expect.arrayContaining(["client_secret_basic", "client_secret_post"]),
+    );
     const jwks = (await (await fetch(meta.jwks_uri!)).json()) as { keys: Array<Record<string, unknown>> };
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).toMatchObject({ kty: "RSA", use: "sig", alg: "RS256", kid: expect.any(String) });
@@ -86,7 +96,21 @@ describe("flow accessCode (authorization code + PKCE)", () => {
     const { header, claims } = decode(tokens.id_token!);
     expect(header).toMatchObject({ alg: "RS256", kid: expect.any(String) });
     expect(Object.keys(claims).sort()).toEqual(
-      ["exp", "iss", "aud", "iat", "at_hash", "s_hash", "sid", "sub", "auth_time", "idp", "tenant_id", "amr", "nonce"].sort(),
+      [
+        "exp",
+        "iss",
+        "aud",
+        "iat",
+        "at_hash",
+        "s_hash",
+        "sid",
+        "sub",
+        "auth_time",
+        "idp",
+        "tenant_id",
+        "amr",
+        "nonce",
+      ].sort(),
     );
     expect(claims["iss"]).toBe(running.url);
     expect(claims["aud"]).toBe(WEB_CLIENT);
@@ -134,7 +158,9 @@ describe("flow accessCode (authorization code + PKCE)", () => {
     expect(claims["jti"]).toMatch(UUID);
     // Verifies with the published keys.
     const jwks = createRemoteJWKSet(new URL(`${running.url}/.well-known/openid-configuration/jwks`));
-    await expect(jwtVerify(tokens.access_token, jwks, { issuer: running.url, typ: "at+jwt", algorithms: ["RS256"] })).resolves.toBeTruthy();
+    await expect(
+      jwtVerify(tokens.access_token, jwks, { issuer: running.url, typ: "at+jwt", algorithms: ["RS256"] }),
+    ).resolves.toBeTruthy();
   });
 
   it("userinfo returns the spec 2.4 object for openid profile email", async () => {
@@ -165,7 +191,9 @@ describe("flow accessCode (authorization code + PKCE)", () => {
     const { tokens } = await userFlow("apiclients");
     expect(tokens.id_token).toBeUndefined();
     expect(decode(tokens.access_token).claims["scope"]).toEqual(["apiclients"]);
-    const res = await fetch(`${running.url}/connect/userinfo`, { headers: { Authorization: `Bearer ${tokens.access_token}` } });
+    const res = await fetch(`${running.url}/connect/userinfo`, {
+      headers: { Authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(res.status).toBe(403);
     expect(res.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
   });
@@ -185,7 +213,9 @@ describe("flow application (client credentials)", () => {
     expect(tokens.id_token).toBeUndefined();
     const { header, claims } = decode(tokens.access_token);
     expect(header).toMatchObject({ alg: "RS256", typ: "at+jwt", kid: expect.any(String) });
-    expect(Object.keys(claims).sort()).toEqual(["nbf", "exp", "iss", "aud", "client_id", "tenant_id", "scope", "iat", "jti"].sort());
+    expect(Object.keys(claims).sort()).toEqual(
+      ["nbf", "exp", "iss", "aud", "client_id", "tenant_id", "scope", "iat", "jti"].sort(),
+    );
     for (const absent of ["sub", "auth_time", "idp", "amr"]) expect(claims).not.toHaveProperty(absent);
     expect(claims["aud"]).toBe("apiclients");
     expect(claims["iss"]).toBe(running.url);
@@ -196,11 +226,19 @@ describe("flow application (client credentials)", () => {
     expect(claims["nbf"]).toBe(claims["iat"]);
     expect(claims["exp"]).toBe((claims["iat"] as number) + 3600);
     const jwks = createRemoteJWKSet(new URL(`${running.url}/.well-known/openid-configuration/jwks`));
-    await expect(jwtVerify(tokens.access_token, jwks, { issuer: running.url, audience: "apiclients", typ: "at+jwt" })).resolves.toBeTruthy();
+    await expect(
+      jwtVerify(tokens.access_token, jwks, { issuer: running.url, audience: "apiclients", typ: "at+jwt" }),
+    ).resolves.toBeTruthy();
   });
 
   it("the tenant-B machine client gets tenant B", async () => {
-    const config = await oidc.discovery(new URL(running.url), "portier-demo-machine-b", "portier-demo-secret-b", undefined, insecure);
+    const config = await oidc.discovery(
+      new URL(running.url),
+      "portier-demo-machine-b",
+      "portier-demo-secret-b",
+      undefined,
+      insecure,
+    );
     const tokens = await oidc.clientCredentialsGrant(config, { scope: "apiclients" });
     expect(decode(tokens.access_token).claims["tenant_id"]).toBe(TENANT_B);
   });
@@ -208,7 +246,9 @@ describe("flow application (client credentials)", () => {
   it("the application token is refused by userinfo (no user)", async () => {
     const config = await oidc.discovery(new URL(running.url), MACHINE_CLIENT, MACHINE_SECRET, undefined, insecure);
     const tokens = await oidc.clientCredentialsGrant(config, { scope: "apiclients" });
-    const res = await fetch(`${running.url}/connect/userinfo`, { headers: { Authorization: `Bearer ${tokens.access_token}` } });
+    const res = await fetch(`${running.url}/connect/userinfo`, {
+      headers: { Authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(res.status).toBe(403);
   });
 });

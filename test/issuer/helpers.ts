@@ -41,7 +41,10 @@ export function authorizeUrl(issuerUrl: string, params: AuthorizeParams): string
 }
 
 /** Calls /connect/authorize without following the redirect. */
-export async function authorizeRaw(issuerUrl: string, params: AuthorizeParams): Promise<{ status: number; location: URL | undefined; body: string }> {
+export async function authorizeRaw(
+  issuerUrl: string,
+  params: AuthorizeParams,
+): Promise<{ status: number; location: URL | undefined; body: string }> {
   const res = await fetch(authorizeUrl(issuerUrl, params), { redirect: "manual" });
   const location = res.headers.get("location");
   return { status: res.status, location: location ? new URL(location) : undefined, body: await res.text() };
@@ -68,7 +71,8 @@ export async function obtainCode(
     ...overrides,
   });
   const code = location?.searchParams.get("code");
-  if (status !== 302 || !location || !code) throw new Error(`authorize did not redirect with a code (status ${status}, ${location?.href})`);
+  if (status !== 302 || !location || !code)
+    throw new Error(`authorize did not redirect with a code (status ${status}, ${location?.href})`);
   return { code, verifier, state, nonce, location };
 }
 
@@ -90,5 +94,8 @@ export function basicAuth(id: string, secret: string): string {
 }
 
 export function decode(token: string): { header: Record<string, unknown>; claims: Record<string, unknown> } {
-  return { header: decodeProtectedHeader(token) as Record<string, unknown>, claims: decodeJwt(token) as Record<string, unknown> };
+  return {
+    header: decodeProtectedHeader(token) as Record<string, unknown>,
+    claims: decodeJwt(token) as Record<string, unknown>,
+  };
 }

@@ -5,7 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from "jose";
 import { startIssuer, type RunningIssuer } from "../../src/issuer/index.js";
-import { MACHINE_CLIENT, MACHINE_SECRET, REDIRECT_URI, WEB_CLIENT, decode, obtainCode, tokenRequest } from "./helpers.js";
+import {
+  MACHINE_CLIENT,
+  MACHINE_SECRET,
+  REDIRECT_URI,
+  WEB_CLIENT,
+  decode,
+  obtainCode,
+  tokenRequest,
+} from "./helpers.js";
 
 let running: RunningIssuer;
 beforeAll(async () => {
@@ -16,12 +24,19 @@ afterAll(async () => {
 });
 
 async function machineToken(): Promise<string> {
-  const res = await tokenRequest(running.url, { grant_type: "client_credentials", client_id: MACHINE_CLIENT, client_secret: MACHINE_SECRET, scope: "apiclients" });
+  const res = await tokenRequest(running.url, {
+    grant_type: "client_credentials",
+    client_id: MACHINE_CLIENT,
+    client_secret: MACHINE_SECRET,
+    scope: "apiclients",
+  });
   return res.body["access_token"] as string;
 }
 
 async function publishedJwks() {
-  return (await (await fetch(`${running.url}/.well-known/openid-configuration/jwks`)).json()) as { keys: Array<{ kid: string }> };
+  return (await (await fetch(`${running.url}/.well-known/openid-configuration/jwks`)).json()) as {
+    keys: Array<{ kid: string }>;
+  };
 }
 
 describe("key rotation", () => {
@@ -51,9 +66,17 @@ describe("key rotation", () => {
 
   it("userinfo accepts user tokens signed with the previous key", async () => {
     const { code, verifier } = await obtainCode(running.url);
-    const res = await tokenRequest(running.url, { grant_type: "authorization_code", client_id: WEB_CLIENT, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const res = await tokenRequest(running.url, {
+      grant_type: "authorization_code",
+      client_id: WEB_CLIENT,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     await running.issuer.rotateKeys();
-    const info = await fetch(`${running.url}/connect/userinfo`, { headers: { Authorization: `Bearer ${res.body["access_token"] as string}` } });
+    const info = await fetch(`${running.url}/connect/userinfo`, {
+      headers: { Authorization: `Bearer ${res.body["access_token"] as string}` },
+    });
     expect(info.status).toBe(200);
   });
 });

@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import {
-  DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE, DataFileError, createIssuer, loadClients, loadUsers,
+  DEFAULT_CLIENTS_FILE,
+  DEFAULT_DIRECTORY_FILE,
+  DEFAULT_USERS_FILE,
+  DataFileError,
+  createIssuer,
+  loadClients,
+  loadUsers,
 } from "../../src/issuer/index.js";
 import { entryRoles, loadDirectoryFile, loadRoleResolver } from "../../src/directory/index.js";
 import { TENANT_A, TENANT_B } from "./helpers.js";
@@ -30,8 +36,16 @@ const directory = {
 };
 const directoryFile: unknown = JSON.parse(readFileSync(DEFAULT_DIRECTORY_FILE, "utf8"));
 const clients = loadClients(DEFAULT_CLIENTS_FILE);
-const roleIds = (JSON.parse(readFileSync(new URL("../../data/roles.json", import.meta.url), "utf8")) as { roles: Array<{ id: string }> }).roles.map((r) => r.id);
-const tenants = (JSON.parse(readFileSync(new URL("../../data/tenants.json", import.meta.url), "utf8")) as { tenants: Array<{ tenant_id: string }> }).tenants.map((t) => t.tenant_id);
+const roleIds = (
+  JSON.parse(readFileSync(new URL("../../data/roles.json", import.meta.url), "utf8")) as {
+    roles: Array<{ id: string }>;
+  }
+).roles.map((r) => r.id);
+const tenants = (
+  JSON.parse(readFileSync(new URL("../../data/tenants.json", import.meta.url), "utf8")) as {
+    tenants: Array<{ tenant_id: string }>;
+  }
+).tenants.map((t) => t.tenant_id);
 const byName = (name: string) => users.find((u) => u.preferred_username === name);
 
 describe("sample users", () => {
@@ -68,7 +82,8 @@ describe("users.json and directory.json agree", () => {
     const unsynced = byName("non.synchronise")!;
     expect(directory.entries.get(unsynced.sub)).toBeUndefined();
     const synced = users.filter((u) => u.sub !== unsynced.sub);
-    for (const user of synced) expect(directory.entries.get(user.sub)?.tenant_id, user.preferred_username).toBe(user.tenant_id);
+    for (const user of synced)
+      expect(directory.entries.get(user.sub)?.tenant_id, user.preferred_username).toBe(user.tenant_id);
     expect(directory.entries.size).toBe(synced.length);
     expect(directoryFile).toHaveLength(synced.length);
   });
@@ -83,9 +98,15 @@ describe("sample clients", () => {
       scopes: ["openid", "profile", "email", "apiclients"],
     });
     expect(clients.find((c) => c.client_id === "portier-demo-machine")).toMatchObject({
-      type: "confidential", client_secret: "portier-demo-secret", grant_types: ["client_credentials"], tenant_id: TENANT_A,
+      type: "confidential",
+      client_secret: "portier-demo-secret",
+      grant_types: ["client_credentials"],
+      tenant_id: TENANT_A,
     });
-    expect(clients.find((c) => c.client_id === "portier-demo-machine-b")).toMatchObject({ grant_types: ["client_credentials"], tenant_id: TENANT_B });
+    expect(clients.find((c) => c.client_id === "portier-demo-machine-b")).toMatchObject({
+      grant_types: ["client_credentials"],
+      tenant_id: TENANT_B,
+    });
   });
 });
 
@@ -99,12 +120,56 @@ describe("schema validation at load", () => {
   };
 
   it.each<[string, () => unknown, RegExp]>([
-    ["users: bad sub", () => loadUsers(write("u1.json", { users: [{ ...users[0], sub: "not-a-uuid" }] })), /u1\.json: \/users\/0\/sub: must match format "uuid"/],
-    ["users: missing field", () => { const { email: _e, ...u } = users[0]!; return loadUsers(write("u2.json", { users: [u] })); }, /u2\.json: \/users\/0: must have required property 'email'/],
-    ["users: duplicate username", () => loadUsers(write("u3.json", { users: [users[0], { ...users[1], preferred_username: users[0]!.preferred_username }] })), /u3\.json: \/users\/1\/preferred_username: duplicate/],
-    ["clients: confidential without secret", () => loadClients(write("c1.json", { clients: [{ client_id: "m", type: "confidential", grant_types: ["client_credentials"], scopes: ["apiclients"], tenant_id: TENANT_A }] })), /c1\.json: \/clients\/0: must have required property 'client_secret'/],
-    ["clients: unknown scope", () => loadClients(write("c2.json", { clients: [{ ...clients[0], scopes: ["admin"] }] })), /c2\.json: \/clients\/0\/scopes\/0: must be equal to one of the allowed values/],
-    ["clients: redirect URI with a fragment", () => loadClients(write("c3.json", { clients: [{ ...clients[0], redirect_uris: ["http://127.0.0.1:8400/cb#x"] }] })), /c3\.json: \/clients\/0\/redirect_uris\/0: must not contain a fragment/],
+    [
+      "users: bad sub",
+      () => loadUsers(write("u1.json", { users: [{ ...users[0], sub: "not-a-uuid" }] })),
+      /u1\.json: \/users\/0\/sub: must match format "uuid"/,
+    ],
+    [
+      "users: missing field",
+      () => {
+        const { email: _e, ...u } = users[0]!;
+        return loadUsers(write("u2.json", { users: [u] }));
+      },
+      /u2\.json: \/users\/0: must have required property 'email'/,
+    ],
+    [
+      "users: duplicate username",
+      () =>
+        loadUsers(
+          write("u3.json", { users: [users[0], { ...users[1], preferred_username: users[0]!.preferred_username }] }),
+        ),
+      /u3\.json: \/users\/1\/preferred_username: duplicate/,
+    ],
+    [
+      "clients: confidential without secret",
+      () =>
+        loadClients(
+          write("c1.json", {
+            clients: [
+              {
+                client_id: "m",
+                type: "confidential",
+                grant_types: ["client_credentials"],
+                scopes: ["apiclients"],
+                tenant_id: TENANT_A,
+              },
+            ],
+          }),
+        ),
+      /c1\.json: \/clients\/0: must have required property 'client_secret'/,
+    ],
+    [
+      "clients: unknown scope",
+      () => loadClients(write("c2.json", { clients: [{ ...clients[0], scopes: ["admin"] }] })),
+      /c2\.json: \/clients\/0\/scopes\/0: must be equal to one of the allowed values/,
+    ],
+    [
+      "clients: redirect URI with a fragment",
+      () =>
+        loadClients(write("c3.json", { clients: [{ ...clients[0], redirect_uris: ["http://127.0.0.1:8400/cb#x"] }] })),
+      /c3\.json: \/clients\/0\/redirect_uris\/0: must not contain a fragment/,
+    ],
     ["not JSON", () => loadUsers(write("bad.json", "{")), /bad\.json: \(root\): not valid JSON/],
   ])("%s", (_name, load, message) => {
     expect(load).toThrow(DataFileError);
@@ -113,6 +178,8 @@ describe("schema validation at load", () => {
 
   it("createIssuer refuses an invalid users file", async () => {
     const file = write("u4.json", { users: [{ ...users[0], extra: 1 }] });
-    await expect(createIssuer({ issuerUrl: "http://127.0.0.1:1", usersFile: file })).rejects.toThrow(/u4\.json: \/users\/0: must NOT have additional properties \(extra\)/);
+    await expect(createIssuer({ issuerUrl: "http://127.0.0.1:1", usersFile: file })).rejects.toThrow(
+      /u4\.json: \/users\/0: must NOT have additional properties \(extra\)/,
+    );
   });
 });

@@ -46,13 +46,19 @@ function attempt(port: number, path: string, waitMs: number): Promise<Attempt> {
       req.destroy();
       resolve({ hung: true });
     });
-    req.on("error", (err: NodeJS.ErrnoException) => resolve(err.code === "ECONNREFUSED" ? { refused: true } : { hung: true }));
+    req.on("error", (err: NodeJS.ErrnoException) =>
+      resolve(err.code === "ECONNREFUSED" ? { refused: true } : { hung: true }),
+    );
     req.end();
   });
 }
 
 /** What a client does: retry while refused, give up when an accepted connection is not answered. */
-async function getWithRetry(port: number, path: string, attempts: Attempt[] = []): Promise<{ attempts: Attempt[]; last: Attempt }> {
+async function getWithRetry(
+  port: number,
+  path: string,
+  attempts: Attempt[] = [],
+): Promise<{ attempts: Attempt[]; last: Attempt }> {
   for (;;) {
     const a = await attempt(port, path, 5000);
     attempts.push(a);

@@ -7,7 +7,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CLIENTS_FILE, startIssuer, type RunningIssuer } from "../../src/issuer/index.js";
-import { MACHINE_CLIENT, MACHINE_SECRET, REDIRECT_URI, WEB_CLIENT, basicAuth, obtainCode, pkcePair, tokenRequest } from "./helpers.js";
+import {
+  MACHINE_CLIENT,
+  MACHINE_SECRET,
+  REDIRECT_URI,
+  WEB_CLIENT,
+  basicAuth,
+  obtainCode,
+  pkcePair,
+  tokenRequest,
+} from "./helpers.js";
 
 let clock = Math.floor(Date.now() / 1000);
 let running: RunningIssuer;
@@ -18,7 +27,13 @@ const OTHER_WEB_CLIENT = "other-web";
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "portier-issuer-"));
   const clients = JSON.parse(readFileSync(DEFAULT_CLIENTS_FILE, "utf8")) as { clients: unknown[] };
-  clients.clients.push({ client_id: OTHER_WEB_CLIENT, type: "public", grant_types: ["authorization_code"], redirect_uris: [REDIRECT_URI], scopes: ["openid"] });
+  clients.clients.push({
+    client_id: OTHER_WEB_CLIENT,
+    type: "public",
+    grant_types: ["authorization_code"],
+    redirect_uris: [REDIRECT_URI],
+    scopes: ["openid"],
+  });
   writeFileSync(join(dir, "clients.json"), JSON.stringify(clients));
   running = await startIssuer({ now: () => clock, codeTtlSec: 300, clientsFile: join(dir, "clients.json") });
 });
@@ -38,15 +53,36 @@ interface Case {
 
 async function codeExchange(url: string, change: (p: Record<string, string>) => void = () => {}) {
   const { code, verifier } = await obtainCode(url);
-  const params: Record<string, string> = { grant_type: "authorization_code", client_id: WEB_CLIENT, redirect_uri: REDIRECT_URI, code, code_verifier: verifier };
+  const params: Record<string, string> = {
+    grant_type: "authorization_code",
+    client_id: WEB_CLIENT,
+    redirect_uri: REDIRECT_URI,
+    code,
+    code_verifier: verifier,
+  };
   change(params);
   return { params };
 }
 
 const cases: Case[] = [
-  { name: "missing PKCE verifier", status: 400, error: "invalid_request", request: (u) => codeExchange(u, (p) => delete p["code_verifier"]) },
-  { name: "wrong PKCE verifier", status: 400, error: "invalid_grant", request: (u) => codeExchange(u, (p) => (p["code_verifier"] = pkcePair().verifier)) },
-  { name: "malformed PKCE verifier", status: 400, error: "invalid_request", request: (u) => codeExchange(u, (p) => (p["code_verifier"] = "short")) },
+  {
+    name: "missing PKCE verifier",
+    status: 400,
+    error: "invalid_request",
+    request: (u) => codeExchange(u, (p) => delete p["code_verifier"]),
+  },
+  {
+    name: "wrong PKCE verifier",
+    status: 400,
+    error: "invalid_grant",
+    request: (u) => codeExchange(u, (p) => (p["code_verifier"] = pkcePair().verifier)),
+  },
+  {
+    name: "malformed PKCE verifier",
+    status: 400,
+    error: "invalid_request",
+    request: (u) => codeExchange(u, (p) => (p["code_verifier"] = "short")),
+  },
   {
     name: "replayed code",
     status: 400,
@@ -58,9 +94,24 @@ const cases: Case[] = [
       return first;
     },
   },
-  { name: "wrong redirect URI", status: 400, error: "invalid_grant", request: (u) => codeExchange(u, (p) => (p["redirect_uri"] = "http://localhost:8400/callback")) },
-  { name: "missing redirect URI", status: 400, error: "invalid_request", request: (u) => codeExchange(u, (p) => delete p["redirect_uri"]) },
-  { name: "unknown code", status: 400, error: "invalid_grant", request: (u) => codeExchange(u, (p) => (p["code"] = "not-a-code")) },
+  {
+    name: "wrong redirect URI",
+    status: 400,
+    error: "invalid_grant",
+    request: (u) => codeExchange(u, (p) => (p["redirect_uri"] = "http://localhost:8400/callback")),
+  },
+  {
+    name: "missing redirect URI",
+    status: 400,
+    error: "invalid_request",
+    request: (u) => codeExchange(u, (p) => delete p["redirect_uri"]),
+  },
+  {
+    name: "unknown code",
+    status: 400,
+    error: "invalid_grant",
+    request: (u) => codeExchange(u, (p) => (p["code"] = "not-a-code")),
+  },
   {
     name: "expired code",
     status: 400,
@@ -71,39 +122,71 @@ const cases: Case[] = [
       return exchange;
     },
   },
-  { name: "code issued to another client", status: 400, error: "invalid_grant", request: (u) => codeExchange(u, (p) => (p["client_id"] = OTHER_WEB_CLIENT)) },
-  { name: "scope wider than authorized", status: 400, error: "invalid_scope", request: (u) => codeExchange(u, (p) => (p["scope"] = "openid admin")) },
+  {
+    name: "code issued to another client",
+    status: 400,
+    error: "invalid_grant",
+    request: (u) => codeExchange(u, (p) => (p["client_id"] = OTHER_WEB_CLIENT)),
+  },
+  {
+    name: "scope wider than authorized",
+    status: 400,
+    error: "invalid_scope",
+    request: (u) => codeExchange(u, (p) => (p["scope"] = "openid admin")),
+  },
   {
     name: "wrong secret (client_secret_post)",
     status: 401,
     error: "invalid_client",
-    request: async () => ({ params: { grant_type: "client_credentials", client_id: MACHINE_CLIENT, client_secret: "wrong-secret", scope: "apiclients" } }),
+    request: async () => ({
+      params: {
+        grant_type: "client_credentials",
+        client_id: MACHINE_CLIENT,
+        client_secret: "wrong-secret",
+        scope: "apiclients",
+      },
+    }),
   },
   {
     name: "wrong secret (client_secret_basic)",
     status: 401,
     error: "invalid_client",
     wwwAuthenticate: true,
-    request: async () => ({ params: { grant_type: "client_credentials", scope: "apiclients" }, headers: { Authorization: basicAuth(MACHINE_CLIENT, "wrong-secret") } }),
+    request: async () => ({
+      params: { grant_type: "client_credentials", scope: "apiclients" },
+      headers: { Authorization: basicAuth(MACHINE_CLIENT, "wrong-secret") },
+    }),
   },
   {
     name: "missing secret",
     status: 401,
     error: "invalid_client",
-    request: async () => ({ params: { grant_type: "client_credentials", client_id: MACHINE_CLIENT, scope: "apiclients" } }),
+    request: async () => ({
+      params: { grant_type: "client_credentials", client_id: MACHINE_CLIENT, scope: "apiclients" },
+    }),
   },
   {
     name: "unknown client",
     status: 401,
     error: "invalid_client",
-    request: async () => ({ params: { grant_type: "client_credentials", client_id: "nobody", client_secret: "whatever-secret", scope: "apiclients" } }),
+    request: async () => ({
+      params: {
+        grant_type: "client_credentials",
+        client_id: "nobody",
+        client_secret: "whatever-secret",
+        scope: "apiclients",
+      },
+    }),
   },
   {
     name: "unknown client (client_secret_basic)",
     status: 401,
     error: "invalid_client",
     wwwAuthenticate: true,
-    request: async () => ({ params: { grant_type: "client_credentials" }, headers: { Authorization: basicAuth("nobody", "whatever-secret") } }),
+    request: async () => ({
+      params: { grant_type: "client_credentials" },
+      headers: { Authorization: basicAuth("nobody", "whatever-secret") },
+    }),
   },
   {
     name: "two client authentication methods",
@@ -118,9 +201,22 @@ const cases: Case[] = [
     name: "unsupported grant type",
     status: 400,
     error: "unsupported_grant_type",
-    request: async () => ({ params: { grant_type: "password", client_id: MACHINE_CLIENT, client_secret: MACHINE_SECRET, username: "x", password: "y" } }),
+    request: async () => ({
+      params: {
+        grant_type: "password",
+        client_id: MACHINE_CLIENT,
+        client_secret: MACHINE_SECRET,
+        username: "x",
+        password: "y",
+      },
+    }),
   },
-  { name: "missing grant type", status: 400, error: "invalid_request", request: async () => ({ params: { client_id: MACHINE_CLIENT, client_secret: MACHINE_SECRET } }) },
+  {
+    name: "missing grant type",
+    status: 400,
+    error: "invalid_request",
+    request: async () => ({ params: { client_id: MACHINE_CLIENT, client_secret: MACHINE_SECRET } }),
+  },
   {
     name: "grant not allowed for the client (public client, client_credentials)",
     status: 400,
@@ -132,20 +228,41 @@ const cases: Case[] = [
     status: 400,
     error: "unauthorized_client",
     request: async () => ({
-      params: { grant_type: "authorization_code", client_id: MACHINE_CLIENT, client_secret: MACHINE_SECRET, code: "x", redirect_uri: REDIRECT_URI, code_verifier: pkcePair().verifier },
+      params: {
+        grant_type: "authorization_code",
+        client_id: MACHINE_CLIENT,
+        client_secret: MACHINE_SECRET,
+        code: "x",
+        redirect_uri: REDIRECT_URI,
+        code_verifier: pkcePair().verifier,
+      },
     }),
   },
   {
     name: "bad scope (client credentials)",
     status: 400,
     error: "invalid_scope",
-    request: async () => ({ params: { grant_type: "client_credentials", client_id: MACHINE_CLIENT, client_secret: MACHINE_SECRET, scope: "openid" } }),
+    request: async () => ({
+      params: {
+        grant_type: "client_credentials",
+        client_id: MACHINE_CLIENT,
+        client_secret: MACHINE_SECRET,
+        scope: "openid",
+      },
+    }),
   },
   {
     name: "parameter repeated",
     status: 400,
     error: "invalid_request",
-    request: async () => ({ params: { grant_type: "client_credentials", client_id: MACHINE_CLIENT, client_secret: MACHINE_SECRET, scope: "apiclients" } }),
+    request: async () => ({
+      params: {
+        grant_type: "client_credentials",
+        client_id: MACHINE_CLIENT,
+        client_secret: MACHINE_SECRET,
+        scope: "apiclients",
+      },
+    }),
   },
 ];
 
@@ -163,8 +280,13 @@ describe("token endpoint errors (RFC 6749 5.2)", () => {
   });
 
   it("parameter repeated -> 400 invalid_request", async () => {
-    const body = "grant_type=client_credentials&scope=apiclients&scope=apiclients&client_id=portier-demo-machine&client_secret=portier-demo-secret";
-    const res = await fetch(`${running.url}/connect/token`, { method: "POST", body, headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+    const body =
+      "grant_type=client_credentials&scope=apiclients&scope=apiclients&client_id=portier-demo-machine&client_secret=portier-demo-secret";
+    const res = await fetch(`${running.url}/connect/token`, {
+      method: "POST",
+      body,
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe("invalid_request");
   });
@@ -183,14 +305,27 @@ describe("token endpoint errors (RFC 6749 5.2)", () => {
 
   it("unknown endpoints are 404 and malformed bodies are invalid_request", async () => {
     expect((await fetch(`${running.url}/connect/nothing`)).status).toBe(404);
-    const res = await fetch(`${running.url}/connect/token`, { method: "POST", body: "%", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+    const res = await fetch(`${running.url}/connect/token`, {
+      method: "POST",
+      body: "%",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
     expect(res.status).toBe(400);
   });
 });
 
 describe("token endpoint success paths beyond openid-client", () => {
   it("accepts the spec's query-string parameters (client credentials)", async () => {
-    const res = await tokenRequest(running.url, { grant_type: "client_credentials", client_id: MACHINE_CLIENT, client_secret: MACHINE_SECRET, scope: "apiclients" }, { query: true });
+    const res = await tokenRequest(
+      running.url,
+      {
+        grant_type: "client_credentials",
+        client_id: MACHINE_CLIENT,
+        client_secret: MACHINE_SECRET,
+        scope: "apiclients",
+      },
+      { query: true },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ token_type: "Bearer", expires_in: 3600, scope: "apiclients" });
     expect(res.headers.get("cache-control")).toBe("no-store");
@@ -200,7 +335,11 @@ describe("token endpoint success paths beyond openid-client", () => {
     const { params } = await codeExchange(running.url, (p) => (p["scope"] = "openid email profile apiclients"));
     const res = await tokenRequest(running.url, params, { query: true });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ token_type: "Bearer", expires_in: 3600, scope: "openid email profile apiclients" });
+    expect(res.body).toMatchObject({
+      token_type: "Bearer",
+      expires_in: 3600,
+      scope: "openid email profile apiclients",
+    });
     expect(typeof res.body["id_token"]).toBe("string");
   });
 
@@ -213,7 +352,11 @@ describe("token endpoint success paths beyond openid-client", () => {
   });
 
   it("defaults the client credentials scope to apiclients", async () => {
-    const res = await tokenRequest(running.url, { grant_type: "client_credentials" }, { headers: { Authorization: basicAuth(MACHINE_CLIENT, MACHINE_SECRET) } });
+    const res = await tokenRequest(
+      running.url,
+      { grant_type: "client_credentials" },
+      { headers: { Authorization: basicAuth(MACHINE_CLIENT, MACHINE_SECRET) } },
+    );
     expect(res.status).toBe(200);
     expect(res.body["scope"]).toBe("apiclients");
   });

@@ -46,13 +46,69 @@ function scripted(steps: Step[], extra: Partial<ReloaderOptions<number>> = {}) {
 }
 
 describe("validate, guard, swap; status like OPA's bundle status", () => {
-  const cases: { name: string; steps: Step[]; current: number | undefined; error: RegExp | undefined; httpCode: number; reloads: number; failures: number }[] = [
-    { name: "a good value is activated", steps: [1], current: 1, error: undefined, httpCode: 200, reloads: 0, failures: 0 },
-    { name: "a failure keeps the previous value", steps: [1, "fail"], current: 1, error: /HTTP 500/, httpCode: 500, reloads: 0, failures: 1 },
-    { name: "a guard refusal keeps the previous value", steps: [1, "guard"], current: 1, error: /refused: negative/, httpCode: 200, reloads: 0, failures: 1 },
-    { name: "a 304 after a failure clears the error", steps: [1, "fail", "304"], current: 1, error: undefined, httpCode: 304, reloads: 0, failures: 1 },
-    { name: "a new value after a failure clears the error", steps: [1, "fail", 2], current: 2, error: undefined, httpCode: 200, reloads: 1, failures: 1 },
-    { name: "a failure before any value leaves nothing loaded", steps: ["fail"], current: undefined, error: /HTTP 500/, httpCode: 500, reloads: 0, failures: 1 },
+  const cases: {
+    name: string;
+    steps: Step[];
+    current: number | undefined;
+    error: RegExp | undefined;
+    httpCode: number;
+    reloads: number;
+    failures: number;
+  }[] = [
+    {
+      name: "a good value is activated",
+      steps: [1],
+      current: 1,
+      error: undefined,
+      httpCode: 200,
+      reloads: 0,
+      failures: 0,
+    },
+    {
+      name: "a failure keeps the previous value",
+      steps: [1, "fail"],
+      current: 1,
+      error: /HTTP 500/,
+      httpCode: 500,
+      reloads: 0,
+      failures: 1,
+    },
+    {
+      name: "a guard refusal keeps the previous value",
+      steps: [1, "guard"],
+      current: 1,
+      error: /refused: negative/,
+      httpCode: 200,
+      reloads: 0,
+      failures: 1,
+    },
+    {
+      name: "a 304 after a failure clears the error",
+      steps: [1, "fail", "304"],
+      current: 1,
+      error: undefined,
+      httpCode: 304,
+      reloads: 0,
+      failures: 1,
+    },
+    {
+      name: "a new value after a failure clears the error",
+      steps: [1, "fail", 2],
+      current: 2,
+      error: undefined,
+      httpCode: 200,
+      reloads: 1,
+      failures: 1,
+    },
+    {
+      name: "a failure before any value leaves nothing loaded",
+      steps: ["fail"],
+      current: undefined,
+      error: /HTTP 500/,
+      httpCode: 500,
+      reloads: 0,
+      failures: 1,
+    },
   ];
   for (const c of cases) {
     it(c.name, async () => {

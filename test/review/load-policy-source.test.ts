@@ -15,12 +15,20 @@ describe("loadPolicySource: a git revision", () => {
     const repo = scratchProject();
     const file = join(repo, "data", "routes.json");
     writeFileSync(file, readFileSync(file, "utf8").replace('"eleve_adulte"]', '"eleve_adulte", "surveillant"]'));
-    const git = (...args: string[]) => execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.org", ...args], { stdio: "ignore" });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.org", ...args], {
+        stdio: "ignore",
+      });
     git("init", "-q");
     git("add", "-A");
     git("commit", "-qm", "broken routes");
-    const err = await loadPolicySource("HEAD", { repo }).then(() => undefined, (e: Error) => e);
-    expect(err?.message).toMatch(/^git revision HEAD:data\/routes\.json: routes\[\d+\]\.allowed\[\d+\]: unknown role "surveillant"/);
+    const err = await loadPolicySource("HEAD", { repo }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(
+      /^git revision HEAD:data\/routes\.json: routes\[\d+\]\.allowed\[\d+\]: unknown role "surveillant"/,
+    );
     expect(err?.message).not.toContain(tmpdir());
   }, 60_000);
 });

@@ -20,7 +20,8 @@ type Shown = { offsetParent: unknown };
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const BUILD = join(PROJECT_ROOT, "build");
 // CI installs chromium (.ci/run); elsewhere the test says why it skipped.
-if (!CHROMIUM) console.warn("matrix-in-browser: no chromium found (apt-get install chromium): the browser test is skipped");
+if (!CHROMIUM)
+  console.warn("matrix-in-browser: no chromium found (apt-get install chromium): the browser test is skipped");
 
 describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
   let browser: Browser;
@@ -34,7 +35,16 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
     writeFileSync(file, renderMatrix(matrix, "html"));
     browser = await chromium.launch({
       ...(CHROMIUM && { executablePath: CHROMIUM }),
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`file://${file}`);
@@ -47,7 +57,13 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
 
   it("says it is English and fits every grant column in the window", async () => {
     expect(await page.getAttribute("html", "lang")).toBe("en");
-    const headers = await page.$$eval("#grid thead th.grant", (ths) => ths.map((th) => ({ text: th.textContent ?? "", right: th.getBoundingClientRect().right, width: th.getBoundingClientRect().width })));
+    const headers = await page.$$eval("#grid thead th.grant", (ths) =>
+      ths.map((th) => ({
+        text: th.textContent ?? "",
+        right: th.getBoundingClientRect().right,
+        width: th.getBoundingClientRect().width,
+      })),
+    );
     expect(headers).toHaveLength(matrix.columns.length);
     for (const h of headers) {
       expect(h.right, h.text).toBeLessThanOrEqual(1400);
@@ -65,24 +81,42 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
 
   it("shows a legend and each deny's reason as text, not a tooltip", async () => {
     const legend = await page.textContent("#legend");
-    for (const term of ["synced, no role", "not synced", "application", "allow", "deny"]) expect(legend).toContain(term);
+    for (const term of ["synced, no role", "not synced", "application", "allow", "deny"])
+      expect(legend).toContain(term);
     const row = matrix.rows.findIndex((r) => r.template === "/v2/{codeOrganisme}/elevesAdultes");
-    const denied = await page.$$eval("#grid tr.route", (trs, i) => (trs[i] as unknown as { querySelector(s: string): { textContent: string | null } | null }).querySelector("td[data-col='eleve_jeune']")?.textContent ?? "", row);
+    const denied = await page.$$eval(
+      "#grid tr.route",
+      (trs, i) =>
+        (trs[i] as unknown as { querySelector(s: string): { textContent: string | null } | null }).querySelector(
+          "td[data-col='eleve_jeune']",
+        )?.textContent ?? "",
+      row,
+    );
     expect(denied).toBe("denyrole_not_allowed");
     expect(await page.isVisible("#grid td.deny .reason")).toBe(true);
   });
 
   it("filters by role and by route", async () => {
     await page.selectOption("#role-filter", "enseignant_adulte");
-    const visible = await page.$$eval("#grid thead th.grant", (ths) => ths.filter((th) => (th as unknown as Shown).offsetParent !== null).map((th) => th.getAttribute("data-col")));
+    const visible = await page.$$eval("#grid thead th.grant", (ths) =>
+      ths.filter((th) => (th as unknown as Shown).offsetParent !== null).map((th) => th.getAttribute("data-col")),
+    );
     expect(visible).toEqual(["enseignant_adulte"]);
     await page.fill("#route-filter", "elevesadultes");
-    const rows = await page.$$eval("#grid tr.route", (trs) => trs.filter((tr) => (tr as unknown as Shown).offsetParent !== null).length);
+    const rows = await page.$$eval(
+      "#grid tr.route",
+      (trs) => trs.filter((tr) => (tr as unknown as Shown).offsetParent !== null).length,
+    );
     expect(rows).toBe(matrix.rows.filter((r) => r.template.toLowerCase().includes("elevesadultes")).length);
     expect(await page.textContent("#shown")).toBe(`${rows} route(s) shown`);
     await page.selectOption("#role-filter", "");
     await page.fill("#route-filter", "");
-    expect(await page.$$eval("#grid tr.route", (trs) => trs.filter((tr) => (tr as unknown as Shown).offsetParent !== null).length)).toBe(matrix.rows.length);
+    expect(
+      await page.$$eval(
+        "#grid tr.route",
+        (trs) => trs.filter((tr) => (tr as unknown as Shown).offsetParent !== null).length,
+      ),
+    ).toBe(matrix.rows.length);
   });
 
   it("shows the tenant bindings and the other probes", async () => {

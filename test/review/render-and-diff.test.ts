@@ -2,7 +2,19 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { engineDeny, loadEngine, type InProcessEngine } from "../../src/engine/index.js";
-import { computeMatrix, renderMatrix, diffMatrices, renderDiff, renderDiffMarkdown, hasChanges, explain, explainRequest, renderExplanation, samplePath, type AccessMatrix } from "../../src/review/index.js";
+import {
+  computeMatrix,
+  renderMatrix,
+  diffMatrices,
+  renderDiff,
+  renderDiffMarkdown,
+  hasChanges,
+  explain,
+  explainRequest,
+  renderExplanation,
+  samplePath,
+  type AccessMatrix,
+} from "../../src/review/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
 import { TENANT_A, TENANT_B } from "../support/sample.js";
@@ -60,19 +72,38 @@ describe("diffing matrices", () => {
     row.cells.eleve_adulte = { allow: true, reason: "allowed" };
     row.cells.enseignant_adulte = { allow: false, reason: "role_not_allowed" };
     after.rows = after.rows.filter((r) => r.template !== "/v1/roles");
-    after.rows.push({ product: "p", api: "a", template: "/v9/new", cells: { application: { allow: true, reason: "allowed" } } });
+    after.rows.push({
+      product: "p",
+      api: "a",
+      template: "/v9/new",
+      cells: { application: { allow: true, reason: "allowed" } },
+    });
     const d = diffMatrices(matrix, after);
     expect(d.routesAdded).toEqual(["/v9/new"]);
     expect(d.routesRemoved).toEqual(["/v1/roles"]);
     expect(d.changes).toEqual(
       expect.arrayContaining([
-        { template: "/v2/{codeOrganisme}/elevesAdultes", column: "eleve_adulte", change: "gained", before: "deny (role_not_allowed)", after: "allow" },
-        { template: "/v2/{codeOrganisme}/elevesAdultes", column: "enseignant_adulte", change: "lost", before: "allow", after: "deny (role_not_allowed)" },
+        {
+          template: "/v2/{codeOrganisme}/elevesAdultes",
+          column: "eleve_adulte",
+          change: "gained",
+          before: "deny (role_not_allowed)",
+          after: "allow",
+        },
+        {
+          template: "/v2/{codeOrganisme}/elevesAdultes",
+          column: "enseignant_adulte",
+          change: "lost",
+          before: "allow",
+          after: "deny (role_not_allowed)",
+        },
         { template: "/v9/new", column: "application", change: "gained", before: "absent", after: "allow" },
         { template: "/v1/roles", column: "application", change: "lost", before: "allow", after: "route removed" },
       ]),
     );
-    expect(renderDiff(d)).toContain("+ eleve_adulte on /v2/{codeOrganisme}/elevesAdultes: deny (role_not_allowed) -> allow");
+    expect(renderDiff(d)).toContain(
+      "+ eleve_adulte on /v2/{codeOrganisme}/elevesAdultes: deny (role_not_allowed) -> allow",
+    );
   });
 
   it("reports a method newly allowed, grouped over the routes it changed on, gains first", () => {
@@ -84,15 +115,26 @@ describe("diffing matrices", () => {
         flipped++;
       }
     }
-    const lost = after.probes.find((p) => p.kind === "method" && p.detail === "HEAD" && p.template === "/v1/roles" && p.caller === "application")!;
+    const lost = after.probes.find(
+      (p) => p.kind === "method" && p.detail === "HEAD" && p.template === "/v1/roles" && p.caller === "application",
+    )!;
     lost.cell = { allow: false, reason: "method_not_allowed" };
     const d = diffMatrices(matrix, after);
     expect(hasChanges(d)).toBe(true);
     expect(d.changes).toEqual([]);
-    expect(d.probeChanges[0]).toMatchObject({ kind: "method", caller: "application", detail: "DELETE", change: "gained", before: "deny (method_not_allowed)", after: "allow" });
+    expect(d.probeChanges[0]).toMatchObject({
+      kind: "method",
+      caller: "application",
+      detail: "DELETE",
+      change: "gained",
+      before: "deny (method_not_allowed)",
+      after: "allow",
+    });
     expect(d.probeChanges[0]?.templates).toHaveLength(flipped);
     expect(d.probeChanges[1]).toMatchObject({ detail: "HEAD", change: "lost", templates: ["/v1/roles"] });
-    expect(renderDiff(d)).toMatch(/^\+ DELETE by application on 29 routes \(.*\): deny \(method_not_allowed\) -> allow$/m);
+    expect(renderDiff(d)).toMatch(
+      /^\+ DELETE by application on 29 routes \(.*\): deny \(method_not_allowed\) -> allow$/m,
+    );
     expect(renderDiff(d)).toMatch(/^- HEAD by application on \/v1\/roles: allow -> deny \(method_not_allowed\)$/m);
     expect(renderDiffMarkdown(d, { before: "a", after: "b" })).toMatch(/^\| gained \| DELETE by application \| /m);
   });
@@ -102,10 +144,20 @@ describe("diffing matrices", () => {
     expect(matrix.codes).toEqual(["ORG001", "ORG002"]);
     const kinds = new Set(matrix.probes.map((p) => p.kind));
     expect([...kinds].sort()).toEqual(["method", "tenant", "token"]);
-    const own = matrix.probes.filter((p) => p.kind === "tenant" && p.caller.startsWith("application of tenant 3f7c1a52") && p.detail === "codeOrganisme ORG001");
+    const own = matrix.probes.filter(
+      (p) =>
+        p.kind === "tenant" &&
+        p.caller.startsWith("application of tenant 3f7c1a52") &&
+        p.detail === "codeOrganisme ORG001",
+    );
     expect(own.length).toBeGreaterThan(10);
     expect(own.every((p) => p.cell.allow)).toBe(true);
-    const other = matrix.probes.filter((p) => p.kind === "tenant" && p.caller.startsWith("application of tenant 3f7c1a52") && p.detail === "codeOrganisme ORG002");
+    const other = matrix.probes.filter(
+      (p) =>
+        p.kind === "tenant" &&
+        p.caller.startsWith("application of tenant 3f7c1a52") &&
+        p.detail === "codeOrganisme ORG002",
+    );
     expect(other.every((p) => !p.cell.allow && p.cell.reason === "tenant_mismatch")).toBe(true);
     expect(renderMatrix(matrix, "md")).toContain("## Tenant bindings");
   });
@@ -113,7 +165,15 @@ describe("diffing matrices", () => {
 
 describe("explaining a decision", () => {
   it("normalises the path like the service and says why", () => {
-    const req = { method: "get", path: "/v2/ORG001/e%CC%81coles?x=1", flow: "accessCode" as const, roles: [], synced: false, tenantId: TENANT_A, mode: "enforce" as const };
+    const req = {
+      method: "get",
+      path: "/v2/ORG001/e%CC%81coles?x=1",
+      flow: "accessCode" as const,
+      roles: [],
+      synced: false,
+      tenantId: TENANT_A,
+      mode: "enforce" as const,
+    };
     const d = explain(engine, req);
     expect(d).toMatchObject({ allow: false, reason: "not_synced", route: { template: "/v2/{codeOrganisme}/écoles" } });
     const e = explainRequest(engine, req);
@@ -133,14 +193,26 @@ describe("explaining a decision", () => {
 
   it("shows an engine deny's internal detail to the reviewer (the terminal is the operator's)", () => {
     const req = { method: "GET", path: "/v1/roles", who: "x" };
-    const decision = { ...engineDeny("policy_error", "the policy could not make a decision"), detail: "RuntimeError: unreachable" };
+    const decision = {
+      ...engineDeny("policy_error", "the policy could not make a decision"),
+      detail: "RuntimeError: unreachable",
+    };
     const text = renderExplanation(req, { decision, checks: [], hints: [] });
     expect(text).toContain("why:        the policy could not make a decision\n  detail:     RuntimeError: unreachable");
-    expect(renderExplanation(req, { decision: engineDeny("route_unknown", "no route"), checks: [], hints: [] })).not.toContain("detail:");
+    expect(
+      renderExplanation(req, { decision: engineDeny("route_unknown", "no route"), checks: [], hints: [] }),
+    ).not.toContain("detail:");
   });
 
   it("refuses an invalid path", () => {
-    const d = explain(engine, { method: "GET", path: "/v1/%2e%2e/x", flow: "application", roles: [], synced: false, mode: "enforce" });
+    const d = explain(engine, {
+      method: "GET",
+      path: "/v1/%2e%2e/x",
+      flow: "application",
+      roles: [],
+      synced: false,
+      mode: "enforce",
+    });
     expect(d).toMatchObject({ allow: false, reason: "path_invalid" });
   });
 });

@@ -17,7 +17,14 @@ import { portierProcess, portierInProcess as portier, scratchProject } from "../
 import { fixedPolicy } from "../support/policy-snapshot.js";
 import { TENANT_A, TENANT_B } from "../support/sample.js";
 
-const user = (sub: string, tenant: string) => ({ sub, client_id: "web", scope: ["openid", "apiclients"], auth_time: 1, idp: "local", tenant_id: tenant });
+const user = (sub: string, tenant: string) => ({
+  sub,
+  client_id: "web",
+  scope: ["openid", "apiclients"],
+  auth_time: 1,
+  idp: "local",
+  tenant_id: tenant,
+});
 const CLAIMS: Record<string, Record<string, unknown>> = {
   teacherA: user("u-teacher-a", TENANT_A),
   teacherB: user("u-teacher-b", TENANT_B),
@@ -87,9 +94,19 @@ describe("the decision log carries what replay needs", () => {
     const decisions = logLines.map((l) => JSON.parse(l)).filter((e) => e.event === "decision");
     expect(decisions).toHaveLength(8);
     const first = decisions[0];
-    expect(first.input).toEqual({ method: "GET", path: "/v2/ORG001/elevesJeunes/E1/absences", token: expect.objectContaining({ sub: "u-teacher-a", tenant_id: TENANT_A }), roles: ["enseignant_jeune"], synced: true, role_check: "enforce" });
+    expect(first.input).toEqual({
+      method: "GET",
+      path: "/v2/ORG001/elevesJeunes/E1/absences",
+      token: expect.objectContaining({ sub: "u-teacher-a", tenant_id: TENANT_A }),
+      roles: ["enseignant_jeune"],
+      synced: true,
+      role_check: "enforce",
+    });
     expect(first.revision).toBe(current.revision);
-    expect(decisions.filter((e) => e.input === null).map((e) => e.reason)).toEqual(["token_missing", "token_malformed"]);
+    expect(decisions.filter((e) => e.input === null).map((e) => e.reason)).toEqual([
+      "token_missing",
+      "token_malformed",
+    ]);
     expect(logLines.join("\n")).not.toMatch(/teacherA|machineA|garbage/);
   });
 });
@@ -104,16 +121,32 @@ describe("replay", () => {
   it("groups what a moved tenant binding changes, newly allowed first", async () => {
     const candidate = await loadPolicySource(candidateDir);
     const r = await replayLines([...logLines, "not json", JSON.stringify({ event: "listening" })], candidate);
-    expect(r).toMatchObject({ replayed: 6, newlyAllowed: 3, newlyDenied: 1, unchanged: 2, notReplayable: 2, malformedCount: 1 });
+    expect(r).toMatchObject({
+      replayed: 6,
+      newlyAllowed: 3,
+      newlyDenied: 1,
+      unchanged: 2,
+      notReplayable: 2,
+      malformedCount: 1,
+    });
     expect(r.changes.map((c) => [c.change, c.route, c.flow, c.count])).toEqual([
       ["newly_allowed", "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences", "accessCode", 2],
       ["newly_allowed", "/v2/{codeOrganisme}/centres", "application", 1],
       ["newly_denied", "/v2/{codeOrganisme}/centres", "accessCode", 1],
     ]);
-    expect(r.changes[0]).toMatchObject({ roles: ["enseignant_jeune"], before: { allow: false, reason: "tenant_mismatch" }, after: { allow: true, reason: "allowed" }, example: { line: 2 } });
-    expect(renderReplay(r)).toMatch(/^\+ 2 x \/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences flow accessCode roles \[enseignant_jeune\]: deny \(tenant_mismatch\) -> allow {3}e\.g\. line 2: GET \/v2\/ORG002\/elevesJeunes\/E2\/absences$/m);
+    expect(r.changes[0]).toMatchObject({
+      roles: ["enseignant_jeune"],
+      before: { allow: false, reason: "tenant_mismatch" },
+      after: { allow: true, reason: "allowed" },
+      example: { line: 2 },
+    });
+    expect(renderReplay(r)).toMatch(
+      /^\+ 2 x \/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences flow accessCode roles \[enseignant_jeune\]: deny \(tenant_mismatch\) -> allow {3}e\.g\. line 2: GET \/v2\/ORG002\/elevesJeunes\/E2\/absences$/m,
+    );
     expect(renderReplay(r)).toMatch(/^! line 9: not JSON/m);
-    expect(renderReplayMarkdown(r)).toMatch(/^\| newly allowed \| 2 \| `\/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences` \|/m);
+    expect(renderReplayMarkdown(r)).toMatch(
+      /^\| newly allowed \| 2 \| `\/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences` \|/m,
+    );
   }, 60_000);
 
   it("exits 1 on changes, honours --fail-on new-allows, and 2 on errors (CLI)", async () => {
@@ -125,7 +158,13 @@ describe("replay", () => {
     const same = await portier(["replay", "--log", log, "--bundle", requireBundle(), "--fail-on", "new-allows"]);
     expect(same.code).toBe(0);
     // The real process once, for main's exit code.
-    const missing = await portierProcess(["replay", "--log", join(candidateDir, "nope.log"), "--bundle", requireBundle()]);
+    const missing = await portierProcess([
+      "replay",
+      "--log",
+      join(candidateDir, "nope.log"),
+      "--bundle",
+      requireBundle(),
+    ]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--log .*nope\.log: file not found/);
   }, 120_000);

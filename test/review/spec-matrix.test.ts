@@ -8,8 +8,12 @@ import { requireBundle } from "../support/bundle.js";
 import { parseSpecSection43, type SpecRoute } from "../support/spec-4-3.js";
 
 // Spec labels -> role ids. Labels come from the role catalog; the spec's own wording variants must map too.
-const catalog = JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "roles.json"), "utf8")) as { roles: { id: string; label: string; aliases: string[] }[] };
-const idOfLabel = new Map(catalog.roles.flatMap((r) => [r.label, ...r.aliases].map((l) => [l.normalize("NFC"), r.id] as const)));
+const catalog = JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "roles.json"), "utf8")) as {
+  roles: { id: string; label: string; aliases: string[] }[];
+};
+const idOfLabel = new Map(
+  catalog.roles.flatMap((r) => [r.label, ...r.aliases].map((l) => [l.normalize("NFC"), r.id] as const)),
+);
 
 let spec: SpecRoute[];
 let matrix: AccessMatrix;
@@ -31,7 +35,9 @@ describe("the compiled policy against spec 4.3", () => {
   });
 
   it("lists the same routes, in spec order, with product and API names", () => {
-    expect(matrix.rows.map((r) => [r.product, r.api, r.template])).toEqual(spec.map((r) => [r.product, r.api, r.template]));
+    expect(matrix.rows.map((r) => [r.product, r.api, r.template])).toEqual(
+      spec.map((r) => [r.product, r.api, r.template]),
+    );
   });
 
   it("agrees cell for cell (every role, synced/unsynced users, application flow)", () => {
@@ -39,7 +45,11 @@ describe("the compiled policy against spec 4.3", () => {
     spec.forEach((route, i) => {
       const row = matrix.rows[i];
       if (!row) return disagreements.push(`missing row for ${route.template}`);
-      const allowedIds = new Set(route.allowed === "all synced" ? catalog.roles.map((r) => r.id) : route.allowed.map((l) => idOfLabel.get(l.normalize("NFC"))));
+      const allowedIds = new Set(
+        route.allowed === "all synced"
+          ? catalog.roles.map((r) => r.id)
+          : route.allowed.map((l) => idOfLabel.get(l.normalize("NFC"))),
+      );
       const expected: Record<string, boolean> = {
         synced_without_role: route.allowed === "all synced",
         not_synced: false,
@@ -47,7 +57,10 @@ describe("the compiled policy against spec 4.3", () => {
       };
       for (const role of catalog.roles) expected[role.id] = allowedIds.has(role.id);
       for (const [column, allow] of Object.entries(expected)) {
-        if (row.cells[column]?.allow !== allow) disagreements.push(`${route.template} / ${column}: spec ${allow}, policy ${row.cells[column]?.allow} (${row.cells[column]?.reason})`);
+        if (row.cells[column]?.allow !== allow)
+          disagreements.push(
+            `${route.template} / ${column}: spec ${allow}, policy ${row.cells[column]?.allow} (${row.cells[column]?.reason})`,
+          );
       }
     });
     expect(disagreements).toEqual([]);

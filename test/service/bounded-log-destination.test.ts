@@ -48,7 +48,12 @@ describe("BoundedLogDestination", () => {
   it("with the reader stuck, keeps the bytes waiting within the cap and drops and counts whole lines past it", async () => {
     const pipe = fullPipe();
     const cap = 16 * 1024;
-    const dest = new BoundedLogDestination({ fd: pipe.fd, maxBufferBytes: cap, minWriteBytes: 1024, flushIntervalMs: 20 });
+    const dest = new BoundedLogDestination({
+      fd: pipe.fd,
+      maxBufferBytes: cap,
+      minWriteBytes: 1024,
+      flushIntervalMs: 20,
+    });
     let highest = 0;
     for (let i = 0; i < 2000; i++) {
       dest.write(line(i));
@@ -106,14 +111,24 @@ describe("portier serve with stdout not drained", () => {
 
   const cap = 65536;
   // Unauthenticated garbage logs a line per decision like any other: 100 per batch.
-  const batch = JSON.stringify({ requests: Array.from({ length: 100 }, (_, i) => ({ method: "GET", path: `/v2/ORG${i}/centres`, token: "garbage" })) });
+  const batch = JSON.stringify({
+    requests: Array.from({ length: 100 }, (_, i) => ({ method: "GET", path: `/v2/ORG${i}/centres`, token: "garbage" })),
+  });
 
   /** `portier serve` whose stdout nobody reads once it has said it listens: the pipe fills, then its buffer. */
   async function serveUndrained(): Promise<ServiceProcess> {
     const keys = await makeKeys();
     const jwks = join(tempDir(), "jwks.json");
     writeFileSync(jwks, JSON.stringify(keys.jwks));
-    const s = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--log-buffer-bytes", String(cap)]);
+    const s = await startServe([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--no-directory",
+      "--log-buffer-bytes",
+      String(cap),
+    ]);
     s.proc.stdout!.removeAllListeners("data");
     s.proc.stdout!.pause();
     return s;
@@ -121,11 +136,16 @@ describe("portier serve with stdout not drained", () => {
 
   it("drops and counts log lines past --log-buffer-bytes instead of growing", async () => {
     svc = await serveUndrained();
-    const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)`, "m").exec(await (await fetch(`${svc!.url}/metrics`)).text())?.[1] ?? NaN);
+    const metric = async (name: string) =>
+      Number(new RegExp(`^${name} (\\d+)`, "m").exec(await (await fetch(`${svc!.url}/metrics`)).text())?.[1] ?? NaN);
 
     for (let i = 0; i < 20 && !((await metric("portier_log_lines_dropped_total")) > 0); i++) {
       for (let j = 0; j < 10; j++) {
-        const res = await fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: batch });
+        const res = await fetch(`${svc.url}/decide`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: batch,
+        });
         expect(res.status).toBe(200);
       }
     }
@@ -134,7 +154,12 @@ describe("portier serve with stdout not drained", () => {
     expect(await metric("portier_log_buffer_bytes")).toBeLessThanOrEqual(cap);
 
     // More decisions: more drops, the buffer still within the cap, the service still answering.
-    for (let j = 0; j < 10; j++) await fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: batch });
+    for (let j = 0; j < 10; j++)
+      await fetch(`${svc.url}/decide`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: batch,
+      });
     expect(await metric("portier_log_lines_dropped_total")).toBeGreaterThanOrEqual(dropped + 900);
     expect(await metric("portier_log_buffer_bytes")).toBeLessThanOrEqual(cap);
 
@@ -145,7 +170,12 @@ describe("portier serve with stdout not drained", () => {
 
   it("still stops on SIGTERM while nobody reads its stdout", async () => {
     svc = await serveUndrained();
-    for (let j = 0; j < 30; j++) await fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: batch });
+    for (let j = 0; j < 30; j++)
+      await fetch(`${svc.url}/decide`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: batch,
+      });
     let exit: [number | null, string | null] | undefined;
     svc.proc.once("exit", (code, signal) => (exit = [code, signal]));
     svc.proc.kill("SIGTERM");

@@ -47,7 +47,9 @@ export async function bundleWithData(revision: string, edit: (data: any) => void
   const data = JSON.parse(files[dataName]!.toString()) as unknown;
   edit(data);
   files[dataName] = Buffer.from(JSON.stringify(data));
-  files[manifestName] = Buffer.from(JSON.stringify({ ...(JSON.parse(files[manifestName]!.toString()) as object), revision }));
+  files[manifestName] = Buffer.from(
+    JSON.stringify({ ...(JSON.parse(files[manifestName]!.toString()) as object), revision }),
+  );
   return gzipSync(tarOf(files));
 }
 

@@ -6,7 +6,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ISSUER, RECORDS, TEACHER, makeKeys, startServe, tempDir, until, userToken, writeDirectory, type ServiceProcess } from "./helpers.js";
+import {
+  ISSUER,
+  RECORDS,
+  TEACHER,
+  makeKeys,
+  startServe,
+  tempDir,
+  until,
+  userToken,
+  writeDirectory,
+  type ServiceProcess,
+} from "./helpers.js";
 
 let svc: ServiceProcess;
 let admin: string;
@@ -17,15 +28,52 @@ beforeAll(async () => {
   const dir = tempDir();
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
-  svc = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS), "--workers", "2", "--admin-port", "0"], {}, 60_000);
-  const listening = svc.output().split("\n").map((l) => { try { return JSON.parse(l) as { msg?: string; adminUrl?: string }; } catch { return {}; } }).find((l) => l.msg === "listening");
+  svc = await startServe(
+    [
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--directory",
+      writeDirectory(dir, RECORDS),
+      "--workers",
+      "2",
+      "--admin-port",
+      "0",
+    ],
+    {},
+    60_000,
+  );
+  const listening = svc
+    .output()
+    .split("\n")
+    .map((l) => {
+      try {
+        return JSON.parse(l) as { msg?: string; adminUrl?: string };
+      } catch {
+        return {};
+      }
+    })
+    .find((l) => l.msg === "listening");
   admin = listening?.adminUrl as string;
   // The service says "listening" when its first worker listens: wait for the second before spreading requests.
-  await until(() => svc.output().split("\n").filter((l) => l.includes('"event":"worker_listening"')).length === 2, 30_000, 50);
+  await until(
+    () =>
+      svc
+        .output()
+        .split("\n")
+        .filter((l) => l.includes('"event":"worker_listening"')).length === 2,
+    30_000,
+    50,
+  );
   const token = await userToken(keys, TEACHER);
   // New connection per request, so that the cluster spreads them over both workers.
   for (let i = 0; i < DECISIONS; i++) {
-    const res = await fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json", connection: "close" }, body: JSON.stringify({ method: "GET", path: "/v1/roles", token }) });
+    const res = await fetch(`${svc.url}/decide`, {
+      method: "POST",
+      headers: { "content-type": "application/json", connection: "close" },
+      body: JSON.stringify({ method: "GET", path: "/v1/roles", token }),
+    });
     expect(res.status).toBe(200);
   }
 }, 90_000);
@@ -35,12 +83,29 @@ afterAll(async () => {
 });
 
 function decisionsCounted(text: string): number {
-  return text.split("\n").filter((l) => l.startsWith("portier_decisions_total{")).reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("portier_decisions_total{"))
+    .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
 }
 
 describe("metrics across workers", () => {
   it("the decisions were answered by both workers", async () => {
-    const pids = () => new Set(svc.output().split("\n").map((l) => { try { return JSON.parse(l) as { event?: string; pid?: number }; } catch { return {}; } }).filter((l) => l.event === "decision").map((l) => l.pid));
+    const pids = () =>
+      new Set(
+        svc
+          .output()
+          .split("\n")
+          .map((l) => {
+            try {
+              return JSON.parse(l) as { event?: string; pid?: number };
+            } catch {
+              return {};
+            }
+          })
+          .filter((l) => l.event === "decision")
+          .map((l) => l.pid),
+      );
     // Decision lines are written in batches (at least every 200 ms).
     await until(() => pids().size === 2, 5000, 50);
     expect(pids().size).toBe(2);
@@ -67,7 +132,8 @@ describe("metrics across workers", () => {
   it("serves health and readiness on the admin port, and none of the three on the decision port", async () => {
     expect((await fetch(`${admin}/health`)).status).toBe(200);
     expect((await fetch(`${admin}/ready`)).status).toBe(200);
-    for (const path of ["/health", "/ready", "/metrics"]) expect((await fetch(`${svc.url}${path}`)).status, path).toBe(404);
+    for (const path of ["/health", "/ready", "/metrics"])
+      expect((await fetch(`${svc.url}${path}`)).status, path).toBe(404);
     expect((await fetch(`${admin}/decide`, { method: "POST", body: "{}" })).status).toBe(404);
   });
 });

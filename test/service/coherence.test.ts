@@ -29,7 +29,10 @@ afterEach(async () => {
 
 type Role = { id: string; aliases: string[] };
 const bundleA = () => bundleWithData("A", () => undefined);
-const bundleB = () => bundleWithData("B", (data: { catalog: { roles: Role[] } }) => data.catalog.roles.find((r) => r.id === "enseignant_jeune")!.aliases.push(ALIAS));
+const bundleB = () =>
+  bundleWithData("B", (data: { catalog: { roles: Role[] } }) =>
+    data.catalog.roles.find((r) => r.id === "enseignant_jeune")!.aliases.push(ALIAS),
+  );
 
 /** 31 records: TEACHER and 20 others by the alias, 10 by the label every bundle knows. */
 function records() {
@@ -49,8 +52,28 @@ async function serviceOn(first: Buffer) {
   writeFileSync(bundle, first);
   const directory = writeDirectory(dir, records());
   const warnings: Record<string, unknown>[] = [];
-  const logger = pino({ level: "warn" }, { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) });
-  const config = loadConfig(["--issuer", ISSUER, "--jwks", join(dir, "jwks.json"), "--bundle", bundle, "--directory", directory, "--watch", "false", "--log-level", "silent", "--host", "127.0.0.1", "--port", "0"]);
+  const logger = pino(
+    { level: "warn" },
+    { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  const config = loadConfig([
+    "--issuer",
+    ISSUER,
+    "--jwks",
+    join(dir, "jwks.json"),
+    "--bundle",
+    bundle,
+    "--directory",
+    directory,
+    "--watch",
+    "false",
+    "--log-level",
+    "silent",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "0",
+  ]);
   const svc: RunningService = await startService(config, { logger });
   cleanup.push(() => svc.close());
   const token = await userToken(keys, TEACHER);
@@ -84,11 +107,25 @@ describe("a bundle swap changes the names every decision resolves with, whatever
     const status = svc.directory?.status();
     expect(status).toMatchObject({ size: 31, rolesUnresolved: 21 });
     expect(status?.lastError).toBeUndefined();
-    expect(status?.rolesProblem).toBe("21 of 31 records (68%) name a role that bundle A does not know; those users are not synced");
-    expect(warnings.filter((w) => w.event === "directory_roles_unresolved").at(-1)).toMatchObject({ revision: "A", records: 31, unresolved: 21, share: "68%", examples: ['["Prof racecar"]: 21'] });
-    const ready = (await (await fetch(`${svc.url}/ready`)).json()) as { ready: boolean; problems: string[]; directory: { rolesUnresolved: number } };
+    expect(status?.rolesProblem).toBe(
+      "21 of 31 records (68%) name a role that bundle A does not know; those users are not synced",
+    );
+    expect(warnings.filter((w) => w.event === "directory_roles_unresolved").at(-1)).toMatchObject({
+      revision: "A",
+      records: 31,
+      unresolved: 21,
+      share: "68%",
+      examples: ['["Prof racecar"]: 21'],
+    });
+    const ready = (await (await fetch(`${svc.url}/ready`)).json()) as {
+      ready: boolean;
+      problems: string[];
+      directory: { rolesUnresolved: number };
+    };
     expect(ready).toMatchObject({ ready: true, directory: { rolesUnresolved: 21 } });
-    expect(ready.problems).toContain("directory: 21 of 31 records (68%) name a role that bundle A does not know; those users are not synced");
+    expect(ready.problems).toContain(
+      "directory: 21 of 31 records (68%) name a role that bundle A does not know; those users are not synced",
+    );
   });
 
   it("B -> A -> B: removing the alias revokes it, adding it back grants it again (the unchanged file is never re-read)", async () => {
@@ -122,7 +159,10 @@ describe("one decision, one snapshot", () => {
     const engineNamed = (name: string): DecisionEngine => ({
       revision: name,
       roles: [],
-      decide: (input: DecisionInput) => (evaluated.push({ engine: name, roles: input.roles }), { allow: true, reason: "allowed", message: "", status: 200 } as unknown as Decision),
+      decide: (input: DecisionInput) => (
+        evaluated.push({ engine: name, roles: input.roles }),
+        { allow: true, reason: "allowed", message: "", status: 200 } as unknown as Decision
+      ),
       close: () => undefined,
     });
     const snapshot = (name: string, id: string) => {
@@ -142,21 +182,49 @@ describe("one decision, one snapshot", () => {
       },
     };
     const entry: DirectoryEntry = { tenant_id: TENANT_A, names: [ALIAS] };
-    const verifier = { verify: async (token: string) => ({ claims: JSON.parse(token) as Record<string, unknown>, header: {}, cached: false }) } as unknown as AccessTokenVerifier;
-    const decide = createDecide({ verifier, policy, directory: { lookup: () => entry }, rolesClaim: undefined, roleCheck: "enforce", logger: pino({ level: "silent" }), metrics: undefined });
+    const verifier = {
+      verify: async (token: string) => ({
+        claims: JSON.parse(token) as Record<string, unknown>,
+        header: {},
+        cached: false,
+      }),
+    } as unknown as AccessTokenVerifier;
+    const decide = createDecide({
+      verifier,
+      policy,
+      directory: { lookup: () => entry },
+      rolesClaim: undefined,
+      roleCheck: "enforce",
+      logger: pino({ level: "silent" }),
+      metrics: undefined,
+    });
     const token = JSON.stringify({ sub: TEACHER, client_id: "web", tenant_id: TENANT_A });
     for (let i = 0; i < 6; i++) await decide({ method: "GET", path: PATH, token }, "test");
     expect(evaluated.length).toBe(6);
-    for (const e of evaluated) expect(e).toEqual(e.engine === "X" ? { engine: "X", roles: ["enseignant_jeune"] } : { engine: "Y", roles: ["directeur_jeune"] });
+    for (const e of evaluated)
+      expect(e).toEqual(
+        e.engine === "X" ? { engine: "X", roles: ["enseignant_jeune"] } : { engine: "Y", roles: ["directeur_jeune"] },
+      );
   });
 });
 
 describe("a directory written in place, line by line, is never read half-written (issue 17 item 2)", () => {
   it("the new file gives S enseignant_jeune on line 2 and takes it back on line 19: S is never allowed at any step", async () => {
-    const other = (i: number) => JSON.stringify({ sub: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`, tenant_id: TENANT_A, roles: ["Enseignant jeune"] });
+    const other = (i: number) =>
+      JSON.stringify({
+        sub: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+        tenant_id: TENANT_A,
+        roles: ["Enseignant jeune"],
+      });
     const noRole = JSON.stringify({ sub: TEACHER, tenant_id: TENANT_A, roles: [] });
     const oldLines = [noRole, ...Array.from({ length: 19 }, (_, i) => other(i))];
-    const newLines = [other(100), JSON.stringify({ sub: TEACHER, tenant_id: TENANT_A, roles: ["enseignant_jeune"] }), ...Array.from({ length: 16 }, (_, i) => other(101 + i)), noRole, other(117)];
+    const newLines = [
+      other(100),
+      JSON.stringify({ sub: TEACHER, tenant_id: TENANT_A, roles: ["enseignant_jeune"] }),
+      ...Array.from({ length: 16 }, (_, i) => other(101 + i)),
+      noRole,
+      other(117),
+    ];
 
     const keys = await makeKeys();
     const dir = tempDir();
@@ -164,7 +232,20 @@ describe("a directory written in place, line by line, is never read half-written
     writeFileSync(join(dir, "bundle.tar.gz"), await bundleA());
     const file = join(dir, "users.ndjson");
     writeFileSync(file, sealNdjson(oldLines));
-    const config = loadConfig(["--issuer", ISSUER, "--jwks", join(dir, "jwks.json"), "--bundle", join(dir, "bundle.tar.gz"), "--directory", file, "--watch", "false", "--log-level", "silent"]);
+    const config = loadConfig([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      join(dir, "jwks.json"),
+      "--bundle",
+      join(dir, "bundle.tar.gz"),
+      "--directory",
+      file,
+      "--watch",
+      "false",
+      "--log-level",
+      "silent",
+    ]);
     const svc = await startService(config, { logger: pino({ level: "silent" }), listen: false });
     cleanup.push(() => svc.close());
     const token = await userToken(keys, TEACHER);

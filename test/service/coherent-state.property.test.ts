@@ -22,7 +22,16 @@ import { roleResolver, type RoleResolver } from "../../src/directory/index.js";
 import { sealNdjson } from "../support/directory-files.js";
 import { seededRandom } from "../support/random.js";
 import { bundleWithData } from "./bundles.js";
-import { ISSUER, TENANT_A, makeKeys, serveInProcess, sign, tempDir, type InProcessService, type Keys } from "./helpers.js";
+import {
+  ISSUER,
+  TENANT_A,
+  makeKeys,
+  serveInProcess,
+  sign,
+  tempDir,
+  type InProcessService,
+  type Keys,
+} from "./helpers.js";
 
 /** Longest lag allowed between a change on disk and the service using it (watch, debounce, load, a busy machine). */
 const STALE_MS = 3000;
@@ -65,7 +74,11 @@ interface DirRecord {
 
 const sub = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`;
 const group = (kind: Kind, prefix: string, count: number, from: number): User[] =>
-  Array.from({ length: count }, (_, i) => ({ name: `${prefix}${String(i + 1).padStart(2, "0")}`, sub: sub(from + i), kind }));
+  Array.from({ length: count }, (_, i) => ({
+    name: `${prefix}${String(i + 1).padStart(2, "0")}`,
+    sub: sub(from + i),
+    kind,
+  }));
 /**
  * As in the issue (21 of 31 records), most users' records use the alias: 21 of the 35 users of every version, so
  * under bundle A at most 14 resolve, a drop of more than the 50% the shrink guard allows.
@@ -78,7 +91,13 @@ const S: User = { name: "S", sub: sub(500), kind: "S" };
 const UNSYNCED: User = { name: "U", sub: sub(600), kind: "unsynced" };
 const USERS = [...RACECAR, ...TEACHERS, ...PUPILS, ...VARIABLE, S, UNSYNCED];
 /** Roles a variable user may have in a version: spec labels, the alias, and the alias mixed with a label. */
-const VARIABLE_ROLES = [["Enseignant jeune"], ["Élève jeune"], [ALIAS], ["Directeur jeune"], ["Enseignant jeune", ALIAS]];
+const VARIABLE_ROLES = [
+  ["Enseignant jeune"],
+  ["Élève jeune"],
+  [ALIAS],
+  ["Directeur jeune"],
+  ["Enseignant jeune", ALIAS],
+];
 
 type Rng = () => number;
 const below = (rng: Rng, n: number) => Math.floor(rng() * n);
@@ -110,7 +129,13 @@ function directoryRecords(rng: Rng): DirRecord[] {
     ...PUPILS.map((u) => rec(u, ["Élève jeune"])),
     ...VARIABLE.map((u) => rec(u, VARIABLE_ROLES[below(rng, VARIABLE_ROLES.length)]!)),
   ]);
-  return [rec(TEACHERS[0]!, ["Enseignant jeune"]), rec(S, ["Enseignant jeune"]), ...middle, rec(S, []), rec(TEACHERS.at(-1)!, ["Enseignant jeune"])];
+  return [
+    rec(TEACHERS[0]!, ["Enseignant jeune"]),
+    rec(S, ["Enseignant jeune"]),
+    ...middle,
+    rec(S, []),
+    rec(TEACHERS.at(-1)!, ["Enseignant jeune"]),
+  ];
 }
 
 const ndjsonLines = (records: DirRecord[]) => records.map((r) => JSON.stringify(r));
@@ -145,7 +170,12 @@ class Timeline<T> {
   ) {}
 
   add(value: T, at = Date.now()): Version<T> {
-    const v = { n: this.versions.length, at, value, label: `${this.source} #${this.versions.length} (${this.describe(value)})` };
+    const v = {
+      n: this.versions.length,
+      at,
+      value,
+      label: `${this.source} #${this.versions.length} (${this.describe(value)})`,
+    };
     this.versions.push(v);
     return v;
   }
@@ -200,7 +230,14 @@ interface Oracle {
 }
 
 /** Whether `revision`'s engine allows `user` on `path` with the roles `records` give, resolved with its names. */
-async function allowsUnder(oracle: Oracle, revision: string, records: DirRecord[], user: User, path: string, claims: Record<string, unknown>): Promise<boolean> {
+async function allowsUnder(
+  oracle: Oracle,
+  revision: string,
+  records: DirRecord[],
+  user: User,
+  path: string,
+  claims: Record<string, unknown>,
+): Promise<boolean> {
   const engine = oracle.engines.get(revision);
   const resolve = oracle.resolvers.get(revision);
   if (!engine || !resolve) return false;
@@ -209,7 +246,14 @@ async function allowsUnder(oracle: Oracle, revision: string, records: DirRecord[
   // A record naming a role the bundle does not know is refused as a whole: the user is not synced.
   const synced = record !== undefined && record.tenant_id === claims.tenant_id && ids!.every((id) => id !== undefined);
   const roles = synced ? [...new Set(ids as string[])] : [];
-  const decision = await engine.decide({ method: "GET", path, token: tokenFacts(claims), roles, synced, role_check: "enforce" });
+  const decision = await engine.decide({
+    method: "GET",
+    path,
+    token: tokenFacts(claims),
+    roles,
+    synced,
+    role_check: "enforce",
+  });
   return decision.allow;
 }
 
@@ -237,7 +281,12 @@ interface RunResult {
 
 const sleepFor = (ms: number) => sleep(Math.max(0, ms));
 
-async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>, keyPool: Map<string, Keys>): Promise<RunResult> {
+async function run(
+  seed: number,
+  oracle: Oracle,
+  bundles: Record<string, Buffer>,
+  keyPool: Map<string, Keys>,
+): Promise<RunResult> {
   const rng = seededRandom(seed);
   const dir = tempDir();
   const bundleFile = join(dir, "bundle.tar.gz");
@@ -252,7 +301,8 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
   const dirTL = new Timeline<{ records: DirRecord[]; format: string }>("directory", (d) => d.format);
   /** Directory files the completeness rule refuses but whose records parse: only to name what was served instead. */
   const refusable: Version<{ records: DirRecord[] }>[] = [];
-  const wasRefusable = (records: DirRecord[], label: string) => refusable.push({ n: -1 - refusable.length, at: Date.now(), value: { records }, label });
+  const wasRefusable = (records: DirRecord[], label: string) =>
+    refusable.push({ n: -1 - refusable.length, at: Date.now(), value: { records }, label });
   const keysTL = new Timeline<Set<string>>("keys", (kids) => `{${[...kids].join(",")}}`);
 
   let tmpCount = 0;
@@ -261,7 +311,8 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
     writeFileSync(tmp, data);
     renameSync(tmp, file);
   };
-  const jwksText = (kids: Iterable<string>) => JSON.stringify({ keys: [...kids].map((k) => keyPool.get(k)!.publicJwk) });
+  const jwksText = (kids: Iterable<string>) =>
+    JSON.stringify({ keys: [...kids].map((k) => keyPool.get(k)!.publicJwk) });
 
   // Initial state: bundle B (the alias known), a sealed NDJSON directory, keys k1 and k2.
   writeFileSync(bundleFile, bundles[REVISION_B]!);
@@ -273,7 +324,20 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
   writeFileSync(jwksFile, jwksText(kids));
   keysTL.add(new Set(kids));
 
-  const service: InProcessService = await serveInProcess(["--issuer", ISSUER, "--jwks", jwksFile, "--bundle", bundleFile, "--directory", dirFile, "--jwks-refresh-seconds", "1", "--log-level", "info"]);
+  const service: InProcessService = await serveInProcess([
+    "--issuer",
+    ISSUER,
+    "--jwks",
+    jwksFile,
+    "--bundle",
+    bundleFile,
+    "--directory",
+    dirFile,
+    "--jwks-refresh-seconds",
+    "1",
+    "--log-level",
+    "info",
+  ]);
   note("service started: bundle B, directory #0, keys {k1,k2}");
   let stopLoad = false;
   let loops: Promise<void>[] = [];
@@ -292,7 +356,15 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
   const tokens = new Map<string, string>();
   const now = Math.floor(Date.now() / 1000);
   for (const user of USERS) {
-    const claims = { sub: user.sub, client_id: "web", tenant_id: TENANT_A, auth_time: now, idp: "local", scope: ["openid", "apiclients"], amr: ["pwd"] };
+    const claims = {
+      sub: user.sub,
+      client_id: "web",
+      tenant_id: TENANT_A,
+      auth_time: now,
+      idp: "local",
+      scope: ["openid", "apiclients"],
+      amr: ["pwd"],
+    };
     claimsOf.set(user.sub, claims);
     for (const kid of KIDS) tokens.set(`${user.sub}|${kid}`, await sign(keyPool.get(kid)!, claims, { expSec: 900 }));
   }
@@ -320,9 +392,28 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
       const path = pick() < 0.7 ? ROLE_LISTED : ALL_SYNCED;
       const t0 = Date.now();
       try {
-        const res = await fetch(`${service.url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "GET", path, token: tokens.get(`${user.sub}|${kid}`) }) });
-        const json = (await res.json()) as { allow?: boolean; reason?: string; decision_id?: string; subject?: { roles?: string[] } | null };
-        samples.push({ user, kid, path, t0, t1: Date.now(), allow: res.status === 200 && json.allow === true, reason: String(json.reason), decisionId: json.decision_id, roles: json.subject?.roles ?? [] });
+        const res = await fetch(`${service.url}/decide`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ method: "GET", path, token: tokens.get(`${user.sub}|${kid}`) }),
+        });
+        const json = (await res.json()) as {
+          allow?: boolean;
+          reason?: string;
+          decision_id?: string;
+          subject?: { roles?: string[] } | null;
+        };
+        samples.push({
+          user,
+          kid,
+          path,
+          t0,
+          t1: Date.now(),
+          allow: res.status === 200 && json.allow === true,
+          reason: String(json.reason),
+          decisionId: json.decision_id,
+          roles: json.subject?.roles ?? [],
+        });
       } catch (err) {
         unanswered.push(`${(err as Error).message} (${(err as { cause?: Error }).cause?.message ?? ""})`);
       }
@@ -338,7 +429,7 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
     const handle = await open(dirFile, "w");
     try {
       const end = stopAfterLines ?? lines.length;
-      for (let i = 0; i < end; ) {
+      for (let i = 0; i < end;) {
         const n = Math.min(end - i, 1 + below(pace, 3));
         await handle.write(lines.slice(i, i + n).join(""));
         i += n;
@@ -431,12 +522,18 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
         const pace = seededRandom(below(rng, 2 ** 31));
         if (kind === "dir-in-place") {
           note(`directory: sealed NDJSON being written in place (${records.length + 1} lines)`);
-          dirWriter = writeInPlace(text, undefined, pace, () => note(`${dirTL.add({ records, format: "sealed NDJSON written in place" }).label} complete`));
+          dirWriter = writeInPlace(text, undefined, pace, () =>
+            note(`${dirTL.add({ records, format: "sealed NDJSON written in place" }).label} complete`),
+          );
         } else {
           // A feed that stops before S's grant is taken back, without its end record.
           const stop = records.length - 2 - below(rng, Math.floor(records.length / 2) - 2);
-          note(`directory: NDJSON being written in place, abandoned after ${stop} of ${records.length + 1} lines (S granted, not yet taken back)`);
-          dirWriter = writeInPlace(text, stop, pace, () => note("directory: the in-place writer stopped (the file stays a prefix)"));
+          note(
+            `directory: NDJSON being written in place, abandoned after ${stop} of ${records.length + 1} lines (S granted, not yet taken back)`,
+          );
+          dirWriter = writeInPlace(text, stop, pace, () =>
+            note("directory: the in-place writer stopped (the file stays a prefix)"),
+          );
           wasRefusable(records.slice(0, stop), "an abandoned in-place write");
         }
         return;
@@ -444,9 +541,16 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
       case "dir-prefix-renamed": {
         const records = directoryRecords(rng);
         const keep = records.length - 2 - below(rng, Math.floor(records.length / 2) - 2);
-        replace(dirFile, ndjsonLines(records.slice(0, keep)).map((l) => `${l}\n`).join(""));
+        replace(
+          dirFile,
+          ndjsonLines(records.slice(0, keep))
+            .map((l) => `${l}\n`)
+            .join(""),
+        );
         wasRefusable(records.slice(0, keep), "a prefix renamed in");
-        return note(`directory: the first ${keep} of ${records.length} records renamed in, no end record (an unfinished feed)`);
+        return note(
+          `directory: the first ${keep} of ${records.length} records renamed in, no end record (an unfinished feed)`,
+        );
       }
       case "dir-broken": {
         const records = directoryRecords(rng);
@@ -455,8 +559,16 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
         // [what, text, the records a reader that ignores the end record would take]
         const variants: [string, string, DirRecord[] | undefined][] = [
           ["a line cut in the middle", sealNdjson(lines.map((l, i) => (i === 5 ? l.slice(0, 30) : l))), undefined],
-          ["an end record with a wrong count", sealed.replace(/"records":(\d+)/, (_, n: string) => `"records":${Number(n) + 1}`), records],
-          ["an end record with a wrong digest", sealed.replace(/"sha256":"([0-9a-f])/, (_, c: string) => `"sha256":"${c === "0" ? "1" : "0"}`), records],
+          [
+            "an end record with a wrong count",
+            sealed.replace(/"records":(\d+)/, (_, n: string) => `"records":${Number(n) + 1}`),
+            records,
+          ],
+          [
+            "an end record with a wrong digest",
+            sealed.replace(/"sha256":"([0-9a-f])/, (_, c: string) => `"sha256":"${c === "0" ? "1" : "0"}`),
+            records,
+          ],
           ["a record after the end record", `${sealed}${lines[1]}\n`, [...records, records[1]!]],
           ["a JSON array not closed", jsonArray(records).replace(/\n\]\n$/, "\n"), undefined],
         ];
@@ -484,7 +596,10 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
         // Then repaired, as an operator would: a service that took the bad file would otherwise deny every token
         // for the rest of the run (an empty set is accepted before issue 17 item 4), and the run would prove little.
         const text = jwksText(kids);
-        replace(jwksFile, kind === "keys-empty" ? JSON.stringify({ keys: [] }) : text.slice(0, below(rng, text.length - 2) + 1));
+        replace(
+          jwksFile,
+          kind === "keys-empty" ? JSON.stringify({ keys: [] }) : text.slice(0, below(rng, text.length - 2) + 1),
+        );
         note(kind === "keys-empty" ? "keys: an empty key set renamed in" : "keys: broken JSON renamed in");
         await sleep(between(rng, 300, 1500));
         replace(jwksFile, text);
@@ -525,13 +640,18 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
   const decisions = new Map(logLines.filter((l) => l.event === "decision").map((l) => [String(l.decision_id), l]));
   const serviceEvents: ServiceEvent[] = logLines
     .filter((l) => typeof l.event === "string" && /^(policy|directory|keys)_(loaded|refused)$/.test(l.event as string))
-    .map((l) => ({ time: Number(l.time), event: String(l.event), ...(typeof l.revision === "string" ? { revision: l.revision } : {}) }));
+    .map((l) => ({
+      time: Number(l.time),
+      event: String(l.event),
+      ...(typeof l.revision === "string" ? { revision: l.revision } : {}),
+    }));
 
   const memo = new Map<string, Promise<boolean>>();
   const allows = (revision: string, d: Version<{ records: DirRecord[] }>, s: Sample) => {
     const key = `${revision}|${d.n}|${s.user.sub}|${s.path}`;
     let p = memo.get(key);
-    if (!p) memo.set(key, (p = allowsUnder(oracle, revision, d.value.records, s.user, s.path, claimsOf.get(s.user.sub)!)));
+    if (!p)
+      memo.set(key, (p = allowsUnder(oracle, revision, d.value.records, s.user, s.path, claimsOf.get(s.user.sub)!)));
     return p;
   };
   const record = (d: Version<{ records: DirRecord[] }>, u: User) => {
@@ -572,7 +692,8 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
       let byLaterOther = false;
       const unfinished = [...dirTL.versions.filter((v) => v.at > s.t1), ...refusable.filter((v) => v.at <= s.t1)];
       for (const rev of revs) for (const d of unfinished) if (!byLater && (await allows(rev, d, s))) byLater = true;
-      for (const rev of other) for (const d of unfinished) if (!byLaterOther && (await allows(rev, d, s))) byLaterOther = true;
+      for (const rev of other)
+        for (const d of unfinished) if (!byLaterOther && (await allows(rev, d, s))) byLaterOther = true;
       kind ||= byOther
         ? `roles resolved with another bundle's names (issue 17 item 1: "${ALIAS}" under ${REVISION_A})`
         : (s.user.kind === "S" && s.path === ROLE_LISTED) || byLater
@@ -585,8 +706,12 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
     byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
     violations.push(`${kind}: ${s.user.name} GET ${s.path} at ${rel(s.t0)}`);
     if (firstOfKind.has(kind)) continue;
-    const events = log.filter((e) => e.at >= s.t0 - QUIET_MS - STALE_MS && e.at <= s.t1).map((e) => `      ${rel(e.at)} ${e.what}`);
-    const said = serviceEvents.filter((e) => e.time >= s.t0 - QUIET_MS - STALE_MS && e.time <= s.t1).map((e) => `      ${rel(e.time)} ${e.event}${e.revision ? ` ${e.revision}` : ""}`);
+    const events = log
+      .filter((e) => e.at >= s.t0 - QUIET_MS - STALE_MS && e.at <= s.t1)
+      .map((e) => `      ${rel(e.at)} ${e.what}`);
+    const said = serviceEvents
+      .filter((e) => e.time >= s.t0 - QUIET_MS - STALE_MS && e.time <= s.t1)
+      .map((e) => `      ${rel(e.time)} ${e.event}${e.revision ? ` ${e.revision}` : ""}`);
     firstOfKind.set(
       kind,
       [
@@ -613,10 +738,21 @@ async function run(seed: number, oracle: Oracle, bundles: Record<string, Buffer>
     `seed ${seed}: ${samples.length} decisions in ${((end - start) / 1000).toFixed(1)} s, ${allowed.length} allows (${allowed.filter((s) => s.path === ROLE_LISTED).length} on ${ROLE_LISTED}), ${samples.length - allowed.length} denies`,
     `  reasons: ${[...reasons].map(([r, n]) => `${r} ${n}`).join(", ")}${unanswered.length ? `; ${unanswered.length} requests unanswered (first: ${unanswered[0]})` : ""}`,
     `  changes: ${applied}; versions: ${bundleTL.versions.length} bundle, ${dirTL.versions.length} directory, ${keysTL.versions.length} key set; service reported ${serviceEvents.filter((e) => e.event.endsWith("_refused")).length} refusals`,
-    bad === 0 ? "  every allow is explained by a valid state" : `  ${bad} allows explained by no valid state:\n${[...byKind].map(([k, n]) => `    ${n} x ${k}`).join("\n")}`,
+    bad === 0
+      ? "  every allow is explained by a valid state"
+      : `  ${bad} allows explained by no valid state:\n${[...byKind].map(([k, n]) => `    ${n} x ${k}`).join("\n")}`,
     ...firstOfKind.values(),
-    bad === 0 ? "" : `  replay: PROPTEST_SEED=${seed} npx vitest run test/service/coherent-state.property.test.ts (PROPTEST_VERBOSE=1 lists every change)`,
-    ...(process.env.PROPTEST_VERBOSE ? ["  changes:", ...log.map((e) => `    ${rel(e.at)} ${e.what}`), "  the service reported:", ...serviceEvents.map((e) => `    ${rel(e.time)} ${e.event}${e.revision ? ` ${e.revision}` : ""}`)] : []),
+    bad === 0
+      ? ""
+      : `  replay: PROPTEST_SEED=${seed} npx vitest run test/service/coherent-state.property.test.ts (PROPTEST_VERBOSE=1 lists every change)`,
+    ...(process.env.PROPTEST_VERBOSE
+      ? [
+          "  changes:",
+          ...log.map((e) => `    ${rel(e.at)} ${e.what}`),
+          "  the service reported:",
+          ...serviceEvents.map((e) => `    ${rel(e.time)} ${e.event}${e.revision ? ` ${e.revision}` : ""}`),
+        ]
+      : []),
   ].join("\n");
   return { seed, samples, violations, byKind, summary };
 }
@@ -633,28 +769,43 @@ afterAll(async () => {
 
 describe("every decision comes from one coherent state (issue 17)", () => {
   for (const seed of seeds) {
-    it(`random bundle, directory and key changes under load, seed ${seed}: every allow is explained by a valid state`, { timeout: 120_000 }, async () => {
-      const addAlias = (data: { catalog: { roles: { id: string; aliases: string[] }[] } }) => data.catalog.roles.find((r) => r.id === "enseignant_jeune")!.aliases.push(ALIAS);
-      const bundles = { [REVISION_A]: await bundleWithData(REVISION_A, () => undefined), [REVISION_B]: await bundleWithData(REVISION_B, addAlias) };
-      const oracle: Oracle = { engines: new Map(), resolvers: new Map() };
-      for (const [revision, bytes] of Object.entries(bundles)) {
-        const engine = await loadEngine(bytes, { source: revision });
-        engines.push(engine);
-        expect(engine.revision).toBe(revision);
-        oracle.engines.set(revision, engine);
-        oracle.resolvers.set(revision, roleResolver(engine.roles, "catalog.roles"));
-      }
-      const keyPool = new Map<string, Keys>();
-      for (const kid of KIDS) keyPool.set(kid, await makeKeys(kid));
+    it(
+      `random bundle, directory and key changes under load, seed ${seed}: every allow is explained by a valid state`,
+      { timeout: 120_000 },
+      async () => {
+        const addAlias = (data: { catalog: { roles: { id: string; aliases: string[] }[] } }) =>
+          data.catalog.roles.find((r) => r.id === "enseignant_jeune")!.aliases.push(ALIAS);
+        const bundles = {
+          [REVISION_A]: await bundleWithData(REVISION_A, () => undefined),
+          [REVISION_B]: await bundleWithData(REVISION_B, addAlias),
+        };
+        const oracle: Oracle = { engines: new Map(), resolvers: new Map() };
+        for (const [revision, bytes] of Object.entries(bundles)) {
+          const engine = await loadEngine(bytes, { source: revision });
+          engines.push(engine);
+          expect(engine.revision).toBe(revision);
+          oracle.engines.set(revision, engine);
+          oracle.resolvers.set(revision, roleResolver(engine.roles, "catalog.roles"));
+        }
+        const keyPool = new Map<string, Keys>();
+        for (const kid of KIDS) keyPool.set(kid, await makeKeys(kid));
 
-      const result = await run(seed, oracle, bundles, keyPool);
-      console.log(result.summary.split("\n").slice(0, 3).join("\n"));
-      expect(result.violations.length, result.summary).toBe(0);
-      const allows = result.samples.filter((s) => s.allow);
-      expect(allows.length, result.summary).toBeGreaterThanOrEqual(MIN_ALLOWS);
-      // Meaningful: allows on the role-listed route by every kind of user that can have one.
-      for (const kind of ["racecar", "teacher", "variable"] as const) expect(allows.some((s) => s.user.kind === kind && s.path === ROLE_LISTED), `${kind} allowed on ${ROLE_LISTED}\n${result.summary}`).toBe(true);
-      expect(allows.some((s) => s.user.kind === "S" && s.path === ALL_SYNCED), result.summary).toBe(true);
-    });
+        const result = await run(seed, oracle, bundles, keyPool);
+        console.log(result.summary.split("\n").slice(0, 3).join("\n"));
+        expect(result.violations.length, result.summary).toBe(0);
+        const allows = result.samples.filter((s) => s.allow);
+        expect(allows.length, result.summary).toBeGreaterThanOrEqual(MIN_ALLOWS);
+        // Meaningful: allows on the role-listed route by every kind of user that can have one.
+        for (const kind of ["racecar", "teacher", "variable"] as const)
+          expect(
+            allows.some((s) => s.user.kind === kind && s.path === ROLE_LISTED),
+            `${kind} allowed on ${ROLE_LISTED}\n${result.summary}`,
+          ).toBe(true);
+        expect(
+          allows.some((s) => s.user.kind === "S" && s.path === ALL_SYNCED),
+          result.summary,
+        ).toBe(true);
+      },
+    );
   }
 });

@@ -41,7 +41,12 @@ describe("the config file's documentation", () => {
     const validate = new Ajv({ allErrors: true }).compile(JSON.parse(readFileSync(SCHEMA_FILE, "utf8")));
     expect(validate.errors ?? validate(example)).toBe(true);
     const config = loadConfig(["--config", EXAMPLE_FILE], {});
-    expect(config).toMatchObject({ issuer: example.issuer, directory: example.directory, workers: example.workers, shutdownTimeout: example.shutdownTimeout });
+    expect(config).toMatchObject({
+      issuer: example.issuer,
+      directory: example.directory,
+      workers: example.workers,
+      shutdownTimeout: example.shutdownTimeout,
+    });
   });
 });
 
@@ -49,11 +54,23 @@ describe("errors name the source and suggest the nearest name", () => {
   it.each([
     [["--port", "abc"], {}, 'config.port: must be integer (from --port "abc")'],
     [[], { PORTIER_PORT: "abc" }, 'config.port: must be integer (from PORTIER_PORT="abc")'],
-    [[], { PORTIER_SHUTDOWN_TIMEOUT: "-1" }, 'config.shutdownTimeout: must be >= 0 (from PORTIER_SHUTDOWN_TIMEOUT="-1")'],
-    [[], { PORTIER_BUNDLE_URL: "ftp://u:hunter2@bundles.example/b.tar.gz" }, 'config.bundleUrl: must match pattern "^https?://" (from PORTIER_BUNDLE_URL="ftp://***@bundles.example/b.tar.gz")'],
+    [
+      [],
+      { PORTIER_SHUTDOWN_TIMEOUT: "-1" },
+      'config.shutdownTimeout: must be >= 0 (from PORTIER_SHUTDOWN_TIMEOUT="-1")',
+    ],
+    [
+      [],
+      { PORTIER_BUNDLE_URL: "ftp://u:hunter2@bundles.example/b.tar.gz" },
+      'config.bundleUrl: must match pattern "^https?://" (from PORTIER_BUNDLE_URL="ftp://***@bundles.example/b.tar.gz")',
+    ],
     [["--directroy", "users.json"], {}, "config: unknown option '--directroy' (did you mean --directory?)"],
     [["--shutdown-timout", "3"], {}, "config: unknown option '--shutdown-timout' (did you mean --shutdown-timeout?)"],
-    [["--verification-alg", "none"], {}, "config.verificationAlg: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA (from --verification-alg \"none\")"],
+    [
+      ["--verification-alg", "none"],
+      {},
+      'config.verificationAlg: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA (from --verification-alg "none")',
+    ],
   ] as const)("%j %j -> %s", (argv, env, problem) => {
     expect(problems([...BASE, ...argv], env)).toEqual([problem]);
   });
@@ -68,7 +85,9 @@ describe("errors name the source and suggest the nearest name", () => {
   });
 
   it("a missing issuer names the flag, the variable and the key", () => {
-    expect(problems(["--no-directory"])).toEqual(['config.issuer: is required (--issuer, PORTIER_ISSUER or "issuer" in the config file)']);
+    expect(problems(["--no-directory"])).toEqual([
+      'config.issuer: is required (--issuer, PORTIER_ISSUER or "issuer" in the config file)',
+    ]);
   });
 
   it.each([
@@ -86,14 +105,42 @@ describe("errors name the source and suggest the nearest name", () => {
 
 describe("who decides a user's roles", () => {
   it.each([
-    [[], {}, /^config: neither --directory nor --roles-claim is set, so every user call would be denied \(not_synced\); pass --directory FILE \(or --directory-url URL\) or --roles-claim NAME, or --no-directory for an application-only deployment$/],
+    [
+      [],
+      {},
+      /^config: neither --directory nor --roles-claim is set, so every user call would be denied \(not_synced\); pass --directory FILE \(or --directory-url URL\) or --roles-claim NAME, or --no-directory for an application-only deployment$/,
+    ],
     [["--no-directory", "--directory", "u.json"], {}, /^config.noDirectory: cannot be combined with --directory/],
-    [["--roles-claim", "roles"], { PORTIER_NO_DIRECTORY: "true" }, /^config.noDirectory: cannot be combined with --roles-claim/],
-    [["--directory", "u.json", "--directory-url", "https://feed.example/u.ndjson"], {}, /^config.directoryUrl: cannot be combined with --directory \(one source of synced users: a file or a URL\); drop one of them$/],
-    [["--directory-url", "https://feed.example/u.ndjson"], { PORTIER_DIRECTORY: "u.json" }, /^config.directoryUrl: cannot be combined with --directory/],
-    [["--no-directory", "--directory-url", "https://feed.example/u.ndjson"], {}, /^config.noDirectory: cannot be combined with --directory-url/],
-    [["--directory-url", "ftp://feed.example/u.ndjson"], {}, /^config.directoryUrl: must match pattern "\^https\?:\/\/" \(from --directory-url "ftp:\/\/feed.example\/u.ndjson"\)$/],
-    [["--directory-url", "https://feed.example/u.ndjson", "--directory-max-bytes", "4294967296"], {}, /^config.directoryMaxBytes: must be <= 3221225472/],
+    [
+      ["--roles-claim", "roles"],
+      { PORTIER_NO_DIRECTORY: "true" },
+      /^config.noDirectory: cannot be combined with --roles-claim/,
+    ],
+    [
+      ["--directory", "u.json", "--directory-url", "https://feed.example/u.ndjson"],
+      {},
+      /^config.directoryUrl: cannot be combined with --directory \(one source of synced users: a file or a URL\); drop one of them$/,
+    ],
+    [
+      ["--directory-url", "https://feed.example/u.ndjson"],
+      { PORTIER_DIRECTORY: "u.json" },
+      /^config.directoryUrl: cannot be combined with --directory/,
+    ],
+    [
+      ["--no-directory", "--directory-url", "https://feed.example/u.ndjson"],
+      {},
+      /^config.noDirectory: cannot be combined with --directory-url/,
+    ],
+    [
+      ["--directory-url", "ftp://feed.example/u.ndjson"],
+      {},
+      /^config.directoryUrl: must match pattern "\^https\?:\/\/" \(from --directory-url "ftp:\/\/feed.example\/u.ndjson"\)$/,
+    ],
+    [
+      ["--directory-url", "https://feed.example/u.ndjson", "--directory-max-bytes", "4294967296"],
+      {},
+      /^config.directoryMaxBytes: must be <= 3221225472/,
+    ],
   ] as const)("%j %j is refused", (argv, env, problem) => {
     const found = problems(["--issuer", "https://auth.example", ...argv], env);
     expect(found).toHaveLength(1);
@@ -111,11 +158,18 @@ describe("who decides a user's roles", () => {
   });
 
   it("defaults: shutdown timeout 10 s, keys in the background", () => {
-    expect(loadConfig(BASE, {})).toMatchObject({ shutdownTimeout: 10, shutdownDelay: 0, requireKeysAtStart: false, noDirectory: true });
+    expect(loadConfig(BASE, {})).toMatchObject({
+      shutdownTimeout: 10,
+      shutdownDelay: 0,
+      requireKeysAtStart: false,
+      noDirectory: true,
+    });
   });
 
   // The timeout bounds the whole stop, the delay included: a delay must leave time to answer what was accepted.
-  const tooLong = (timeout: number) => [`config.shutdownDelay: must be less than config.shutdownTimeout (${timeout}), which bounds the whole stop: the delay, then answering the requests accepted; raise --shutdown-timeout (e.g. to the delay + 10)`];
+  const tooLong = (timeout: number) => [
+    `config.shutdownDelay: must be less than config.shutdownTimeout (${timeout}), which bounds the whole stop: the delay, then answering the requests accepted; raise --shutdown-timeout (e.g. to the delay + 10)`,
+  ];
   it.each([
     [["--shutdown-delay", "10"], tooLong(10)],
     [["--shutdown-delay", "5", "--shutdown-timeout", "5"], tooLong(5)],

@@ -27,7 +27,9 @@ const REQUEST = `POST /decide HTTP/1.1\r\nHost: portier\r\nContent-Type: applica
 const CONCURRENT = 200;
 
 /** What became of one request: a whole answer, refused at connect, or the connection closed after it was sent. */
-type Outcome = { outcome: "answered"; status: number; connectionClose: boolean; body: string } | { outcome: "refused" | "dropped"; code: string };
+type Outcome =
+  | { outcome: "answered"; status: number; connectionClose: boolean; body: string }
+  | { outcome: "refused" | "dropped"; code: string };
 
 interface Sent {
   /** Resolves once the request is written (or the connection refused or closed). */
@@ -39,14 +41,22 @@ interface Sent {
  * A whole HTTP/1.1 answer at the start of `raw`, or undefined while incomplete: its body is Content-Length
  * bytes, or (`closed`: the server closed the connection) everything after the head.
  */
-function parseAnswer(raw: Buffer, closed = false): { status: number; connectionClose: boolean; body: string; length: number } | undefined {
+function parseAnswer(
+  raw: Buffer,
+  closed = false,
+): { status: number; connectionClose: boolean; body: string; length: number } | undefined {
   const text = raw.toString("latin1");
   const end = text.indexOf("\r\n\r\n");
   if (end < 0) return undefined;
   const head = text.slice(0, end);
   const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? (closed ? raw.length - (end + 4) : NaN));
   if (!Number.isInteger(length) || raw.length - (end + 4) < length) return undefined;
-  return { status: Number(head.slice(9, 12)), connectionClose: /\r\nconnection: *close/i.test(head), body: raw.subarray(end + 4, end + 4 + length).toString("utf8"), length: end + 4 + length };
+  return {
+    status: Number(head.slice(9, 12)),
+    connectionClose: /\r\nconnection: *close/i.test(head),
+    body: raw.subarray(end + 4, end + 4 + length).toString("utf8"),
+    length: end + 4 + length,
+  };
 }
 
 const opened: Connection[] = [];
@@ -114,10 +124,27 @@ async function listeningPort(g: PortierGroup): Promise<number> {
   return Number(m[1]);
 }
 
-const workersReady = (g: PortierGroup) => g.stdout().split("\n").filter((l) => l.includes('"event":"worker_listening"')).length;
+const workersReady = (g: PortierGroup) =>
+  g
+    .stdout()
+    .split("\n")
+    .filter((l) => l.includes('"event":"worker_listening"')).length;
 
 async function start(workers: number, delay: number): Promise<{ g: PortierGroup; port: number }> {
-  const args = ["serve", "--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--port", "0", "--workers", String(workers), "--shutdown-timeout", "10"];
+  const args = [
+    "serve",
+    "--issuer",
+    ISSUER,
+    "--jwks",
+    jwks,
+    "--no-directory",
+    "--port",
+    "0",
+    "--workers",
+    String(workers),
+    "--shutdown-timeout",
+    "10",
+  ];
   const g = startGroup(delay > 0 ? [...args, "--shutdown-delay", String(delay)] : args);
   const port = await listeningPort(g);
   if (workers > 1) await until(() => workersReady(g) === workers, 20_000);
@@ -146,7 +173,8 @@ function handshakesPending(port: number): number {
  */
 async function burst(port: number): Promise<Promise<Outcome>[]> {
   const idle = Array.from({ length: CONCURRENT / 2 }, () => new Connection(port));
-  for (const o of await Promise.all(idle.map((c) => c.send().result))) expect(o).toMatchObject({ outcome: "answered", status: 200, connectionClose: false });
+  for (const o of await Promise.all(idle.map((c) => c.send().result)))
+    expect(o).toMatchObject({ outcome: "answered", status: 200, connectionClose: false });
   const sent = [...idle.map((c) => c.send()), ...Array.from({ length: CONCURRENT / 2 }, () => send(port))];
   await Promise.all(sent.map((s) => s.written));
   await until(() => handshakesPending(port) === 0, 10_000, 5);
@@ -213,7 +241,22 @@ describe.concurrent.each([
 describe("--workers 2: a connection handed over by the primary", () => {
   // The worker's server listens (on a private socket) only so that node:http sweeps its connections' timeouts.
   it("still gets the headers timeout (408) when its headers never finish", async () => {
-    const g = startGroup(["serve", "--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--port", "0", "--workers", "2", "--headers-timeout-ms", "500", "--request-timeout-ms", "1000"]);
+    const g = startGroup([
+      "serve",
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--no-directory",
+      "--port",
+      "0",
+      "--workers",
+      "2",
+      "--headers-timeout-ms",
+      "500",
+      "--request-timeout-ms",
+      "1000",
+    ]);
     const port = await listeningPort(g);
     const slow = new Connection(port).send("GET /ready HTTP/1.1\r\nHost: por");
     const start = Date.now();
@@ -239,7 +282,11 @@ describe("ConnectionDrain (in process): which connections a stop may close", () 
 
   it.each([
     { case: "a whole request arriving on an idle keep-alive connection", now: GET, later: "" },
-    { case: "half a request arriving on an idle keep-alive connection (the rest after the check)", now: GET.slice(0, 12), later: GET.slice(12) },
+    {
+      case: "half a request arriving on an idle keep-alive connection (the rest after the check)",
+      now: GET.slice(0, 12),
+      later: GET.slice(12),
+    },
   ])("$case is answered, not closed", async ({ now, later }) => {
     const { drain, port } = await serve();
     const c = new Connection(port);

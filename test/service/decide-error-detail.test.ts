@@ -15,7 +15,14 @@ import { TENANT_A } from "../support/sample.js";
 
 const SECRET = "wasm-internal-3f9a: memory at 0x1f00";
 const TEACHER = "11111111-1111-4111-8111-111111111111";
-const CLAIMS = { sub: TEACHER, client_id: "web", tenant_id: TENANT_A, scope: "openid apiclients", auth_time: 1, idp: "local" };
+const CLAIMS = {
+  sub: TEACHER,
+  client_id: "web",
+  tenant_id: TENANT_A,
+  scope: "openid apiclients",
+  auth_time: 1,
+  idp: "local",
+};
 
 let real: InProcessEngine;
 let controlled: ControlledEngine;
@@ -44,9 +51,28 @@ function breakWasm(evaluate: EvaluateOverride): DecisionEngine {
 
 async function decideWith(engine: DecisionEngine) {
   const lines: Record<string, unknown>[] = [];
-  const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
-  const verifier = { verify: async (token: string) => ({ claims: JSON.parse(token) as Record<string, unknown>, header: {}, cached: false }) } as unknown as AccessTokenVerifier;
-  const decide = createDecide({ verifier, policy: fixedPolicy(engine), directory: { lookup: (sub) => (sub === TEACHER ? { tenant_id: TENANT_A, names: ["enseignant_jeune"] } : undefined) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: undefined });
+  const logger = pino(
+    { level: "info" },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  const verifier = {
+    verify: async (token: string) => ({
+      claims: JSON.parse(token) as Record<string, unknown>,
+      header: {},
+      cached: false,
+    }),
+  } as unknown as AccessTokenVerifier;
+  const decide = createDecide({
+    verifier,
+    policy: fixedPolicy(engine),
+    directory: {
+      lookup: (sub) => (sub === TEACHER ? { tenant_id: TENANT_A, names: ["enseignant_jeune"] } : undefined),
+    },
+    rolesClaim: undefined,
+    roleCheck: "enforce",
+    logger,
+    metrics: undefined,
+  });
   const answer = await decide({ method: "GET", path: "/v1/roles", token: JSON.stringify(CLAIMS) }, "test");
   return { answer, log: lines.map((l) => JSON.stringify(l)).join("\n") };
 }
@@ -86,13 +112,16 @@ describe("an error's internal text reaches the log, never the answer", () => {
     ],
   ];
 
-  it.each(cases)("%s: a fixed public message, the detail only in the log", async (_name, engine, reason, message, logged) => {
-    const { answer, log } = await decideWith(engine());
-    expect(answer).toMatchObject({ allow: false, status: 403, reason, message });
-    expect(answer).not.toHaveProperty("detail");
-    expect(JSON.stringify(answer)).not.toContain("wasm-internal");
-    expect(log).toContain(logged);
-  });
+  it.each(cases)(
+    "%s: a fixed public message, the detail only in the log",
+    async (_name, engine, reason, message, logged) => {
+      const { answer, log } = await decideWith(engine());
+      expect(answer).toMatchObject({ allow: false, status: 403, reason, message });
+      expect(answer).not.toHaveProperty("detail");
+      expect(JSON.stringify(answer)).not.toContain("wasm-internal");
+      expect(log).toContain(logged);
+    },
+  );
 
   it("the broken wasm was the real engine's: restored, it answers normally again", async () => {
     expect((await decideWith(controlled.engine)).answer).toMatchObject({ allow: true, reason: "allowed" });

@@ -17,7 +17,17 @@ import { fixedPolicy } from "../support/policy-snapshot.js";
 
 const RESOLVE = roleResolver(loadCatalog(join(PROJECT_ROOT, "data")).roles);
 const TEACHER = "11111111-1111-4111-8111-111111111111";
-const ALLOW: Decision = { allow: true, status: 200, reason: "allowed", message: "ok", flow: "accessCode", route: null, deprecated: true, mode: "enforce", would_deny: null };
+const ALLOW: Decision = {
+  allow: true,
+  status: 200,
+  reason: "allowed",
+  message: "ok",
+  flow: "accessCode",
+  route: null,
+  deprecated: true,
+  mode: "enforce",
+  would_deny: null,
+};
 
 interface Fakes {
   records?: Record<string, DirectoryEntry>;
@@ -32,7 +42,9 @@ interface Fakes {
 function setup(f: Fakes = {}) {
   const inputs: DecisionInput[] = [];
   const verifier = {
-    verify: f.verify ?? (async (token: string) => ({ claims: JSON.parse(token) as Record<string, unknown>, header: {}, cached: false })),
+    verify:
+      f.verify ??
+      (async (token: string) => ({ claims: JSON.parse(token) as Record<string, unknown>, header: {}, cached: false })),
   } as unknown as AccessTokenVerifier;
   const answer = f.answer === undefined ? () => ALLOW : f.answer;
   const engine: DecisionEngine | undefined = answer
@@ -43,7 +55,9 @@ function setup(f: Fakes = {}) {
         close: () => undefined,
       }
     : undefined;
-  const records: Record<string, DirectoryEntry> = f.records ?? { [TEACHER]: { tenant_id: TENANT_A, names: ["enseignant_jeune"] } };
+  const records: Record<string, DirectoryEntry> = f.records ?? {
+    [TEACHER]: { tenant_id: TENANT_A, names: ["enseignant_jeune"] },
+  };
   const decide = createDecide({
     verifier,
     policy: fixedPolicy(engine, f.resolveRole ?? RESOLVE),
@@ -53,10 +67,19 @@ function setup(f: Fakes = {}) {
     logger: pino({ level: "silent" }),
     metrics: undefined,
   });
-  return { inputs, ask: (claims: Record<string, unknown>) => decide({ method: "GET", path: "/v1/roles", token: JSON.stringify(claims) }, "test") };
+  return {
+    inputs,
+    ask: (claims: Record<string, unknown>) =>
+      decide({ method: "GET", path: "/v1/roles", token: JSON.stringify(claims) }, "test"),
+  };
 }
 
-const user = (extra: Record<string, unknown> = {}) => ({ sub: TEACHER, client_id: "web", tenant_id: TENANT_A, ...extra });
+const user = (extra: Record<string, unknown> = {}) => ({
+  sub: TEACHER,
+  client_id: "web",
+  tenant_id: TENANT_A,
+  ...extra,
+});
 
 describe("a directory record counts only for a token of its tenant", () => {
   const cases: [string, string | undefined, string, boolean][] = [
@@ -76,10 +99,20 @@ describe("a directory record counts only for a token of its tenant", () => {
 describe("the roles claim: a JSON array of names, or a string of one name or a comma-separated list", () => {
   const cases: [string, unknown, string[], boolean][] = [
     ["a label with a space", "Enseignant jeune", ["enseignant_jeune"], true],
-    ["a comma-separated list of labels", "Enseignant jeune, DIRECTEUR  JEUNE", ["enseignant_jeune", "directeur_jeune"], true],
+    [
+      "a comma-separated list of labels",
+      "Enseignant jeune, DIRECTEUR  JEUNE",
+      ["enseignant_jeune", "directeur_jeune"],
+      true,
+    ],
     ["a comma-separated list of ids", "enseignant_jeune,eleve_adulte", ["enseignant_jeune", "eleve_adulte"], true],
     ["space-separated ids (one unknown name, never split on spaces)", "enseignant_jeune directeur_jeune", [], true],
-    ["an array of ids, labels and aliases, repeats once", ["Parent de l'élève jeune", "directeur_jeune", "Directeur jeune"], ["parent_eleve_jeune", "directeur_jeune"], true],
+    [
+      "an array of ids, labels and aliases, repeats once",
+      ["Parent de l'élève jeune", "directeur_jeune", "Directeur jeune"],
+      ["parent_eleve_jeune", "directeur_jeune"],
+      true,
+    ],
     ["an array with unknown names and non-strings", ["astronaute", 42, "Élève adulte"], ["eleve_adulte"], true],
     ["an empty string", "", [], true],
     ["a number (not a roles claim)", 42, [], false],
@@ -94,7 +127,9 @@ describe("the roles claim: a JSON array of names, or a string of one name or a c
   });
 
   it("resolves names with the policy's current resolver (the loaded bundle's catalog)", async () => {
-    const bundleNames = roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur des écoles"] }]);
+    const bundleNames = roleResolver([
+      { id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur des écoles"] },
+    ]);
     const { inputs, ask } = setup({ rolesClaim: "roles", resolveRole: bundleNames });
     await ask(user({ roles: "Professeur des écoles" }));
     expect(inputs[0]?.roles).toEqual(["enseignant_jeune"]);
@@ -108,9 +143,30 @@ describe("denies made without the policy", () => {
   });
 
   const failures: [string, Fakes][] = [
-    ["the engine throws", { answer: () => { throw new Error("boom"); } }],
-    ["the directory lookup throws", { lookup: () => { throw new Error("boom"); } }],
-    ["the verifier throws something else than a TokenError", { verify: async () => { throw new Error("boom"); } }],
+    [
+      "the engine throws",
+      {
+        answer: () => {
+          throw new Error("boom");
+        },
+      },
+    ],
+    [
+      "the directory lookup throws",
+      {
+        lookup: () => {
+          throw new Error("boom");
+        },
+      },
+    ],
+    [
+      "the verifier throws something else than a TokenError",
+      {
+        verify: async () => {
+          throw new Error("boom");
+        },
+      },
+    ],
     ["the verifier answers no claims object", { verify: async () => ({}) }],
   ];
   it.each(failures)("%s: 403 internal_error", async (_name, fakes) => {
@@ -119,7 +175,11 @@ describe("denies made without the policy", () => {
   });
 
   it("a TokenError stays a 401 with its code", async () => {
-    const answer = await setup({ verify: async () => { throw new TokenError("token_expired", "expired"); } }).ask(user());
+    const answer = await setup({
+      verify: async () => {
+        throw new TokenError("token_expired", "expired");
+      },
+    }).ask(user());
     expect(answer).toMatchObject({ allow: false, status: 401, reason: "token_expired" });
   });
 });

@@ -11,8 +11,19 @@ type Decided = [allow: boolean, reason: string, flow: string, adapter: string, s
 
 function oracle() {
   const registry = new Registry();
-  const decisions = new Counter({ name: "portier_decisions_total", help: "Decisions by result, reason and flow", labelNames: ["allow", "reason", "flow", "adapter"] as const, registers: [registry] });
-  const latency = new Histogram({ name: "portier_decision_duration_seconds", help: "Decision latency (token verify, directory, policy)", labelNames: ["adapter"] as const, buckets: [...DECISION_BUCKETS], registers: [registry] });
+  const decisions = new Counter({
+    name: "portier_decisions_total",
+    help: "Decisions by result, reason and flow",
+    labelNames: ["allow", "reason", "flow", "adapter"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "portier_decision_duration_seconds",
+    help: "Decision latency (token verify, directory, policy)",
+    labelNames: ["adapter"] as const,
+    buckets: [...DECISION_BUCKETS],
+    registers: [registry],
+  });
   const count = ([allow, reason, flow, adapter, seconds]: Decided) => {
     decisions.inc({ allow: String(allow), reason, flow, adapter });
     latency.observe({ adapter }, seconds);
@@ -50,7 +61,9 @@ describe("DecisionCounts scrapes as prom-client's Counter and Histogram", () => 
       b.count(d);
     }
     expect(await b.registry.metrics()).toBe(await a.registry.metrics());
-    expect(JSON.parse(JSON.stringify(await b.registry.getMetricsAsJSON()))).toEqual(JSON.parse(JSON.stringify(await a.registry.getMetricsAsJSON())));
+    expect(JSON.parse(JSON.stringify(await b.registry.getMetricsAsJSON()))).toEqual(
+      JSON.parse(JSON.stringify(await a.registry.getMetricsAsJSON())),
+    );
   });
 
   it("two workers aggregate to the same text", async () => {
@@ -58,11 +71,20 @@ describe("DecisionCounts scrapes as prom-client's Counter and Histogram", () => 
       const one = make();
       const two = make();
       TRAFFIC.forEach((d, i) => (i % 3 === 0 ? one : two).count(d));
-      return Promise.all([one, two].map(async (w) => JSON.parse(JSON.stringify(await w.registry.getMetricsAsJSON())) as Parameters<typeof AggregatorRegistry.aggregate>[0][number]));
+      return Promise.all(
+        [one, two].map(
+          async (w) =>
+            JSON.parse(JSON.stringify(await w.registry.getMetricsAsJSON())) as Parameters<
+              typeof AggregatorRegistry.aggregate
+            >[0][number],
+        ),
+      );
     };
     const expected = AggregatorRegistry.aggregate(await workers(oracle));
     const actual = AggregatorRegistry.aggregate(await workers(plain));
     expect(await actual.metrics()).toBe(await expected.metrics());
-    expect(await actual.metrics()).toContain('portier_decisions_total{allow="true",reason="allowed",flow="accessCode",adapter="decide"} 3');
+    expect(await actual.metrics()).toContain(
+      'portier_decisions_total{allow="true",reason="allowed",flow="accessCode",adapter="decide"} 3',
+    );
   });
 });

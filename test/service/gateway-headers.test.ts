@@ -7,7 +7,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ISSUER, RECORDS, TEACHER, decide, makeKeys, machineToken, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
+import {
+  ISSUER,
+  RECORDS,
+  TEACHER,
+  decide,
+  makeKeys,
+  machineToken,
+  serveInProcess,
+  tempDir,
+  until,
+  userToken,
+  writeDirectory,
+  type InProcessService,
+} from "./helpers.js";
 import { send } from "../e2e/harness/http.js";
 import { PORTIER_HEADERS } from "../../src/service/gateway-headers.js";
 import { MAX_PATH_BYTES } from "../../src/engine/index.js";
@@ -39,12 +52,30 @@ const bearer = () => ["Authorization", `Bearer ${TEACHER_TOKEN}`];
 const withTokens = (headers: string[]) => headers.map((h) => h.replaceAll(TEACHER_TOKEN, teacher));
 const nginx = (uri = ALLOWED, method = "GET") => ["X-Original-Method", method, "X-Original-URI", uri];
 /** What Caddy's forward_auth sets on every auth request (seen through caddy 2.6: it overwrites a client's X-Forwarded-Host). */
-const forwarded = (uri = ALLOWED, method = "GET") => ["X-Forwarded-Method", method, "X-Forwarded-Uri", uri, "X-Forwarded-Host", "api.example"];
+const forwarded = (uri = ALLOWED, method = "GET") => [
+  "X-Forwarded-Method",
+  method,
+  "X-Forwarded-Uri",
+  uri,
+  "X-Forwarded-Host",
+  "api.example",
+];
 /** The same without X-Forwarded-Host, which Caddy and Traefik always send. */
 const hostless = (uri = ALLOWED, method = "GET") => ["X-Forwarded-Method", method, "X-Forwarded-Uri", uri];
 /** Traefik forwardAuth's own headers (pkg/middlewares/auth/forward.go: writeHeader). */
 const traefik = (uri = ALLOWED, method = "GET") => [
-  "X-Forwarded-For", "127.0.0.1", "X-Forwarded-Method", method, "X-Forwarded-Proto", "http", "X-Forwarded-Port", "80", "X-Forwarded-Host", "api.example", "X-Forwarded-Uri", uri,
+  "X-Forwarded-For",
+  "127.0.0.1",
+  "X-Forwarded-Method",
+  method,
+  "X-Forwarded-Proto",
+  "http",
+  "X-Forwarded-Port",
+  "80",
+  "X-Forwarded-Host",
+  "api.example",
+  "X-Forwarded-Uri",
+  uri,
 ];
 /** Raw UTF-8 bytes as Node sends a header value: one latin1 character per byte. */
 const rawUtf8 = (s: string) => Buffer.from(s, "utf8").toString("latin1");
@@ -59,44 +90,236 @@ interface Case {
 
 const CASES: Case[] = [
   // Item 1: each endpoint reads only its gateway family's headers.
-  { why: "nginx: X-Original-* only", endpoint: "nginx", headers: [...bearer(), ...nginx()], status: 200, reason: "allowed" },
-  { why: "nginx: a front proxy's X-Forwarded-Host/-For are not the other family", endpoint: "nginx", headers: [...bearer(), ...nginx(), "X-Forwarded-Host", "a", "X-Forwarded-For", "1.2.3.4"], status: 200, reason: "allowed" },
-  { why: "nginx: judged on X-Original-URI, never on X-Forwarded-Uri", endpoint: "nginx", headers: [...bearer(), ...nginx(REFUSED)], status: 403, reason: "role_not_allowed" },
-  { why: "nginx: X-Forwarded-Uri as well is refused", endpoint: "nginx", headers: [...bearer(), ...nginx(REFUSED), "X-Forwarded-Uri", ALLOWED], status: 403, reason: "request_invalid" },
-  { why: "nginx: X-Forwarded-Method as well is refused", endpoint: "nginx", headers: [...bearer(), ...nginx(ALLOWED, "DELETE"), "X-Forwarded-Method", "GET"], status: 403, reason: "request_invalid" },
-  { why: "nginx: two X-Original-URI", endpoint: "nginx", headers: [...bearer(), ...nginx(REFUSED), "X-Original-URI", ALLOWED], status: 403, reason: "request_invalid" },
-  { why: "nginx: two X-Original-Method, differently spelt", endpoint: "nginx", headers: [...bearer(), ...nginx(ALLOWED, "DELETE"), "x-original-method", "GET"], status: 403, reason: "request_invalid" },
-  { why: "nginx: the other family only", endpoint: "nginx", headers: [...bearer(), ...forwarded()], status: 403, reason: "request_invalid" },
-  { why: "caddy: X-Forwarded-* only", endpoint: "caddy", headers: [...bearer(), ...forwarded()], status: 200, reason: "allowed" },
-  { why: "caddy: the client's X-Original-URI is refused, not judged", endpoint: "caddy", headers: [...bearer(), ...forwarded(REFUSED), "X-Original-URI", ALLOWED], status: 403, reason: "request_invalid" },
-  { why: "caddy: the client's X-Original-Method on a DELETE is refused", endpoint: "caddy", headers: [...bearer(), ...forwarded(ALLOWED, "DELETE"), "X-Original-Method", "GET"], status: 403, reason: "request_invalid" },
-  { why: "caddy: cross-tenant URI forged in X-Original-URI", endpoint: "caddy", headers: [...bearer(), ...forwarded("/v2/ORG002/elevesJeunes"), "X-Original-URI", ALLOWED], status: 403, reason: "request_invalid" },
-  { why: "caddy: judged on X-Forwarded-Uri", endpoint: "caddy", headers: [...bearer(), ...forwarded(REFUSED)], status: 403, reason: "role_not_allowed" },
-  { why: "caddy: two X-Forwarded-Uri", endpoint: "caddy", headers: [...bearer(), ...forwarded(REFUSED), "X-Forwarded-Uri", ALLOWED], status: 403, reason: "request_invalid" },
-  { why: "caddy: two X-Forwarded-Host", endpoint: "caddy", headers: [...bearer(), ...forwarded(), "X-Forwarded-Host", "a", "X-Forwarded-Host", "b"], status: 403, reason: "request_invalid" },
-  { why: "caddy: the original query string on the endpoint is ignored", endpoint: "caddy?annee=2026", headers: [...bearer(), ...forwarded()], status: 200, reason: "allowed" },
-  { why: "traefik: the headers Traefik sets", endpoint: "traefik", headers: [...bearer(), ...traefik()], status: 200, reason: "allowed" },
-  { why: "traefik: a client's X-Original-URI copied by Traefik is refused", endpoint: "traefik", headers: [...bearer(), ...traefik(REFUSED), "X-Original-URI", ALLOWED], status: 403, reason: "request_invalid" },
-  { why: "traefik: the other family only", endpoint: "traefik", headers: [...bearer(), ...nginx()], status: 403, reason: "request_invalid" },
+  {
+    why: "nginx: X-Original-* only",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx()],
+    status: 200,
+    reason: "allowed",
+  },
+  {
+    why: "nginx: a front proxy's X-Forwarded-Host/-For are not the other family",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx(), "X-Forwarded-Host", "a", "X-Forwarded-For", "1.2.3.4"],
+    status: 200,
+    reason: "allowed",
+  },
+  {
+    why: "nginx: judged on X-Original-URI, never on X-Forwarded-Uri",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx(REFUSED)],
+    status: 403,
+    reason: "role_not_allowed",
+  },
+  {
+    why: "nginx: X-Forwarded-Uri as well is refused",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx(REFUSED), "X-Forwarded-Uri", ALLOWED],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "nginx: X-Forwarded-Method as well is refused",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx(ALLOWED, "DELETE"), "X-Forwarded-Method", "GET"],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "nginx: two X-Original-URI",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx(REFUSED), "X-Original-URI", ALLOWED],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "nginx: two X-Original-Method, differently spelt",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx(ALLOWED, "DELETE"), "x-original-method", "GET"],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "nginx: the other family only",
+    endpoint: "nginx",
+    headers: [...bearer(), ...forwarded()],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "caddy: X-Forwarded-* only",
+    endpoint: "caddy",
+    headers: [...bearer(), ...forwarded()],
+    status: 200,
+    reason: "allowed",
+  },
+  {
+    why: "caddy: the client's X-Original-URI is refused, not judged",
+    endpoint: "caddy",
+    headers: [...bearer(), ...forwarded(REFUSED), "X-Original-URI", ALLOWED],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "caddy: the client's X-Original-Method on a DELETE is refused",
+    endpoint: "caddy",
+    headers: [...bearer(), ...forwarded(ALLOWED, "DELETE"), "X-Original-Method", "GET"],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "caddy: cross-tenant URI forged in X-Original-URI",
+    endpoint: "caddy",
+    headers: [...bearer(), ...forwarded("/v2/ORG002/elevesJeunes"), "X-Original-URI", ALLOWED],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "caddy: judged on X-Forwarded-Uri",
+    endpoint: "caddy",
+    headers: [...bearer(), ...forwarded(REFUSED)],
+    status: 403,
+    reason: "role_not_allowed",
+  },
+  {
+    why: "caddy: two X-Forwarded-Uri",
+    endpoint: "caddy",
+    headers: [...bearer(), ...forwarded(REFUSED), "X-Forwarded-Uri", ALLOWED],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "caddy: two X-Forwarded-Host",
+    endpoint: "caddy",
+    headers: [...bearer(), ...forwarded(), "X-Forwarded-Host", "a", "X-Forwarded-Host", "b"],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "caddy: the original query string on the endpoint is ignored",
+    endpoint: "caddy?annee=2026",
+    headers: [...bearer(), ...forwarded()],
+    status: 200,
+    reason: "allowed",
+  },
+  {
+    why: "traefik: the headers Traefik sets",
+    endpoint: "traefik",
+    headers: [...bearer(), ...traefik()],
+    status: 200,
+    reason: "allowed",
+  },
+  {
+    why: "traefik: a client's X-Original-URI copied by Traefik is refused",
+    endpoint: "traefik",
+    headers: [...bearer(), ...traefik(REFUSED), "X-Original-URI", ALLOWED],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "traefik: the other family only",
+    endpoint: "traefik",
+    headers: [...bearer(), ...nginx()],
+    status: 403,
+    reason: "request_invalid",
+  },
   // Issue 17 item 3: Caddy and Traefik always send X-Forwarded-Host; a request without it (or with it empty, or only
   // in a spelling that is another header) did not come from them.
   ...(["caddy", "traefik"] as const).flatMap((endpoint): Case[] => [
-    { why: `${endpoint}: X-Forwarded-Host missing`, endpoint, headers: [...bearer(), ...hostless()], status: 403, reason: "request_invalid" },
-    { why: `${endpoint}: X-Forwarded-Host empty`, endpoint, headers: [...bearer(), ...hostless(), "X-Forwarded-Host", ""], status: 403, reason: "request_invalid" },
-    { why: `${endpoint}: X-Forwarded-Host only as X_Forwarded_Host`, endpoint, headers: [...bearer(), ...hostless(), "X_Forwarded_Host", "api.example"], status: 403, reason: "request_invalid" },
-    { why: `${endpoint}: X-Forwarded-Method empty`, endpoint, headers: [...bearer(), "X-Forwarded-Method", "", "X-Forwarded-Uri", ALLOWED, "X-Forwarded-Host", "api.example"], status: 403, reason: "request_invalid" },
+    {
+      why: `${endpoint}: X-Forwarded-Host missing`,
+      endpoint,
+      headers: [...bearer(), ...hostless()],
+      status: 403,
+      reason: "request_invalid",
+    },
+    {
+      why: `${endpoint}: X-Forwarded-Host empty`,
+      endpoint,
+      headers: [...bearer(), ...hostless(), "X-Forwarded-Host", ""],
+      status: 403,
+      reason: "request_invalid",
+    },
+    {
+      why: `${endpoint}: X-Forwarded-Host only as X_Forwarded_Host`,
+      endpoint,
+      headers: [...bearer(), ...hostless(), "X_Forwarded_Host", "api.example"],
+      status: 403,
+      reason: "request_invalid",
+    },
+    {
+      why: `${endpoint}: X-Forwarded-Method empty`,
+      endpoint,
+      headers: [...bearer(), "X-Forwarded-Method", "", "X-Forwarded-Uri", ALLOWED, "X-Forwarded-Host", "api.example"],
+      status: 403,
+      reason: "request_invalid",
+    },
   ]),
-  { why: "nginx: X-Original-URI missing", endpoint: "nginx", headers: [...bearer(), "X-Original-Method", "GET"], status: 403, reason: "request_invalid" },
-  { why: "the generic /forward-auth is not served", endpoint: "", headers: [...bearer(), ...nginx()], status: 403, reason: "request_invalid" },
-  { why: "an unknown gateway family", endpoint: "haproxy", headers: [...bearer(), ...nginx()], status: 403, reason: "request_invalid" },
+  {
+    why: "nginx: X-Original-URI missing",
+    endpoint: "nginx",
+    headers: [...bearer(), "X-Original-Method", "GET"],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "the generic /forward-auth is not served",
+    endpoint: "",
+    headers: [...bearer(), ...nginx()],
+    status: 403,
+    reason: "request_invalid",
+  },
+  {
+    why: "an unknown gateway family",
+    endpoint: "haproxy",
+    headers: [...bearer(), ...nginx()],
+    status: 403,
+    reason: "request_invalid",
+  },
   // Item 5: exactly one Authorization header.
-  { why: "nginx: two Authorization headers, the first valid", endpoint: "nginx", headers: [...bearer(), "Authorization", "Bearer other", ...nginx()], status: 401, reason: "token_malformed" },
-  { why: "caddy: the same token twice, spelt differently", endpoint: "caddy", headers: [...bearer(), "authorization", `Bearer ${TEACHER_TOKEN}`, ...forwarded()], status: 401, reason: "token_malformed" },
+  {
+    why: "nginx: two Authorization headers, the first valid",
+    endpoint: "nginx",
+    headers: [...bearer(), "Authorization", "Bearer other", ...nginx()],
+    status: 401,
+    reason: "token_malformed",
+  },
+  {
+    why: "caddy: the same token twice, spelt differently",
+    endpoint: "caddy",
+    headers: [...bearer(), "authorization", `Bearer ${TEACHER_TOKEN}`, ...forwarded()],
+    status: 401,
+    reason: "token_malformed",
+  },
   // Item 7: raw UTF-8 bytes in the URI header.
-  { why: "nginx: raw UTF-8 /écoles is decoded as UTF-8", endpoint: "nginx", headers: [...bearer(), ...nginx(rawUtf8("/v2/ORG001/écoles"))], status: 200, reason: "allowed" },
-  { why: "caddy: raw UTF-8 /bâtiments is decoded as UTF-8", endpoint: "caddy", headers: [...bearer(), ...forwarded(rawUtf8("/v2/ORG001/bâtiments"))], status: 200, reason: "allowed" },
-  { why: "nginx: raw bytes that are not UTF-8", endpoint: "nginx", headers: [...bearer(), ...nginx("/v2/ORG001/\xe9coles")], status: 403, reason: "path_invalid" },
-  { why: "nginx: a lone raw continuation byte", endpoint: "nginx", headers: [...bearer(), ...nginx("/v2/ORG001/centres\x85")], status: 403, reason: "path_invalid" },
+  {
+    why: "nginx: raw UTF-8 /écoles is decoded as UTF-8",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx(rawUtf8("/v2/ORG001/écoles"))],
+    status: 200,
+    reason: "allowed",
+  },
+  {
+    why: "caddy: raw UTF-8 /bâtiments is decoded as UTF-8",
+    endpoint: "caddy",
+    headers: [...bearer(), ...forwarded(rawUtf8("/v2/ORG001/bâtiments"))],
+    status: 200,
+    reason: "allowed",
+  },
+  {
+    why: "nginx: raw bytes that are not UTF-8",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx("/v2/ORG001/\xe9coles")],
+    status: 403,
+    reason: "path_invalid",
+  },
+  {
+    why: "nginx: a lone raw continuation byte",
+    endpoint: "nginx",
+    headers: [...bearer(), ...nginx("/v2/ORG001/centres\x85")],
+    status: 403,
+    reason: "path_invalid",
+  },
 ];
 
 describe("forward-auth endpoints: what each one trusts", () => {
@@ -112,14 +335,24 @@ describe("forward-auth endpoints: what each one trusts", () => {
 
 describe("a refused gateway request is logged", () => {
   it("one warn line naming the endpoint and the headers, never a token", async () => {
-    const res = await send(svc.url, "/forward-auth/caddy", { headers: withTokens([...bearer(), ...forwarded(REFUSED), "X-Original-URI", "/v2/ORG001/logged"]) });
+    const res = await send(svc.url, "/forward-auth/caddy", {
+      headers: withTokens([...bearer(), ...forwarded(REFUSED), "X-Original-URI", "/v2/ORG001/logged"]),
+    });
     expect(res.status).toBe(403);
     let line: Record<string, unknown> | undefined;
     await until(() => {
-      line = svc.output().split("\n").filter((l) => l.includes("gateway_request_refused") && l.includes("/forward-auth/caddy")).map((l) => JSON.parse(l) as Record<string, unknown>)[0];
+      line = svc
+        .output()
+        .split("\n")
+        .filter((l) => l.includes("gateway_request_refused") && l.includes("/forward-auth/caddy"))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)[0];
       return line !== undefined;
     });
-    expect(line).toMatchObject({ event: "gateway_request_refused", endpoint: "/forward-auth/caddy", reason: "request_invalid" });
+    expect(line).toMatchObject({
+      event: "gateway_request_refused",
+      endpoint: "/forward-auth/caddy",
+      reason: "request_invalid",
+    });
     expect(String(line!.message)).toContain("X-Original-URI");
     expect(JSON.stringify(line)).not.toContain(teacher.split(".")[2]!);
   });
@@ -129,7 +362,10 @@ describe("Envoy ext_authz (/envoy/<path>): one Authorization header", () => {
   it.each([
     { why: "two Authorization headers", headers: [...bearer(), "Authorization", "Bearer other"] },
     // Envoy joins a repeated header into one value with ","  (check_request_utils.cc, setHttpRequest).
-    { why: "Envoy's comma-joined form of two headers", headers: ["Authorization", `Bearer ${TEACHER_TOKEN},Bearer ${TEACHER_TOKEN}`] },
+    {
+      why: "Envoy's comma-joined form of two headers",
+      headers: ["Authorization", `Bearer ${TEACHER_TOKEN},Bearer ${TEACHER_TOKEN}`],
+    },
   ])("401 token_malformed: $why", async ({ headers }) => {
     const res = await send(svc.url, `/envoy${ALLOWED}`, { headers: withTokens(headers) });
     expect(res.status).toBe(401);
@@ -144,34 +380,66 @@ describe("Envoy ext_authz (/envoy/<path>): one Authorization header", () => {
 
 describe("X-Portier-* answer headers", () => {
   it.each([
-    { who: "a user", token: () => teacher, expected: { "x-portier-subject": TEACHER, "x-portier-roles": "enseignant_jeune", "x-portier-client-id": "web", "x-portier-flow": "accessCode" } },
-    { who: "an application", token: () => machine, expected: { "x-portier-subject": "machine", "x-portier-roles": "", "x-portier-client-id": "machine", "x-portier-flow": "application" } },
-  ])("every header Portier can set is on an allow for $who, so the gateway replaces each one", async ({ token, expected }) => {
-    for (const endpoint of ["/forward-auth/nginx", `/envoy${ALLOWED}`]) {
-      const res = await send(svc.url, endpoint, { headers: ["Authorization", `Bearer ${token()}`, ...nginx()] });
-      expect(res.status).toBe(200);
-      for (const name of PORTIER_HEADERS) expect(res.headers, `${endpoint} ${name}`).toHaveProperty(name.toLowerCase());
-      expect(res.headers).toMatchObject({ ...expected, "x-portier-reason": "allowed" });
-    }
-  });
+    {
+      who: "a user",
+      token: () => teacher,
+      expected: {
+        "x-portier-subject": TEACHER,
+        "x-portier-roles": "enseignant_jeune",
+        "x-portier-client-id": "web",
+        "x-portier-flow": "accessCode",
+      },
+    },
+    {
+      who: "an application",
+      token: () => machine,
+      expected: {
+        "x-portier-subject": "machine",
+        "x-portier-roles": "",
+        "x-portier-client-id": "machine",
+        "x-portier-flow": "application",
+      },
+    },
+  ])(
+    "every header Portier can set is on an allow for $who, so the gateway replaces each one",
+    async ({ token, expected }) => {
+      for (const endpoint of ["/forward-auth/nginx", `/envoy${ALLOWED}`]) {
+        const res = await send(svc.url, endpoint, { headers: ["Authorization", `Bearer ${token()}`, ...nginx()] });
+        expect(res.status).toBe(200);
+        for (const name of PORTIER_HEADERS)
+          expect(res.headers, `${endpoint} ${name}`).toHaveProperty(name.toLowerCase());
+        expect(res.headers).toMatchObject({ ...expected, "x-portier-reason": "allowed" });
+      }
+    },
+  );
 });
 
 describe("POST /decide: one authorization in headers", () => {
   it("two spellings of authorization are a 400 naming the field", async () => {
-    const res = await decide(svc.url, { method: "GET", path: ALLOWED, headers: { Authorization: `Bearer ${teacher}`, authorization: "Bearer other" } });
+    const res = await decide(svc.url, {
+      method: "GET",
+      path: ALLOWED,
+      headers: { Authorization: `Bearer ${teacher}`, authorization: "Bearer other" },
+    });
     expect(res.status).toBe(400);
     expect(res.json.message).toBe("body.headers: more than one authorization header (Authorization, authorization)");
   });
 
   it("in a batch, the request is named by its position", async () => {
     const one = { method: "GET", path: ALLOWED, headers: { authorization: `Bearer ${teacher}` } };
-    const res = await decide(svc.url, { requests: [one, { ...one, headers: { AUTHORIZATION: "Bearer x", authorization: `Bearer ${teacher}` } }] });
+    const res = await decide(svc.url, {
+      requests: [one, { ...one, headers: { AUTHORIZATION: "Bearer x", authorization: `Bearer ${teacher}` } }],
+    });
     expect(res.status).toBe(400);
     expect(res.json.message).toMatch(/^body\.requests\.1\.headers: more than one authorization header/);
   });
 
   it("one spelling, any case, is read", async () => {
-    const res = await decide(svc.url, { method: "GET", path: ALLOWED, headers: { AuThOrIzAtIoN: `Bearer ${teacher}` } });
+    const res = await decide(svc.url, {
+      method: "GET",
+      path: ALLOWED,
+      headers: { AuThOrIzAtIoN: `Bearer ${teacher}` },
+    });
     expect(res.status).toBe(200);
     expect(res.json.allow).toBe(true);
   });
@@ -196,15 +464,19 @@ describe("a lower-case method is decided as upper-case", () => {
     expect(res.json.message).toMatch(message);
   });
 
-  it.each(CASES_BY_METHOD.flatMap((c) => (["nginx", "caddy", "traefik"] as const).map((endpoint) => ({ ...c, endpoint }))))(
-    "/forward-auth/$endpoint, method $method",
-    async ({ method, allow, endpoint }) => {
-      const headers = endpoint === "nginx" ? nginx(ALLOWED, method) : endpoint === "caddy" ? forwarded(ALLOWED, method) : traefik(ALLOWED, method);
-      const res = await send(svc.url, `/forward-auth/${endpoint}`, { headers: withTokens([...bearer(), ...headers]) });
-      expect(res.status).toBe(allow ? 200 : 403);
-      expect(res.headers["x-portier-reason"]).toBe(allow ? "allowed" : "method_not_allowed");
-    },
-  );
+  it.each(
+    CASES_BY_METHOD.flatMap((c) => (["nginx", "caddy", "traefik"] as const).map((endpoint) => ({ ...c, endpoint }))),
+  )("/forward-auth/$endpoint, method $method", async ({ method, allow, endpoint }) => {
+    const headers =
+      endpoint === "nginx"
+        ? nginx(ALLOWED, method)
+        : endpoint === "caddy"
+          ? forwarded(ALLOWED, method)
+          : traefik(ALLOWED, method);
+    const res = await send(svc.url, `/forward-auth/${endpoint}`, { headers: withTokens([...bearer(), ...headers]) });
+    expect(res.status).toBe(allow ? 200 : 403);
+    expect(res.headers["x-portier-reason"]).toBe(allow ? "allowed" : "method_not_allowed");
+  });
 });
 
 // Issue 17 item 9: a path of exactly MAX_PATH_BYTES is judged (no route has it: route_unknown), one byte more is
@@ -219,7 +491,9 @@ describe("the path length limit, end to end", () => {
     expect(res.json.reason).toBe(reason);
     const viaNginx = await send(svc.url, "/forward-auth/nginx", { headers: withTokens([...bearer(), ...nginx(path)]) });
     expect(viaNginx.headers["x-portier-reason"]).toBe(reason);
-    const viaCaddy = await send(svc.url, "/forward-auth/caddy", { headers: withTokens([...bearer(), ...forwarded(path)]) });
+    const viaCaddy = await send(svc.url, "/forward-auth/caddy", {
+      headers: withTokens([...bearer(), ...forwarded(path)]),
+    });
     expect(viaCaddy.headers["x-portier-reason"]).toBe(reason);
   });
 });

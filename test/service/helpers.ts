@@ -37,18 +37,42 @@ export function tempDir(): string {
 }
 
 /** An access token from ISSUER, valid for opts.expSec (default 600 s; negative: expired). */
-export function sign(keys: Keys, claims: Record<string, unknown>, opts: { kid?: string; expSec?: number } = {}): Promise<string> {
+export function sign(
+  keys: Keys,
+  claims: Record<string, unknown>,
+  opts: { kid?: string; expSec?: number } = {},
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  return signToken({ iss: ISSUER, iat: now, exp: now + (opts.expSec ?? 600), ...claims }, keys, opts.kid ? { kid: opts.kid } : {});
+  return signToken(
+    { iss: ISSUER, iat: now, exp: now + (opts.expSec ?? 600), ...claims },
+    keys,
+    opts.kid ? { kid: opts.kid } : {},
+  );
 }
 
 export function userToken(keys: Keys, sub: string, extra: Record<string, unknown> = {}): Promise<string> {
-  return sign(keys, { sub, client_id: "web", tenant_id: TENANT_A, auth_time: Math.floor(Date.now() / 1000), idp: "local", scope: ["openid", "apiclients"], amr: ["pwd"], ...extra });
+  return sign(keys, {
+    sub,
+    client_id: "web",
+    tenant_id: TENANT_A,
+    auth_time: Math.floor(Date.now() / 1000),
+    idp: "local",
+    scope: ["openid", "apiclients"],
+    amr: ["pwd"],
+    ...extra,
+  });
 }
 
 export function machineToken(keys: Keys, extra: Record<string, unknown> = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  return sign(keys, { aud: "apiclients", client_id: "machine", tenant_id: TENANT_A, scope: "apiclients", nbf: now - 5, ...extra });
+  return sign(keys, {
+    aud: "apiclients",
+    client_id: "machine",
+    tenant_id: TENANT_A,
+    scope: "apiclients",
+    nbf: now - 5,
+    ...extra,
+  });
 }
 
 export function writeDirectory(dir: string, records: unknown[], name = "directory.json"): string {
@@ -90,19 +114,36 @@ export interface InProcessService {
  * A start-up or configuration failure rejects with the message `portier serve` would print.
  */
 export async function serveInProcess(args: string[], env: Record<string, string> = {}): Promise<InProcessService> {
-  const config = loadConfig(["--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args], { ...process.env, ...env });
+  const config = loadConfig(["--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args], {
+    ...process.env,
+    ...env,
+  });
   let out = "";
   const service = await startService(config, { logDestination: { write: (line: string) => void (out += line) } });
   let stopped: Promise<void> | undefined;
-  return { url: service.url, service, output: () => out, stderr: () => "", stop: () => (stopped ??= service.close(1000)) };
+  return {
+    url: service.url,
+    service,
+    output: () => out,
+    stderr: () => "",
+    stop: () => (stopped ??= service.close(1000)),
+  };
 }
 
-export function startServe(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServiceProcess> {
-  const proc = spawn(process.execPath, [PORTIER_BIN, "serve", "--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+export function startServe(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<ServiceProcess> {
+  const proc = spawn(
+    process.execPath,
+    [PORTIER_BIN, "serve", "--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args],
+    {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   let err = "";
   const stop = () =>
@@ -141,17 +182,30 @@ export function startServe(args: string[], env: Record<string, string> = {}, tim
 }
 
 /** Runs serve expecting it to exit; returns code and output. */
-export function runServe(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [PORTIER_BIN, "serve", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export function runServe(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, [PORTIER_BIN, "serve", ...args], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
-  return new Promise((resolve) => proc.once("exit", (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))));
+  return new Promise((resolve) =>
+    proc.once("exit", (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))),
+  );
 }
 
 export async function decide(url: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await fetch(`${url}/decide`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
   return { status: res.status, json: await res.json() };
 }

@@ -10,7 +10,19 @@ import { join } from "node:path";
 import { portierInProcess } from "../support/cli.js";
 import { BROKEN_BUNDLE, BUNDLE, bundleWithRevision } from "./bundles.js";
 import {
-  ISSUER, RECORDS, TEACHER, UNSYNCED, decide, makeKeys, runServe, serveInProcess, startServe, tempDir, until, userToken, writeDirectory,
+  ISSUER,
+  RECORDS,
+  TEACHER,
+  UNSYNCED,
+  decide,
+  makeKeys,
+  runServe,
+  serveInProcess,
+  startServe,
+  tempDir,
+  until,
+  userToken,
+  writeDirectory,
   type Service,
 } from "./helpers.js";
 import { TENANT_A } from "../support/sample.js";
@@ -33,7 +45,11 @@ async function serve(args: string[], env: Record<string, string> = {}): Promise<
 function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
   servers.push(server);
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
+    ),
+  );
 }
 
 async function setup() {
@@ -84,8 +100,12 @@ describe("configuration", () => {
     const { dir, jwks } = await setup();
     const broken = join(dir, "broken.tar.gz");
     writeFileSync(broken, BROKEN_BUNDLE);
-    await expect(serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--bundle", broken])).rejects.toThrow("broken.tar.gz");
-    await expect(serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", join(dir, "missing.json")])).rejects.toThrow("config.directory: file not found");
+    await expect(
+      serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--bundle", broken]),
+    ).rejects.toThrow("broken.tar.gz");
+    await expect(
+      serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", join(dir, "missing.json")]),
+    ).rejects.toThrow("config.directory: file not found");
   });
 });
 
@@ -140,7 +160,18 @@ describe("--bundle-url", () => {
       if (req.headers["if-none-match"] === etag) return res.writeHead(304).end();
       res.writeHead(200, { etag, "content-type": "application/gzip" }).end(body);
     });
-    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--bundle-url", `${url}/bundle.tar.gz`, "--bundle-poll-seconds", "0.2"]);
+    const svc = await serve([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--directory",
+      directory,
+      "--bundle-url",
+      `${url}/bundle.tar.gz`,
+      "--bundle-poll-seconds",
+      "0.2",
+    ]);
     expect((await ready(svc.url)).policy.revision).toBe("url-1");
     await until(() => seen.includes('"1"'));
     body = await bundleWithRevision("url-2");
@@ -159,7 +190,9 @@ describe("--bundle-url", () => {
 describe("the issuer going down", () => {
   it("keys fetched from a URL keep serving after the issuer stops; a never-reachable issuer is reported by /ready and denies 401", async () => {
     const { keys, directory } = await setup();
-    const { server, url } = await listen((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys.jwks)));
+    const { server, url } = await listen((_req, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys.jwks)),
+    );
     const svc = await serve(["--issuer", ISSUER, "--jwks", `${url}/jwks`, "--directory", directory]);
     await until(async () => (await ready(svc.url)).ready === true);
     const token = await userToken(keys, TEACHER);
@@ -183,7 +216,10 @@ describe("role sources and modes", () => {
     const { keys, jwks } = await setup();
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--roles-claim", "roles"]);
     const t = await userToken(keys, UNSYNCED, { roles: ["Enseignant adulte"] });
-    expect((await decide(svc.url, { method: "GET", path: "/v2/ORG001/elevesAdultes", token: t })).json).toMatchObject({ allow: true, subject: { roles: ["enseignant_adulte"] } });
+    expect((await decide(svc.url, { method: "GET", path: "/v2/ORG001/elevesAdultes", token: t })).json).toMatchObject({
+      allow: true,
+      subject: { roles: ["enseignant_adulte"] },
+    });
     const none = await userToken(keys, UNSYNCED);
     expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token: none })).json.reason).toBe("not_synced");
   }, 60_000);
@@ -203,13 +239,24 @@ describe("--workers 2 (node:cluster)", () => {
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--workers", "2"]);
     const t = await userToken(keys, TEACHER);
     const pids = new Set<number>();
-    await until(async () => {
-      const res = await fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json", connection: "close" }, body: JSON.stringify({ method: "GET", path: "/v1/roles", token: t }) });
-      expect(((await res.json()) as any).allow).toBe(true);
-      const lines = svc.output().split("\n").filter((l) => l.includes('"msg":"decision"'));
-      for (const l of lines) pids.add((JSON.parse(l) as { pid: number }).pid);
-      return pids.size >= 2;
-    }, 20_000, 20);
+    await until(
+      async () => {
+        const res = await fetch(`${svc.url}/decide`, {
+          method: "POST",
+          headers: { "content-type": "application/json", connection: "close" },
+          body: JSON.stringify({ method: "GET", path: "/v1/roles", token: t }),
+        });
+        expect(((await res.json()) as any).allow).toBe(true);
+        const lines = svc
+          .output()
+          .split("\n")
+          .filter((l) => l.includes('"msg":"decision"'));
+        for (const l of lines) pids.add((JSON.parse(l) as { pid: number }).pid);
+        return pids.size >= 2;
+      },
+      20_000,
+      20,
+    );
     expect(pids.size).toBe(2);
   }, 60_000);
 });

@@ -23,9 +23,29 @@ beforeAll(async () => {
   const jwks = join(tempDir(), "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
   const config = loadConfig([
-    "--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--port", "0", "--workers", "1", "--log-level", "silent", "--watch", "false",
-    "--max-body-bytes", String(CAP), "--headers-timeout-ms", "1000", "--request-timeout-ms", "5000",
-    "--keep-alive-timeout-ms", "300", "--body-timeout-ms", "500",
+    "--issuer",
+    ISSUER,
+    "--jwks",
+    jwks,
+    "--no-directory",
+    "--port",
+    "0",
+    "--workers",
+    "1",
+    "--log-level",
+    "silent",
+    "--watch",
+    "false",
+    "--max-body-bytes",
+    String(CAP),
+    "--headers-timeout-ms",
+    "1000",
+    "--request-timeout-ms",
+    "5000",
+    "--keep-alive-timeout-ms",
+    "300",
+    "--body-timeout-ms",
+    "500",
   ]);
   svc = await startService(config);
   await svc.verifier.ready();
@@ -87,7 +107,9 @@ describe("server timeouts", () => {
 
   it("answers 408 body_timeout when the body of /decide does not arrive within the body deadline", async () => {
     const c = await rawClient();
-    c.socket.write("POST /decide HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"method\":");
+    c.socket.write(
+      'POST /decide HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"method":',
+    );
     const outcome = await Promise.race([c.closed.then(() => "closed"), sleep(4000).then(() => "still open")]);
     expect(outcome).toBe("closed");
     expect(c.received()).toMatch(/^HTTP\/1\.1 408 /);
@@ -101,18 +123,40 @@ describe("server timeouts", () => {
   });
 
   it("refuses a headers timeout longer than the request timeout, naming both", () => {
-    expect(() => loadConfig(["--issuer", ISSUER, "--no-directory", "--headers-timeout-ms", "9000", "--request-timeout-ms", "5000"])).toThrow(ConfigError);
-    expect(() => loadConfig(["--issuer", ISSUER, "--no-directory", "--headers-timeout-ms", "9000", "--request-timeout-ms", "5000"])).toThrow(
-      "config.headersTimeoutMs: must be <= config.requestTimeoutMs (5000)",
+    expect(() =>
+      loadConfig([
+        "--issuer",
+        ISSUER,
+        "--no-directory",
+        "--headers-timeout-ms",
+        "9000",
+        "--request-timeout-ms",
+        "5000",
+      ]),
+    ).toThrow(ConfigError);
+    expect(() =>
+      loadConfig([
+        "--issuer",
+        ISSUER,
+        "--no-directory",
+        "--headers-timeout-ms",
+        "9000",
+        "--request-timeout-ms",
+        "5000",
+      ]),
+    ).toThrow("config.headersTimeoutMs: must be <= config.requestTimeoutMs (5000)");
+    expect(() => loadConfig(["--issuer", ISSUER, "--no-directory", "--body-timeout-ms", "0"])).toThrow(
+      "config.bodyTimeoutMs: must be >= 100",
     );
-    expect(() => loadConfig(["--issuer", ISSUER, "--no-directory", "--body-timeout-ms", "0"])).toThrow("config.bodyTimeoutMs: must be >= 100");
   });
 });
 
 describe("POST /decide body cap", () => {
   it("answers 413 to a chunked body as soon as it passes the cap, while the client is still sending, and stops reading", async () => {
     const c = await rawClient();
-    c.socket.write("POST /decide HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+    c.socket.write(
+      "POST /decide HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+    );
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     const frame = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]);
     const total = 64 * 1024 * 1024;
@@ -121,7 +165,8 @@ describe("POST /decide body cap", () => {
     void c.closed.then(() => (closed = true));
     // 64 MiB, written as fast as the socket takes it; the answer must come long before the end.
     while (written < total && !closed && !c.received().includes("413")) {
-      if (!c.socket.write(frame)) await Promise.race([new Promise((r) => c.socket.once("drain", r)), c.closed, sleep(2000)]);
+      if (!c.socket.write(frame))
+        await Promise.race([new Promise((r) => c.socket.once("drain", r)), c.closed, sleep(2000)]);
       written += chunk.length;
     }
     await Promise.race([c.closed, sleep(2000)]);
@@ -136,7 +181,9 @@ describe("POST /decide body cap", () => {
   it("answers 413 to a declared Content-Length over the cap without reading the body", async () => {
     const c = await rawClient();
     const body = Buffer.alloc(2 * 1024 * 1024, 0x20);
-    c.socket.write(`POST /decide HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    c.socket.write(
+      `POST /decide HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     c.socket.write(body);
     await Promise.race([c.closed, sleep(3000)]);
     c.socket.destroy();
@@ -157,7 +204,7 @@ describe("POST /decide content type", () => {
     ["", 415],
     ["application/json", 200],
     ["application/json; charset=utf-8", 200],
-    ["Application/JSON; Charset=\"UTF-8\"", 200],
+    ['Application/JSON; Charset="UTF-8"', 200],
     ["application/vnd.portier.decision+json", 200],
     ["application/problem+json; charset=utf-8", 200],
     [undefined, 200],
@@ -173,14 +220,23 @@ describe("POST /decide content type", () => {
 
 describe("an oversized token is a decision, not a bad request", () => {
   const big = "a".repeat(20 * 1024);
-  const ask = (body: unknown) => fetch(`${svc.url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const ask = (body: unknown) =>
+    fetch(`${svc.url}/decide`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
 
   it.each([
     ["token", { method: "GET", path: "/v1/roles", token: big }],
     ["headers.authorization", { method: "GET", path: "/v1/roles", headers: { authorization: `Bearer ${big}` } }],
   ])("a 20 KB %s answers 200 with a 401 token_too_large decision", async (_where, body) => {
     const bigSvc = await bigCap();
-    const res = await fetch(`${bigSvc}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${bigSvc}/decide`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ allow: false, status: 401, reason: "token_too_large" });
   });
@@ -188,7 +244,11 @@ describe("an oversized token is a decision, not a bad request", () => {
   // Issue 17 item 9: the cap counts UTF-8 bytes; 3000 "€" are 9000 bytes in 3000 UTF-16 units.
   it("a token of multi-byte characters over the cap in bytes (not in characters) is token_too_large", async () => {
     const bigSvc = await bigCap();
-    const res = await fetch(`${bigSvc}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "GET", path: "/v1/roles", token: "€".repeat(3000) }) });
+    const res = await fetch(`${bigSvc}/decide`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ method: "GET", path: "/v1/roles", token: "€".repeat(3000) }),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ allow: false, status: 401, reason: "token_too_large" });
   });
@@ -199,11 +259,19 @@ describe("an oversized token is a decision, not a bad request", () => {
     const res = await fetch(`${bigSvc}/decide`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ requests: [{ method: "GET", path: "/v1/roles", token: big }, { method: "GET", path: "/v2/ORG001/centres", token: good }] }),
+      body: JSON.stringify({
+        requests: [
+          { method: "GET", path: "/v1/roles", token: big },
+          { method: "GET", path: "/v2/ORG001/centres", token: good },
+        ],
+      }),
     });
     expect(res.status).toBe(200);
     const answers = (await res.json()) as Array<{ reason: string; status: number }>;
-    expect(answers.map((a) => [a.status, a.reason])).toEqual([[401, "token_too_large"], [403, "not_synced"]]);
+    expect(answers.map((a) => [a.status, a.reason])).toEqual([
+      [401, "token_too_large"],
+      [403, "not_synced"],
+    ]);
   });
 
   it("the body cap still bounds the whole body", async () => {
@@ -217,7 +285,21 @@ async function bigCap(): Promise<string> {
   if (!bigCapService) {
     const jwks = join(tempDir(), "jwks.json");
     writeFileSync(jwks, JSON.stringify(keys.jwks));
-    bigCapService = await startService(loadConfig(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--port", "0", "--log-level", "silent", "--watch", "false"]));
+    bigCapService = await startService(
+      loadConfig([
+        "--issuer",
+        ISSUER,
+        "--jwks",
+        jwks,
+        "--no-directory",
+        "--port",
+        "0",
+        "--log-level",
+        "silent",
+        "--watch",
+        "false",
+      ]),
+    );
     await bigCapService.verifier.ready();
   }
   return bigCapService.url;

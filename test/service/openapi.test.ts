@@ -9,9 +9,25 @@ import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DECIDE_REQUEST_SCHEMA, MAX_BATCH } from "../../src/service/decide-body.js";
-import { ISSUER, PROJECT_ROOT, RECORDS, TEACHER, machineToken, makeKeys, serveInProcess, tempDir, userToken, writeDirectory, type InProcessService } from "./helpers.js";
+import {
+  ISSUER,
+  PROJECT_ROOT,
+  RECORDS,
+  TEACHER,
+  machineToken,
+  makeKeys,
+  serveInProcess,
+  tempDir,
+  userToken,
+  writeDirectory,
+  type InProcessService,
+} from "./helpers.js";
 
-type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, Response> }>>; components: { schemas: Record<string, unknown>; headers: Record<string, unknown> } };
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, { responses: Record<string, Response> }>>;
+  components: { schemas: Record<string, unknown>; headers: Record<string, unknown> };
+};
 type Response = { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> };
 
 const doc = JSON.parse(readFileSync(join(PROJECT_ROOT, "docs", "openapi.json"), "utf8")) as Doc;
@@ -48,17 +64,22 @@ function problems(seen: Seen): string[] {
   const op = operation(seen.method, seen.path);
   if (!op) return [`${seen.method} ${seen.path}: no such operation in docs/openapi.json`];
   const response = op.responses[String(seen.status)];
-  if (!response) return [`${seen.method} ${seen.path}: status ${seen.status} is not documented (documented: ${Object.keys(op.responses).join(", ")})`];
+  if (!response)
+    return [
+      `${seen.method} ${seen.path}: status ${seen.status} is not documented (documented: ${Object.keys(op.responses).join(", ")})`,
+    ];
   const out: string[] = [];
   for (const name of Object.keys(response.headers ?? {})) {
-    if (!seen.headers.has(name)) out.push(`${seen.method} ${seen.path} ${seen.status}: documented header ${name} missing`);
+    if (!seen.headers.has(name))
+      out.push(`${seen.method} ${seen.path} ${seen.status}: documented header ${name} missing`);
   }
   const type = (seen.headers.get("content-type") ?? "").split(";")[0]?.trim() ?? "";
   const media = response.content?.[type];
   if (!media) return [...out, `${seen.method} ${seen.path} ${seen.status}: content type "${type}" is not documented`];
   const body = type === "application/json" ? JSON.parse(seen.text) : seen.text;
   const validate = ajv.compile(absolute(media.schema) as object);
-  if (!validate(body)) out.push(`${seen.method} ${seen.path} ${seen.status}: body does not match: ${ajv.errorsText(validate.errors)}`);
+  if (!validate(body))
+    out.push(`${seen.method} ${seen.path} ${seen.status}: body does not match: ${ajv.errorsText(validate.errors)}`);
   return out;
 }
 
@@ -66,7 +87,11 @@ let svc: InProcessService;
 const tokens: Record<string, string> = {};
 const seen: Seen[] = [];
 
-async function call(method: string, path: string, init: { headers?: Record<string, string>; body?: string } = {}): Promise<Seen> {
+async function call(
+  method: string,
+  path: string,
+  init: { headers?: Record<string, string>; body?: string } = {},
+): Promise<Seen> {
   const res = await fetch(`${svc.url}${path}`, { method, ...init });
   const s = { method, path, status: res.status, headers: res.headers, text: await res.text() };
   seen.push(s);
@@ -79,7 +104,16 @@ beforeAll(async () => {
   const dir = tempDir();
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
-  svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS), "--max-body-bytes", "4096"]);
+  svc = await serveInProcess([
+    "--issuer",
+    ISSUER,
+    "--jwks",
+    jwks,
+    "--directory",
+    writeDirectory(dir, RECORDS),
+    "--max-body-bytes",
+    "4096",
+  ]);
   tokens.teacher = await userToken(keys, TEACHER);
   tokens.machine = await machineToken(keys);
 }, 60_000);
@@ -92,29 +126,64 @@ describe("docs/openapi.json", () => {
   it("is OpenAPI 3.1 and documents the request body the code validates", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.components.schemas.DecideRequest).toEqual(JSON.parse(JSON.stringify(DECIDE_REQUEST_SCHEMA)));
-    expect((doc.components.schemas.DecideBatch as { properties: { requests: { maxItems: number } } }).properties.requests.maxItems).toBe(MAX_BATCH);
+    expect(
+      (doc.components.schemas.DecideBatch as { properties: { requests: { maxItems: number } } }).properties.requests
+        .maxItems,
+    ).toBe(MAX_BATCH);
   });
 
   it("describes every real answer of the service", async () => {
     const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
     const decideBody = (b: unknown) => ({ headers: json, body: JSON.stringify(b) });
-    await call("POST", "/decide", decideBody({ method: "GET", path: "/v2/ORG001/elevesJeunes/42/absences", token: tokens.teacher }));
-    await call("POST", "/decide", decideBody({ method: "GET", path: "/v2/ORG001/elevesAdultes", token: tokens.teacher }));
+    await call(
+      "POST",
+      "/decide",
+      decideBody({ method: "GET", path: "/v2/ORG001/elevesJeunes/42/absences", token: tokens.teacher }),
+    );
+    await call(
+      "POST",
+      "/decide",
+      decideBody({ method: "GET", path: "/v2/ORG001/elevesAdultes", token: tokens.teacher }),
+    );
     await call("POST", "/decide", decideBody({ method: "GET", path: "/v1/roles" }));
-    await call("POST", "/decide", decideBody({ requests: [{ method: "GET", path: "/v1/roles", token: tokens.machine }, { method: "DELETE", path: "/v1/roles", token: tokens.machine }] }));
+    await call(
+      "POST",
+      "/decide",
+      decideBody({
+        requests: [
+          { method: "GET", path: "/v1/roles", token: tokens.machine },
+          { method: "DELETE", path: "/v1/roles", token: tokens.machine },
+        ],
+      }),
+    );
     await call("POST", "/decide", { headers: json, body: "{not json" });
     await call("POST", "/decide", decideBody({ method: "GET" }));
     await call("POST", "/decide", decideBody({ method: "GET", path: "/v1/roles", token: "x".repeat(8000) }));
-    await call("POST", "/decide", { headers: { "content-type": "text/plain" }, body: JSON.stringify({ method: "GET", path: "/v1/roles" }) });
+    await call("POST", "/decide", {
+      headers: { "content-type": "text/plain" },
+      body: JSON.stringify({ method: "GET", path: "/v1/roles" }),
+    });
     await call("GET", "/decide");
-    const nginx = (uri: string, t?: string) => call("GET", "/forward-auth/nginx", { headers: { "x-original-method": "GET", "x-original-uri": uri, ...(t ? bearer(t) : {}) } });
+    const nginx = (uri: string, t?: string) =>
+      call("GET", "/forward-auth/nginx", {
+        headers: { "x-original-method": "GET", "x-original-uri": uri, ...(t ? bearer(t) : {}) },
+      });
     await nginx("/v2/ORG001/elevesJeunes/42/absences", tokens.teacher);
     await nginx("/v2/ORG001/elevesAdultes", tokens.teacher);
     await nginx("/v1/roles");
     for (const gw of ["caddy", "traefik"]) {
-      await call("GET", `/forward-auth/${gw}`, { headers: { "x-forwarded-method": "GET", "x-forwarded-uri": "/v1/roles", "x-forwarded-host": "api.example", ...bearer(tokens.machine as string) } });
+      await call("GET", `/forward-auth/${gw}`, {
+        headers: {
+          "x-forwarded-method": "GET",
+          "x-forwarded-uri": "/v1/roles",
+          "x-forwarded-host": "api.example",
+          ...bearer(tokens.machine as string),
+        },
+      });
     }
-    await call("GET", "/forward-auth/caddy", { headers: { "x-forwarded-method": "GET", "x-forwarded-uri": "/v1/roles", "x-original-uri": "/v1/roles" } });
+    await call("GET", "/forward-auth/caddy", {
+      headers: { "x-forwarded-method": "GET", "x-forwarded-uri": "/v1/roles", "x-original-uri": "/v1/roles" },
+    });
     await call("GET", "/forward-auth", { headers: { "x-original-method": "GET", "x-original-uri": "/v1/roles" } });
     await call("GET", "/envoy/v1/roles", { headers: bearer(tokens.machine as string) });
     await call("GET", "/envoy/v1/roles");
@@ -124,7 +193,20 @@ describe("docs/openapi.json", () => {
     await call("GET", "/openapi.json");
 
     const statuses = new Set(seen.map((s) => `${s.path.split("/").slice(0, 2).join("/")} ${s.status}`));
-    for (const expected of ["/decide 200", "/decide 400", "/decide 405", "/forward-auth 200", "/forward-auth 401", "/forward-auth 403", "/envoy 200", "/envoy 401", "/health 200", "/ready 200", "/metrics 200", "/openapi.json 200"]) {
+    for (const expected of [
+      "/decide 200",
+      "/decide 400",
+      "/decide 405",
+      "/forward-auth 200",
+      "/forward-auth 401",
+      "/forward-auth 403",
+      "/envoy 200",
+      "/envoy 401",
+      "/health 200",
+      "/ready 200",
+      "/metrics 200",
+      "/openapi.json 200",
+    ]) {
       expect(statuses, `an answer ${expected} was exercised`).toContain(expected);
     }
     expect(seen.flatMap(problems)).toEqual([]);
@@ -132,10 +214,42 @@ describe("docs/openapi.json", () => {
 
   it("would catch an undocumented status, a missing header and a wrong body", () => {
     const h = (o: Record<string, string>) => new Headers(o);
-    expect(problems({ method: "GET", path: "/health", status: 418, headers: h({ "content-type": "application/json" }), text: "{}" })[0]).toMatch(/status 418 is not documented/);
-    expect(problems({ method: "GET", path: "/health", status: 200, headers: h({ "content-type": "application/json" }), text: '{"status":"bad"}' })[0]).toMatch(/body does not match/);
+    expect(
+      problems({
+        method: "GET",
+        path: "/health",
+        status: 418,
+        headers: h({ "content-type": "application/json" }),
+        text: "{}",
+      })[0],
+    ).toMatch(/status 418 is not documented/);
+    expect(
+      problems({
+        method: "GET",
+        path: "/health",
+        status: 200,
+        headers: h({ "content-type": "application/json" }),
+        text: '{"status":"bad"}',
+      })[0],
+    ).toMatch(/body does not match/);
     // through a $ref into components.schemas
-    expect(problems({ method: "POST", path: "/decide", status: 200, headers: h({ "content-type": "application/json" }), text: '{"allow":"yes"}' })[0]).toMatch(/body does not match/);
-    expect(problems({ method: "GET", path: "/envoy/v1/roles", status: 401, headers: h({ "content-type": "application/json" }), text: '{"allow":false,"status":401,"reason":"x","message":"m"}' }).join("\n")).toMatch(/documented header WWW-Authenticate missing/);
+    expect(
+      problems({
+        method: "POST",
+        path: "/decide",
+        status: 200,
+        headers: h({ "content-type": "application/json" }),
+        text: '{"allow":"yes"}',
+      })[0],
+    ).toMatch(/body does not match/);
+    expect(
+      problems({
+        method: "GET",
+        path: "/envoy/v1/roles",
+        status: 401,
+        headers: h({ "content-type": "application/json" }),
+        text: '{"allow":false,"status":401,"reason":"x","message":"m"}',
+      }).join("\n"),
+    ).toMatch(/documented header WWW-Authenticate missing/);
   });
 });

@@ -21,7 +21,14 @@ afterEach(async () => {
 });
 
 const TEMPLATE = "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences";
-const input: DecisionInput = { method: "GET", path: "/v2/ORG001/elevesJeunes/J1/absences", token: { sub: "u1", auth_time: 1, idp: "local", scope: ["apiclients"], tenant_id: TENANT_A }, roles: ["enseignant_jeune"], synced: true, role_check: "enforce" };
+const input: DecisionInput = {
+  method: "GET",
+  path: "/v2/ORG001/elevesJeunes/J1/absences",
+  token: { sub: "u1", auth_time: 1, idp: "local", scope: ["apiclients"], tenant_id: TENANT_A },
+  roles: ["enseignant_jeune"],
+  synced: true,
+  role_check: "enforce",
+};
 
 async function holder(entries: number) {
   const file = join(tempDir(), "bundle.tar.gz");
@@ -46,10 +53,13 @@ describe("decision memo in the service", () => {
     // Stored at its second miss, answered from the memo at the third call.
     for (let i = 0; i < 3; i++) expect(engine().decide(input)).toMatchObject({ allow: true });
     expect(counts).toEqual({ hits: 1, misses: 2 });
-    const narrowed = await bundleWithData("second", (d: { catalog: { routes: { template: string; allowed: string[] }[] } }) => {
-      const route = d.catalog.routes.find((r) => r.template === TEMPLATE)!;
-      route.allowed = route.allowed.filter((r) => r !== "enseignant_jeune");
-    });
+    const narrowed = await bundleWithData(
+      "second",
+      (d: { catalog: { routes: { template: string; allowed: string[] }[] } }) => {
+        const route = d.catalog.routes.find((r) => r.template === TEMPLATE)!;
+        route.allowed = route.allowed.filter((r) => r !== "enseignant_jeune");
+      },
+    );
     expect(await load(narrowed)).toBe(true);
     expect(engine().revision).toBe("second");
     // The new revision's memo is empty (a miss), and the process's tally goes on across the reload.

@@ -37,7 +37,9 @@ export function startGroup(args: string[], env: Record<string, string> = {}): Po
   proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
   // 'close', not 'exit': by then stdout and stderr are read to the end (and every process holding them is gone).
-  const exited = new Promise<number | string>((resolve) => proc.once("close", (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    proc.once("close", (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const group: PortierGroup = {
     proc,
     pgid,
@@ -49,7 +51,8 @@ export function startGroup(args: string[], env: Record<string, string> = {}): Po
       for (;;) {
         const m = (out + err).match(pattern);
         if (m) return m;
-        if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`exited (${proc.exitCode ?? proc.signalCode}) before ${pattern}\n${out}\n${err}`);
+        if (proc.exitCode !== null || proc.signalCode !== null)
+          throw new Error(`exited (${proc.exitCode ?? proc.signalCode}) before ${pattern}\n${out}\n${err}`);
         if (Date.now() > end) throw new Error(`no ${pattern} within ${timeoutMs} ms\n${out}\n${err}`);
         await new Promise((r) => setTimeout(r, 50));
       }

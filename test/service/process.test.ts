@@ -22,17 +22,36 @@ const keys = await makeKeys();
 const dir = tempDir();
 const jwks = join(dir, "jwks.json");
 writeFileSync(jwks, JSON.stringify(keys.jwks));
-const serveArgs = (workers: number, extra: string[] = []) => ["serve", "--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--port", "0", "--workers", String(workers), ...extra];
+const serveArgs = (workers: number, extra: string[] = []) => [
+  "serve",
+  "--issuer",
+  ISSUER,
+  "--jwks",
+  jwks,
+  "--no-directory",
+  "--port",
+  "0",
+  "--workers",
+  String(workers),
+  ...extra,
+];
 
 const MODES = [
   { mode: "serve --workers 1", args: (extra: string[] = []) => serveArgs(1, extra), signalGroup: false },
   { mode: "serve --workers 2", args: (extra: string[] = []) => serveArgs(2, extra), signalGroup: true },
-  { mode: "dev (make run)", args: (extra: string[] = []) => ["dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0", ...extra], signalGroup: true },
+  {
+    mode: "dev (make run)",
+    args: (extra: string[] = []) => ["dev", "--port", "0", "--issuer-port", "0", "--callback-port", "0", ...extra],
+    signalGroup: true,
+  },
 ];
 
 async function listeningUrl(g: PortierGroup): Promise<string> {
   await g.waitFor(/"msg":"listening"/);
-  const line = g.stdout().split("\n").find((l) => l.includes('"msg":"listening"')) as string;
+  const line = g
+    .stdout()
+    .split("\n")
+    .find((l) => l.includes('"msg":"listening"')) as string;
   return (JSON.parse(line) as { url: string }).url;
 }
 
@@ -45,7 +64,14 @@ interface Pending {
 function pendingDecide(url: string, body: unknown): Pending {
   const u = new URL(url);
   const payload = JSON.stringify(body);
-  const req = request({ host: u.hostname, port: u.port, path: "/decide", method: "POST", agent: false, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } });
+  const req = request({
+    host: u.hostname,
+    port: u.port,
+    path: "/decide",
+    method: "POST",
+    agent: false,
+    headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+  });
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.on("response", (res: IncomingMessage) => {
       let text = "";
@@ -94,7 +120,10 @@ describe.concurrent.each(MODES.slice(0, 2))("--shutdown-timeout: $mode", ({ args
     const g = startGroup(args(["--shutdown-timeout", "1"]));
     const url = await listeningUrl(g);
     const stalled = pendingDecide(url, { method: "GET", path: "/v1/roles", token: "x" });
-    const cut = stalled.answer.then(() => "answered", () => "cut");
+    const cut = stalled.answer.then(
+      () => "answered",
+      () => "cut",
+    );
     await sleep(500);
     const start = Date.now();
     signal(g, "SIGTERM", false);
@@ -125,13 +154,50 @@ async function closedPort(): Promise<number> {
 
 /** Each start-up failure and the one line it prints after "portier serve: ". */
 const FAILURES: { name: string; args: () => Promise<string[]>; message: RegExp }[] = [
-  { name: "port in use", args: async () => ["--port", String(await busyPort())], message: /^cannot listen on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --port$/ },
-  { name: "missing bundle", args: async () => ["--bundle", join(dir, "none.tar.gz")], message: /^config\.bundle: file not found: .*none\.tar\.gz \(run make build, or pass --bundle FILE or --bundle-url URL\)$/ },
-  { name: "broken bundle", args: async () => (writeFileSync(join(dir, "broken.tar.gz"), "not a bundle"), ["--bundle", join(dir, "broken.tar.gz")]), message: /^config\.bundle: .*broken\.tar\.gz/ },
-  { name: "broken JWKS file", args: async () => (writeFileSync(join(dir, "broken-jwks.json"), "{ not json"), ["--jwks", join(dir, "broken-jwks.json")]), message: /^config\.jwks: .*broken-jwks\.json: .*JSON/ },
-  { name: "missing JWKS file", args: async () => ["--jwks", join(dir, "none.json")], message: /^config\.jwks: file not found: .*none\.json/ },
-  { name: "unreachable issuer with --require-keys-at-start", args: async () => ["--jwks", `http://127.0.0.1:${await closedPort()}/jwks`, "--require-keys-at-start"], message: /^issuer keys: cannot load them from http:\/\/127\.0\.0\.1:\d+\/jwks: GET http:\/\/127\.0\.0\.1:\d+\/jwks failed: ECONNREFUSED/ },
-  { name: "missing directory file", args: async () => ["--directory", join(dir, "none.ndjson")], message: /^config\.directory: file not found: .*none\.ndjson/ },
+  {
+    name: "port in use",
+    args: async () => ["--port", String(await busyPort())],
+    message:
+      /^cannot listen on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --port$/,
+  },
+  {
+    name: "missing bundle",
+    args: async () => ["--bundle", join(dir, "none.tar.gz")],
+    message:
+      /^config\.bundle: file not found: .*none\.tar\.gz \(run make build, or pass --bundle FILE or --bundle-url URL\)$/,
+  },
+  {
+    name: "broken bundle",
+    args: async () => (
+      writeFileSync(join(dir, "broken.tar.gz"), "not a bundle"),
+      ["--bundle", join(dir, "broken.tar.gz")]
+    ),
+    message: /^config\.bundle: .*broken\.tar\.gz/,
+  },
+  {
+    name: "broken JWKS file",
+    args: async () => (
+      writeFileSync(join(dir, "broken-jwks.json"), "{ not json"),
+      ["--jwks", join(dir, "broken-jwks.json")]
+    ),
+    message: /^config\.jwks: .*broken-jwks\.json: .*JSON/,
+  },
+  {
+    name: "missing JWKS file",
+    args: async () => ["--jwks", join(dir, "none.json")],
+    message: /^config\.jwks: file not found: .*none\.json/,
+  },
+  {
+    name: "unreachable issuer with --require-keys-at-start",
+    args: async () => ["--jwks", `http://127.0.0.1:${await closedPort()}/jwks`, "--require-keys-at-start"],
+    message:
+      /^issuer keys: cannot load them from http:\/\/127\.0\.0\.1:\d+\/jwks: GET http:\/\/127\.0\.0\.1:\d+\/jwks failed: ECONNREFUSED/,
+  },
+  {
+    name: "missing directory file",
+    args: async () => ["--directory", join(dir, "none.ndjson")],
+    message: /^config\.directory: file not found: .*none\.ndjson/,
+  },
 ];
 const stderrLine = (message: RegExp) => new RegExp(`^portier serve: ${message.source.slice(1)}`);
 
@@ -149,7 +215,9 @@ async function expectStartFailure(g: PortierGroup, code: number, stderr: RegExp)
 describe("start-up failures: the message", () => {
   it.each(FAILURES)("$name", async ({ args: extra, message }) => {
     const args = ["--issuer", ISSUER, "--jwks", jwks, ...(await extra())];
-    await expect(serveInProcess(args.includes("--directory") ? args : [...args, "--no-directory"])).rejects.toThrow(message);
+    await expect(serveInProcess(args.includes("--directory") ? args : [...args, "--no-directory"])).rejects.toThrow(
+      message,
+    );
   });
 });
 
@@ -157,32 +225,72 @@ describe.concurrent.each([
   { mode: "serve --workers 1", workers: 1, failures: ["port in use"] },
   { mode: "serve --workers 2", workers: 2, failures: ["port in use", "missing directory file"] },
 ])("start-up failures: $mode", ({ workers, failures }) => {
-  it.each(FAILURES.filter((f) => failures.includes(f.name)))("$name: one line on stderr, exit 1, no process left", async ({ args: extra, message }) => {
-    const args = serveArgs(workers, await extra());
-    const g = startGroup(args.includes("--directory") ? args.filter((a) => a !== "--no-directory") : args);
-    await expectStartFailure(g, 1, stderrLine(message));
-  }, 45_000);
+  it.each(FAILURES.filter((f) => failures.includes(f.name)))(
+    "$name: one line on stderr, exit 1, no process left",
+    async ({ args: extra, message }) => {
+      const args = serveArgs(workers, await extra());
+      const g = startGroup(args.includes("--directory") ? args.filter((a) => a !== "--no-directory") : args);
+      await expectStartFailure(g, 1, stderrLine(message));
+    },
+    45_000,
+  );
 });
 
 describe.concurrent("start-up failures: dev (make run)", () => {
   it.each([
-    ["--port", /^portier dev: cannot listen on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --port$/],
-    ["--issuer-port", /^portier dev: cannot start the issuer on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --issuer-port$/],
-    ["--callback-port", /^portier dev: cannot start the callback server on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --callback-port$/],
-  ] as const)("%s in use: one line, exit 1, no process left", async (flag, stderr) => {
-    const port = String(await busyPort());
-    const on = (f: string) => (flag === f ? port : "0");
-    const g = startGroup(["dev", "--port", on("--port"), "--issuer-port", on("--issuer-port"), "--callback-port", on("--callback-port")]);
-    await expectStartFailure(g, 1, stderr);
-  }, 45_000);
+    [
+      "--port",
+      /^portier dev: cannot listen on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --port$/,
+    ],
+    [
+      "--issuer-port",
+      /^portier dev: cannot start the issuer on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --issuer-port$/,
+    ],
+    [
+      "--callback-port",
+      /^portier dev: cannot start the callback server on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --callback-port$/,
+    ],
+  ] as const)(
+    "%s in use: one line, exit 1, no process left",
+    async (flag, stderr) => {
+      const port = String(await busyPort());
+      const on = (f: string) => (flag === f ? port : "0");
+      const g = startGroup([
+        "dev",
+        "--port",
+        on("--port"),
+        "--issuer-port",
+        on("--issuer-port"),
+        "--callback-port",
+        on("--callback-port"),
+      ]);
+      await expectStartFailure(g, 1, stderr);
+    },
+    45_000,
+  );
 });
 
 describe("refusing to deny every user call", () => {
   it("neither --directory nor --roles-claim: exit 2 naming --no-directory; --no-directory with --roles-claim: exit 2", async () => {
     const g = startGroup(["serve", "--issuer", ISSUER, "--jwks", jwks, "--port", "0", "--workers", "1"]);
     expect(await Promise.race([g.exited, sleep(30_000).then(() => "hung")])).toBe(2);
-    expect(g.stderr()).toMatch(/^portier serve: config: neither --directory nor --roles-claim is set, so every user call would be denied \(not_synced\); .*--no-directory for an application-only deployment$/m);
-    const both = startGroup(["serve", "--issuer", ISSUER, "--jwks", jwks, "--port", "0", "--workers", "1", "--no-directory", "--roles-claim", "roles"]);
+    expect(g.stderr()).toMatch(
+      /^portier serve: config: neither --directory nor --roles-claim is set, so every user call would be denied \(not_synced\); .*--no-directory for an application-only deployment$/m,
+    );
+    const both = startGroup([
+      "serve",
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--port",
+      "0",
+      "--workers",
+      "1",
+      "--no-directory",
+      "--roles-claim",
+      "roles",
+    ]);
     expect(await Promise.race([both.exited, sleep(30_000).then(() => "hung")])).toBe(2);
     expect(both.stderr()).toContain("config.noDirectory: cannot be combined with --roles-claim");
   }, 60_000);
@@ -208,7 +316,11 @@ describe.concurrent("workers (--workers 2)", () => {
     expect(workerPids(g)[2]).not.toBe(victim);
     expect(g.members()).not.toContain(victim);
     const token = await machineToken(keys);
-    const res = await fetch(`${url}/decide`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ method: "GET", path: "/v1/roles", token }) });
+    const res = await fetch(`${url}/decide`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ method: "GET", path: "/v1/roles", token }),
+    });
     expect(((await res.json()) as { allow: boolean }).allow).toBe(true);
     process.kill(g.pgid, "SIGTERM");
     expect(await Promise.race([g.exited, sleep(15_000).then(() => "still running")])).toBe(0);
@@ -225,8 +337,16 @@ describe.concurrent("workers (--workers 2)", () => {
     unlinkSync(bundle);
     process.kill(workerPids(g)[0] as number, "SIGKILL");
     expect(await Promise.race([g.exited, sleep(60_000).then(() => "still running")])).toBe(1);
-    expect(g.stderr().split("\n").filter(Boolean)).toEqual([expect.stringMatching(/^portier serve: workers died 5 times within 60 s \(last: config\.bundle: file not found: .*bundle\.tar\.gz .*\); stopping the service$/)]);
-    const restarts = g.stdout().split("\n").filter((l) => l.includes('"event":"worker_exit"')).map((l) => (JSON.parse(l) as { restartInMs: number }).restartInMs);
+    expect(g.stderr().split("\n").filter(Boolean)).toEqual([
+      expect.stringMatching(
+        /^portier serve: workers died 5 times within 60 s \(last: config\.bundle: file not found: .*bundle\.tar\.gz .*\); stopping the service$/,
+      ),
+    ]);
+    const restarts = g
+      .stdout()
+      .split("\n")
+      .filter((l) => l.includes('"event":"worker_exit"'))
+      .map((l) => (JSON.parse(l) as { restartInMs: number }).restartInMs);
     expect(restarts).toEqual([250, 500, 1000, 2000]);
     expect(await untilGone(g.pgid, 5000)).toEqual([]);
   }, 90_000);

@@ -8,15 +8,46 @@ const ISSUER = ["--issuer", "https://auth.example", "--no-directory"];
 
 describe("reload limit options", () => {
   it("have documented defaults", () => {
-    expect(loadConfig(ISSUER, {})).toMatchObject({ jwksRefreshSeconds: 60, bundleMaxBytes: 64 * 1024 * 1024, directoryMaxShrink: 0.5, allowDirectoryShrink: false });
+    expect(loadConfig(ISSUER, {})).toMatchObject({
+      jwksRefreshSeconds: 60,
+      bundleMaxBytes: 64 * 1024 * 1024,
+      directoryMaxShrink: 0.5,
+      allowDirectoryShrink: false,
+    });
   });
 
   it("come from flags and from the environment", () => {
-    expect(loadConfig([...ISSUER, "--jwks-refresh-seconds", "5", "--bundle-max-bytes", "1048576", "--directory-max-shrink", "0.1", "--allow-directory-shrink", "true"], {})).toMatchObject({
-      jwksRefreshSeconds: 5, bundleMaxBytes: 1048576, directoryMaxShrink: 0.1, allowDirectoryShrink: true,
+    expect(
+      loadConfig(
+        [
+          ...ISSUER,
+          "--jwks-refresh-seconds",
+          "5",
+          "--bundle-max-bytes",
+          "1048576",
+          "--directory-max-shrink",
+          "0.1",
+          "--allow-directory-shrink",
+          "true",
+        ],
+        {},
+      ),
+    ).toMatchObject({
+      jwksRefreshSeconds: 5,
+      bundleMaxBytes: 1048576,
+      directoryMaxShrink: 0.1,
+      allowDirectoryShrink: true,
     });
-    expect(loadConfig(ISSUER, { PORTIER_DIRECTORY_MAX_SHRINK: "0.9", PORTIER_ALLOW_DIRECTORY_SHRINK: "1", PORTIER_BUNDLE_MAX_BYTES: "2048" })).toMatchObject({
-      directoryMaxShrink: 0.9, allowDirectoryShrink: true, bundleMaxBytes: 2048,
+    expect(
+      loadConfig(ISSUER, {
+        PORTIER_DIRECTORY_MAX_SHRINK: "0.9",
+        PORTIER_ALLOW_DIRECTORY_SHRINK: "1",
+        PORTIER_BUNDLE_MAX_BYTES: "2048",
+      }),
+    ).toMatchObject({
+      directoryMaxShrink: 0.9,
+      allowDirectoryShrink: true,
+      bundleMaxBytes: 2048,
     });
   });
 

@@ -13,7 +13,20 @@ import { join } from "node:path";
 import { bundleWithRevision } from "./bundles.js";
 import { freePort } from "../support/free-port.js";
 import { UNLOADED_RETRY_MS } from "../../src/auth/key-store.js";
-import { ISSUER, RECORDS, TEACHER, ADULT_STUDENT, decide, makeKeys, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "./helpers.js";
+import {
+  ISSUER,
+  RECORDS,
+  TEACHER,
+  ADULT_STUDENT,
+  decide,
+  makeKeys,
+  serveInProcess,
+  tempDir,
+  until,
+  userToken,
+  writeDirectory,
+  type InProcessService,
+} from "./helpers.js";
 import { sealNdjson } from "../support/directory-files.js";
 
 const running: InProcessService[] = [];
@@ -25,7 +38,9 @@ afterEach(async () => {
 
 async function serve(args: string[]): Promise<InProcessService> {
   // Application-only unless the case names a directory (the service refuses to start without a source of roles).
-  const s = await serveInProcess(args.includes("--directory") || args.includes("--roles-claim") ? args : [...args, "--no-directory"]);
+  const s = await serveInProcess(
+    args.includes("--directory") || args.includes("--roles-claim") ? args : [...args, "--no-directory"],
+  );
   running.push(s);
   return s;
 }
@@ -70,31 +85,52 @@ describe("--jwks FILE", () => {
 
     replace(jwks, JSON.stringify(k2.jwks));
     await until(async () => (await ready(svc.url)).keys.keyCount === 1);
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: cached })).json).toMatchObject({ allow: false, status: 401, reason: "kid_unknown" });
+    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: cached })).json).toMatchObject({
+      allow: false,
+      status: 401,
+      reason: "kid_unknown",
+    });
     const fresh = await userToken(k1, TEACHER, { jti: "fresh" });
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: fresh })).json).toMatchObject({ allow: false, reason: "kid_unknown" });
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: await userToken(k2, TEACHER) })).json.allow).toBe(true);
+    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: fresh })).json).toMatchObject({
+      allow: false,
+      reason: "kid_unknown",
+    });
+    expect(
+      (await decide(svc.url, { method: "GET", path: ROLES_PATH, token: await userToken(k2, TEACHER) })).json.allow,
+    ).toBe(true);
   }, 60_000);
 
   // Issue 17 item 4: {"keys":[]} used to be accepted, /ready 200 with no problem while every token was kid_unknown.
   it.each([
     { why: "an empty key set", doc: () => ({ keys: [] }) },
-    { why: "a set whose only key is for encryption", doc: (k: Awaited<ReturnType<typeof makeKeys>>) => ({ keys: [{ ...k.publicJwk, use: "enc" }] }) },
-  ])("$why is refused: the old keys keep verifying, /ready, metrics and the log report it", async ({ doc }) => {
-    const { keys, jwks } = await keyFile();
-    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks]);
-    const token = await userToken(keys, TEACHER);
-    replace(jwks, JSON.stringify(doc(keys)));
-    await until(async () => (await ready(svc.url)).keys.refreshFailures > 0);
-    const res = await fetch(`${svc.url}/ready`);
-    const r = (await res.json()) as any;
-    expect(res.status).toBe(200);
-    expect(r.keys).toMatchObject({ ready: true, keyCount: 1 });
-    expect(r.problems.join("\n")).toMatch(/keys: last refresh failed, cached keys in use: the JWKS has no key usable to verify signatures/);
-    expect(await metrics(svc.url)).toContain("portier_keys_last_refresh_failed 1");
-    await until(() => svc.output().includes('"event":"keys_refused"'));
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json).toMatchObject({ allow: false, reason: "not_synced" });
-  }, 60_000);
+    {
+      why: "a set whose only key is for encryption",
+      doc: (k: Awaited<ReturnType<typeof makeKeys>>) => ({ keys: [{ ...k.publicJwk, use: "enc" }] }),
+    },
+  ])(
+    "$why is refused: the old keys keep verifying, /ready, metrics and the log report it",
+    async ({ doc }) => {
+      const { keys, jwks } = await keyFile();
+      const svc = await serve(["--issuer", ISSUER, "--jwks", jwks]);
+      const token = await userToken(keys, TEACHER);
+      replace(jwks, JSON.stringify(doc(keys)));
+      await until(async () => (await ready(svc.url)).keys.refreshFailures > 0);
+      const res = await fetch(`${svc.url}/ready`);
+      const r = (await res.json()) as any;
+      expect(res.status).toBe(200);
+      expect(r.keys).toMatchObject({ ready: true, keyCount: 1 });
+      expect(r.problems.join("\n")).toMatch(
+        /keys: last refresh failed, cached keys in use: the JWKS has no key usable to verify signatures/,
+      );
+      expect(await metrics(svc.url)).toContain("portier_keys_last_refresh_failed 1");
+      await until(() => svc.output().includes('"event":"keys_refused"'));
+      expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json).toMatchObject({
+        allow: false,
+        reason: "not_synced",
+      });
+    },
+    60_000,
+  );
 
   it("an empty key set at start is a start-up failure naming the file and the fix", async () => {
     const dir = tempDir();
@@ -109,34 +145,47 @@ describe("--jwks FILE", () => {
 // Issue 17 item 5: keys from a URL that was down at start came 30 s after it answered again (the kid cooldown).
 describe("keys from a URL that refuses connections at start", () => {
   it.each([
-    { source: "--jwks URL", args: (origin: string) => ["--issuer", ISSUER, "--jwks", `${origin}/jwks`], iss: () => ISSUER },
+    {
+      source: "--jwks URL",
+      args: (origin: string) => ["--issuer", ISSUER, "--jwks", `${origin}/jwks`],
+      iss: () => ISSUER,
+    },
     { source: "discovery", args: (origin: string) => ["--issuer", origin], iss: (origin: string) => origin },
-  ])("$source: the first allow comes within the back-off bound of the issuer answering", async ({ args, iss }) => {
-    const keys = await makeKeys();
-    const port = await freePort();
-    const origin = `http://127.0.0.1:${port}`;
-    const svc = await serve([...args(origin), "--directory", writeDirectory(tempDir(), RECORDS)]);
-    const token = await userToken(keys, TEACHER, { iss: iss(origin) });
-    const allowed = async () => (await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.allow === true;
-    // Down: nothing listens on the port. A request meanwhile uses up the kid cooldown (one attempt per 30 s).
-    await until(async () => (await ready(svc.url)).keys.refreshFailures >= 1, 10_000);
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("keys_unavailable");
-    expect((await ready(svc.url)).keys.lastError).toMatch(/ECONNREFUSED/);
-    // Up again, from this moment.
-    const server = createServer((req, res) => {
-      if (req.url === "/.well-known/openid-configuration") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: origin, jwks_uri: `${origin}/jwks` }));
-      if (req.url === "/jwks") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys.jwks));
-      res.writeHead(404).end();
-    });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
-    const up = Date.now();
-    await until(allowed, 20_000, 100);
-    const waited = Date.now() - up;
-    // The back-off is 1 s doubling to 10 s: the next retry is never more than 10 s away (here about 1-2 s).
-    expect(waited).toBeLessThan(UNLOADED_RETRY_MS.max);
-    expect((await ready(svc.url)).keys).toMatchObject({ ready: true, keyCount: 1 });
-  }, 60_000);
+  ])(
+    "$source: the first allow comes within the back-off bound of the issuer answering",
+    async ({ args, iss }) => {
+      const keys = await makeKeys();
+      const port = await freePort();
+      const origin = `http://127.0.0.1:${port}`;
+      const svc = await serve([...args(origin), "--directory", writeDirectory(tempDir(), RECORDS)]);
+      const token = await userToken(keys, TEACHER, { iss: iss(origin) });
+      const allowed = async () =>
+        (await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.allow === true;
+      // Down: nothing listens on the port. A request meanwhile uses up the kid cooldown (one attempt per 30 s).
+      await until(async () => (await ready(svc.url)).keys.refreshFailures >= 1, 10_000);
+      expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("keys_unavailable");
+      expect((await ready(svc.url)).keys.lastError).toMatch(/ECONNREFUSED/);
+      // Up again, from this moment.
+      const server = createServer((req, res) => {
+        if (req.url === "/.well-known/openid-configuration")
+          return res
+            .writeHead(200, { "content-type": "application/json" })
+            .end(JSON.stringify({ issuer: origin, jwks_uri: `${origin}/jwks` }));
+        if (req.url === "/jwks")
+          return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys.jwks));
+        res.writeHead(404).end();
+      });
+      servers.push(server);
+      await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+      const up = Date.now();
+      await until(allowed, 20_000, 100);
+      const waited = Date.now() - up;
+      // The back-off is 1 s doubling to 10 s: the next retry is never more than 10 s away (here about 1-2 s).
+      expect(waited).toBeLessThan(UNLOADED_RETRY_MS.max);
+      expect((await ready(svc.url)).keys).toMatchObject({ ready: true, keyCount: 1 });
+    },
+    60_000,
+  );
 });
 
 describe("--bundle-url status", () => {
@@ -151,7 +200,16 @@ describe("--bundle-url status", () => {
       if (req.headers["if-none-match"] === '"r-1"') return (notModified++, res.writeHead(304).end());
       res.writeHead(200, { etag: '"r-1"' }).end(body);
     });
-    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--bundle-url", `http://${host}/b.tar.gz`, "--bundle-poll-seconds", "0.1"]);
+    const svc = await serve([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--bundle-url",
+      `http://${host}/b.tar.gz`,
+      "--bundle-poll-seconds",
+      "0.1",
+    ]);
     await until(() => notModified > 0);
     mode = "fail";
     await until(async () => failures > 0 && (await metrics(svc.url)).includes("portier_policy_last_load_failed 1"));
@@ -173,7 +231,11 @@ describe("--bundle-url status", () => {
   // (which would count as a success and clear the error): the same broken bundle is fetched again after back-off.
   it("a refused bundle is reported until a valid one loads; its ETag is not sent back", async () => {
     const { jwks } = await keyFile();
-    const bundles = { "r-1": await bundleWithRevision("r-1"), broken: Buffer.from("not a bundle"), "r-2": await bundleWithRevision("r-2") };
+    const bundles = {
+      "r-1": await bundleWithRevision("r-1"),
+      broken: Buffer.from("not a bundle"),
+      "r-2": await bundleWithRevision("r-2"),
+    };
     let current: keyof typeof bundles = "r-1";
     const asked: { ifNoneMatch: string | undefined; served: string }[] = [];
     const host = await listen((req, res) => {
@@ -182,7 +244,16 @@ describe("--bundle-url status", () => {
       asked.push({ ifNoneMatch, served: current });
       res.writeHead(200, { etag: `"${current}"` }).end(bundles[current]);
     });
-    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--bundle-url", `http://${host}/b.tar.gz`, "--bundle-poll-seconds", "0.1"]);
+    const svc = await serve([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--bundle-url",
+      `http://${host}/b.tar.gz`,
+      "--bundle-poll-seconds",
+      "0.1",
+    ]);
     await until(() => asked.some((a) => a.served === "304"));
     current = "broken";
     const brokenServed = () => asked.filter((a) => a.served === "broken").length;
@@ -192,7 +263,10 @@ describe("--bundle-url status", () => {
     expect(r.problems.join()).toContain("policy: last reload refused, revision r-1 keeps serving");
     expect(await metrics(svc.url)).toContain("portier_policy_last_load_failed 1");
     const afterBroken = asked.slice(asked.findIndex((a) => a.served === "broken"));
-    expect(afterBroken.map((a) => a.ifNoneMatch), JSON.stringify(asked)).not.toContain('"broken"');
+    expect(
+      afterBroken.map((a) => a.ifNoneMatch),
+      JSON.stringify(asked),
+    ).not.toContain('"broken"');
     expect(afterBroken.map((a) => a.served)).not.toContain("304");
     current = "r-2";
     await until(async () => (await ready(svc.url)).policy.revision === "r-2", 20_000);
@@ -204,10 +278,25 @@ describe("directory guards", () => {
   it("an empty or invalid directory, or one that shrinks too much, is refused; the old index serves; --allow-directory-shrink accepts", async () => {
     const { keys, dir, jwks } = await keyFile();
     const directory = writeDirectory(dir, RECORDS);
-    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--directory-max-shrink", "0.25"]);
+    const svc = await serve([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--directory",
+      directory,
+      "--directory-max-shrink",
+      "0.25",
+    ]);
     const token = await userToken(keys, TEACHER);
     // Sealed but empty, sealed with no valid record, unsealed (a feed still being written), all invalid, a shrink.
-    for (const [i, text] of [sealNdjson([]), sealNdjson(["{}"]), "  \n", JSON.stringify([{ sub: TEACHER, tenant_id: "t", roles: [7] }]), JSON.stringify([RECORDS[1]])].entries()) {
+    for (const [i, text] of [
+      sealNdjson([]),
+      sealNdjson(["{}"]),
+      "  \n",
+      JSON.stringify([{ sub: TEACHER, tenant_id: "t", roles: [7] }]),
+      JSON.stringify([RECORDS[1]]),
+    ].entries()) {
       replace(directory, text);
       await until(async () => (await ready(svc.url)).directory.reloadFailures === i + 1);
       const r = await ready(svc.url);
@@ -216,32 +305,67 @@ describe("directory guards", () => {
       expect(r.problems.join()).toMatch(/directory: last reload refused, previous index keeps serving: /);
       expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.allow).toBe(true);
     }
-    expect((await ready(svc.url)).directory.lastError).toContain("drops 50% of the records (2 -> 1), more than the 25% allowed by --directory-max-shrink");
+    expect((await ready(svc.url)).directory.lastError).toContain(
+      "drops 50% of the records (2 -> 1), more than the 25% allowed by --directory-max-shrink",
+    );
     expect(await metrics(svc.url)).toContain("portier_directory_last_load_failed 1");
     await until(() => svc.output().includes('"event":"directory_refused"'));
 
-    const allowing = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(tempDir(), RECORDS), "--allow-directory-shrink", "true"]);
+    const allowing = await serve([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--directory",
+      writeDirectory(tempDir(), RECORDS),
+      "--allow-directory-shrink",
+      "true",
+    ]);
     const file = (await ready(allowing.url)).directory.file as string;
     replace(file, JSON.stringify([RECORDS[1]]));
     await until(async () => (await ready(allowing.url)).directory.size === 1);
     expect((await decide(allowing.url, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("not_synced");
-    expect((await decide(allowing.url, { method: "GET", path: ROLES_PATH, token: await userToken(keys, ADULT_STUDENT) })).json.allow).toBe(true);
+    expect(
+      (await decide(allowing.url, { method: "GET", path: ROLES_PATH, token: await userToken(keys, ADULT_STUDENT) }))
+        .json.allow,
+    ).toBe(true);
   }, 90_000);
 });
 
 describe("--directory-shrink-window-seconds", () => {
-  const users = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => ({ sub: `${prefix}-${i}`, tenant_id: RECORDS[0]!.tenant_id, roles: ["enseignant_jeune"] }));
+  const users = (n: number, prefix: string) =>
+    Array.from({ length: n }, (_, i) => ({
+      sub: `${prefix}-${i}`,
+      tenant_id: RECORDS[0]!.tenant_id,
+      roles: ["enseignant_jeune"],
+    }));
 
-  for (const [window, refusedAt] of [[undefined, 4], ["0", undefined]] as const) {
+  for (const [window, refusedAt] of [
+    [undefined, 4],
+    ["0", undefined],
+  ] as const) {
     it(`${window === undefined ? "by default (a day)" : `set to ${window}`}: 10 -> 7 -> 5 -> 4 ${refusedAt ? "stops at 4" : "is accepted step by step"}`, async () => {
       const { jwks, dir } = await keyFile();
       const directory = writeDirectory(dir, users(10, "s10"));
-      const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--watch", "false", ...(window === undefined ? [] : ["--directory-shrink-window-seconds", window])]);
+      const svc = await serve([
+        "--issuer",
+        ISSUER,
+        "--jwks",
+        jwks,
+        "--directory",
+        directory,
+        "--watch",
+        "false",
+        ...(window === undefined ? [] : ["--directory-shrink-window-seconds", window]),
+      ]);
       for (const n of [7, 5, 4]) {
         replace(directory, JSON.stringify(users(n, `s${n}`)));
         expect(await svc.service.directory!.reload(), `${n} records`).toBe(n !== refusedAt);
       }
-      if (refusedAt) expect(svc.service.directory!.status().lastError).toMatch(/drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\)/);
+      if (refusedAt)
+        expect(svc.service.directory!.status().lastError).toMatch(
+          /drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\)/,
+        );
     });
   }
 });
@@ -264,7 +388,18 @@ describe("--bundle-max-bytes", () => {
       if (req.headers["if-none-match"] === '"good"') return res.writeHead(304).end();
       res.writeHead(200, { etag: '"good"' }).end(good);
     });
-    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--bundle-url", `http://${host}/b.tar.gz`, "--bundle-poll-seconds", "0.2", "--bundle-max-bytes", "4194304"]);
+    const svc = await serve([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      jwks,
+      "--bundle-url",
+      `http://${host}/b.tar.gz`,
+      "--bundle-poll-seconds",
+      "0.2",
+      "--bundle-max-bytes",
+      "4194304",
+    ]);
     expect((await ready(svc.url)).policy.revision).toBe("before-bomb");
     serveBomb = true;
     await until(async () => /inflates to more than 4194304 bytes/.test((await ready(svc.url)).policy.lastError ?? ""));
@@ -288,10 +423,14 @@ describe("secrets in configured URLs", () => {
       res.writeHead(200, { etag: '"s"' }).end(body);
     });
     const svc = await serve([
-      "--issuer", ISSUER,
-      "--jwks", `http://tok:JWKSUSERSECRET@${host}/jwks?api_key=APIKEYSECRET`,
-      "--bundle-url", `http://ops:PASSW0RD@${host}/b.tar.gz?X-Amz-Signature=SIGSECRET&X-Amz-Credential=CREDSECRET`,
-      "--bundle-poll-seconds", "0.1",
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      `http://tok:JWKSUSERSECRET@${host}/jwks?api_key=APIKEYSECRET`,
+      "--bundle-url",
+      `http://ops:PASSW0RD@${host}/b.tar.gz?X-Amz-Signature=SIGSECRET&X-Amz-Credential=CREDSECRET`,
+      "--bundle-poll-seconds",
+      "0.1",
     ]);
     expect((await ready(svc.url)).policy.revision).toBe("secret-free");
     bundleDown = true;
@@ -299,10 +438,13 @@ describe("secrets in configured URLs", () => {
     const res = await fetch(`${svc.url}/ready`);
     expect(res.status).toBe(503);
     const shown = [await res.text(), await metrics(svc.url)];
-    await until(() => svc.output().includes('"event":"policy_refused"') && svc.output().includes('"event":"keys_refused"'));
+    await until(
+      () => svc.output().includes('"event":"policy_refused"') && svc.output().includes('"event":"keys_refused"'),
+    );
     shown.push(svc.output(), svc.stderr());
     const all = shown.join("\n");
-    for (const secret of ["PASSW0RD", "SIGSECRET", "CREDSECRET", "APIKEYSECRET", "JWKSUSERSECRET"]) expect(all).not.toContain(secret);
+    for (const secret of ["PASSW0RD", "SIGSECRET", "CREDSECRET", "APIKEYSECRET", "JWKSUSERSECRET"])
+      expect(all).not.toContain(secret);
     expect(all).toContain(`http://***@${host}/b.tar.gz?X-Amz-Signature=***&X-Amz-Credential=***`);
     expect(all).toContain(`http://***@${host}/jwks?api_key=***`);
   }, 60_000);

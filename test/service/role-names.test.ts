@@ -22,7 +22,8 @@ afterEach(async () => {
 });
 
 type Role = { id: string; aliases: string[] };
-const withAlias = (id: string, alias: string) => (data: { catalog: { roles: Role[] } }) => data.catalog.roles.find((r) => r.id === id)!.aliases.push(alias);
+const withAlias = (id: string, alias: string) => (data: { catalog: { roles: Role[] } }) =>
+  data.catalog.roles.find((r) => r.id === id)!.aliases.push(alias);
 
 /** A holder over a bundle file the test rewrites; load() writes a bundle there and reloads. */
 function holder() {
@@ -49,7 +50,9 @@ async function holderWithDirectory(records: unknown[]) {
 
 describe("PolicyHolder: role names go live with the bundle", () => {
   it("a bundle adding an alias resolves it in claims and in directory records from its first decision; removing it undoes both", async () => {
-    const { policy, load, rolesNow } = await holderWithDirectory([{ sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] }]);
+    const { policy, load, rolesNow } = await holderWithDirectory([
+      { sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] },
+    ]);
     expect(policy.resolveRole(ALIAS)).toBeUndefined();
     expect(rolesNow(TEACHER)).toBe("base:-");
 
@@ -71,10 +74,14 @@ describe("PolicyHolder: role names go live with the bundle", () => {
   });
 
   it('refuses a bundle whose catalog gives "ENSEIGNANT JEUNE" to directeur_jeune; the old policy and names keep serving', async () => {
-    const { policy, load, rolesNow } = await holderWithDirectory([{ sub: TEACHER, tenant_id: TENANT_A, roles: ["Enseignant jeune"] }]);
+    const { policy, load, rolesNow } = await holderWithDirectory([
+      { sub: TEACHER, tenant_id: TENANT_A, roles: ["Enseignant jeune"] },
+    ]);
     const before = policy.current;
     expect(await load(await bundleWithData("clash", withAlias("directeur_jeune", "ENSEIGNANT JEUNE")))).toBe(false);
-    expect(policy.status().lastError).toMatch(/bundle\.tar\.gz:\/data\.json: catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/);
+    expect(policy.status().lastError).toMatch(
+      /bundle\.tar\.gz:\/data\.json: catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
+    );
     expect(policy.current).toBe(before);
     expect(policy.resolveRole("Enseignant jeune")).toBe("enseignant_jeune");
     expect(rolesNow(TEACHER)).toBe("base:enseignant_jeune");
@@ -88,12 +95,27 @@ describe("PolicyHolder: role names go live with the bundle", () => {
 });
 
 describe("startService: names from the bundle, not from data/roles.json", () => {
-  async function start(bundle: Buffer, extra: Record<string, unknown>): Promise<{ svc: RunningService; dir: string; keys: Awaited<ReturnType<typeof makeKeys>> }> {
+  async function start(
+    bundle: Buffer,
+    extra: Record<string, unknown>,
+  ): Promise<{ svc: RunningService; dir: string; keys: Awaited<ReturnType<typeof makeKeys>> }> {
     const keys = await makeKeys();
     const dir = tempDir();
     writeFileSync(join(dir, "jwks.json"), JSON.stringify(keys.jwks));
     writeFileSync(join(dir, "bundle.tar.gz"), bundle);
-    const config = loadConfig(["--issuer", ISSUER, "--jwks", join(dir, "jwks.json"), "--bundle", join(dir, "bundle.tar.gz"), "--watch", "false", "--log-level", "silent", "--no-directory"]);
+    const config = loadConfig([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      join(dir, "jwks.json"),
+      "--bundle",
+      join(dir, "bundle.tar.gz"),
+      "--watch",
+      "false",
+      "--log-level",
+      "silent",
+      "--no-directory",
+    ]);
     // The case's own source of roles (directory or claim) replaces --no-directory.
     const svc = await startService({ ...config, noDirectory: false, ...extra }, { logger, listen: false });
     cleanup.push(() => svc.close());
@@ -103,19 +125,37 @@ describe("startService: names from the bundle, not from data/roles.json", () => 
   it("a directory record named by a bundle-only alias is synced with that role, and a roles claim too", async () => {
     const dir = tempDir();
     const directory = writeDirectory(dir, [{ sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] }]);
-    const { svc, keys } = await start(await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)), { directory });
-    const answer = await svc.decide({ method: "GET", path: "/v1/roles", token: await userToken(keys, TEACHER) }, "test");
+    const { svc, keys } = await start(await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)), {
+      directory,
+    });
+    const answer = await svc.decide(
+      { method: "GET", path: "/v1/roles", token: await userToken(keys, TEACHER) },
+      "test",
+    );
     expect(answer).toMatchObject({ allow: true, subject: { roles: ["enseignant_jeune"] } });
 
-    const claims = await start(await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)), { rolesClaim: "roles" });
-    const byClaim = await claims.svc.decide({ method: "GET", path: "/v1/roles", token: await userToken(claims.keys, TEACHER, { roles: `${ALIAS}, Directeur adulte` }) }, "test");
+    const claims = await start(await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)), {
+      rolesClaim: "roles",
+    });
+    const byClaim = await claims.svc.decide(
+      {
+        method: "GET",
+        path: "/v1/roles",
+        token: await userToken(claims.keys, TEACHER, { roles: `${ALIAS}, Directeur adulte` }),
+      },
+      "test",
+    );
     expect(byClaim.subject?.roles).toEqual(["enseignant_jeune", "directeur_adulte"]);
   });
 
   it("a reloaded bundle re-resolves the service's directory", async () => {
     const directory = writeDirectory(tempDir(), [{ sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] }]);
-    const { svc, keys, dir } = await start(await bundleWithData("plain", () => undefined), { directory, allowDirectoryShrink: true });
-    const ask = async () => svc.decide({ method: "GET", path: "/v1/roles", token: await userToken(keys, TEACHER) }, "test");
+    const { svc, keys, dir } = await start(await bundleWithData("plain", () => undefined), {
+      directory,
+      allowDirectoryShrink: true,
+    });
+    const ask = async () =>
+      svc.decide({ method: "GET", path: "/v1/roles", token: await userToken(keys, TEACHER) }, "test");
     expect(await ask()).toMatchObject({ allow: false, reason: "not_synced" });
     writeFileSync(join(dir, "bundle.tar.gz"), await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)));
     expect(await svc.policy.reload()).toBe(true);

@@ -6,8 +6,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  ADULT_STUDENT, ISSUER, RECORDS, TEACHER, UNSYNCED, decide, machineToken, makeKeys, serveInProcess, sign, tempDir, until, userToken, writeDirectory,
-  type InProcessService, type Keys,
+  ADULT_STUDENT,
+  ISSUER,
+  RECORDS,
+  TEACHER,
+  UNSYNCED,
+  decide,
+  machineToken,
+  makeKeys,
+  serveInProcess,
+  sign,
+  tempDir,
+  until,
+  userToken,
+  writeDirectory,
+  type InProcessService,
+  type Keys,
 } from "./helpers.js";
 import { TENANT_A } from "../support/sample.js";
 
@@ -21,14 +35,29 @@ beforeAll(async () => {
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
   const directory = writeDirectory(dir, RECORDS);
-  svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--max-body-bytes", "4096"]);
+  svc = await serveInProcess([
+    "--issuer",
+    ISSUER,
+    "--jwks",
+    jwks,
+    "--directory",
+    directory,
+    "--max-body-bytes",
+    "4096",
+  ]);
   tokens.teacher = await userToken(keys, TEACHER);
   tokens.adult = await userToken(keys, ADULT_STUDENT);
   tokens.unsynced = await userToken(keys, UNSYNCED);
   tokens.noScope = await userToken(keys, TEACHER, { scope: ["openid"] });
   tokens.machine = await machineToken(keys);
-  tokens.expired = await sign(keys, { sub: TEACHER, client_id: "web", tenant_id: "t", auth_time: 1, idp: "x", scope: ["apiclients"] }, { expSec: -3600 });
-  tokens.unknownKid = await userToken(keys, TEACHER).then(() => sign(keys, { sub: TEACHER, scope: ["apiclients"], auth_time: 1, idp: "x" }, { kid: "nope" }));
+  tokens.expired = await sign(
+    keys,
+    { sub: TEACHER, client_id: "web", tenant_id: "t", auth_time: 1, idp: "x", scope: ["apiclients"] },
+    { expSec: -3600 },
+  );
+  tokens.unknownKid = await userToken(keys, TEACHER).then(() =>
+    sign(keys, { sub: TEACHER, scope: ["apiclients"], auth_time: 1, idp: "x" }, { kid: "nope" }),
+  );
   const other = await makeKeys("k1");
   tokens.forged = await userToken(other, TEACHER);
 }, 60_000);
@@ -37,7 +66,8 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-const ask = (token: string | undefined, path: string, method = "GET") => decide(svc.url, { method, path, ...(token ? { token } : {}) });
+const ask = (token: string | undefined, path: string, method = "GET") =>
+  decide(svc.url, { method, path, ...(token ? { token } : {}) });
 
 describe("POST /decide", () => {
   it("allows a teacher on a route of their role and answers the whole decision", async () => {
@@ -45,12 +75,20 @@ describe("POST /decide", () => {
     expect(status).toBe(200);
     expect(json).toMatchObject({ allow: true, status: 200, reason: "allowed", flow: "accessCode", deprecated: true });
     expect(json.decision_id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(json.route).toMatchObject({ product: "Élève", template: "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences", parameters: { codeOrganisme: "ORG001", idEleveJeune: "42" } });
+    expect(json.route).toMatchObject({
+      product: "Élève",
+      template: "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
+      parameters: { codeOrganisme: "ORG001", idEleveJeune: "42" },
+    });
     expect(json.subject).toEqual({ sub: TEACHER, client_id: "web", tenant_id: TENANT_A, roles: ["enseignant_jeune"] });
   });
 
   it("takes the token from headers.authorization too", async () => {
-    const { json } = await decide(svc.url, { method: "GET", path: "/v2/ORG001/centres", headers: { Authorization: `Bearer ${tokens.teacher}` } });
+    const { json } = await decide(svc.url, {
+      method: "GET",
+      path: "/v2/ORG001/centres",
+      headers: { Authorization: `Bearer ${tokens.teacher}` },
+    });
     expect(json.allow).toBe(true);
   });
 
@@ -83,9 +121,22 @@ describe("POST /decide", () => {
   });
 
   it("denies 401 token_missing without a token and token_malformed on garbage", async () => {
-    expect((await ask(undefined, "/v2/ORG001/centres")).json).toMatchObject({ allow: false, status: 401, reason: "token_missing", subject: null });
-    expect((await ask("abc.def", "/v2/ORG001/centres")).json).toMatchObject({ allow: false, status: 401, reason: "token_malformed" });
-    const basic = await decide(svc.url, { method: "GET", path: "/v1/roles", headers: { authorization: "Basic dXNlcjpwdw==" } });
+    expect((await ask(undefined, "/v2/ORG001/centres")).json).toMatchObject({
+      allow: false,
+      status: 401,
+      reason: "token_missing",
+      subject: null,
+    });
+    expect((await ask("abc.def", "/v2/ORG001/centres")).json).toMatchObject({
+      allow: false,
+      status: 401,
+      reason: "token_malformed",
+    });
+    const basic = await decide(svc.url, {
+      method: "GET",
+      path: "/v1/roles",
+      headers: { authorization: "Basic dXNlcjpwdw==" },
+    });
     expect(basic.json).toMatchObject({ allow: false, status: 401, reason: "token_malformed" });
   });
 
@@ -128,10 +179,15 @@ describe("POST /decide", () => {
 });
 
 describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", () => {
-  const fa = (headers: Record<string, string>, method = "GET", family = "nginx") => fetch(`${svc.url}/forward-auth/${family}`, { method, headers });
+  const fa = (headers: Record<string, string>, method = "GET", family = "nginx") =>
+    fetch(`${svc.url}/forward-auth/${family}`, { method, headers });
 
   it("nginx: 200 with the X-Portier-* headers", async () => {
-    const res = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v2/ORG001/elevesJeunes?page=2", Authorization: `Bearer ${tokens.teacher}` });
+    const res = await fa({
+      "X-Original-Method": "GET",
+      "X-Original-URI": "/v2/ORG001/elevesJeunes?page=2",
+      Authorization: `Bearer ${tokens.teacher}`,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-portier-decision-id")).toMatch(/^[0-9a-f-]{36}$/);
     expect(res.headers.get("x-portier-subject")).toBe(TEACHER);
@@ -140,7 +196,16 @@ describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", 
   });
 
   it("Traefik/Caddy: X-Forwarded-Method / X-Forwarded-Uri; machine subject is the client id", async () => {
-    const res = await fa({ "X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/v1/roles", "X-Forwarded-Host": "api.example", Authorization: `Bearer ${tokens.machine}` }, "GET", "caddy");
+    const res = await fa(
+      {
+        "X-Forwarded-Method": "GET",
+        "X-Forwarded-Uri": "/v1/roles",
+        "X-Forwarded-Host": "api.example",
+        Authorization: `Bearer ${tokens.machine}`,
+      },
+      "GET",
+      "caddy",
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get("x-portier-subject")).toBe("machine");
     expect(res.headers.get("x-portier-roles")).toBe("");
@@ -150,18 +215,32 @@ describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", 
     const none = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v1/roles" });
     expect(none.status).toBe(401);
     expect(none.headers.get("www-authenticate")).toBe("Bearer");
-    const expired = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: `Bearer ${tokens.expired}` });
+    const expired = await fa({
+      "X-Original-Method": "GET",
+      "X-Original-URI": "/v1/roles",
+      Authorization: `Bearer ${tokens.expired}`,
+    });
     expect(expired.status).toBe(401);
-    expect(expired.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token", error_description="token_expired/);
+    expect(expired.headers.get("www-authenticate")).toMatch(
+      /^Bearer error="invalid_token", error_description="token_expired/,
+    );
     expect(expired.headers.get("x-portier-subject")).toBeNull();
   });
 
   it("403 on a denial, on an invalid path, and when the original request headers are missing", async () => {
-    const role = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v2/ORG001/elevesAdultes", Authorization: `Bearer ${tokens.teacher}` });
+    const role = await fa({
+      "X-Original-Method": "GET",
+      "X-Original-URI": "/v2/ORG001/elevesAdultes",
+      Authorization: `Bearer ${tokens.teacher}`,
+    });
     expect(role.status).toBe(403);
     expect(role.headers.get("x-portier-reason")).toBe("role_not_allowed");
     expect(role.headers.get("x-portier-subject")).toBeNull();
-    const path = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v2/%00/centres", Authorization: `Bearer ${tokens.teacher}` });
+    const path = await fa({
+      "X-Original-Method": "GET",
+      "X-Original-URI": "/v2/%00/centres",
+      Authorization: `Bearer ${tokens.teacher}`,
+    });
     expect(path.status).toBe(403);
     const missing = await fa({ Authorization: `Bearer ${tokens.teacher}` });
     expect(missing.status).toBe(403);
@@ -169,21 +248,29 @@ describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", 
   });
 
   it("accepts any method on the endpoint itself (nginx subrequests may be HEAD/POST)", async () => {
-    const res = await fa({ "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: `Bearer ${tokens.teacher}` }, "POST");
+    const res = await fa(
+      { "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: `Bearer ${tokens.teacher}` },
+      "POST",
+    );
     expect(res.status).toBe(200);
   });
 });
 
 describe("Envoy ext_authz HTTP service (/envoy/<path>)", () => {
   it("200 allows with headers; 401 with WWW-Authenticate and a JSON body; 403 with a JSON body", async () => {
-    const ok = await fetch(`${svc.url}/envoy/v2/ORG001/centres?x=1`, { headers: { authorization: `Bearer ${tokens.teacher}` } });
+    const ok = await fetch(`${svc.url}/envoy/v2/ORG001/centres?x=1`, {
+      headers: { authorization: `Bearer ${tokens.teacher}` },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get("x-portier-subject")).toBe(TEACHER);
     const anon = await fetch(`${svc.url}/envoy/v2/ORG001/centres`);
     expect(anon.status).toBe(401);
     expect(anon.headers.get("www-authenticate")).toBe("Bearer");
     expect(await anon.json()).toMatchObject({ allow: false, reason: "token_missing" });
-    const post = await fetch(`${svc.url}/envoy/v2/ORG001/centres`, { method: "POST", headers: { authorization: `Bearer ${tokens.teacher}` } });
+    const post = await fetch(`${svc.url}/envoy/v2/ORG001/centres`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tokens.teacher}` },
+    });
     expect(post.status).toBe(403);
     expect(await post.json()).toMatchObject({ allow: false, reason: "method_not_allowed" });
   });
@@ -197,15 +284,25 @@ describe("fail closed, never crash on input", () => {
     ["v2/ORG001/centres", "path_invalid"],
     ["/v2/ORG001//centres", "path_invalid"],
   ])("forward-auth %s -> 403 %s", async (uri, reason) => {
-    const res = await fetch(`${svc.url}/forward-auth/nginx`, { headers: { "X-Original-Method": "GET", "X-Original-URI": uri, Authorization: `Bearer ${tokens.teacher}` } });
+    const res = await fetch(`${svc.url}/forward-auth/nginx`, {
+      headers: { "X-Original-Method": "GET", "X-Original-URI": uri, Authorization: `Bearer ${tokens.teacher}` },
+    });
     expect(res.status).toBe(403);
     expect(res.headers.get("x-portier-reason")).toBe(reason);
   });
 
   it("odd methods, empty bearer and binary bodies are denied; the service stays up", async () => {
-    const odd = await fetch(`${svc.url}/forward-auth/nginx`, { headers: { "X-Original-Method": "PROPFIND", "X-Original-URI": "/v1/roles", Authorization: `Bearer ${tokens.teacher}` } });
+    const odd = await fetch(`${svc.url}/forward-auth/nginx`, {
+      headers: {
+        "X-Original-Method": "PROPFIND",
+        "X-Original-URI": "/v1/roles",
+        Authorization: `Bearer ${tokens.teacher}`,
+      },
+    });
     expect(odd.status).toBe(403);
-    const empty = await fetch(`${svc.url}/forward-auth/nginx`, { headers: { "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: "Bearer " } });
+    const empty = await fetch(`${svc.url}/forward-auth/nginx`, {
+      headers: { "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: "Bearer " },
+    });
     expect(empty.status).toBe(401);
     const binary = await fetch(`${svc.url}/decide`, { method: "POST", body: new Uint8Array([0xff, 0xfe, 0, 1, 2]) });
     expect(binary.status).toBe(400);
@@ -219,14 +316,22 @@ describe("health, ready, metrics", () => {
     const ready = await fetch(`${svc.url}/ready`);
     expect(ready.status).toBe(200);
     const body = await ready.json();
-    expect(body).toMatchObject({ ready: true, missing: [], policy: { loaded: true }, keys: { ready: true }, directory: { size: 2 } });
+    expect(body).toMatchObject({
+      ready: true,
+      missing: [],
+      policy: { loaded: true },
+      keys: { ready: true },
+      directory: { size: 2 },
+    });
   });
 
   it("GET /metrics: decisions by result/reason/flow, latency histogram, keys, policy revision, directory size", async () => {
     const res = await fetch(`${svc.url}/metrics`);
     expect(res.headers.get("content-type")).toContain("text/plain");
     const text = await res.text();
-    expect(text).toMatch(/portier_decisions_total\{allow="true",reason="allowed",flow="accessCode",adapter="decide"\} \d+/);
+    expect(text).toMatch(
+      /portier_decisions_total\{allow="true",reason="allowed",flow="accessCode",adapter="decide"\} \d+/,
+    );
     expect(text).toMatch(/portier_decisions_total\{allow="false",reason="token_missing",flow="none"/);
     expect(text).toContain("portier_decision_duration_seconds_bucket");
     expect(text).toMatch(/portier_key_refreshes_total \d+/);
@@ -242,7 +347,13 @@ describe("health, ready, metrics", () => {
     };
     const before = await scrape();
     for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${svc.url}/forward-auth/nginx`, { headers: { "X-Original-Method": "GET", "X-Original-URI": "/v2/ORG001/elevesJeunes/memo-1/absences", Authorization: `Bearer ${tokens.teacher}` } });
+      const res = await fetch(`${svc.url}/forward-auth/nginx`, {
+        headers: {
+          "X-Original-Method": "GET",
+          "X-Original-URI": "/v2/ORG001/elevesJeunes/memo-1/absences",
+          Authorization: `Bearer ${tokens.teacher}`,
+        },
+      });
       expect(res.status).toBe(200);
     }
     const after = await scrape();
@@ -259,12 +370,33 @@ describe("health, ready, metrics", () => {
 describe("decision log", () => {
   it("one JSON line per decision, with the fields, never a token or Authorization header", async () => {
     // The log is written asynchronously: wait for the lines of the decisions above, not a fixed time.
-    const logged = () => svc.output().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logged = () =>
+      svc
+        .output()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
     await until(() => logged().filter((l) => l.msg === "decision").length > 20);
     const decisions = logged().filter((l) => l.msg === "decision");
     expect(decisions.length).toBeGreaterThan(20);
     const one = decisions.find((d) => d.reason === "allowed" && d.sub === TEACHER)!;
-    for (const k of ["decision_id", "time", "method", "path", "route", "flow", "client_id", "sub", "tenant_id", "roles", "allow", "reason", "revision", "latency_ms"]) expect(one).toHaveProperty(k);
+    for (const k of [
+      "decision_id",
+      "time",
+      "method",
+      "path",
+      "route",
+      "flow",
+      "client_id",
+      "sub",
+      "tenant_id",
+      "roles",
+      "allow",
+      "reason",
+      "revision",
+      "latency_ms",
+    ])
+      expect(one).toHaveProperty(k);
     const all = svc.output() + svc.stderr();
     for (const t of Object.values(tokens)) {
       expect(all).not.toContain(t);

@@ -22,7 +22,11 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
 });
 
-const signing = generateKeyPairSync("rsa", { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } });
+const signing = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: "spki", format: "pem" },
+  privateKeyEncoding: { type: "pkcs8", format: "pem" },
+});
 
 async function setup() {
   const keys = await makeKeys();
@@ -39,7 +43,10 @@ const signed = async (revision: string) => signBundle(await bundleWithRevision(r
 /** A signed bundle whose data.json was changed after signing. */
 async function tampered(revision: string): Promise<Buffer> {
   const files = await inflateAndUntar(await signed(revision), "t", 1e9);
-  files.set("/data.json", Buffer.from(JSON.stringify({ ...JSON.parse(files.get("/data.json")!.toString()), tampered: true })));
+  files.set(
+    "/data.json",
+    Buffer.from(JSON.stringify({ ...JSON.parse(files.get("/data.json")!.toString()), tampered: true })),
+  );
   return gzipSync(await tarOf(files));
 }
 
@@ -49,7 +56,8 @@ function replace(file: string, bytes: Buffer): void {
 }
 
 const ready = async (url: string) => (await fetch(`${url}/ready`)).json() as Promise<any>;
-const failedMetric = async (url: string) => /^portier_policy_last_load_failed (\d)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1];
+const failedMetric = async (url: string) =>
+  /^portier_policy_last_load_failed (\d)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1];
 
 describe("serve --verification-key", () => {
   it("refuses an unsigned bundle at start with one line naming the file", async () => {
@@ -67,7 +75,9 @@ describe("serve --verification-key", () => {
     const { dir, jwks } = await setup();
     const bad = join(dir, "priv.pem");
     writeFileSync(bad, "garbage");
-    await expect(serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--verification-key", bad])).rejects.toThrow(/config\.verificationKey: .*priv\.pem: not a PEM public key/);
+    await expect(
+      serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--verification-key", bad]),
+    ).rejects.toThrow(/config\.verificationKey: .*priv\.pem: not a PEM public key/);
   }, 60_000);
 
   it("refuses a tampered reload of the file while the old bundle serves; a good one then goes live", async () => {
@@ -80,7 +90,11 @@ describe("serve --verification-key", () => {
     expect(await failedMetric(svc.url)).toBe("0");
 
     replace(bundle, await tampered("signed-2"));
-    await until(async () => /file \/data\.json does not match its signed hash/.test((await ready(svc.url)).policy.lastError ?? ""), 20_000);
+    await until(
+      async () =>
+        /file \/data\.json does not match its signed hash/.test((await ready(svc.url)).policy.lastError ?? ""),
+      20_000,
+    );
     const r = await ready(svc.url);
     expect(r.policy.revision).toBe("signed-1");
     expect(await failedMetric(svc.url)).toBe("1");
@@ -108,7 +122,10 @@ describe("serve --verification-key", () => {
     running.push(svc);
     expect((await ready(svc.url)).policy.revision).toBe("url-signed");
     serveUnsigned = true;
-    await until(async () => /bundle signature: the bundle is unsigned/.test((await ready(svc.url)).policy.lastError ?? ""), 20_000);
+    await until(
+      async () => /bundle signature: the bundle is unsigned/.test((await ready(svc.url)).policy.lastError ?? ""),
+      20_000,
+    );
     expect((await ready(svc.url)).policy.revision).toBe("url-signed");
     expect(await failedMetric(svc.url)).toBe("1");
   }, 90_000);

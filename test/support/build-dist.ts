@@ -27,8 +27,15 @@ function builtMtime(): number {
 }
 
 export default function setup(): void {
-  const source = Math.max(newestMtime(join(PROJECT_ROOT, "src")), statSync(join(PROJECT_ROOT, "tsconfig.json")).mtimeMs);
+  const source = Math.max(
+    newestMtime(join(PROJECT_ROOT, "src")),
+    statSync(join(PROJECT_ROOT, "tsconfig.json")).mtimeMs,
+  );
   if (builtMtime() >= source) return;
   console.log("test setup: dist/ is older than src/, compiling (tsc -p tsconfig.json)");
-  execFileSync(process.execPath, [join(PROJECT_ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(PROJECT_ROOT, "tsconfig.json")], { stdio: "inherit" });
+  execFileSync(
+    process.execPath,
+    [join(PROJECT_ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(PROJECT_ROOT, "tsconfig.json")],
+    { stdio: "inherit" },
+  );
 }

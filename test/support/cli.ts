@@ -34,13 +34,16 @@ export function portierInProcess(args: string[]): Promise<CliResult> {
 
 async function captured(fn: () => Promise<number>): Promise<CliResult> {
   const result = { code: -1, stdout: "", stderr: "" };
-  const sink = (key: "stdout" | "stderr") => (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
-    result[key] += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
-    const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
-    if (done) queueMicrotask(done);
-    return true;
-  };
-  const stream = (key: "stdout" | "stderr") => new Writable({ write: (chunk: Buffer, _enc, done) => (sink(key)(chunk), done()) });
+  const sink =
+    (key: "stdout" | "stderr") =>
+    (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+      result[key] += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+      const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
+      if (done) queueMicrotask(done);
+      return true;
+    };
+  const stream = (key: "stdout" | "stderr") =>
+    new Writable({ write: (chunk: Buffer, _enc, done) => (sink(key)(chunk), done()) });
   const { stdout, stderr } = process;
   const saved = { out: stdout.write, err: stderr.write, console: globalThis.console };
   stdout.write = sink("stdout") as typeof stdout.write;

@@ -4,12 +4,22 @@
  * result set, and count how many policies were loaded (a trap makes the engine load a fresh one).
  */
 import { readFileSync } from "node:fs";
-import { InProcessEngine, readBundle, type DecisionMemoOptions, type LoadedPolicy, type PolicyLoader } from "../../src/engine/index.js";
+import {
+  InProcessEngine,
+  readBundle,
+  type DecisionMemoOptions,
+  type LoadedPolicy,
+  type PolicyLoader,
+} from "../../src/engine/index.js";
 import { sdkLoader } from "../../src/engine/policy-instance.js";
 import { requireBundle } from "./bundle.js";
 
 /** Replaces a policy's evaluate(): gets the SDK's own evaluate to call through. */
-export type EvaluateOverride = (real: (input: unknown, entrypoint?: number | string) => unknown, input: unknown, entrypoint?: number | string) => unknown;
+export type EvaluateOverride = (
+  real: (input: unknown, entrypoint?: number | string) => unknown,
+  input: unknown,
+  entrypoint?: number | string,
+) => unknown;
 
 export interface ControlledEngine {
   engine: InProcessEngine;
@@ -19,7 +29,10 @@ export interface ControlledEngine {
   readonly loads: number;
 }
 
-export async function controlledEngine(memo?: DecisionMemoOptions, bundlePath = requireBundle()): Promise<ControlledEngine> {
+export async function controlledEngine(
+  memo?: DecisionMemoOptions,
+  bundlePath = requireBundle(),
+): Promise<ControlledEngine> {
   const bundle = await readBundle(readFileSync(bundlePath), bundlePath, ["portier/decision"]);
   let current: EvaluateOverride | undefined;
   let loads = 0;

@@ -32,13 +32,21 @@ export function parseSpecSection43(text = readFileSync(SPEC_FILE, "utf8")): Spec
       continue;
     }
     if (!line.startsWith("|") || /^\|\s*(API|---)/.test(line)) continue;
-    const cells = line.split("|").slice(1, -1).map((c) => c.trim());
+    const cells = line
+      .split("|")
+      .slice(1, -1)
+      .map((c) => c.trim());
     const [api, template, roles] = cells as [string, string, string | undefined];
     routes.push({
       product,
       api,
       template,
-      allowed: allSynced ? "all synced" : (roles ?? "").split(";").map((r) => r.trim()).filter(Boolean),
+      allowed: allSynced
+        ? "all synced"
+        : (roles ?? "")
+            .split(";")
+            .map((r) => r.trim())
+            .filter(Boolean),
     });
   }
   return routes;

@@ -28,11 +28,20 @@ function subtleParams(alg: string): webcrypto.AlgorithmIdentifier | webcrypto.Rs
 }
 
 /** Signs header and payload given as objects or raw JSON text. */
-export async function signRaw(header: object | string, payload: object | string, key: TestKey, alg = key.alg): Promise<string> {
+export async function signRaw(
+  header: object | string,
+  payload: object | string,
+  key: TestKey,
+  alg = key.alg,
+): Promise<string> {
   const h = b64(typeof header === "string" ? header : JSON.stringify(header));
   const p = b64(typeof payload === "string" ? payload : JSON.stringify(payload));
   const input = `${h}.${p}`;
-  const sig = await webcrypto.subtle.sign(subtleParams(alg), key.privateKey as unknown as webcrypto.CryptoKey, Buffer.from(input));
+  const sig = await webcrypto.subtle.sign(
+    subtleParams(alg),
+    key.privateKey as unknown as webcrypto.CryptoKey,
+    Buffer.from(input),
+  );
   return `${input}.${b64(new Uint8Array(sig))}`;
 }
 

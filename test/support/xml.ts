@@ -23,7 +23,9 @@ function decode(raw: string, at: number): string {
     if (ref in ENTITIES) return ENTITIES[ref] as string;
     const num = /^#(x[0-9a-fA-F]+|[0-9]+)$/.exec(ref);
     if (!num) throw new Error(`xml: unknown entity "${whole}" near offset ${at}`);
-    const code = (num[1] as string).startsWith("x") ? parseInt((num[1] as string).slice(1), 16) : parseInt(num[1] as string, 10);
+    const code = (num[1] as string).startsWith("x")
+      ? parseInt((num[1] as string).slice(1), 16)
+      : parseInt(num[1] as string, 10);
     const char = String.fromCodePoint(code);
     if (FORBIDDEN.test(char)) throw new Error(`xml: character reference ${whole} not allowed near offset ${at}`);
     return char;
@@ -45,7 +47,11 @@ export function parseXml(xml: string): XmlElement {
   const skipMisc = () => {
     for (;;) {
       skipSpace();
-      const [open, close] = xml.startsWith("<?", pos) ? ["<?", "?>"] : xml.startsWith("<!--", pos) ? ["<!--", "-->"] : [];
+      const [open, close] = xml.startsWith("<?", pos)
+        ? ["<?", "?>"]
+        : xml.startsWith("<!--", pos)
+          ? ["<!--", "-->"]
+          : [];
       if (!open || !close) return;
       const end = xml.indexOf(close, pos + open.length);
       if (end === -1) throw new Error(`xml: unterminated ${open} at offset ${pos}`);

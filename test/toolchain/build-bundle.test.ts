@@ -18,16 +18,28 @@ function edit(file: string, change: (text: string) => string): void {
 
 describe("entrypoints from # METADATA annotations", () => {
   it("are the three annotated in the project's policies", async () => {
-    expect(await annotatedEntrypoints(opaPath(), join(PROJECT_ROOT, "policies"))).toEqual(["portier/catalog", "portier/decision", "portier/explain/checks"]);
+    expect(await annotatedEntrypoints(opaPath(), join(PROJECT_ROOT, "policies"))).toEqual([
+      "portier/catalog",
+      "portier/decision",
+      "portier/explain/checks",
+    ]);
   });
 
   it("follow the annotations: one removed, one added, one in a test file ignored", async () => {
     const dir = scratchProject();
     const policies = join(dir, "policies", "portier");
     edit(join(policies, "decision.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
-    edit(join(policies, "access", "roles.rego"), (t) => t.replace("\nverdict := ", `\n# METADATA\n${ENTRYPOINT_ANNOTATION}verdict := `));
-    edit(join(policies, "catalog", "catalog_test.rego"), (t) => t.replace("\ntest_lists_roles_with_labels", `\n# METADATA\n${ENTRYPOINT_ANNOTATION}test_lists_roles_with_labels`));
-    expect(await annotatedEntrypoints(opaPath(), join(dir, "policies"))).toEqual(["portier/access/verdict", "portier/catalog", "portier/explain/checks"]);
+    edit(join(policies, "access", "roles.rego"), (t) =>
+      t.replace("\nverdict := ", `\n# METADATA\n${ENTRYPOINT_ANNOTATION}verdict := `),
+    );
+    edit(join(policies, "catalog", "catalog_test.rego"), (t) =>
+      t.replace("\ntest_lists_roles_with_labels", `\n# METADATA\n${ENTRYPOINT_ANNOTATION}test_lists_roles_with_labels`),
+    );
+    expect(await annotatedEntrypoints(opaPath(), join(dir, "policies"))).toEqual([
+      "portier/access/verdict",
+      "portier/catalog",
+      "portier/explain/checks",
+    ]);
   });
 
   it("is what the bundle is built for", async () => {
@@ -44,6 +56,8 @@ describe("entrypoints from # METADATA annotations", () => {
     edit(join(dir, "policies", "portier", "decision.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(dir, "policies", "portier", "catalog", "catalog.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(dir, "policies", "portier", "explain", "checks.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
-    await expect(annotatedEntrypoints(opaPath(), join(dir, "policies"))).rejects.toThrow(/no rule or package is annotated "# METADATA" with "entrypoint: true"/);
+    await expect(annotatedEntrypoints(opaPath(), join(dir, "policies"))).rejects.toThrow(
+      /no rule or package is annotated "# METADATA" with "entrypoint: true"/,
+    );
   });
 });

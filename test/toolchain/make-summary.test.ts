@@ -23,13 +23,32 @@ function run(cmd: string, args: string[]): Promise<{ code: number; stdout: strin
 function makeUnit(report: object | null, exitCode: number) {
   const dir = mkdtempSync(join(tmpdir(), "portier-fake-vitest-"));
   const reportFile = join(dir, "report.json");
-  const write = report === null ? "" : `writeFileSync(${JSON.stringify(reportFile)}, ${JSON.stringify(JSON.stringify(report))});\n`;
-  writeFileSync(join(dir, "fake-vitest.mjs"), `import { writeFileSync } from "node:fs";\n${write}process.exit(${exitCode});\n`);
+  const write =
+    report === null ? "" : `writeFileSync(${JSON.stringify(reportFile)}, ${JSON.stringify(JSON.stringify(report))});\n`;
+  writeFileSync(
+    join(dir, "fake-vitest.mjs"),
+    `import { writeFileSync } from "node:fs";\n${write}process.exit(${exitCode});\n`,
+  );
   // -o: take the build prerequisites as done; only the recipe is under test.
-  return run("make", ["--no-print-directory", "-o", "dist/cli/main.js", "-o", "policies", "unit", `VITEST_RUN=node ${join(dir, "fake-vitest.mjs")}`, `VITEST_REPORT=${reportFile}`]);
+  return run("make", [
+    "--no-print-directory",
+    "-o",
+    "dist/cli/main.js",
+    "-o",
+    "policies",
+    "unit",
+    `VITEST_RUN=node ${join(dir, "fake-vitest.mjs")}`,
+    `VITEST_REPORT=${reportFile}`,
+  ]);
 }
 
-const counts = (passed: number, failed: number, more: object = {}) => ({ numPassedTests: passed, numFailedTests: failed, numPendingTests: 0, testResults: [], ...more });
+const counts = (passed: number, failed: number, more: object = {}) => ({
+  numPassedTests: passed,
+  numFailedTests: failed,
+  numPendingTests: 0,
+  testResults: [],
+  ...more,
+});
 
 describe("make unit's closing line", () => {
   it("is printed when tests fail, and make keeps vitest's failing exit code", async () => {
@@ -48,7 +67,10 @@ describe("make unit's closing line", () => {
     const outside = await makeUnit(counts(42, 0), 1);
     expect(outside.stdout).toMatch(/^vitest: 42 passed, 0 failed, exit 1: errors outside tests, see above$/m);
     expect(outside.code).not.toBe(0);
-    const broken = await makeUnit(counts(3, 0, { testResults: [{ status: "failed", message: "Cannot find module", assertionResults: [] }] }), 1);
+    const broken = await makeUnit(
+      counts(3, 0, { testResults: [{ status: "failed", message: "Cannot find module", assertionResults: [] }] }),
+      1,
+    );
     expect(broken.stdout).toMatch(/^vitest: 3 passed, 0 failed, 1 file\(s\) failed to run$/m);
     const none = await makeUnit(null, 7);
     expect(none.stdout).toMatch(/^vitest: no report \(vitest exited 7 before writing \S+report\.json\)$/m);

@@ -5,12 +5,29 @@ import { findAll, parseXml } from "../support/xml.js";
 
 function testCase(name: string, status: PolicyTestCase["status"], extra: Partial<PolicyTestCase> = {}): PolicyTestCase {
   const test = name.replace(/\[.*$/, "");
-  return { name, test, package: "data.p_test", location: "policies/p_test.rego:7", status, durationNs: 2_000_000, output: "", error: "", ...extra };
+  return {
+    name,
+    test,
+    package: "data.p_test",
+    location: "policies/p_test.rego:7",
+    status,
+    durationNs: 2_000_000,
+    output: "",
+    error: "",
+    ...extra,
+  };
 }
 
 function report(cases: PolicyTestCase[], coverage: number | null): PolicyTestReport {
   const failed = cases.filter((c) => c.status === "fail");
-  return { cases, passed: cases.filter((c) => c.status === "pass").length, failed, skipped: 1, coverage, uncovered: coverage === 100 ? [] : ["policies/p.rego:3"] };
+  return {
+    cases,
+    passed: cases.filter((c) => c.status === "pass").length,
+    failed,
+    skipped: 1,
+    coverage,
+    uncovered: coverage === 100 ? [] : ["policies/p.rego:3"],
+  };
 }
 
 describe("JUnit XML of a policy-test report", () => {
@@ -19,7 +36,9 @@ describe("JUnit XML of a policy-test report", () => {
     testCase("data.p_test.test_plain", "pass"),
     testCase("data.p_test.test_table[a & <b>]", "fail", { output: hostile }),
     testCase("data.p_test.test_table[ok]", "pass", { output: hostile }),
-    testCase("data.p_test.test_errs", "fail", { error: "p_test.rego:9: eval_conflict_error: functions must not produce multiple outputs" }),
+    testCase("data.p_test.test_errs", "fail", {
+      error: "p_test.rego:9: eval_conflict_error: functions must not produce multiple outputs",
+    }),
     testCase("data.p_test.todo_test_later", "skip"),
   ];
 
@@ -31,10 +50,19 @@ describe("JUnit XML of a policy-test report", () => {
     // four test rules of 2 ms: the two cases of test_table share one duration, counted once
     expect(suites[0]!.attributes).toMatchObject({ tests: "5", failures: "2", skipped: "1", time: "0.008000" });
     const byName = new Map(findAll(root, "testcase").map((c) => [c.attributes.name, c]));
-    expect(byName.get("test_table[a & <b>]")!.attributes).toMatchObject({ classname: "data.p_test", file: "policies/p_test.rego", line: "7" });
-    expect(findAll(byName.get("test_table[a & <b>]")!, "failure")[0]!.text).toBe("printed: <tag> & \"quotes\" 'apos' \uFFFD\uFFFD[31m \uFFFD done");
+    expect(byName.get("test_table[a & <b>]")!.attributes).toMatchObject({
+      classname: "data.p_test",
+      file: "policies/p_test.rego",
+      line: "7",
+    });
+    expect(findAll(byName.get("test_table[a & <b>]")!, "failure")[0]!.text).toBe(
+      "printed: <tag> & \"quotes\" 'apos' \uFFFD\uFFFD[31m \uFFFD done",
+    );
     expect(findAll(byName.get("test_table[ok]")!, "failure")).toHaveLength(0);
-    expect(findAll(byName.get("test_errs")!, "failure")[0]!.attributes).toMatchObject({ type: "error", message: expect.stringContaining("eval_conflict_error") });
+    expect(findAll(byName.get("test_errs")!, "failure")[0]!.attributes).toMatchObject({
+      type: "error",
+      message: expect.stringContaining("eval_conflict_error"),
+    });
     expect(findAll(byName.get("todo_test_later")!, "skipped")).toHaveLength(1);
     const coverage = findAll(byName.get("coverage >= 100%")!, "failure")[0]!;
     expect(coverage.attributes.message).toBe("coverage 97.50% (required 100%)");

@@ -33,15 +33,36 @@ function route(routes: Route[], template: string): Route {
 }
 
 // How opa names a case of a data-driven test: a string key as is, other keys as compact JSON.
-const oracle = (test: string, key: string | string[]) => `data.portier_test.${test}[${typeof key === "string" ? key : JSON.stringify(key)}]`;
+const oracle = (test: string, key: string | string[]) =>
+  `data.portier_test.${test}[${typeof key === "string" ? key : JSON.stringify(key)}]`;
 
 // [what, change to the route list, a failing case the oracle must report]
 const mutations: [string, (routes: Route[]) => void, string][] = [
-  ["a role removed", (rs) => void (route(rs, ACTIVITES_ADULTE).allowed = ["enseignant_adulte"]), oracle("test_user_with_one_role", [ACTIVITES_ADULTE, "eleve_adulte"])],
-  ["a role added", (rs) => void (route(rs, MOTIFS_ABSENCE).allowed as string[]).push("enseignant_adulte"), oracle("test_user_with_one_role", [MOTIFS_ABSENCE, "enseignant_adulte"])],
-  ["a route switched to all synced", (rs) => void (route(rs, CALENDRIER_ADULTE).allowed = "all_synced"), oracle("test_user_with_one_role", [CALENDRIER_ADULTE, "eleve_jeune"])],
-  ["an all-synced route switched to a role list", (rs) => void (route(rs, MEMBRES).allowed = ["directeur_jeune"]), oracle("test_user_without_roles", MEMBRES)],
-  ["a route dropped", (rs) => void rs.splice(rs.indexOf(route(rs, GROUPES)), 1), oracle("test_spec_route_is_in_the_catalog", GROUPES)],
+  [
+    "a role removed",
+    (rs) => void (route(rs, ACTIVITES_ADULTE).allowed = ["enseignant_adulte"]),
+    oracle("test_user_with_one_role", [ACTIVITES_ADULTE, "eleve_adulte"]),
+  ],
+  [
+    "a role added",
+    (rs) => void (route(rs, MOTIFS_ABSENCE).allowed as string[]).push("enseignant_adulte"),
+    oracle("test_user_with_one_role", [MOTIFS_ABSENCE, "enseignant_adulte"]),
+  ],
+  [
+    "a route switched to all synced",
+    (rs) => void (route(rs, CALENDRIER_ADULTE).allowed = "all_synced"),
+    oracle("test_user_with_one_role", [CALENDRIER_ADULTE, "eleve_jeune"]),
+  ],
+  [
+    "an all-synced route switched to a role list",
+    (rs) => void (route(rs, MEMBRES).allowed = ["directeur_jeune"]),
+    oracle("test_user_without_roles", MEMBRES),
+  ],
+  [
+    "a route dropped",
+    (rs) => void rs.splice(rs.indexOf(route(rs, GROUPES)), 1),
+    oracle("test_spec_route_is_in_the_catalog", GROUPES),
+  ],
 ];
 
 describe("the Rego oracle for spec 4.3", { timeout: 240_000 }, () => {

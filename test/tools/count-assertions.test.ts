@@ -32,13 +32,20 @@ describe("count-assertions, the command", () => {
     mkdirSync(join(root, "a"), { recursive: true });
     mkdirSync(join(root, "b"), { recursive: true });
     // a: 2 `as` and 1 `!` in 4 lines; b: 0 in 6 lines; 10 lines in all: 200 `as` per 1,000 lines.
-    writeFileSync(join(root, "a", "one.ts"), "const x = y as string;\nconst z = w!;\nconst v = u as number;\nexport {};\n");
+    writeFileSync(
+      join(root, "a", "one.ts"),
+      "const x = y as string;\nconst z = w!;\nconst v = u as number;\nexport {};\n",
+    );
     writeFileSync(join(root, "b", "two.ts"), "export const a = 1;\n".repeat(6));
     writeFileSync(join(root, "b", "types.d.ts"), "declare const q: unknown;\nexport const r = q as string;\n");
     return root;
   };
   const run = (...args: string[]) =>
-    spawnSync(process.execPath, ["--import", "tsx", join(import.meta.dirname, "..", "..", "tools", "count-assertions.ts"), ...args], { encoding: "utf8" });
+    spawnSync(
+      process.execPath,
+      ["--import", "tsx", join(import.meta.dirname, "..", "..", "tools", "count-assertions.ts"), ...args],
+      { encoding: "utf8" },
+    );
 
   it("counts per top-level folder, .d.ts files left out", () => {
     const { folders, total } = countTree(tree());

@@ -22,10 +22,25 @@ export const SPEC = {
     "sign: signs a built bundle in OPA's format (/.signatures.json), as `opa build --signing-key` does.",
   options: {
     project: PROJECT_OPTION,
-    out: { type: "string", value: "FILE", description: "where to write the bundle (sign: default overwrites BUNDLE)", default: "PROJECT/build/bundle.tar.gz" },
+    out: {
+      type: "string",
+      value: "FILE",
+      description: "where to write the bundle (sign: default overwrites BUNDLE)",
+      default: "PROJECT/build/bundle.tar.gz",
+    },
     opa: OPA_OPTION,
-    "signing-key": { type: "string", value: "FILE", description: "PEM private key: sign the bundle (/.signatures.json, key id \"default\")", default: "unsigned" },
-    "signing-alg": { type: "string", value: "ALG", description: `JWS algorithm of the signature (${SIGNING_ALGS.join(", ")})`, default: DEFAULT_SIGNING_ALG },
+    "signing-key": {
+      type: "string",
+      value: "FILE",
+      description: 'PEM private key: sign the bundle (/.signatures.json, key id "default")',
+      default: "unsigned",
+    },
+    "signing-alg": {
+      type: "string",
+      value: "ALG",
+      description: `JWS algorithm of the signature (${SIGNING_ALGS.join(", ")})`,
+      default: DEFAULT_SIGNING_ALG,
+    },
   },
 } as const satisfies CommandSpec;
 
@@ -40,7 +55,8 @@ function readKey(file: string): string {
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
   const alg = values["signing-alg"] ?? DEFAULT_SIGNING_ALG;
-  if (!isOneOf(SIGNING_ALGS, alg)) throw usageError(SPEC, `--signing-alg: "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
+  if (!isOneOf(SIGNING_ALGS, alg))
+    throw usageError(SPEC, `--signing-alg: "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
   const [action, target] = positionals;
   if (action === "sign" && target !== undefined && positionals.length === 2) {
     if (values["signing-key"] === undefined) throw usageError(SPEC, "sign needs --signing-key FILE");
@@ -50,13 +66,21 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`bundle signed: ${out} (${alg})`);
     return 0;
   }
-  if (positionals[0] !== "build" || positionals.length !== 1) throw usageError(SPEC, "expected the sub-command \"build\" or \"sign BUNDLE\"");
+  if (positionals[0] !== "build" || positionals.length !== 1)
+    throw usageError(SPEC, 'expected the sub-command "build" or "sign BUNDLE"');
   const key = values["signing-key"] === undefined ? undefined : readKey(values["signing-key"]);
   const project = resolve(values.project ?? PROJECT_ROOT);
   const out = resolve(values.out ?? join(project, "build", "bundle.tar.gz"));
   mkdirSync(dirname(out), { recursive: true });
-  const { revision, entrypoints } = await buildBundle({ opa: opaPath(values.opa), projectDir: project, workDir: join(project, "build"), out });
+  const { revision, entrypoints } = await buildBundle({
+    opa: opaPath(values.opa),
+    projectDir: project,
+    workDir: join(project, "build"),
+    out,
+  });
   if (key !== undefined) writeFileSync(out, await signBundle(readFileSync(out), key, alg, out));
-  console.log(`bundle ok: ${out} (revision ${revision}; entrypoints ${entrypoints.join(", ")}${key === undefined ? "" : `; signed ${alg}`})`);
+  console.log(
+    `bundle ok: ${out} (revision ${revision}; entrypoints ${entrypoints.join(", ")}${key === undefined ? "" : `; signed ${alg}`})`,
+  );
   return 0;
 }

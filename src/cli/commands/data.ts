@@ -14,7 +14,12 @@ export const SPEC = {
   summary: "check: validates data/ against its schemas. build: validates and writes the bundle's data document.",
   options: {
     project: PROJECT_OPTION,
-    out: { type: "string", value: "DIR", description: "where build writes the data document", default: "PROJECT/build/bundle-data" },
+    out: {
+      type: "string",
+      value: "DIR",
+      description: "where build writes the data document",
+      default: "PROJECT/build/bundle-data",
+    },
   },
 } as const satisfies CommandSpec;
 
@@ -33,5 +38,5 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`data ok: wrote ${join(out, "catalog", "data.json")}`);
     return 0;
   }
-  throw usageError(SPEC, "expected the sub-command \"build\" or \"check\"");
+  throw usageError(SPEC, 'expected the sub-command "build" or "check"');
 }

@@ -14,19 +14,37 @@ import { codeOf, messageOf } from "../../errors/caught.js";
 
 export const SPEC = {
   name: "portier dev",
-  summary: "Runs the local issuer and the decision service together on loopback with the sample data, and prints\ncurl lines to try. Development only (this is what `make run` starts).",
+  summary:
+    "Runs the local issuer and the decision service together on loopback with the sample data, and prints\ncurl lines to try. Development only (this is what `make run` starts).",
   options: {
-    port: { type: "string", value: "N", description: "the decision service's port (0 = any free port)", default: "8181" },
-    "issuer-port": { type: "string", value: "N", description: "the issuer's port (0 = any free port)", default: "9400" },
+    port: {
+      type: "string",
+      value: "N",
+      description: "the decision service's port (0 = any free port)",
+      default: "8181",
+    },
+    "issuer-port": {
+      type: "string",
+      value: "N",
+      description: "the issuer's port (0 = any free port)",
+      default: "9400",
+    },
     "callback-port": {
       type: "string",
       value: "N",
-      description: "the sample web client's port: open it in a browser to sign in; its /callback shows the tokens (0 = any free port)",
+      description:
+        "the sample web client's port: open it in a browser to sign in; its /callback shows the tokens (0 = any free port)",
       default: "8400",
     },
-    "log-level": { type: "string", value: "LEVEL", description: "the service's log level (decisions are info), printed as readable lines", default: "info" },
+    "log-level": {
+      type: "string",
+      value: "LEVEL",
+      description: "the service's log level (decisions are info), printed as readable lines",
+      default: "info",
+    },
   },
-  notes: "SIGTERM or SIGINT (Ctrl-C): stop the sign-in page, the service and the issuer, let requests in flight finish, exit 0. exit codes: 1 start-up failure, 2 usage error",
+  notes:
+    "SIGTERM or SIGINT (Ctrl-C): stop the sign-in page, the service and the issuer, let requests in flight finish, exit 0. exit codes: 1 start-up failure, 2 usage error",
 } as const satisfies CommandSpec;
 const VERIFIER = "portier-dev-pkce-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
 const REDIRECT = "http://127.0.0.1:8400/callback";
@@ -58,21 +76,40 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
   if (positionals.length > 0) throw usageError(SPEC, `unexpected argument "${positionals[0]}"`);
   const issuerPort = Number(values["issuer-port"] ?? 9400);
-  if (!/^\d+$/.test(values["issuer-port"] ?? "9400") || issuerPort > 65535) throw usageError(SPEC, `--issuer-port: must be 0..65535, got "${values["issuer-port"]}"`);
+  if (!/^\d+$/.test(values["issuer-port"] ?? "9400") || issuerPort > 65535)
+    throw usageError(SPEC, `--issuer-port: must be 0..65535, got "${values["issuer-port"]}"`);
   const callbackPort = Number(values["callback-port"] ?? 8400);
-  if (!/^\d+$/.test(values["callback-port"] ?? "8400") || callbackPort > 65535) throw usageError(SPEC, `--callback-port: must be 0..65535, got "${values["callback-port"]}"`);
+  if (!/^\d+$/.test(values["callback-port"] ?? "8400") || callbackPort > 65535)
+    throw usageError(SPEC, `--callback-port: must be 0..65535, got "${values["callback-port"]}"`);
   const stopped = untilSignal();
   let issuer;
   try {
     issuer = await startIssuer({ port: issuerPort, host: "127.0.0.1" });
   } catch (err) {
-    const why = codeOf(err) === "EADDRINUSE" ? "the address is in use by another process; stop it or choose another --issuer-port" : messageOf(err);
+    const why =
+      codeOf(err) === "EADDRINUSE"
+        ? "the address is in use by another process; stop it or choose another --issuer-port"
+        : messageOf(err);
     console.error(`portier dev: cannot start the issuer on 127.0.0.1:${issuerPort}: ${why}`);
     return 1;
   }
   let service: RunningService | undefined;
   try {
-    const config = loadConfig(["--issuer", issuer.url, "--directory", DEFAULT_DIRECTORY_FILE, "--workers", "1", "--port", values.port ?? "8181", "--log-level", values["log-level"] ?? "info"], {});
+    const config = loadConfig(
+      [
+        "--issuer",
+        issuer.url,
+        "--directory",
+        DEFAULT_DIRECTORY_FILE,
+        "--workers",
+        "1",
+        "--port",
+        values.port ?? "8181",
+        "--log-level",
+        values["log-level"] ?? "info",
+      ],
+      {},
+    );
     // Decision lines readable for a person at the terminal; `portier serve` keeps its JSON lines.
     service = await startService(config, { logDestination: readableLogDestination() });
     await service.verifier.ready();
@@ -90,7 +127,10 @@ export async function run(argv: string[]): Promise<number> {
     web = await startDevCallback({ port: callbackPort, issuerUrl: issuer.url, serviceUrl: service.url });
   } catch (err) {
     await Promise.allSettled([service.close(0), issuer.close()]);
-    const why = codeOf(err) === "EADDRINUSE" ? "the address is in use by another process; stop it or choose another --callback-port" : messageOf(err);
+    const why =
+      codeOf(err) === "EADDRINUSE"
+        ? "the address is in use by another process; stop it or choose another --callback-port"
+        : messageOf(err);
     console.error(`portier dev: cannot start the callback server on 127.0.0.1:${callbackPort}: ${why}`);
     return 1;
   }

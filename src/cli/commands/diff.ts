@@ -3,7 +3,15 @@
  * files, policy folders or git revisions): grants of the route x role grid, other methods, token shapes
  * and tenant bindings. Exit 0: no change; 1: changes; 2: error (usage, or a source that cannot be built).
  */
-import { computeMatrix, diffMatrices, hasChanges, loadPolicySource, probeUniverse, renderDiff, renderDiffMarkdown } from "../../review/index.js";
+import {
+  computeMatrix,
+  diffMatrices,
+  hasChanges,
+  loadPolicySource,
+  probeUniverse,
+  renderDiff,
+  renderDiffMarkdown,
+} from "../../review/index.js";
 import { OPA_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
 
@@ -16,7 +24,12 @@ export const SPEC = {
     "Lists everything the policy decides on that changed between two policies: grants of the route x role grid, other\n" +
     "methods, token shapes and tenant bindings. OLD and NEW are each a bundle .tar.gz, a policy folder, or a git revision.",
   options: {
-    format: { type: "string", value: "FORMAT", description: "text, md (a pull-request comment) or json", default: "text" },
+    format: {
+      type: "string",
+      value: "FORMAT",
+      description: "text, md (a pull-request comment) or json",
+      default: "text",
+    },
     json: { type: "boolean", description: "the same as --format json", default: "text" },
     opa: OPA_OPTION,
   },
@@ -26,16 +39,23 @@ export const SPEC = {
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
   const [oldRef, newRef] = positionals;
-  if (oldRef === undefined || newRef === undefined || positionals.length !== 2) throw usageError(SPEC, `expected two policies (OLD NEW), got ${positionals.length}`);
+  if (oldRef === undefined || newRef === undefined || positionals.length !== 2)
+    throw usageError(SPEC, `expected two policies (OLD NEW), got ${positionals.length}`);
   const format = values.json ? "json" : (values.format ?? "text");
-  if (!isOneOf(FORMATS, format)) throw usageError(SPEC, `--format must be one of ${FORMATS.join(", ")}, got "${format}"`);
+  if (!isOneOf(FORMATS, format))
+    throw usageError(SPEC, `--format must be one of ${FORMATS.join(", ")}, got "${format}"`);
   try {
     const oldEngine = await loadPolicySource(oldRef, { opa: values.opa });
     const newEngine = await loadPolicySource(newRef, { opa: values.opa });
     // Both sides are probed with every tenant and code either knows, so a moved binding shows.
     const universe = probeUniverse(oldEngine, newEngine);
     const diff = diffMatrices(computeMatrix(oldEngine, universe), computeMatrix(newEngine, universe));
-    const text = format === "json" ? JSON.stringify(diff, null, 2) + "\n" : format === "md" ? renderDiffMarkdown(diff, { before: oldRef, after: newRef }) : renderDiff(diff);
+    const text =
+      format === "json"
+        ? JSON.stringify(diff, null, 2) + "\n"
+        : format === "md"
+          ? renderDiffMarkdown(diff, { before: oldRef, after: newRef })
+          : renderDiff(diff);
     process.stdout.write(text);
     return hasChanges(diff) ? 1 : 0;
   } catch (err) {

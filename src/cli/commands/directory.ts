@@ -11,17 +11,23 @@ export const SPEC = {
   name: "portier directory",
   positionals: "seal FILE",
   summary:
-    "seal: appends the end record {\"portier_end\":{\"records\":N,\"sha256\":\"...\"}} to an NDJSON directory, which the service\n" +
+    'seal: appends the end record {"portier_end":{"records":N,"sha256":"..."}} to an NDJSON directory, which the service\n' +
     "requires (it refuses an NDJSON file without it: a feed still being written). A JSON array needs none.",
   options: {
-    out: { type: "string", value: "FILE", description: "write the sealed copy here (written beside it, then renamed)", default: "seal FILE in place" },
+    out: {
+      type: "string",
+      value: "FILE",
+      description: "write the sealed copy here (written beside it, then renamed)",
+      default: "seal FILE in place",
+    },
   },
 } as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
   const [action, target] = positionals;
-  if (action !== "seal" || target === undefined || positionals.length !== 2) throw usageError(SPEC, 'expected the sub-command "seal FILE"');
+  if (action !== "seal" || target === undefined || positionals.length !== 2)
+    throw usageError(SPEC, 'expected the sub-command "seal FILE"');
   const sealed = await sealDirectoryFile(resolve(target), values.out === undefined ? undefined : resolve(values.out));
   console.log(`directory sealed: ${sealed.file} (${sealed.records} records, sha256 ${sealed.sha256})`);
   return 0;

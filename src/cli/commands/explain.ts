@@ -7,7 +7,16 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DecisionInput } from "../../engine/index.js";
-import { describeCaller, explainDecisionInput, explainRequest, loadPolicySource, newerSource, readCatalog, renderExplanation, type ExplainRequest } from "../../review/index.js";
+import {
+  describeCaller,
+  explainDecisionInput,
+  explainRequest,
+  loadPolicySource,
+  newerSource,
+  readCatalog,
+  renderExplanation,
+  type ExplainRequest,
+} from "../../review/index.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
 import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
@@ -19,14 +28,39 @@ export const SPEC = {
     "Explains one decision of the compiled policy for a caller described by the options: the answer, then every check\n" +
     "in the policy's order with its own outcome. With --input FILE, a decision input as logged (no METHOD PATH).",
   options: {
-    role: { type: "string", multiple: true, value: "ID", description: "a role id of the caller (unknown ids are refused)", default: "none" },
-    flow: { type: "string", value: "FLOW", description: "the token flow: accessCode (a user) or application", default: "accessCode" },
-    "not-synced": { type: "boolean", description: "the caller is not in the synced-users directory", default: "synced" },
+    role: {
+      type: "string",
+      multiple: true,
+      value: "ID",
+      description: "a role id of the caller (unknown ids are refused)",
+      default: "none",
+    },
+    flow: {
+      type: "string",
+      value: "FLOW",
+      description: "the token flow: accessCode (a user) or application",
+      default: "accessCode",
+    },
+    "not-synced": {
+      type: "boolean",
+      description: "the caller is not in the synced-users directory",
+      default: "synced",
+    },
     tenant: { type: "string", value: "ID", description: "the caller's tenant_id", default: "none" },
     audit: { type: "boolean", description: "role-check mode audit instead of enforce", default: "enforce" },
     bundle: { type: "string", value: "FILE", description: "the compiled bundle", default: "build/bundle.tar.gz" },
-    source: { type: "string", value: "REF", description: "a bundle, a policy folder or a git revision, built with the pinned opa", default: "none" },
-    input: { type: "string", value: "FILE", description: "a decision input, or a decision log line holding one in \"input\"", default: "none" },
+    source: {
+      type: "string",
+      value: "REF",
+      description: "a bundle, a policy folder or a git revision, built with the pinned opa",
+      default: "none",
+    },
+    input: {
+      type: "string",
+      value: "FILE",
+      description: 'a decision input, or a decision log line holding one in "input"',
+      default: "none",
+    },
     json: { type: "boolean", description: "print the decision and the checks as JSON", default: "text" },
     opa: OPA_OPTION,
   },
@@ -42,36 +76,48 @@ function readInput(file: string): DecisionInput {
     throw usageError(SPEC, `--input ${file}: ${messageOf(err)}`);
   }
   const input = doc && typeof doc === "object" && "input" in doc ? doc.input : doc;
-  if (!input || typeof input !== "object" || Array.isArray(input)) throw usageError(SPEC, `--input ${file}: must be a JSON object (a decision input, or a log line with "input")`);
+  if (!input || typeof input !== "object" || Array.isArray(input))
+    throw usageError(SPEC, `--input ${file}: must be a JSON object (a decision input, or a log line with "input")`);
   return input as DecisionInput;
 }
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
   if (values.bundle && values.source) throw usageError(SPEC, "give --bundle or --source, not both");
-  if (values.input && positionals.length !== 0) throw usageError(SPEC, "--input takes the method and path from the file: give no METHOD PATH");
-  if (!values.input && positionals.length !== 2) throw usageError(SPEC, `expected METHOD and PATH, got ${positionals.length} argument(s)`);
+  if (values.input && positionals.length !== 0)
+    throw usageError(SPEC, "--input takes the method and path from the file: give no METHOD PATH");
+  if (!values.input && positionals.length !== 2)
+    throw usageError(SPEC, `expected METHOD and PATH, got ${positionals.length} argument(s)`);
   const defaultBundle = join(PROJECT_ROOT, "build", "bundle.tar.gz");
   const source = values.source ?? values.bundle ?? defaultBundle;
   const engine = await loadPolicySource(source, { opa: values.opa });
   if (source === defaultBundle) {
     const newer = newerSource(defaultBundle, PROJECT_ROOT);
-    if (newer) console.error(`portier explain: warning: ${newer} changed after build/bundle.tar.gz was built; run make build, or pass --source . to explain the sources`);
+    if (newer)
+      console.error(
+        `portier explain: warning: ${newer} changed after build/bundle.tar.gz was built; run make build, or pass --source . to explain the sources`,
+      );
   }
 
   if (values.input) {
     const input = readInput(values.input);
     const e = explainDecisionInput(engine, input);
     const who = `the logged caller (flow ${e.decision.flow ?? "none"}, roles [${(input.roles ?? []).join(", ")}]${input.synced ? "" : ", not synced"})`;
-    process.stdout.write(values.json ? JSON.stringify(e, null, 2) + "\n" : renderExplanation({ method: String(input.method), path: String(input.path), who }, e));
+    process.stdout.write(
+      values.json
+        ? JSON.stringify(e, null, 2) + "\n"
+        : renderExplanation({ method: String(input.method), path: String(input.path), who }, e),
+    );
     return e.decision.allow ? 0 : 1;
   }
 
   const flow = values.flow ?? "accessCode";
-  if (flow !== "accessCode" && flow !== "application") throw usageError(SPEC, `--flow must be accessCode or application, got "${flow}"`);
+  if (flow !== "accessCode" && flow !== "application")
+    throw usageError(SPEC, `--flow must be accessCode or application, got "${flow}"`);
   const known = readCatalog(engine).roles.map((r) => r.id);
   const unknown = (values.role ?? []).filter((r) => !known.includes(r));
-  if (unknown.length > 0) throw usageError(SPEC, `unknown role(s) ${unknown.join(", ")}; the policy knows: ${known.join(", ")}`);
+  if (unknown.length > 0)
+    throw usageError(SPEC, `unknown role(s) ${unknown.join(", ")}; the policy knows: ${known.join(", ")}`);
   const req: ExplainRequest = {
     method: positionals[0] as string,
     path: positionals[1] as string,
@@ -82,6 +128,10 @@ export async function run(argv: string[]): Promise<number> {
     mode: values.audit ? "audit" : "enforce",
   };
   const e = explainRequest(engine, req);
-  process.stdout.write(values.json ? JSON.stringify(e, null, 2) + "\n" : renderExplanation({ method: req.method, path: req.path, who: describeCaller(req) }, e));
+  process.stdout.write(
+    values.json
+      ? JSON.stringify(e, null, 2) + "\n"
+      : renderExplanation({ method: req.method, path: req.path, who: describeCaller(req) }, e),
+  );
   return e.decision.allow ? 0 : 1;
 }

@@ -15,8 +15,18 @@ export const SPEC = {
   options: {
     "client-id": { type: "string", value: "ID", description: "the client the token must be addressed to (required)" },
     issuer: { type: "string", value: "URL", description: "the issuer the token must come from (required)" },
-    jwks: { type: "string", value: "FILE|URL", description: "the issuer's keys instead of discovery", default: "discovery" },
-    "access-token": { type: "string", value: "TOKEN", description: "check at_hash against this access token", default: "not checked" },
+    jwks: {
+      type: "string",
+      value: "FILE|URL",
+      description: "the issuer's keys instead of discovery",
+      default: "discovery",
+    },
+    "access-token": {
+      type: "string",
+      value: "TOKEN",
+      description: "check at_hash against this access token",
+      default: "not checked",
+    },
     state: { type: "string", value: "STATE", description: "check s_hash against this state", default: "not checked" },
     nonce: { type: "string", value: "NONCE", description: "the nonce the token must carry", default: "not checked" },
   },

@@ -14,13 +14,22 @@ export const SPEC = {
   options: {
     port: { type: "string", value: "N", description: "port to listen on (0 = any free port)", default: "8300" },
     host: { type: "string", value: "H", description: "address to bind", default: "127.0.0.1 (loopback)" },
-    "issuer-url": { type: "string", value: "URL", description: "iss of the tokens and base of the endpoints", default: "http://HOST:PORT" },
+    "issuer-url": {
+      type: "string",
+      value: "URL",
+      description: "iss of the tokens and base of the endpoints",
+      default: "http://HOST:PORT",
+    },
     users: { type: "string", value: "FILE", description: "sample users", default: "data/sample/users.json" },
     clients: { type: "string", value: "FILE", description: "registered clients", default: "data/sample/clients.json" },
     "access-ttl": { type: "string", value: "S", description: "access token lifetime in seconds", default: "3600" },
     "id-ttl": { type: "string", value: "S", description: "ID token lifetime in seconds", default: "300" },
     "code-ttl": { type: "string", value: "S", description: "authorization code lifetime in seconds", default: "300" },
-    "no-dev-login": { type: "boolean", description: "refuse password-less sign-in by login_hint", default: "dev login on" },
+    "no-dev-login": {
+      type: "boolean",
+      description: "refuse password-less sign-in by login_hint",
+      default: "dev login on",
+    },
   },
   notes: "environment: LOG_LEVEL (default info). SIGTERM or SIGINT stops it (exit 0).",
 } as const satisfies CommandSpec;
@@ -73,7 +82,9 @@ export async function run(argv: string[]): Promise<number> {
       `Discovery:  ${url}/.well-known/openid-configuration`,
       `Users: ${issuer.users.length} from ${usersFile} (sample users: see its $comment for the dev password)`,
       `Clients: ${issuer.clients.map((c) => c.client_id).join(", ")} from ${clientsFile}`,
-      issuer.devMode ? "Dev mode: login_hint=<username> on /connect/authorize signs that user in without a password." : "Dev mode off.",
+      issuer.devMode
+        ? "Dev mode: login_hint=<username> on /connect/authorize signs that user in without a password."
+        : "Dev mode off.",
       isLoopback(host) ? "" : `WARNING: listening on ${host}, not loopback.`,
     ]
       .filter(Boolean)

@@ -9,11 +9,22 @@ import { OPA_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../arg
 
 export const SPEC = {
   name: "portier matrix",
-  summary: "Prints the route x role access matrix computed from the compiled policy (the application flow is a column).",
+  summary:
+    "Prints the route x role access matrix computed from the compiled policy (the application flow is a column).",
   options: {
     bundle: { type: "string", value: "FILE", description: "the compiled bundle", default: "build/bundle.tar.gz" },
-    source: { type: "string", value: "REF", description: "instead of --bundle: a bundle, a policy folder or a git revision", default: "none" },
-    format: { type: "string", value: "FORMAT", description: `output format: ${MATRIX_FORMATS.join(", ")}`, default: "md" },
+    source: {
+      type: "string",
+      value: "REF",
+      description: "instead of --bundle: a bundle, a policy folder or a git revision",
+      default: "none",
+    },
+    format: {
+      type: "string",
+      value: "FORMAT",
+      description: `output format: ${MATRIX_FORMATS.join(", ")}`,
+      default: "md",
+    },
     opa: OPA_OPTION,
   },
 } as const satisfies CommandSpec;
@@ -21,7 +32,8 @@ export const SPEC = {
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, SPEC);
   const format = values.format ?? "md";
-  if (!isOneOf(MATRIX_FORMATS, format)) throw usageError(SPEC, `--format must be one of ${MATRIX_FORMATS.join(", ")}, got "${format}"`);
+  if (!isOneOf(MATRIX_FORMATS, format))
+    throw usageError(SPEC, `--format must be one of ${MATRIX_FORMATS.join(", ")}, got "${format}"`);
   const source = values.source ?? values.bundle ?? join(PROJECT_ROOT, "build", "bundle.tar.gz");
   const engine = await loadPolicySource(source, { opa: values.opa });
   process.stdout.write(renderMatrix(computeMatrix(engine), format));

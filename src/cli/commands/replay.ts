@@ -15,10 +15,30 @@ export const SPEC = {
     "what would change by route, flow, roles and reason, newly allowed first.",
   options: {
     log: { type: "string", value: "FILE", description: "the decision log to replay (required)" },
-    bundle: { type: "string", value: "FILE", description: "the candidate policy as a compiled bundle", default: "none" },
-    source: { type: "string", value: "REF", description: "the candidate policy as a bundle, a policy folder or a git revision", default: "none" },
-    format: { type: "string", value: "FORMAT", description: "text, md (a pull-request comment) or json", default: "text" },
-    "fail-on": { type: "string", value: "WHAT", description: "any (any change fails) or new-allows (only a newly allowed decision fails)", default: "any" },
+    bundle: {
+      type: "string",
+      value: "FILE",
+      description: "the candidate policy as a compiled bundle",
+      default: "none",
+    },
+    source: {
+      type: "string",
+      value: "REF",
+      description: "the candidate policy as a bundle, a policy folder or a git revision",
+      default: "none",
+    },
+    format: {
+      type: "string",
+      value: "FORMAT",
+      description: "text, md (a pull-request comment) or json",
+      default: "text",
+    },
+    "fail-on": {
+      type: "string",
+      value: "WHAT",
+      description: "any (any change fails) or new-allows (only a newly allowed decision fails)",
+      default: "any",
+    },
     opa: OPA_OPTION,
   },
   notes: "exit codes: 0 nothing changes, 1 changes (see --fail-on), 2 error",
@@ -31,14 +51,22 @@ export async function run(argv: string[]): Promise<number> {
   const source = values.source ?? values.bundle;
   if (!source || (values.source && values.bundle)) throw usageError(SPEC, "give one of --bundle or --source");
   const format = values.format ?? "text";
-  if (!["text", "md", "json"].includes(format)) throw usageError(SPEC, `--format must be one of text, md, json, got "${format}"`);
+  if (!["text", "md", "json"].includes(format))
+    throw usageError(SPEC, `--format must be one of text, md, json, got "${format}"`);
   const failOn = values["fail-on"] ?? "any";
-  if (failOn !== "any" && failOn !== "new-allows") throw usageError(SPEC, `--fail-on must be any or new-allows, got "${failOn}"`);
+  if (failOn !== "any" && failOn !== "new-allows")
+    throw usageError(SPEC, `--fail-on must be any or new-allows, got "${failOn}"`);
   try {
     if (!existsSync(values.log)) throw new Error(`--log ${values.log}: file not found`);
     const engine = await loadPolicySource(source, { opa: values.opa });
     const report = await replayLogFile(values.log, engine);
-    process.stdout.write(format === "json" ? JSON.stringify(report, null, 2) + "\n" : format === "md" ? renderReplayMarkdown(report) : renderReplay(report));
+    process.stdout.write(
+      format === "json"
+        ? JSON.stringify(report, null, 2) + "\n"
+        : format === "md"
+          ? renderReplayMarkdown(report)
+          : renderReplay(report),
+    );
     const failing = failOn === "new-allows" ? report.newlyAllowed > 0 : report.changes.length > 0;
     return failing ? 1 : 0;
   } catch (err) {

@@ -7,7 +7,14 @@
  */
 import cluster from "node:cluster";
 import type { Socket } from "node:net";
-import { loadConfig, ConfigError, startService, SERVICE_OPTIONS, type RunningService, type ServiceConfig } from "../../service/index.js";
+import {
+  loadConfig,
+  ConfigError,
+  startService,
+  SERVICE_OPTIONS,
+  type RunningService,
+  type ServiceConfig,
+} from "../../service/index.js";
 import { parse, type CommandSpec } from "../args.js";
 import { untilSignal } from "../shutdown.js";
 import { superviseWorkers, type WorkerMessage } from "../supervise-workers.js";
@@ -19,7 +26,7 @@ export const SPEC = {
   options: SERVICE_OPTIONS,
   notes: [
     "Every option can also be set as PORTIER_<OPTION> (PORTIER_PORT=8181, PORTIER_NO_DIRECTORY=true) or as a key of",
-    "the --config file (camelCase: \"bundleUrl\"); flags win over the environment, which wins over the file.",
+    'the --config file (camelCase: "bundleUrl"); flags win over the environment, which wins over the file.',
     "SIGTERM or SIGINT: /ready answers 503, the service keeps answering for --shutdown-delay, then stops accepting,",
     "answers every connection it accepted and exits 0; the whole stop takes at most --shutdown-timeout.",
     "exit codes: 0 stopped by a signal, 1 start-up failure or crash loop, 2 configuration error",
@@ -39,7 +46,13 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (cluster.isWorker) return runWorker(config);
   if (config.workers > 1) {
-    return superviseWorkers({ workers: config.workers, host: config.host, port: config.port, shutdownTimeoutMs: config.shutdownTimeout * 1000, shutdownDelayMs: config.shutdownDelay * 1000 });
+    return superviseWorkers({
+      workers: config.workers,
+      host: config.host,
+      port: config.port,
+      shutdownTimeoutMs: config.shutdownTimeout * 1000,
+      shutdownDelayMs: config.shutdownDelay * 1000,
+    });
   }
   return runSingle(config);
 }
@@ -47,8 +60,28 @@ export async function run(argv: string[]): Promise<number> {
 function announce(service: RunningService): void {
   const revision = service.policy.engine?.revision ?? null;
   // A worker has no port of its own (the primary says "listening" with the URL once one is ready).
-  if (cluster.isWorker) service.logger.info({ event: "worker_ready", ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}), revision, worker: cluster.worker?.id }, "worker ready");
-  else service.logger.info({ event: "listening", url: service.url, ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}), revision }, "listening");
+  if (cluster.isWorker)
+    service.logger.info(
+      {
+        event: "worker_ready",
+        ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}),
+        ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}),
+        revision,
+        worker: cluster.worker?.id,
+      },
+      "worker ready",
+    );
+  else
+    service.logger.info(
+      {
+        event: "listening",
+        url: service.url,
+        ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}),
+        ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}),
+        revision,
+      },
+      "listening",
+    );
   service.logger.flush();
 }
 
@@ -110,7 +143,11 @@ async function runWorker(config: ServiceConfig): Promise<number> {
   }
   if (stopping) service.beginStop();
   announce(service);
-  await toPrimary({ portier: "listening", ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}), ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}) });
+  await toPrimary({
+    portier: "listening",
+    ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}),
+    ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}),
+  });
   const { reason, graceMs } = await stopped;
   await stop(service, reason, graceMs, 0);
   return 0;

@@ -22,10 +22,30 @@ export const SPEC = {
   options: {
     project: PROJECT_OPTION,
     opa: OPA_OPTION,
-    "min-coverage": { type: "string", value: "PERCENT", description: "fail below this coverage (a number from 0 to 100)", default: "100" },
-    verbose: { type: "boolean", short: "v", description: "list every test and case, passed ones too", default: "failures only" },
-    format: { type: "string", value: "FORMAT", description: "text, or junit (JUnit XML on stdout, the text on stderr)", default: "text" },
-    output: { type: "string", value: "FILE", description: "with --format junit: write the XML to FILE (the text stays on stdout)", default: "stdout" },
+    "min-coverage": {
+      type: "string",
+      value: "PERCENT",
+      description: "fail below this coverage (a number from 0 to 100)",
+      default: "100",
+    },
+    verbose: {
+      type: "boolean",
+      short: "v",
+      description: "list every test and case, passed ones too",
+      default: "failures only",
+    },
+    format: {
+      type: "string",
+      value: "FORMAT",
+      description: "text, or junit (JUnit XML on stdout, the text on stderr)",
+      default: "text",
+    },
+    output: {
+      type: "string",
+      value: "FILE",
+      description: "with --format junit: write the XML to FILE (the text stays on stdout)",
+      default: "stdout",
+    },
   },
   notes: "exit codes: 0 all passed with enough coverage, 1 otherwise, 2 usage error",
 } as const satisfies CommandSpec;
@@ -33,12 +53,16 @@ export const SPEC = {
 function minCoverage(raw: string | undefined): number {
   if (raw === undefined) return 100;
   const value = /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
-  if (!(value >= 0 && value <= 100)) throw usageError(SPEC, `--min-coverage: "${raw}" is not a percentage from 0 to 100`);
+  if (!(value >= 0 && value <= 100))
+    throw usageError(SPEC, `--min-coverage: "${raw}" is not a percentage from 0 to 100`);
   return value;
 }
 
 function indent(text: string): string[] {
-  return text.replace(/\n$/, "").split("\n").map((l) => `    ${l}`);
+  return text
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((l) => `    ${l}`);
 }
 
 /** The text report: failing cases (all cases with verbose), each test's printed output once after its cases. */
@@ -62,7 +86,8 @@ export async function run(argv: string[]): Promise<number> {
   const project = resolve(values.project ?? PROJECT_ROOT);
   const data = writeBundleData(project, join(project, "build", "bundle-data"));
   // With JUnit on stdout, the human-readable report goes to stderr so the XML stays clean.
-  const say = format === "junit" && values.output === undefined ? (l: string) => console.error(l) : (l: string) => console.log(l);
+  const say =
+    format === "junit" && values.output === undefined ? (l: string) => console.error(l) : (l: string) => console.log(l);
   let report: PolicyTestReport;
   try {
     report = await runPolicyTests({ opa: opaPath(values.opa), projectDir: project, dataDir: data.dir });
@@ -74,10 +99,16 @@ export async function run(argv: string[]): Promise<number> {
   }
   for (const line of textLines(report.cases, values.verbose === true)) say(line);
   for (const line of report.uncovered) say(`not covered: ${line}`);
-  say(report.coverage === null ? "coverage: not measured (opa reports coverage only when every test passes)" : `coverage: ${report.coverage.toFixed(2)}% (opa)`);
+  say(
+    report.coverage === null
+      ? "coverage: not measured (opa reports coverage only when every test passes)"
+      : `coverage: ${report.coverage.toFixed(2)}% (opa)`,
+  );
   const belowMin = report.coverage !== null && report.coverage < min;
   if (belowMin) say(`coverage ${report.coverage!.toFixed(2)}% is below the required ${min}%`);
-  say(`policy: ${report.passed} passed, ${report.failed.length} failed${report.skipped ? `, ${report.skipped} skipped` : ""}`);
+  say(
+    `policy: ${report.passed} passed, ${report.failed.length} failed${report.skipped ? `, ${report.skipped} skipped` : ""}`,
+  );
 
   if (format === "junit") {
     const xml = renderJunit(report, min);

@@ -32,7 +32,8 @@ export function authorizeEndpoint(ctx: IssuerContext): RequestHandler {
         if (!user) throw new OAuthError("access_denied", "login_hint does not name a sample user");
         return redirectWithCode(ctx, res, request, user);
       }
-      if (params["prompt"]?.split(" ").includes("none")) throw new OAuthError("login_required", "no session at this issuer; interactive login needed");
+      if (params["prompt"]?.split(" ").includes("none"))
+        throw new OAuthError("login_required", "no session at this issuer; interactive login needed");
       const requestId = ctx.grants.addPendingLogin(request);
       sendLoginPage(res, 200, {
         requestId,
@@ -57,7 +58,13 @@ export function loginEndpoint(ctx: IssuerContext): RequestHandler {
     const field = (name: string) => (typeof body[name] === "string" ? body[name] : "");
     const requestId = field("request_id");
     const request = requestId ? ctx.grants.pendingLogin(requestId) : undefined;
-    if (!request) return sendErrorPage(res, 400, "invalid_request", "this sign-in request is unknown or has expired; start again from the application");
+    if (!request)
+      return sendErrorPage(
+        res,
+        400,
+        "invalid_request",
+        "this sign-in request is unknown or has expired; start again from the application",
+      );
 
     // Dev mode only: the login page's one-click buttons post login_hint (the same shortcut as on /connect/authorize).
     const hint = ctx.config.devMode ? field("login_hint") : "";
@@ -91,12 +98,16 @@ interface RedirectTarget {
 function redirectTarget(ctx: IssuerContext, raw: Record<string, unknown>): RedirectTarget {
   const clientId = raw["client_id"];
   const redirectUri = raw["redirect_uri"];
-  if (typeof clientId !== "string" || !clientId) throw new PageError("invalid_request", "client_id is missing or repeated");
+  if (typeof clientId !== "string" || !clientId)
+    throw new PageError("invalid_request", "client_id is missing or repeated");
   const client = ctx.clients.get(clientId);
   if (!client) throw new PageError("invalid_client", "unknown client_id");
-  if (typeof redirectUri !== "string" || !redirectUri) throw new PageError("invalid_request", "redirect_uri is missing or repeated");
+  if (typeof redirectUri !== "string" || !redirectUri)
+    throw new PageError("invalid_request", "redirect_uri is missing or repeated");
   const registered = client.redirect_uris ?? [];
-  const matches = registered.includes(redirectUri) || (ctx.config.devMode && registered.some((r) => sameLoopbackUriAnyPort(r, redirectUri)));
+  const matches =
+    registered.includes(redirectUri) ||
+    (ctx.config.devMode && registered.some((r) => sameLoopbackUriAnyPort(r, redirectUri)));
   if (!matches) throw new PageError("invalid_request", "redirect_uri is not registered for this client (exact match)");
   const state = raw["state"];
   return { client, redirectUri, ...(typeof state === "string" && state ? { state } : {}) };
@@ -114,20 +125,28 @@ function sameLoopbackUriAnyPort(registered: string, requested: string): boolean 
   } catch {
     return false;
   }
-  const loopback = (u: URL) => u.protocol === "http:" && (u.hostname === "127.0.0.1" || u.hostname === "[::1]") && !u.username && !u.password;
+  const loopback = (u: URL) =>
+    u.protocol === "http:" && (u.hostname === "127.0.0.1" || u.hostname === "[::1]") && !u.username && !u.password;
   // Only a requested URI already in canonical form, so the comparison below is on exactly what was sent.
   if (!loopback(a) || !loopback(b) || b.href !== requested) return false;
   b.port = a.port;
   return a.href === b.href;
 }
 
-function validateRequest(params: Record<string, string>, { client, redirectUri }: RedirectTarget): AuthorizationRequest {
+function validateRequest(
+  params: Record<string, string>,
+  { client, redirectUri }: RedirectTarget,
+): AuthorizationRequest {
   const responseType = params["response_type"];
   if (!responseType) throw new OAuthError("invalid_request", "response_type is required");
-  if (responseType !== "code") throw new OAuthError("unsupported_response_type", "only response_type=code is supported");
-  if (params["response_mode"] !== undefined && params["response_mode"] !== "query") throw new OAuthError("invalid_request", "only response_mode=query is supported");
-  if (params["request"] !== undefined || params["request_uri"] !== undefined) throw new OAuthError("invalid_request", "request objects are not supported");
-  if (!client.grant_types.includes("authorization_code")) throw new OAuthError("unauthorized_client", "this client may not use the authorization code flow");
+  if (responseType !== "code")
+    throw new OAuthError("unsupported_response_type", "only response_type=code is supported");
+  if (params["response_mode"] !== undefined && params["response_mode"] !== "query")
+    throw new OAuthError("invalid_request", "only response_mode=query is supported");
+  if (params["request"] !== undefined || params["request_uri"] !== undefined)
+    throw new OAuthError("invalid_request", "request objects are not supported");
+  if (!client.grant_types.includes("authorization_code"))
+    throw new OAuthError("unauthorized_client", "this client may not use the authorization code flow");
 
   const scope = splitScope(params["scope"]);
   if (!scope.length) throw new OAuthError("invalid_scope", "scope is required");
@@ -136,8 +155,10 @@ function validateRequest(params: Record<string, string>, { client, redirectUri }
 
   const challenge = params["code_challenge"];
   if (!challenge) throw new OAuthError("invalid_request", "code_challenge is required (PKCE)");
-  if (params["code_challenge_method"] !== "S256") throw new OAuthError("invalid_request", "code_challenge_method must be S256");
-  if (!CODE_CHALLENGE.test(challenge)) throw new OAuthError("invalid_request", "code_challenge must be a base64url SHA-256 value (43 characters)");
+  if (params["code_challenge_method"] !== "S256")
+    throw new OAuthError("invalid_request", "code_challenge_method must be S256");
+  if (!CODE_CHALLENGE.test(challenge))
+    throw new OAuthError("invalid_request", "code_challenge must be a base64url SHA-256 value (43 characters)");
 
   const state = params["state"];
   const nonce = params["nonce"];
@@ -151,7 +172,13 @@ function validateRequest(params: Record<string, string>, { client, redirectUri }
   };
 }
 
-function redirectWithCode(ctx: IssuerContext, res: Response, request: AuthorizationRequest, user: IssuerUser, status = 302): void {
+function redirectWithCode(
+  ctx: IssuerContext,
+  res: Response,
+  request: AuthorizationRequest,
+  user: IssuerUser,
+  status = 302,
+): void {
   const authTime = ctx.config.now();
   const code = ctx.grants.issueCode(request, user, authTime, randomToken(16));
   ctx.logger.info({ event: "code_issued", client_id: request.clientId, sub: user.sub }, "authorization code issued");

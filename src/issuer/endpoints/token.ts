@@ -44,7 +44,10 @@ export function tokenEndpoint(ctx: IssuerContext): RequestHandler {
         throw new OAuthError("unauthorized_client", `this client may not use grant_type ${grantType}`);
       }
       const body = await grant(ctx, params, auth);
-      ctx.logger.info({ event: "token_issued", grant_type: grantType, client_id: auth.client.client_id, scope: body.scope }, "token issued");
+      ctx.logger.info(
+        { event: "token_issued", grant_type: grantType, client_id: auth.client.client_id, scope: body.scope },
+        "token issued",
+      );
       res.status(200).json(body);
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
@@ -53,23 +56,33 @@ export function tokenEndpoint(ctx: IssuerContext): RequestHandler {
   };
 }
 
-async function authorizationCodeGrant(ctx: IssuerContext, params: Params, { client }: AuthenticatedClient): Promise<TokenResponse> {
+async function authorizationCodeGrant(
+  ctx: IssuerContext,
+  params: Params,
+  { client }: AuthenticatedClient,
+): Promise<TokenResponse> {
   const code = params["code"];
   const redirectUri = params["redirect_uri"];
   const verifier = params["code_verifier"];
   if (!code) throw new OAuthError("invalid_request", "code is required");
   if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required");
   if (!verifier) throw new OAuthError("invalid_request", "code_verifier is required (PKCE)");
-  if (!CODE_VERIFIER.test(verifier)) throw new OAuthError("invalid_request", "code_verifier must be 43-128 unreserved characters");
+  if (!CODE_VERIFIER.test(verifier))
+    throw new OAuthError("invalid_request", "code_verifier must be 43-128 unreserved characters");
 
   const redemption = ctx.grants.redeem(code);
-  if (redemption.kind === "replayed") throw new OAuthError("invalid_grant", "authorization code was already used; tokens issued from it are revoked");
+  if (redemption.kind === "replayed")
+    throw new OAuthError("invalid_grant", "authorization code was already used; tokens issued from it are revoked");
   if (redemption.kind === "unknown") throw new OAuthError("invalid_grant", "authorization code is unknown");
   if (redemption.kind === "expired") throw new OAuthError("invalid_grant", "authorization code has expired");
   const record = redemption.record;
-  if (record.clientId !== client.client_id) throw new OAuthError("invalid_grant", "authorization code was issued to another client");
-  if (record.redirectUri !== redirectUri) throw new OAuthError("invalid_grant", "redirect_uri differs from the authorization request");
-  if (!constantTimeEqual(base64url.encode(createHash("sha256").update(verifier, "ascii").digest()), record.codeChallenge)) {
+  if (record.clientId !== client.client_id)
+    throw new OAuthError("invalid_grant", "authorization code was issued to another client");
+  if (record.redirectUri !== redirectUri)
+    throw new OAuthError("invalid_grant", "redirect_uri differs from the authorization request");
+  if (
+    !constantTimeEqual(base64url.encode(createHash("sha256").update(verifier, "ascii").digest()), record.codeChallenge)
+  ) {
     throw new OAuthError("invalid_grant", "code_verifier does not match the code_challenge");
   }
 
@@ -90,18 +103,36 @@ async function authorizationCodeGrant(ctx: IssuerContext, params: Params, { clie
   };
   const access = await ctx.tokens.userAccessToken(grant);
   ctx.grants.recordIssued(record, access.jti);
-  const response: TokenResponse = { access_token: access.token, token_type: "Bearer", expires_in: ctx.config.accessTtlSec, scope: scope.join(" ") };
+  const response: TokenResponse = {
+    access_token: access.token,
+    token_type: "Bearer",
+    expires_in: ctx.config.accessTtlSec,
+    scope: scope.join(" "),
+  };
   if (scope.includes("openid")) response.id_token = await ctx.tokens.idToken(grant, access.token);
   return response;
 }
 
-async function clientCredentialsGrant(ctx: IssuerContext, params: Params, { client }: AuthenticatedClient): Promise<TokenResponse> {
+async function clientCredentialsGrant(
+  ctx: IssuerContext,
+  params: Params,
+  { client }: AuthenticatedClient,
+): Promise<TokenResponse> {
   const requested = splitScope(params["scope"]);
   const scope = requested.length ? requested : ["apiclients"];
   const refused = scope.filter((s) => s !== "apiclients" || !client.scopes.includes(s));
-  if (refused.length) throw new OAuthError("invalid_scope", `only scope apiclients may be granted to this client, not: ${refused.join(" ")}`);
+  if (refused.length)
+    throw new OAuthError(
+      "invalid_scope",
+      `only scope apiclients may be granted to this client, not: ${refused.join(" ")}`,
+    );
   const access = await ctx.tokens.applicationAccessToken(client, scope);
-  return { access_token: access.token, token_type: "Bearer", expires_in: ctx.config.accessTtlSec, scope: scope.join(" ") };
+  return {
+    access_token: access.token,
+    token_type: "Bearer",
+    expires_in: ctx.config.accessTtlSec,
+    scope: scope.join(" "),
+  };
 }
 
 function sendTokenError(ctx: IssuerContext, res: Response, err: OAuthError): void {

@@ -39,7 +39,9 @@ function requireBearerToken(header: string | undefined): string {
   const { token } = bearerToken(header);
   if (token === undefined) {
     // RFC 6750 3.1: no error code when the request carries no token at all.
-    throw new OAuthError("invalid_request", "a Bearer access token is required", 401, { "WWW-Authenticate": 'Bearer realm="portier-issuer"' });
+    throw new OAuthError("invalid_request", "a Bearer access token is required", 401, {
+      "WWW-Authenticate": 'Bearer realm="portier-issuer"',
+    });
   }
   return token;
 }
@@ -56,8 +58,11 @@ async function verifyUserAccessToken(ctx: IssuerContext, token: string): Promise
   } catch {
     throw invalidToken("the access token is invalid or expired");
   }
-  if (typeof payload.jti === "string" && ctx.grants.isRevoked(payload.jti)) throw invalidToken("the access token was revoked");
-  const scope = Array.isArray(payload["scope"]) ? (payload["scope"] as unknown[]).filter((s): s is string => typeof s === "string") : [];
+  if (typeof payload.jti === "string" && ctx.grants.isRevoked(payload.jti))
+    throw invalidToken("the access token was revoked");
+  const scope = Array.isArray(payload["scope"])
+    ? (payload["scope"] as unknown[]).filter((s): s is string => typeof s === "string")
+    : [];
   if (typeof payload.sub !== "string" || !scope.includes("openid")) {
     throw new OAuthError("insufficient_scope", "userinfo needs a user access token with scope openid", 403, {
       "WWW-Authenticate": 'Bearer realm="portier-issuer", error="insufficient_scope", scope="openid"',

@@ -11,7 +11,8 @@ import type { DecisionAnswer } from "./types.js";
 export function shapeAnswer(run: DecisionRun, decided: Decision | undefined): DecisionAnswer {
   // No stage decided (a verifier that answered no claims): deny.
   let decision = decided ?? engineDeny("internal_error", "the decision could not be made", run.mode, 403);
-  if (decision.allow !== true || decision.status !== 200) decision = { ...decision, allow: false, status: decision.status === 401 ? 401 : 403 };
+  if (decision.allow !== true || decision.status !== 200)
+    decision = { ...decision, allow: false, status: decision.status === 401 ? 401 : 403 };
   // The internal detail goes to the log line (through the run), never into the answer. Only engine denies carry
   // one: an allow or a policy deny is copied once, below, not first stripped into another object.
   if (decision.detail !== undefined) {
@@ -19,5 +20,10 @@ export function shapeAnswer(run: DecisionRun, decided: Decision | undefined): De
     run.detail = detail;
     decision = rest;
   }
-  return { decision_id: run.decision_id, ...decision, subject: run.subject, ...(run.www !== undefined ? { www_authenticate: run.www } : {}) };
+  return {
+    decision_id: run.decision_id,
+    ...decision,
+    subject: run.subject,
+    ...(run.www !== undefined ? { www_authenticate: run.www } : {}),
+  };
 }

@@ -9,16 +9,22 @@ import { engineDeny } from "../../engine/index.js";
 import type { Decision, RoleCheckMode } from "../../engine/types.js";
 import type { DecisionRequest, MaybePromise } from "./types.js";
 
-export type Authenticated = { ok: true; claims: Record<string, unknown> | undefined } | { ok: false; deny: Decision; www: string };
+export type Authenticated =
+  { ok: true; claims: Record<string, unknown> | undefined } | { ok: false; deny: Decision; www: string };
 
 function refused(err: unknown, mode: RoleCheckMode): Authenticated {
   if (!(err instanceof TokenError)) throw err;
   return { ok: false, deny: engineDeny(err.code, err.message, mode, 401), www: wwwAuthenticate(err) };
 }
 
-export function authenticate(req: DecisionRequest, verifier: AccessTokenVerifier, mode: RoleCheckMode): MaybePromise<Authenticated> {
+export function authenticate(
+  req: DecisionRequest,
+  verifier: AccessTokenVerifier,
+  mode: RoleCheckMode,
+): MaybePromise<Authenticated> {
   try {
-    if (req.authorizationInvalid) throw new TokenError("token_malformed", "the Authorization header is not a single Bearer credential");
+    if (req.authorizationInvalid)
+      throw new TokenError("token_malformed", "the Authorization header is not a single Bearer credential");
     if (!req.token) throw new TokenError("token_missing", "no access token was presented");
     const cached = verifier.verifyCached?.(req.token);
     if (cached) return { ok: true, claims: cached.claims };

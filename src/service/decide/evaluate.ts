@@ -8,10 +8,22 @@ import type { Decision, DecisionEngine, DecisionInput } from "../../engine/types
 import type { Caller } from "./subject.js";
 import type { DecisionRun } from "./run.js";
 
-export function evaluate(run: DecisionRun, claims: Record<string, unknown>, caller: Caller, engine: DecisionEngine | undefined): Decision {
+export function evaluate(
+  run: DecisionRun,
+  claims: Record<string, unknown>,
+  caller: Caller,
+  engine: DecisionEngine | undefined,
+): Decision {
   if (!run.normalised.ok) return engineDeny("path_invalid", run.normalised.message, run.mode, 403);
   if (!engine) return engineDeny("policy_unavailable", "no policy is loaded", run.mode, 403);
-  const input: DecisionInput = { method: run.req.method.toUpperCase(), path: run.normalised.path, token: tokenFacts(claims), roles: caller.subject.roles, synced: caller.synced, role_check: run.mode };
+  const input: DecisionInput = {
+    method: run.req.method.toUpperCase(),
+    path: run.normalised.path,
+    token: tokenFacts(claims),
+    roles: caller.subject.roles,
+    synced: caller.synced,
+    role_check: run.mode,
+  };
   run.input = input;
   run.revision = engine.revision;
   return engine.decide(input);

@@ -31,13 +31,29 @@ export interface DecisionRun {
 }
 
 export function startRun(req: DecisionRequest, adapter: string, mode: RoleCheckMode): DecisionRun {
-  return { started: process.hrtime.bigint(), decision_id: randomUUID(), req, adapter, mode, normalised: normalisePath(req.path), subject: null, input: undefined, revision: undefined, www: undefined, detail: undefined };
+  return {
+    started: process.hrtime.bigint(),
+    decision_id: randomUUID(),
+    req,
+    adapter,
+    mode,
+    normalised: normalisePath(req.path),
+    subject: null,
+    input: undefined,
+    revision: undefined,
+    www: undefined,
+    detail: undefined,
+  };
 }
 
 /** Records a finished decision (metrics and log line) and hands its answer back. */
 export type Recorder = (run: DecisionRun, answer: DecisionAnswer) => DecisionAnswer;
 
-export function createRecorder(logger: Logger, metrics: ServiceMetrics | undefined, currentRevision: () => string | undefined): Recorder {
+export function createRecorder(
+  logger: Logger,
+  metrics: ServiceMetrics | undefined,
+  currentRevision: () => string | undefined,
+): Recorder {
   const log = createDecisionLog(logger);
   return (run, a) => {
     const seconds = Number(process.hrtime.bigint() - run.started) / 1e9;

@@ -11,7 +11,16 @@
  * decides; X-Request-Id, traceparent and the last X-Forwarded-For entry go to the decision log only.
  */
 import type { DecisionAnswer, DecisionRequest } from "../decide.js";
-import { allowHeaders, CLIENT_ADDRESS_HEADER, credentials, denyBody, denyHeaders, PORTIER_HEADERS, traceHeaders, traceOf } from "../gateway-headers.js";
+import {
+  allowHeaders,
+  CLIENT_ADDRESS_HEADER,
+  credentials,
+  denyBody,
+  denyHeaders,
+  PORTIER_HEADERS,
+  traceHeaders,
+  traceOf,
+} from "../gateway-headers.js";
 
 /** The fields of envoy.service.auth.v3.CheckRequest that Portier reads (everything else is ignored). */
 export interface CheckRequestMessage {
@@ -49,7 +58,8 @@ export interface CheckResponseMessage {
 /** google.rpc.Code values a CheckResponse status carries. */
 export const RPC_CODE = { OK: 0, PERMISSION_DENIED: 7, UNAUTHENTICATED: 16 } as const;
 
-export type CheckRead = { ok: true; request: DecisionRequest; clientPortierHeaders: string[] } | { ok: false; message: string };
+export type CheckRead =
+  { ok: true; request: DecisionRequest; clientPortierHeaders: string[] } | { ok: false; message: string };
 
 const TRACE_NAMES = traceHeaders(CLIENT_ADDRESS_HEADER.envoy);
 const WANTED = new Map([...TRACE_NAMES, "Authorization"].map((n) => [n.toLowerCase(), n]));
@@ -59,7 +69,9 @@ const PORTIER_PREFIX = "x-portier-";
  * The request's headers Portier reads, by their canonical name, every value kept (a name repeated in
  * header_map, or sent both as `headers` and `header_map`, counts twice), and the x-portier-* names it carries.
  */
-function readHeaders(http: NonNullable<NonNullable<NonNullable<CheckRequestMessage["attributes"]>["request"]>["http"]>): { seen: Map<string, string[]>; portier: Set<string> } {
+function readHeaders(
+  http: NonNullable<NonNullable<NonNullable<CheckRequestMessage["attributes"]>["request"]>["http"]>,
+): { seen: Map<string, string[]>; portier: Set<string> } {
   const seen = new Map<string, string[]>();
   const portier = new Set<string>();
   const add = (key: string, value: string): void => {
@@ -87,13 +99,18 @@ function readHeaders(http: NonNullable<NonNullable<NonNullable<CheckRequestMessa
  */
 export function readCheckRequest(msg: CheckRequestMessage | null | undefined): CheckRead {
   const attributes = msg?.attributes;
-  if (!attributes) return { ok: false, message: "attributes is missing: send the CheckRequest Envoy's ext_authz filter sends" };
+  if (!attributes)
+    return { ok: false, message: "attributes is missing: send the CheckRequest Envoy's ext_authz filter sends" };
   const http = attributes.request?.http;
   if (!http) return { ok: false, message: "attributes.request.http is missing: Portier judges HTTP requests only" };
   if (!http.method) return { ok: false, message: "attributes.request.http.method is empty" };
   if (!http.path) return { ok: false, message: "attributes.request.http.path is empty" };
   const { seen, portier } = readHeaders(http);
-  const request: DecisionRequest = { method: http.method, path: http.path.replace(/\uFFFD/g, "%FF"), ...credentials(seen.get("Authorization")) };
+  const request: DecisionRequest = {
+    method: http.method,
+    path: http.path.replace(/\uFFFD/g, "%FF"),
+    ...credentials(seen.get("Authorization")),
+  };
   const trace = traceOf(seen, CLIENT_ADDRESS_HEADER.envoy);
   if (trace) request.trace = trace;
   return { ok: true, request, clientPortierHeaders: [...portier] };
@@ -102,7 +119,8 @@ export function readCheckRequest(msg: CheckRequestMessage | null | undefined): C
 /** A flat name, value list as Envoy's HeaderValueOptions that replace any header of the name (never append). */
 function headerOptions(flat: string[]): HeaderValueOption[] {
   const out: HeaderValueOption[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) out.push({ header: { key: flat[i]!, value: flat[i + 1]! }, append_action: "OVERWRITE_IF_EXISTS_OR_ADD" });
+  for (let i = 0; i + 1 < flat.length; i += 2)
+    out.push({ header: { key: flat[i]!, value: flat[i + 1]! }, append_action: "OVERWRITE_IF_EXISTS_OR_ADD" });
   return out;
 }
 
@@ -111,8 +129,15 @@ function text(value: string | null | undefined): StructValue {
 }
 
 /** What Envoy's access log can print (%DYNAMIC_METADATA(envoy.filters.http.ext_authz:decision_id)%, ...). */
-function metadata(a: { decision_id: string | null; reason: string; flow: string | null; route: string | null }): CheckResponseMessage["dynamic_metadata"] {
-  return { fields: { decision_id: text(a.decision_id), reason: text(a.reason), flow: text(a.flow), route: text(a.route) } };
+function metadata(a: {
+  decision_id: string | null;
+  reason: string;
+  flow: string | null;
+  route: string | null;
+}): CheckResponseMessage["dynamic_metadata"] {
+  return {
+    fields: { decision_id: text(a.decision_id), reason: text(a.reason), flow: text(a.flow), route: text(a.route) },
+  };
 }
 
 const PORTIER_SET = new Set(PORTIER_HEADERS.map((h) => h.toLowerCase()));
@@ -124,11 +149,19 @@ const PORTIER_SET = new Set(PORTIER_HEADERS.map((h) => h.toLowerCase()));
  * WWW-Authenticate) or PERMISSION_DENIED (403), with Portier's JSON deny as the body Envoy returns.
  */
 export function checkResponse(a: DecisionAnswer, clientPortierHeaders: readonly string[]): CheckResponseMessage {
-  const dynamic_metadata = metadata({ decision_id: a.decision_id, reason: a.reason, flow: a.flow ?? null, route: a.route?.template ?? null });
+  const dynamic_metadata = metadata({
+    decision_id: a.decision_id,
+    reason: a.reason,
+    flow: a.flow ?? null,
+    route: a.route?.template ?? null,
+  });
   if (a.allow) {
     return {
       status: { code: RPC_CODE.OK, message: "" },
-      ok_response: { headers: headerOptions(allowHeaders(a)), headers_to_remove: clientPortierHeaders.filter((h) => !PORTIER_SET.has(h)) },
+      ok_response: {
+        headers: headerOptions(allowHeaders(a)),
+        headers_to_remove: clientPortierHeaders.filter((h) => !PORTIER_SET.has(h)),
+      },
       dynamic_metadata,
     };
   }
@@ -137,7 +170,13 @@ export function checkResponse(a: DecisionAnswer, clientPortierHeaders: readonly 
     status: { code: unauthenticated ? RPC_CODE.UNAUTHENTICATED : RPC_CODE.PERMISSION_DENIED, message: a.reason },
     denied_response: {
       status: { code: unauthenticated ? 401 : 403 },
-      headers: headerOptions([...denyHeaders(a), "content-type", "application/json; charset=utf-8", "cache-control", "no-store"]),
+      headers: headerOptions([
+        ...denyHeaders(a),
+        "content-type",
+        "application/json; charset=utf-8",
+        "cache-control",
+        "no-store",
+      ]),
       body: JSON.stringify(denyBody(a)),
     },
     dynamic_metadata,
@@ -150,7 +189,14 @@ export function badRequestResponse(message: string): CheckResponseMessage {
     status: { code: RPC_CODE.PERMISSION_DENIED, message: "request_invalid" },
     denied_response: {
       status: { code: 400 },
-      headers: headerOptions(["x-portier-reason", "request_invalid", "content-type", "application/json; charset=utf-8", "cache-control", "no-store"]),
+      headers: headerOptions([
+        "x-portier-reason",
+        "request_invalid",
+        "content-type",
+        "application/json; charset=utf-8",
+        "cache-control",
+        "no-store",
+      ]),
       body: JSON.stringify({ allow: false, status: 400, reason: "request_invalid", message }),
     },
     dynamic_metadata: metadata({ decision_id: null, reason: "request_invalid", flow: null, route: null }),

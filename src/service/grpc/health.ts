@@ -13,8 +13,12 @@ const WATCH_INTERVAL_MS = 1000;
 const MAX_WATCHERS = 256;
 
 type ServingStatus = "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN";
-interface HealthRequest { service?: string }
-interface HealthResponse { status: ServingStatus }
+interface HealthRequest {
+  service?: string;
+}
+interface HealthResponse {
+  status: ServingStatus;
+}
 
 export interface HealthService {
   handlers: grpc.UntypedServiceImplementation;
@@ -27,7 +31,8 @@ export function healthService(ready: () => boolean): HealthService {
   /** Each open Watch: ends it (with a last NOT_SERVING when the service stops). */
   const watchers = new Set<(final: boolean) => void>();
   const status = (): ServingStatus => (!stopping && ready() ? "SERVING" : "NOT_SERVING");
-  const unknown = (service: string): string => `unknown service "${service.slice(0, 100)}": ask for "" or "${AUTHORIZATION_SERVICE}"`;
+  const unknown = (service: string): string =>
+    `unknown service "${service.slice(0, 100)}": ask for "" or "${AUTHORIZATION_SERVICE}"`;
 
   const check: grpc.handleUnaryCall<HealthRequest, HealthResponse> = (call, callback) => {
     const service = call.request?.service ?? "";
@@ -37,7 +42,11 @@ export function healthService(ready: () => boolean): HealthService {
 
   const watch: grpc.handleServerStreamingCall<HealthRequest, HealthResponse> = (call) => {
     const service = call.request?.service ?? "";
-    if (watchers.size >= MAX_WATCHERS) return void call.emit("error", { code: grpc.status.RESOURCE_EXHAUSTED, details: `at most ${MAX_WATCHERS} health watches at once: use Check` });
+    if (watchers.size >= MAX_WATCHERS)
+      return void call.emit("error", {
+        code: grpc.status.RESOURCE_EXHAUSTED,
+        details: `at most ${MAX_WATCHERS} health watches at once: use Check`,
+      });
     if (!SERVICES.has(service)) {
       call.write({ status: "SERVICE_UNKNOWN" });
       return call.end();

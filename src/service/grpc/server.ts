@@ -15,7 +15,13 @@ import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import type { Logger } from "pino";
 import type { Decide, DecisionAnswer } from "../decide.js";
-import { badRequestResponse, checkResponse, readCheckRequest, type CheckRequestMessage, type CheckResponseMessage } from "./check.js";
+import {
+  badRequestResponse,
+  checkResponse,
+  readCheckRequest,
+  type CheckRequestMessage,
+  type CheckResponseMessage,
+} from "./check.js";
 import { healthService } from "./health.js";
 
 /** Resolved from the module, so the same path serves src/ (tsx, vitest) and dist/ (the built CLI). */
@@ -65,11 +71,20 @@ export function loadServices(): Loaded {
 }
 
 /** The Check handler: the same decide as every HTTP adapter, adapter label envoy_grpc. */
-export function checkHandler(decide: Decide, logger: Logger): grpc.handleUnaryCall<CheckRequestMessage, CheckResponseMessage> {
+export function checkHandler(
+  decide: Decide,
+  logger: Logger,
+): grpc.handleUnaryCall<CheckRequestMessage, CheckResponseMessage> {
   return (call, callback) => {
     const failed = (err: unknown, decisionId?: string): void => {
-      logger.error({ event: "grpc_check_failed", decision_id: decisionId ?? null, error: (err as Error)?.message ?? String(err) }, "gRPC check failed");
-      callback({ code: grpc.status.INTERNAL, details: `the decision could not be made${decisionId ? ` (decision_id ${decisionId})` : ""}` });
+      logger.error(
+        { event: "grpc_check_failed", decision_id: decisionId ?? null, error: (err as Error)?.message ?? String(err) },
+        "gRPC check failed",
+      );
+      callback({
+        code: grpc.status.INTERNAL,
+        details: `the decision could not be made${decisionId ? ` (decision_id ${decisionId})` : ""}`,
+      });
     };
     const reply = (a: DecisionAnswer, portier: string[]): void => {
       // decide denies internal_error when nothing decided: to Envoy that is a failure, not a decision.
@@ -79,11 +94,23 @@ export function checkHandler(decide: Decide, logger: Logger): grpc.handleUnaryCa
     try {
       const read = readCheckRequest(call.request);
       if (!read.ok) {
-        logger.warn({ event: "gateway_request_refused", endpoint: "grpc:Check", reason: "request_invalid", message: read.message }, "gateway request refused");
+        logger.warn(
+          {
+            event: "gateway_request_refused",
+            endpoint: "grpc:Check",
+            reason: "request_invalid",
+            message: read.message,
+          },
+          "gateway request refused",
+        );
         return callback(null, badRequestResponse(read.message));
       }
       const answer = decide(read.request, GRPC_ADAPTER);
-      if (answer instanceof Promise) answer.then((a) => reply(a, read.clientPortierHeaders), (err: unknown) => failed(err));
+      if (answer instanceof Promise)
+        answer.then(
+          (a) => reply(a, read.clientPortierHeaders),
+          (err: unknown) => failed(err),
+        );
       else reply(answer, read.clientPortierHeaders);
     } catch (err) {
       failed(err);
@@ -92,7 +119,12 @@ export function checkHandler(decide: Decide, logger: Logger): grpc.handleUnaryCa
 }
 
 /** Binds the gRPC port; rejects with the bind error (the caller names the option). */
-export async function startGrpc(decide: Decide, ready: () => boolean, options: GrpcOptions, logger: Logger): Promise<GrpcService> {
+export async function startGrpc(
+  decide: Decide,
+  ready: () => boolean,
+  options: GrpcOptions,
+  logger: Logger,
+): Promise<GrpcService> {
   const services = loadServices();
   const server = new grpc.Server({
     "grpc.max_receive_message_length": options.maxMessageBytes,
@@ -109,7 +141,9 @@ export async function startGrpc(decide: Decide, ready: () => boolean, options: G
   server.addService(services.health, health.handlers);
   const host = options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+    server.bindAsync(`${host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    );
   });
   return {
     address: `${host}:${port}`,

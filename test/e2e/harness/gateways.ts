@@ -41,13 +41,30 @@ export interface ShippedValues {
 function shippedReplacements(file: ShippedFile, v: ShippedValues): Array<[string, string]> {
   switch (file) {
     case "nginx.conf":
-      return [["listen 8080;", `listen ${LOOPBACK}:${v.port};`], ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`], ["127.0.0.1:9000", `${LOOPBACK}:${v.upstreamPort}`], ["/var/log/nginx/", `${v.dir}/`]];
+      return [
+        ["listen 8080;", `listen ${LOOPBACK}:${v.port};`],
+        ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`],
+        ["127.0.0.1:9000", `${LOOPBACK}:${v.upstreamPort}`],
+        ["/var/log/nginx/", `${v.dir}/`],
+      ];
     case "Caddyfile":
-      return [["http://:8080", `http://${LOOPBACK}:${v.port}`], ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`], ["127.0.0.1:9000", `${LOOPBACK}:${v.upstreamPort}`]];
+      return [
+        ["http://:8080", `http://${LOOPBACK}:${v.port}`],
+        ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`],
+        ["127.0.0.1:9000", `${LOOPBACK}:${v.upstreamPort}`],
+      ];
     case "traefik.yml":
-      return [["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`], ["127.0.0.1:9000", `${LOOPBACK}:${v.upstreamPort}`]];
+      return [
+        ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`],
+        ["127.0.0.1:9000", `${LOOPBACK}:${v.upstreamPort}`],
+      ];
     case "envoy.yaml":
-      return [["port_value: 8080", `port_value: ${v.port}`], ["port_value: 8181", `port_value: ${v.authPort}`], ["port_value: 9000", `port_value: ${v.upstreamPort}`], ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`]];
+      return [
+        ["port_value: 8080", `port_value: ${v.port}`],
+        ["port_value: 8181", `port_value: ${v.authPort}`],
+        ["port_value: 9000", `port_value: ${v.upstreamPort}`],
+        ["127.0.0.1:8181", `${LOOPBACK}:${v.authPort}`],
+      ];
   }
 }
 
@@ -55,7 +72,8 @@ function shippedReplacements(file: ShippedFile, v: ShippedValues): Array<[string
 export function shippedConfig(file: ShippedFile, values: ShippedValues): string {
   let text = readFileSync(join(SHIPPED_DIR, file), "utf8");
   for (const [from, to] of shippedReplacements(file, values)) {
-    if (!text.includes(from)) throw new Error(`docs/gateways/${file}: the default "${from}" the tests replace is not in the file`);
+    if (!text.includes(from))
+      throw new Error(`docs/gateways/${file}: the default "${from}" the tests replace is not in the file`);
     text = text.split(from).join(to);
   }
   return text;
@@ -77,7 +95,14 @@ function executable(path: string): boolean {
 
 /** The binary's path: PATH first, then the sbin directories PATH often lacks for non-root users. */
 export function findBinary(name: GatewayKind): string | undefined {
-  const dirs = [...(process.env["PATH"] ?? "").split(delimiter).filter(Boolean), "/usr/sbin", "/usr/local/sbin", "/sbin", "/usr/bin", "/usr/local/bin"];
+  const dirs = [
+    ...(process.env["PATH"] ?? "").split(delimiter).filter(Boolean),
+    "/usr/sbin",
+    "/usr/local/sbin",
+    "/sbin",
+    "/usr/bin",
+    "/usr/local/bin",
+  ];
   for (const dir of dirs) {
     const candidate = join(dir, name);
     if (executable(candidate)) return candidate;
@@ -162,7 +187,8 @@ async function launch(kind: GatewayKind, binary: string, dir: string, opts: Gate
     proc = startProcess("caddy", binary, ["run", "--config", conf, "--adapter", "caddyfile"], { cwd: dir, env });
   }
 
-  const logs = () => [`--- ${kind} output ---`, proc.output(), ...logFiles.map((f) => `--- ${f} ---\n${readIfExists(f)}`)].join("\n");
+  const logs = () =>
+    [`--- ${kind} output ---`, proc.output(), ...logFiles.map((f) => `--- ${f} ---\n${readIfExists(f)}`)].join("\n");
   const stop = async () => {
     await proc.stop();
     rmSync(dir, { recursive: true, force: true });

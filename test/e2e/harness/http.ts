@@ -16,23 +16,35 @@ export interface RawResponse {
 export function send(
   baseUrl: string,
   path: string,
-  opts: { method?: string; headers?: Record<string, string | string[]> | string[]; body?: string; timeoutMs?: number } = {},
+  opts: {
+    method?: string;
+    headers?: Record<string, string | string[]> | string[];
+    body?: string;
+    timeoutMs?: number;
+  } = {},
 ): Promise<RawResponse> {
   const base = new URL(baseUrl);
   let headers = opts.headers ?? {};
   // Node adds no Host header to a raw header list.
-  if (Array.isArray(headers) && !headers.some((h, i) => i % 2 === 0 && h.toLowerCase() === "host")) headers = ["Host", base.host, ...headers];
+  if (Array.isArray(headers) && !headers.some((h, i) => i % 2 === 0 && h.toLowerCase() === "host"))
+    headers = ["Host", base.host, ...headers];
   return new Promise<RawResponse>((resolve, reject) => {
     const req = request(
       { host: base.hostname, port: base.port, method: opts.method ?? "GET", path, headers, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
+        );
         res.on("error", reject);
       },
     );
-    req.setTimeout(opts.timeoutMs ?? 10_000, () => req.destroy(new Error(`${opts.method ?? "GET"} ${baseUrl}${path}: no answer within ${opts.timeoutMs ?? 10_000} ms`)));
+    req.setTimeout(opts.timeoutMs ?? 10_000, () =>
+      req.destroy(
+        new Error(`${opts.method ?? "GET"} ${baseUrl}${path}: no answer within ${opts.timeoutMs ?? 10_000} ms`),
+      ),
+    );
     req.on("error", reject);
     req.end(opts.body);
   });

@@ -44,7 +44,9 @@ export async function waitForPort(
 }
 
 /** Starts a server on a free loopback port; returns the port and a close that ends open HTTP connections. */
-export async function listenOnLoopback(server: HttpServer | NetServer): Promise<{ port: number; close(): Promise<void> }> {
+export async function listenOnLoopback(
+  server: HttpServer | NetServer,
+): Promise<{ port: number; close(): Promise<void> }> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, LOOPBACK, () => resolve());

@@ -33,7 +33,11 @@ export function listeningUrl(line: string): string | undefined {
   return /^Issuer URL: (http:\/\/127\.0\.0\.1:\d+)/.exec(trimmed)?.[1];
 }
 
-export async function startPortier(command: "issuer" | "serve", args: string[], timeoutMs = 45_000): Promise<RunningPortier> {
+export async function startPortier(
+  command: "issuer" | "serve",
+  args: string[],
+  timeoutMs = 45_000,
+): Promise<RunningPortier> {
   const proc = startProcess(`portier ${command}`, process.execPath, [PORTIER_BIN, command, ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info", NO_COLOR: "1" },
@@ -59,11 +63,16 @@ export function startIssuerProcess(extra: string[] = []): Promise<RunningPortier
 
 export function startServiceProcess(issuerUrl: string, extra: string[] = []): Promise<RunningPortier> {
   return startPortier("serve", [
-    "--port", "0",
-    "--host", "127.0.0.1",
-    "--workers", "1",
-    "--issuer", issuerUrl,
-    "--directory", SAMPLE_DIRECTORY,
+    "--port",
+    "0",
+    "--host",
+    "127.0.0.1",
+    "--workers",
+    "1",
+    "--issuer",
+    issuerUrl,
+    "--directory",
+    SAMPLE_DIRECTORY,
     ...extra,
   ]);
 }

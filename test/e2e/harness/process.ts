@@ -129,7 +129,10 @@ export function waitForLine<T>(proc: Managed, match: (line: string) => T | undef
       fn();
     };
     const timer = setTimeout(
-      () => finish(() => reject(new Error(`${proc.name}: no start-up line within ${timeoutMs} ms. Output:\n${proc.output()}`))),
+      () =>
+        finish(() =>
+          reject(new Error(`${proc.name}: no start-up line within ${timeoutMs} ms. Output:\n${proc.output()}`)),
+        ),
       timeoutMs,
     );
     proc.onLine((line) => {
@@ -138,7 +141,11 @@ export function waitForLine<T>(proc: Managed, match: (line: string) => T | undef
     });
     proc.child.once("exit", () =>
       // let the last stdout chunk be parsed first
-      setImmediate(() => finish(() => reject(new Error(`${proc.name} ${proc.exited() ?? "exited"} during start-up. Output:\n${proc.output()}`)))),
+      setImmediate(() =>
+        finish(() =>
+          reject(new Error(`${proc.name} ${proc.exited() ?? "exited"} during start-up. Output:\n${proc.output()}`)),
+        ),
+      ),
     );
   });
 }

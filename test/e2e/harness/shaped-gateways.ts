@@ -38,7 +38,16 @@ interface Answer {
   body: Buffer;
 }
 
-const HOP_BY_HOP = ["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"];
+const HOP_BY_HOP = [
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+];
 
 function pairs(raw: string[]): Headers {
   const out: Headers = [];
@@ -48,12 +57,17 @@ function pairs(raw: string[]): Headers {
 
 function forward(port: number, method: string, path: string, headers: Headers): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: LOOPBACK, port, method, path, headers: headers.flat(), agent: false }, (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: pairs(res.rawHeaders), body: Buffer.concat(chunks) }));
-      res.on("error", reject);
-    });
+    const req = request(
+      { host: LOOPBACK, port, method, path, headers: headers.flat(), agent: false },
+      (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: pairs(res.rawHeaders), body: Buffer.concat(chunks) }),
+        );
+        res.on("error", reject);
+      },
+    );
     req.setTimeout(5_000, () => req.destroy(new Error(`${method} ${path}: no answer`)));
     req.on("error", reject);
     req.end();
@@ -61,7 +75,9 @@ function forward(port: number, method: string, path: string, headers: Headers): 
 }
 
 function reply(res: ServerResponse, answer: Answer, keep: (name: string) => boolean = () => true): void {
-  const headers = answer.headers.filter(([n]) => keep(n.toLowerCase()) && !HOP_BY_HOP.includes(n.toLowerCase()) && n.toLowerCase() !== "content-length");
+  const headers = answer.headers.filter(
+    ([n]) => keep(n.toLowerCase()) && !HOP_BY_HOP.includes(n.toLowerCase()) && n.toLowerCase() !== "content-length",
+  );
   res.writeHead(answer.status, [...headers.flat(), "content-length", String(answer.body.length)]);
   res.end(answer.body);
 }
@@ -88,9 +104,24 @@ interface TraefikForwardAuth {
   authResponseHeadersRegex?: string;
 }
 
-const X_FORWARDED = ["X-Forwarded-Proto", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Server", "X-Forwarded-Uri", "X-Forwarded-Method", "X-Forwarded-Tls-Client-Cert", "X-Forwarded-Tls-Client-Cert-Info"];
+const X_FORWARDED = [
+  "X-Forwarded-Proto",
+  "X-Forwarded-For",
+  "X-Forwarded-Host",
+  "X-Forwarded-Port",
+  "X-Forwarded-Server",
+  "X-Forwarded-Uri",
+  "X-Forwarded-Method",
+  "X-Forwarded-Tls-Client-Cert",
+  "X-Forwarded-Tls-Client-Cert-Info",
+];
 
-function traefikHandler(config: { http: { middlewares: Record<string, { forwardAuth?: TraefikForwardAuth }>; services: Record<string, { loadBalancer: { servers: Array<{ url: string }> } }> } }) {
+function traefikHandler(config: {
+  http: {
+    middlewares: Record<string, { forwardAuth?: TraefikForwardAuth }>;
+    services: Record<string, { loadBalancer: { servers: Array<{ url: string }> } }>;
+  };
+}) {
   const fa = Object.values(config.http.middlewares).find((m) => m.forwardAuth)?.forwardAuth;
   const server = Object.values(config.http.services)[0]?.loadBalancer.servers[0]?.url;
   if (!fa || !server) throw new Error("docs/gateways/traefik.yml: no forwardAuth middleware or no service");
@@ -117,17 +148,26 @@ function traefikHandler(config: { http: { middlewares: Record<string, { forwardA
     set("X-Forwarded-Port", host.split(":")[1] ?? "80");
     set("X-Forwarded-Host", host);
     set("X-Forwarded-Uri", req.url ?? "/");
-    const answer = await forward(portOf(address.href), "GET", `${address.pathname}${address.search}`, [["Host", address.host], ...auth]);
+    const answer = await forward(portOf(address.href), "GET", `${address.pathname}${address.search}`, [
+      ["Host", address.host],
+      ...auth,
+    ]);
     if (answer.status < 200 || answer.status >= 300) return reply(res, answer);
 
     let upstream = client;
     for (const name of responseNames) {
       upstream = upstream.filter(([n]) => n !== name);
-      upstream.push(...answer.headers.filter(([n]) => canonicalGo(n) === name).map(([, v]): [string, string] => [name, v]));
+      upstream.push(
+        ...answer.headers.filter(([n]) => canonicalGo(n) === name).map(([, v]): [string, string] => [name, v]),
+      );
     }
     if (responseRegex) {
       upstream = upstream.filter(([n]) => !responseRegex.test(n));
-      upstream.push(...answer.headers.filter(([n]) => responseRegex.test(canonicalGo(n))).map(([n, v]): [string, string] => [canonicalGo(n), v]));
+      upstream.push(
+        ...answer.headers
+          .filter(([n]) => responseRegex.test(canonicalGo(n)))
+          .map(([n, v]): [string, string] => [canonicalGo(n), v]),
+      );
     }
     reply(res, await forward(portOf(server), req.method ?? "GET", req.url ?? "/", [["Host", host], ...upstream]));
   };
@@ -156,11 +196,23 @@ function matches(patterns: StringMatcher[] | undefined, name: string): boolean {
 interface EnvoyHttpService {
   path_prefix?: string;
   authorization_request?: { allowed_headers?: { patterns?: StringMatcher[] } };
-  authorization_response?: { allowed_upstream_headers?: { patterns?: StringMatcher[] }; allowed_client_headers?: { patterns?: StringMatcher[] } };
+  authorization_response?: {
+    allowed_upstream_headers?: { patterns?: StringMatcher[] };
+    allowed_client_headers?: { patterns?: StringMatcher[] };
+  };
 }
 
-function clusterPort(clusters: Array<{ name: string; load_assignment: { endpoints: Array<{ lb_endpoints: Array<{ endpoint: { address: { socket_address: { port_value: number } } } }> }> } }>, name: string): number {
-  const port = clusters.find((c) => c.name === name)?.load_assignment.endpoints[0]?.lb_endpoints[0]?.endpoint.address.socket_address.port_value;
+function clusterPort(
+  clusters: Array<{
+    name: string;
+    load_assignment: {
+      endpoints: Array<{ lb_endpoints: Array<{ endpoint: { address: { socket_address: { port_value: number } } } }> }>;
+    };
+  }>,
+  name: string,
+): number {
+  const port = clusters.find((c) => c.name === name)?.load_assignment.endpoints[0]?.lb_endpoints[0]?.endpoint.address
+    .socket_address.port_value;
   if (port === undefined) throw new Error(`docs/gateways/envoy.yaml: no cluster ${name}`);
   return port;
 }
@@ -170,7 +222,9 @@ function clusterPort(clusters: Array<{ name: string; load_assignment: { endpoint
 function envoyHandler(config: any) {
   const hcm = config.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
   const underscores: string = hcm.common_http_protocol_options?.headers_with_underscores_action ?? "ALLOW";
-  const extAuthz = hcm.http_filters.find((f: { name: string }) => f.name === "envoy.filters.http.ext_authz").typed_config;
+  const extAuthz = hcm.http_filters.find(
+    (f: { name: string }) => f.name === "envoy.filters.http.ext_authz",
+  ).typed_config;
   const http: EnvoyHttpService = extAuthz.http_service;
   const authPort = clusterPort(config.static_resources.clusters, extAuthz.http_service.server_uri.cluster);
   const route = hcm.route_config.virtual_hosts[0].routes[0].route.cluster as string;
@@ -183,16 +237,19 @@ function envoyHandler(config: any) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let client: Headers = pairs(req.rawHeaders).map(([n, v]) => [n.toLowerCase(), v]);
     if (client.some(([n]) => n.includes("_"))) {
-      if (underscores === "REJECT_REQUEST") return reply(res, { status: 400, headers: [], body: Buffer.from("Bad Request") });
+      if (underscores === "REJECT_REQUEST")
+        return reply(res, { status: 400, headers: [], body: Buffer.from("Bad Request") });
       if (underscores === "DROP_HEADER") client = client.filter(([n]) => !n.includes("_"));
     }
     const joined = new Map<string, string>();
-    for (const [n, v] of client) if (matches(requestPatterns, n)) joined.set(n, joined.has(n) ? `${joined.get(n)},${v}` : v);
+    for (const [n, v] of client)
+      if (matches(requestPatterns, n)) joined.set(n, joined.has(n) ? `${joined.get(n)},${v}` : v);
     const check: Headers = [...joined.entries(), ["content-length", "0"]];
     const answer = await forward(authPort, req.method ?? "GET", `${http.path_prefix ?? ""}${req.url ?? "/"}`, check);
     if (answer.status !== 200) {
       const denied = answer.status >= 500 ? { status: 403, headers: [], body: Buffer.alloc(0) } : answer;
-      const allowedToClient = (n: string) => (clientPatterns ? matches(clientPatterns, n) || ["www-authenticate", "location"].includes(n) : n !== "host");
+      const allowedToClient = (n: string) =>
+        clientPatterns ? matches(clientPatterns, n) || ["www-authenticate", "location"].includes(n) : n !== "host";
       return reply(res, denied, allowedToClient);
     }
     let upstream = client;
@@ -207,7 +264,10 @@ function envoyHandler(config: any) {
 }
 
 /** Starts the stand-in for `kind` on a free loopback port, configured by the shipped file with ports filled in. */
-export async function startShapedGateway(kind: ShapedKind, opts: { authPort: number; upstreamPort: number }): Promise<ShapedGateway> {
+export async function startShapedGateway(
+  kind: ShapedKind,
+  opts: { authPort: number; upstreamPort: number },
+): Promise<ShapedGateway> {
   const file = kind === "traefik" ? "traefik.yml" : "envoy.yaml";
   const config = YAML.parse(shippedConfig(file, { port: 0, authPort: opts.authPort, upstreamPort: opts.upstreamPort }));
   const handle = kind === "traefik" ? traefikHandler(config) : envoyHandler(config);

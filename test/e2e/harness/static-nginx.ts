@@ -64,19 +64,33 @@ export async function startStaticNginx(users: Array<[string, string]> = []): Pro
   if (!binary) throw new Error("nginx not found");
   const dir = mkdtempSync(join(tmpdir(), "portier-e2e-feed-"));
   const www = join(dir, "www");
-  for (const sub of ["www/gz", "www/static", "www/private", "tmp/client_body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi"]) mkdirSync(join(dir, sub), { recursive: true });
+  for (const sub of [
+    "www/gz",
+    "www/static",
+    "www/private",
+    "tmp/client_body",
+    "tmp/proxy",
+    "tmp/fastcgi",
+    "tmp/uwsgi",
+    "tmp/scgi",
+  ])
+    mkdirSync(join(dir, sub), { recursive: true });
   writeFileSync(join(dir, "htpasswd"), users.map(([name, pass]) => `${name}:{PLAIN}${pass}\n`).join(""));
   const port = await freePort();
   // As root, nginx would switch its workers to "nobody"; keep them as the current user instead.
-  writeFileSync(join(dir, "nginx.conf"), config(dir, port, process.getuid?.() === 0 ? `user ${userInfo().username};` : ""));
+  writeFileSync(
+    join(dir, "nginx.conf"),
+    config(dir, port, process.getuid?.() === 0 ? `user ${userInfo().username};` : ""),
+  );
   let proc: Managed | undefined;
-  const logs = () => `${proc?.output() ?? ""}\n${(() => {
-    try {
-      return readFileSync(join(dir, "error.log"), "utf8");
-    } catch {
-      return "";
-    }
-  })()}`;
+  const logs = () =>
+    `${proc?.output() ?? ""}\n${(() => {
+      try {
+        return readFileSync(join(dir, "error.log"), "utf8");
+      } catch {
+        return "";
+      }
+    })()}`;
   const server: StaticNginx = {
     url: `http://${LOOPBACK}:${port}`,
     port,
@@ -90,10 +104,19 @@ export async function startStaticNginx(users: Array<[string, string]> = []): Pro
     },
     async start() {
       if (proc && proc.exited() === undefined) return;
-      const p = startProcess("nginx", binary, ["-p", `${dir}/`, "-c", join(dir, "nginx.conf"), "-e", join(dir, "error.log")], { cwd: dir });
+      const p = startProcess(
+        "nginx",
+        binary,
+        ["-p", `${dir}/`, "-c", join(dir, "nginx.conf"), "-e", join(dir, "error.log")],
+        { cwd: dir },
+      );
       proc = p;
       try {
-        await waitForPort(port, { timeoutMs: 15_000, what: `nginx (${binary})`, failed: () => (p.exited() === undefined ? undefined : `${p.exited()}\n${logs()}`) });
+        await waitForPort(port, {
+          timeoutMs: 15_000,
+          what: `nginx (${binary})`,
+          failed: () => (p.exited() === undefined ? undefined : `${p.exited()}\n${logs()}`),
+        });
       } catch (err) {
         await p.stop();
         throw err;

@@ -21,13 +21,20 @@ export type Username = keyof typeof USERS;
 const insecure = { execute: [oidc.allowInsecureRequests] };
 
 /** An application-flow token (client credentials); the sample machine client of tenant A unless told. */
-export async function machineToken(issuerUrl: string, clientId = MACHINE_CLIENT, secret = MACHINE_SECRET): Promise<string> {
+export async function machineToken(
+  issuerUrl: string,
+  clientId = MACHINE_CLIENT,
+  secret = MACHINE_SECRET,
+): Promise<string> {
   const config = await oidc.discovery(new URL(issuerUrl), clientId, undefined, oidc.ClientSecretPost(secret), insecure);
   const tokens = await oidc.clientCredentialsGrant(config, { scope: "apiclients" });
   return tokens.access_token;
 }
 
-export async function userToken(issuerUrl: string, username: string): Promise<{ accessToken: string; sub: string | undefined }> {
+export async function userToken(
+  issuerUrl: string,
+  username: string,
+): Promise<{ accessToken: string; sub: string | undefined }> {
   const config = await oidc.discovery(new URL(issuerUrl), WEB_CLIENT, undefined, oidc.None(), insecure);
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
@@ -44,7 +51,8 @@ export async function userToken(issuerUrl: string, username: string): Promise<{ 
   });
   const res = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(10_000) });
   const location = res.headers.get("location");
-  if (res.status !== 302 || !location) throw new Error(`authorize for ${username}: expected a 302 to the callback, got ${res.status}`);
+  if (res.status !== 302 || !location)
+    throw new Error(`authorize for ${username}: expected a 302 to the callback, got ${res.status}`);
   const tokens = await oidc.authorizationCodeGrant(
     config,
     new URL(location),

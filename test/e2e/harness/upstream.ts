@@ -27,7 +27,8 @@ export const UPSTREAM_MARK = "portier-e2e-upstream";
 function portierHeaders(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
-    if (name.replace(/_/g, "-").startsWith("x-portier-") && value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
+    if (name.replace(/_/g, "-").startsWith("x-portier-") && value !== undefined)
+      out[name] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
 }

@@ -8,7 +8,11 @@ import { describe, expect, it } from "vitest";
 import { pino, type LoggerOptions } from "pino";
 import { createDecisionLog, type DecisionLogFields } from "../../../src/service/decide/decision-log.js";
 
-const SERVICE_OPTIONS: LoggerOptions = { base: { pid: 4242 }, redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true }, timestamp: () => ',"time":1700000000000' };
+const SERVICE_OPTIONS: LoggerOptions = {
+  base: { pid: 4242 },
+  redact: { paths: ["token", "authorization", "headers.authorization", "req.headers.authorization"], remove: true },
+  timestamp: () => ',"time":1700000000000',
+};
 
 function capture(options: LoggerOptions) {
   const lines: string[] = [];
@@ -38,25 +42,39 @@ const BASE: DecisionLogFields = {
   client_address: "127.0.0.1",
   would_deny: null,
   revision: "rev-1",
-  input: { method: "GET", path: "/v2/ORG001/elevesJeunes/42", token: { sub: "s", scope: ["apiclients"] }, roles: ["enseignant_jeune"], synced: true, role_check: "enforce" },
+  input: {
+    method: "GET",
+    path: "/v2/ORG001/elevesJeunes/42",
+    token: { sub: "s", scope: ["apiclients"] },
+    roles: ["enseignant_jeune"],
+    synced: true,
+    role_check: "enforce",
+  },
   latency_ms: 0.123,
 };
 
 const CASES: [string, Partial<DecisionLogFields>][] = [
   ["an allow", {}],
   ["an invalid path kept raw (path null)", { path: null, raw_path: "/v1/%2e%2e/" + "x".repeat(500), input: null }],
-  ["quotes, backslashes and control characters", { message: 'say "no" \\ then\nnewline\ttab', sub: 'a"b', client_id: "c\\d" }],
+  [
+    "quotes, backslashes and control characters",
+    { message: 'say "no" \\ then\nnewline\ttab', sub: 'a"b', client_id: "c\\d" },
+  ],
   ["a lone surrogate in a short and in a long string", { sub: "x\ud800y", message: "\udc00".repeat(150) }],
   ["non-ASCII and U+2028", { tenant_id: "Élève\u2028adulte", roles: ["é", "\u0000"] }],
   ["a string of exactly 100 and 101 characters", { client_id: "a".repeat(100), sub: "b".repeat(101) }],
   ["undefined flow and message are left out", { flow: undefined, message: undefined }],
-  ["non-finite and odd values", { latency_ms: Number.NaN, status: Number.POSITIVE_INFINITY, reason: 42, allow: false, route: { template: "/x" } }],
+  [
+    "non-finite and odd values",
+    { latency_ms: Number.NaN, status: Number.POSITIVE_INFINITY, reason: 42, allow: false, route: { template: "/x" } },
+  ],
   ["a function value is left out", { would_deny: () => 1 }],
   ["a token-like top-level name in the input is not special", { input: { token: { sub: "s" }, authorization: "x" } }],
 ];
 
 /** What JSON makes of a value: undefined and functions left out, non-finite numbers null. */
-const asJson = (v: unknown): unknown => (typeof v === "function" ? undefined : (JSON.parse(JSON.stringify({ v })) as { v?: unknown }).v);
+const asJson = (v: unknown): unknown =>
+  typeof v === "function" ? undefined : (JSON.parse(JSON.stringify({ v })) as { v?: unknown }).v;
 
 describe("the decision line", () => {
   it.each(CASES)("%s", (_name, change) => {
@@ -68,13 +86,24 @@ describe("the decision line", () => {
     const line = JSON.parse(built.lines[0]!) as Record<string, unknown>;
     const kept = Object.entries(fields).filter(([, v]) => asJson(v) !== undefined);
     expect(Object.keys(line)).toEqual(["level", "time", "pid", ...kept.map(([k]) => k), "msg"]);
-    expect(line).toEqual({ level: 30, time: 1700000000000, pid: 4242, ...Object.fromEntries(kept.map(([k, v]) => [k, asJson(v)])), msg: "decision" });
+    expect(line).toEqual({
+      level: 30,
+      time: 1700000000000,
+      pid: 4242,
+      ...Object.fromEntries(kept.map(([k, v]) => [k, asJson(v)])),
+      msg: "decision",
+    });
   });
 
   it("takes the logger's bindings of a child logger", () => {
     const built = capture(SERVICE_OPTIONS);
     createDecisionLog(built.logger.child({ worker: 2 }))(BASE);
-    expect(JSON.parse(built.lines[0]!)).toMatchObject({ pid: 4242, worker: 2, decision_id: BASE.decision_id, msg: "decision" });
+    expect(JSON.parse(built.lines[0]!)).toMatchObject({
+      pid: 4242,
+      worker: 2,
+      decision_id: BASE.decision_id,
+      msg: "decision",
+    });
   });
 });
 

@@ -16,7 +16,17 @@ import { TENANT_A } from "../../support/sample.js";
 
 const SUB = "11111111-1111-4111-8111-111111111111";
 const CLAIMS = { sub: SUB, client_id: "web", tenant_id: TENANT_A, scope: ["apiclients"] };
-const ALLOW: Decision = { allow: true, status: 200, reason: "allowed", message: "ok", flow: "accessCode", route: null, deprecated: true, mode: "enforce", would_deny: null };
+const ALLOW: Decision = {
+  allow: true,
+  status: 200,
+  reason: "allowed",
+  message: "ok",
+  flow: "accessCode",
+  route: null,
+  deprecated: true,
+  mode: "enforce",
+  would_deny: null,
+};
 
 interface Options {
   cached: boolean;
@@ -26,23 +36,46 @@ interface Options {
 
 function setup(o: Options) {
   const lines: Record<string, unknown>[] = [];
-  const logger = pino({ base: { pid: 1 } }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const logger = pino(
+    { base: { pid: 1 } },
+    { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
+  );
   const verifier = {
     verify: o.verify ?? (async () => ({ claims: CLAIMS, header: {}, cached: false })),
-    ...(o.cached ? { verifyCached: () => ({ claims: CLAIMS, header: {}, cached: true }) } : { verifyCached: () => undefined }),
+    ...(o.cached
+      ? { verifyCached: () => ({ claims: CLAIMS, header: {}, cached: true }) }
+      : { verifyCached: () => undefined }),
   } as unknown as AccessTokenVerifier;
-  const engine: DecisionEngine = { revision: "r1", roles: [], decide: o.decide ?? (() => ALLOW), close: () => undefined };
+  const engine: DecisionEngine = {
+    revision: "r1",
+    roles: [],
+    decide: o.decide ?? (() => ALLOW),
+    close: () => undefined,
+  };
   const registry = new Registry();
   const decisions = new DecisionCounts(registry);
-  const decide = createDecide({ verifier, policy: fixedPolicy(engine), directory: { lookup: () => ({ tenant_id: TENANT_A, names: ["enseignant_jeune"] }) }, rolesClaim: undefined, roleCheck: "enforce", logger, metrics: { registry, decisions } });
-  const counted = async () => [...(await registry.metrics()).matchAll(/^portier_decisions_total\{.*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  const decide = createDecide({
+    verifier,
+    policy: fixedPolicy(engine),
+    directory: { lookup: () => ({ tenant_id: TENANT_A, names: ["enseignant_jeune"] }) },
+    rolesClaim: undefined,
+    roleCheck: "enforce",
+    logger,
+    metrics: { registry, decisions },
+  });
+  const counted = async () =>
+    [...(await registry.metrics()).matchAll(/^portier_decisions_total\{.*\} (\d+)$/gm)].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
   return {
     get lines() {
       return lines.filter((l) => l.event === "decision");
     },
     all: lines,
     counted,
-    ask: (token: string | null = "t") => decide({ method: "GET", path: "/v1/roles", token: token ?? undefined }, "test"),
+    ask: (token: string | null = "t") =>
+      decide({ method: "GET", path: "/v1/roles", token: token ?? undefined }, "test"),
   };
 }
 
@@ -70,18 +103,68 @@ describe("every path is recorded once: one decision line, one count", () => {
   const paths: [string, Options, string | null, string][] = [
     ["allowed, all synchronous", { cached: true }, "t", "allowed"],
     ["no token", { cached: true }, null, "token_missing"],
-    ["verify refuses", { cached: false, verify: async () => { throw new TokenError("token_expired", "expired"); } }, "t", "token_expired"],
-    ["verify fails otherwise", { cached: false, verify: async () => { throw new Error("boom"); } }, "t", "internal_error"],
-    ["the engine throws", { cached: true, decide: () => { throw new Error("boom"); } }, "t", "internal_error"],
-    ["the engine throws after a token check that awaited", { cached: false, decide: () => { throw new Error("boom"); } }, "t", "internal_error"],
-    ["the engine answers a malformed allow", { cached: true, decide: () => ({ ...ALLOW, status: 403 }) }, "t", "allowed"],
+    [
+      "verify refuses",
+      {
+        cached: false,
+        verify: async () => {
+          throw new TokenError("token_expired", "expired");
+        },
+      },
+      "t",
+      "token_expired",
+    ],
+    [
+      "verify fails otherwise",
+      {
+        cached: false,
+        verify: async () => {
+          throw new Error("boom");
+        },
+      },
+      "t",
+      "internal_error",
+    ],
+    [
+      "the engine throws",
+      {
+        cached: true,
+        decide: () => {
+          throw new Error("boom");
+        },
+      },
+      "t",
+      "internal_error",
+    ],
+    [
+      "the engine throws after a token check that awaited",
+      {
+        cached: false,
+        decide: () => {
+          throw new Error("boom");
+        },
+      },
+      "t",
+      "internal_error",
+    ],
+    [
+      "the engine answers a malformed allow",
+      { cached: true, decide: () => ({ ...ALLOW, status: 403 }) },
+      "t",
+      "allowed",
+    ],
   ];
   it.each(paths)("%s", async (_name, o, token, reason) => {
     const s = setup(o);
     const answer = await s.ask(token);
     expect(answer.reason).toBe(reason);
     expect(s.lines).toHaveLength(1);
-    expect(s.lines[0]).toMatchObject({ reason, allow: answer.allow, status: answer.status, decision_id: answer.decision_id });
+    expect(s.lines[0]).toMatchObject({
+      reason,
+      allow: answer.allow,
+      status: answer.status,
+      decision_id: answer.decision_id,
+    });
     expect(await s.counted()).toBe(1);
     if (reason === "internal_error") expect(s.all.filter((l) => l.event === "decision_error")).toHaveLength(1);
   });

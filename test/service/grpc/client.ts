@@ -20,12 +20,26 @@ export function grpcClients(address: string, options: grpc.ClientOptions = {}): 
   const Health = grpc.makeClientConstructor(services.health, "Health");
   const authorization = new Authorization(address, grpc.credentials.createInsecure(), options);
   const healthClient = new Health(address, grpc.credentials.createInsecure(), options);
-  const call = <T>(client: grpc.Client, method: grpc.MethodDefinition<unknown, unknown>, req: unknown, deadlineMs = 10_000): Promise<T> =>
+  const call = <T>(
+    client: grpc.Client,
+    method: grpc.MethodDefinition<unknown, unknown>,
+    req: unknown,
+    deadlineMs = 10_000,
+  ): Promise<T> =>
     new Promise((resolve, reject) => {
-      client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, req, new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(err) : resolve(res as T)));
+      client.makeUnaryRequest(
+        method.path,
+        method.requestSerialize,
+        method.responseDeserialize,
+        req,
+        new grpc.Metadata(),
+        { deadline: Date.now() + deadlineMs },
+        (err, res) => (err ? reject(err) : resolve(res as T)),
+      );
     });
   return {
-    check: (req, deadlineMs) => call<CheckResponseMessage>(authorization, services.authorization.Check!, req, deadlineMs),
+    check: (req, deadlineMs) =>
+      call<CheckResponseMessage>(authorization, services.authorization.Check!, req, deadlineMs),
     health: (service = "") => call<{ status: string }>(healthClient, services.health.Check!, { service }),
     authorization,
     healthClient,
@@ -47,7 +61,15 @@ export function envoyCheck(method: string, path: string, headers: Record<string,
         http: {
           id: "1234567890",
           method,
-          headers: { ":authority": "api.example", ":method": method, ":path": path, ":scheme": "http", "x-forwarded-proto": "http", "x-request-id": "0f6c6e2e-5b1a-4a35-9a0e-2f7a6c1b9d11", ...headers },
+          headers: {
+            ":authority": "api.example",
+            ":method": method,
+            ":path": path,
+            ":scheme": "http",
+            "x-forwarded-proto": "http",
+            "x-request-id": "0f6c6e2e-5b1a-4a35-9a0e-2f7a6c1b9d11",
+            ...headers,
+          },
           path,
           host: "api.example",
           scheme: "http",
@@ -59,6 +81,8 @@ export function envoyCheck(method: string, path: string, headers: Record<string,
 }
 
 /** A response's header options as a plain name -> value object. */
-export function headersOf(options: { header?: { key?: string; value?: string } }[] | undefined): Record<string, string> {
+export function headersOf(
+  options: { header?: { key?: string; value?: string } }[] | undefined,
+): Record<string, string> {
   return Object.fromEntries((options ?? []).map((o) => [o.header?.key ?? "", o.header?.value ?? ""]));
 }

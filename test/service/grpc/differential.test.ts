@@ -8,13 +8,27 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ISSUER, TENANT_A, TENANT_B, decide, makeKeys, machineToken, serveInProcess, tempDir, userToken, writeDirectory, type InProcessService } from "../helpers.js";
+import {
+  ISSUER,
+  TENANT_A,
+  TENANT_B,
+  decide,
+  makeKeys,
+  machineToken,
+  serveInProcess,
+  tempDir,
+  userToken,
+  writeDirectory,
+  type InProcessService,
+} from "../helpers.js";
 import { envoyCheck, grpcClients, headersOf, type GrpcClients } from "./client.js";
 import { parseSpecSection43 } from "../../support/spec-4-3.js";
 import { PROJECT_ROOT } from "../../../src/toolchain/project-root.js";
 import type { CheckResponseMessage } from "../../../src/service/grpc/check.js";
 
-const ROLES = (JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "roles.json"), "utf8")) as { roles: { id: string }[] }).roles.map((r) => r.id);
+const ROLES = (
+  JSON.parse(readFileSync(join(PROJECT_ROOT, "data", "roles.json"), "utf8")) as { roles: { id: string }[] }
+).roles.map((r) => r.id);
 const ORG = { A: "ORG001", B: "ORG002" } as const;
 
 let svc: InProcessService;
@@ -38,7 +52,18 @@ beforeAll(async () => {
   await user("not_synced", TENANT_A, undefined);
   await user("tenant_b_enseignant_jeune", TENANT_B, ["enseignant_jeune"]);
   callers.set("application", await machineToken(keys));
-  svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, records), "--grpc-port", "0", "--log-level", "warn"]);
+  svc = await serveInProcess([
+    "--issuer",
+    ISSUER,
+    "--jwks",
+    jwks,
+    "--directory",
+    writeDirectory(dir, records),
+    "--grpc-port",
+    "0",
+    "--log-level",
+    "warn",
+  ]);
   client = grpcClients(svc.service.grpcAddress!);
 }, 60_000);
 
@@ -57,14 +82,41 @@ interface Compared {
   message: string | null;
 }
 
-function fromDecide(json: { allow: boolean; status: number; reason: string; flow: string | null; route: { template: string } | null; subject: { roles: string[] } | null; message: string }): Compared {
-  return { allow: json.allow, status: json.status, reason: json.reason, flow: json.flow, route: json.route?.template ?? null, roles: json.allow ? (json.subject?.roles ?? []).join(",") : null, message: json.allow ? null : json.message };
+function fromDecide(json: {
+  allow: boolean;
+  status: number;
+  reason: string;
+  flow: string | null;
+  route: { template: string } | null;
+  subject: { roles: string[] } | null;
+  message: string;
+}): Compared {
+  return {
+    allow: json.allow,
+    status: json.status,
+    reason: json.reason,
+    flow: json.flow,
+    route: json.route?.template ?? null,
+    roles: json.allow ? (json.subject?.roles ?? []).join(",") : null,
+    message: json.allow ? null : json.message,
+  };
 }
 
 function fromCheck(res: CheckResponseMessage): Compared {
   const meta = res.dynamic_metadata.fields as Record<string, { stringValue?: string }>;
-  const common = { reason: meta.reason?.stringValue ?? "?", flow: meta.flow?.stringValue ?? null, route: meta.route?.stringValue ?? null };
-  if (res.ok_response) return { allow: (res.status?.code ?? 0) === 0, status: 200, ...common, roles: headersOf(res.ok_response.headers)["x-portier-roles"] ?? null, message: null };
+  const common = {
+    reason: meta.reason?.stringValue ?? "?",
+    flow: meta.flow?.stringValue ?? null,
+    route: meta.route?.stringValue ?? null,
+  };
+  if (res.ok_response)
+    return {
+      allow: (res.status?.code ?? 0) === 0,
+      status: 200,
+      ...common,
+      roles: headersOf(res.ok_response.headers)["x-portier-roles"] ?? null,
+      message: null,
+    };
   const body = JSON.parse(res.denied_response!.body) as { status: number; message: string };
   return { allow: false, status: body.status, ...common, roles: null, message: body.message };
 }
@@ -86,7 +138,8 @@ describe("gRPC Check and POST /decide decide the spec 4.3 matrix identically", (
           expect(overHttp.status).toBe(200);
           const http = fromDecide(overHttp.json);
           const grpc = fromCheck(await client.check(envoyCheck("GET", path, { authorization: `Bearer ${token}` })));
-          if (JSON.stringify(http) !== JSON.stringify(grpc)) differences.push(`${caller} GET ${path}: /decide ${JSON.stringify(http)} vs gRPC ${JSON.stringify(grpc)}`);
+          if (JSON.stringify(http) !== JSON.stringify(grpc))
+            differences.push(`${caller} GET ${path}: /decide ${JSON.stringify(http)} vs gRPC ${JSON.stringify(grpc)}`);
           seen[http.allow ? "allow" : "deny"]++;
           seen.reasons.add(http.reason);
         }

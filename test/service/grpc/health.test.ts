@@ -8,7 +8,15 @@ import { createServer, type Server } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import { ISSUER, RECORDS, makeKeys, serveInProcess, tempDir, writeDirectory, type InProcessService } from "../helpers.js";
+import {
+  ISSUER,
+  RECORDS,
+  makeKeys,
+  serveInProcess,
+  tempDir,
+  writeDirectory,
+  type InProcessService,
+} from "../helpers.js";
 import { grpcClients, type GrpcClients } from "./client.js";
 import { loadServices } from "../../../src/service/grpc/server.js";
 
@@ -18,7 +26,16 @@ describe("health while not ready", () => {
   beforeAll(async () => {
     const dir = tempDir();
     // Keys from a URL nothing answers: they never load, /ready stays 503.
-    svc = await serveInProcess(["--issuer", ISSUER, "--jwks", "http://127.0.0.1:9/jwks.json", "--directory", writeDirectory(dir, RECORDS), "--grpc-port", "0"]);
+    svc = await serveInProcess([
+      "--issuer",
+      ISSUER,
+      "--jwks",
+      "http://127.0.0.1:9/jwks.json",
+      "--directory",
+      writeDirectory(dir, RECORDS),
+      "--grpc-port",
+      "0",
+    ]);
     client = grpcClients(svc.service.grpcAddress!);
   }, 60_000);
   afterAll(async () => {
@@ -34,7 +51,14 @@ describe("health while not ready", () => {
 
   it("Watch sends the current status first", async () => {
     const watch = loadServices().health.Watch!;
-    const stream = client.healthClient.makeServerStreamRequest(watch.path, watch.requestSerialize, watch.responseDeserialize, { service: "" }, new grpc.Metadata(), {});
+    const stream = client.healthClient.makeServerStreamRequest(
+      watch.path,
+      watch.requestSerialize,
+      watch.responseDeserialize,
+      { service: "" },
+      new grpc.Metadata(),
+      {},
+    );
     const first = await new Promise((resolve, reject) => {
       stream.once("data", resolve);
       stream.once("error", reject);
@@ -60,8 +84,17 @@ describe("a gRPC port that cannot be bound", () => {
     const dir = tempDir();
     const jwks = join(dir, "jwks.json");
     writeFileSync(jwks, JSON.stringify(keys.jwks));
-    await expect(serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS), "--grpc-port", String(port)])).rejects.toThrow(
-      new RegExp(`^cannot listen on 127\\.0\\.0\\.1:${port} for gRPC: .*choose another --grpc-port`),
-    );
+    await expect(
+      serveInProcess([
+        "--issuer",
+        ISSUER,
+        "--jwks",
+        jwks,
+        "--directory",
+        writeDirectory(dir, RECORDS),
+        "--grpc-port",
+        String(port),
+      ]),
+    ).rejects.toThrow(new RegExp(`^cannot listen on 127\\.0\\.0\\.1:${port} for gRPC: .*choose another --grpc-port`));
   });
 });

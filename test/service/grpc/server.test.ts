@@ -10,7 +10,19 @@ import { writeFileSync } from "node:fs";
 import { connect } from "node:http2";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import { ISSUER, RECORDS, TEACHER, makeKeys, machineToken, serveInProcess, tempDir, until, userToken, writeDirectory, type InProcessService } from "../helpers.js";
+import {
+  ISSUER,
+  RECORDS,
+  TEACHER,
+  makeKeys,
+  machineToken,
+  serveInProcess,
+  tempDir,
+  until,
+  userToken,
+  writeDirectory,
+  type InProcessService,
+} from "../helpers.js";
 import { envoyCheck, grpcClients, headersOf, type GrpcClients } from "./client.js";
 import { PORTIER_HEADERS } from "../../../src/service/gateway-headers.js";
 import { loadServices } from "../../../src/service/grpc/server.js";
@@ -28,7 +40,18 @@ beforeAll(async () => {
   const dir = tempDir();
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
-  svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS), "--grpc-port", "0", "--grpc-max-message-bytes", "65536"]);
+  svc = await serveInProcess([
+    "--issuer",
+    ISSUER,
+    "--jwks",
+    jwks,
+    "--directory",
+    writeDirectory(dir, RECORDS),
+    "--grpc-port",
+    "0",
+    "--grpc-max-message-bytes",
+    "65536",
+  ]);
   client = grpcClients(svc.service.grpcAddress!);
   teacher = await userToken(keys, TEACHER);
   machine = await machineToken(keys);
@@ -41,7 +64,8 @@ afterAll(async () => {
 
 const TOKEN = "@teacher@";
 const MACHINE = "@machine@";
-const withTokens = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v.replace(TOKEN, teacher).replace(MACHINE, machine)]));
+const withTokens = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v.replace(TOKEN, teacher).replace(MACHINE, machine)]));
 
 interface Case {
   why: string;
@@ -55,21 +79,119 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { why: "a teacher on a route of the role", path: ALLOWED, headers: { authorization: `Bearer ${TOKEN}` }, code: 0, http: 200, reason: "allowed" },
-  { why: "the query is validated then dropped", path: `${ALLOWED}?page=2`, headers: { authorization: `Bearer ${TOKEN}` }, code: 0, http: 200, reason: "allowed" },
-  { why: "a route of another role", path: REFUSED, headers: { authorization: `Bearer ${TOKEN}` }, code: 7, http: 403, reason: "role_not_allowed" },
-  { why: "the application flow", path: ALLOWED, headers: { authorization: `Bearer ${MACHINE}` }, code: 0, http: 200, reason: "allowed" },
+  {
+    why: "a teacher on a route of the role",
+    path: ALLOWED,
+    headers: { authorization: `Bearer ${TOKEN}` },
+    code: 0,
+    http: 200,
+    reason: "allowed",
+  },
+  {
+    why: "the query is validated then dropped",
+    path: `${ALLOWED}?page=2`,
+    headers: { authorization: `Bearer ${TOKEN}` },
+    code: 0,
+    http: 200,
+    reason: "allowed",
+  },
+  {
+    why: "a route of another role",
+    path: REFUSED,
+    headers: { authorization: `Bearer ${TOKEN}` },
+    code: 7,
+    http: 403,
+    reason: "role_not_allowed",
+  },
+  {
+    why: "the application flow",
+    path: ALLOWED,
+    headers: { authorization: `Bearer ${MACHINE}` },
+    code: 0,
+    http: 200,
+    reason: "allowed",
+  },
   { why: "no token", path: ALLOWED, headers: {}, code: 16, http: 401, reason: "token_missing" },
-  { why: "two credentials joined by Envoy", path: ALLOWED, headers: { authorization: `Bearer ${TOKEN},Bearer ${TOKEN}` }, code: 16, http: 401, reason: "token_malformed" },
-  { why: "two tokens after one Bearer", path: ALLOWED, headers: { authorization: `Bearer ${TOKEN},${TOKEN}` }, code: 16, http: 401, reason: "token_malformed" },
-  { why: "the token is read from authorization only", path: ALLOWED, headers: { "x-authorization": `Bearer ${TOKEN}`, "proxy-authorization": `Bearer ${TOKEN}` }, code: 16, http: 401, reason: "token_missing" },
-  { why: "Basic credentials", path: ALLOWED, headers: { authorization: "Basic dXNlcjpwYXNz" }, code: 16, http: 401, reason: "token_malformed" },
-  { why: "the path is exactly http.path, not :path", path: REFUSED, headers: { authorization: `Bearer ${TOKEN}`, ":path": ALLOWED }, code: 7, http: 403, reason: "role_not_allowed" },
-  { why: "an encoded slash", path: "/v2/ORG001%2FelevesJeunes", headers: { authorization: `Bearer ${TOKEN}` }, code: 7, http: 403, reason: "path_invalid" },
-  { why: "a fragment", path: `${ALLOWED}#x`, headers: { authorization: `Bearer ${TOKEN}` }, code: 7, http: 403, reason: "path_invalid" },
-  { why: "a path parameter", path: `${ALLOWED};jsessionid=1`, headers: { authorization: `Bearer ${TOKEN}` }, code: 7, http: 403, reason: "path_invalid" },
-  { why: "a dot segment", path: "/v2/ORG001/x/../elevesJeunes", headers: { authorization: `Bearer ${TOKEN}` }, code: 7, http: 403, reason: "path_invalid" },
-  { why: "a path that arrived as invalid UTF-8 (U+FFFD after decoding)", path: `${ALLOWED}\uFFFD`, headers: { authorization: `Bearer ${TOKEN}` }, code: 7, http: 403, reason: "path_invalid" },
+  {
+    why: "two credentials joined by Envoy",
+    path: ALLOWED,
+    headers: { authorization: `Bearer ${TOKEN},Bearer ${TOKEN}` },
+    code: 16,
+    http: 401,
+    reason: "token_malformed",
+  },
+  {
+    why: "two tokens after one Bearer",
+    path: ALLOWED,
+    headers: { authorization: `Bearer ${TOKEN},${TOKEN}` },
+    code: 16,
+    http: 401,
+    reason: "token_malformed",
+  },
+  {
+    why: "the token is read from authorization only",
+    path: ALLOWED,
+    headers: { "x-authorization": `Bearer ${TOKEN}`, "proxy-authorization": `Bearer ${TOKEN}` },
+    code: 16,
+    http: 401,
+    reason: "token_missing",
+  },
+  {
+    why: "Basic credentials",
+    path: ALLOWED,
+    headers: { authorization: "Basic dXNlcjpwYXNz" },
+    code: 16,
+    http: 401,
+    reason: "token_malformed",
+  },
+  {
+    why: "the path is exactly http.path, not :path",
+    path: REFUSED,
+    headers: { authorization: `Bearer ${TOKEN}`, ":path": ALLOWED },
+    code: 7,
+    http: 403,
+    reason: "role_not_allowed",
+  },
+  {
+    why: "an encoded slash",
+    path: "/v2/ORG001%2FelevesJeunes",
+    headers: { authorization: `Bearer ${TOKEN}` },
+    code: 7,
+    http: 403,
+    reason: "path_invalid",
+  },
+  {
+    why: "a fragment",
+    path: `${ALLOWED}#x`,
+    headers: { authorization: `Bearer ${TOKEN}` },
+    code: 7,
+    http: 403,
+    reason: "path_invalid",
+  },
+  {
+    why: "a path parameter",
+    path: `${ALLOWED};jsessionid=1`,
+    headers: { authorization: `Bearer ${TOKEN}` },
+    code: 7,
+    http: 403,
+    reason: "path_invalid",
+  },
+  {
+    why: "a dot segment",
+    path: "/v2/ORG001/x/../elevesJeunes",
+    headers: { authorization: `Bearer ${TOKEN}` },
+    code: 7,
+    http: 403,
+    reason: "path_invalid",
+  },
+  {
+    why: "a path that arrived as invalid UTF-8 (U+FFFD after decoding)",
+    path: `${ALLOWED}\uFFFD`,
+    headers: { authorization: `Bearer ${TOKEN}` },
+    code: 7,
+    http: 403,
+    reason: "path_invalid",
+  },
 ];
 
 describe("Check: what Envoy's CheckRequest gets", () => {
@@ -98,19 +220,44 @@ describe("Check: what Envoy's CheckRequest gets", () => {
   });
 
   it("allow: every X-Portier-* header set, overwriting; forged x-portier-* headers removed; metadata for the access log", async () => {
-    const res = await client.check(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}`, "x-portier-subject": "forged", "x-portier-admin": "true", "x-forwarded-for": "203.0.113.9, 10.0.0.7" }));
+    const res = await client.check(
+      envoyCheck("GET", ALLOWED, {
+        authorization: `Bearer ${teacher}`,
+        "x-portier-subject": "forged",
+        "x-portier-admin": "true",
+        "x-forwarded-for": "203.0.113.9, 10.0.0.7",
+      }),
+    );
     const ok = res.ok_response!;
     expect(ok.headers.map((h) => h.header.key).sort()).toEqual(PORTIER_HEADERS.map((h) => h.toLowerCase()).sort());
     for (const h of ok.headers) expect(h.append_action).toBe("OVERWRITE_IF_EXISTS_OR_ADD");
     const headers = headersOf(ok.headers);
-    expect(headers).toMatchObject({ "x-portier-subject": TEACHER, "x-portier-flow": "accessCode", "x-portier-reason": "allowed" });
+    expect(headers).toMatchObject({
+      "x-portier-subject": TEACHER,
+      "x-portier-flow": "accessCode",
+      "x-portier-reason": "allowed",
+    });
     // Set headers are overwritten; the others are removed (a removal of a set header would drop Portier's value).
     expect(ok.headers_to_remove).toEqual(["x-portier-admin"]);
-    expect(res.dynamic_metadata.fields).toMatchObject({ flow: { stringValue: "accessCode" }, route: { stringValue: expect.any(String) } });
+    expect(res.dynamic_metadata.fields).toMatchObject({
+      flow: { stringValue: "accessCode" },
+      route: { stringValue: expect.any(String) },
+    });
     const id = (res.dynamic_metadata.fields.decision_id as { stringValue: string }).stringValue;
     await until(() => svc.output().includes(id));
-    const line = JSON.parse(svc.output().split("\n").find((l) => l.includes(id))!) as Record<string, unknown>;
-    expect(line).toMatchObject({ event: "decision", adapter: "envoy_grpc", allow: true, client_address: "10.0.0.7", request_id: "0f6c6e2e-5b1a-4a35-9a0e-2f7a6c1b9d11" });
+    const line = JSON.parse(
+      svc
+        .output()
+        .split("\n")
+        .find((l) => l.includes(id))!,
+    ) as Record<string, unknown>;
+    expect(line).toMatchObject({
+      event: "decision",
+      adapter: "envoy_grpc",
+      allow: true,
+      client_address: "10.0.0.7",
+      request_id: "0f6c6e2e-5b1a-4a35-9a0e-2f7a6c1b9d11",
+    });
     expect(svc.output()).not.toContain(teacher);
   });
 
@@ -120,7 +267,9 @@ describe("Check: what Envoy's CheckRequest gets", () => {
     one.attributes.request.http.headers = {};
     one.attributes.request.http.header_map = { headers: [raw("authorization", `Bearer ${teacher}`)] };
     expect((await client.check(one)).status?.code ?? 0).toBe(0);
-    one.attributes.request.http.header_map = { headers: [raw("authorization", `Bearer ${teacher}`), raw("authorization", `Bearer ${teacher}`)] };
+    one.attributes.request.http.header_map = {
+      headers: [raw("authorization", `Bearer ${teacher}`), raw("authorization", `Bearer ${teacher}`)],
+    };
     expect((await client.check(one)).dynamic_metadata.fields.reason).toMatchObject({ stringValue: "token_malformed" });
   });
 
@@ -141,7 +290,12 @@ describe("Check: a request Portier cannot read is a 400 deny", () => {
     const res = await client.check(request);
     expect(res.status.code).toBe(7);
     expect(res.denied_response?.status).toEqual({ code: "BadRequest" });
-    expect(JSON.parse(res.denied_response!.body)).toMatchObject({ allow: false, status: 400, reason: "request_invalid", message: expect.stringContaining(message) });
+    expect(JSON.parse(res.denied_response!.body)).toMatchObject({
+      allow: false,
+      status: 400,
+      reason: "request_invalid",
+      message: expect.stringContaining(message),
+    });
   });
 });
 
@@ -149,7 +303,9 @@ describe("Check: bad input is bounded and the service keeps answering", () => {
   it("a message above --grpc-max-message-bytes is refused with RESOURCE_EXHAUSTED", async () => {
     const huge = envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}`, "x-big": "a".repeat(70_000) });
     await expect(client.check(huge)).rejects.toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED });
-    expect((await client.check(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}` }))).status?.code ?? 0).toBe(0);
+    expect(
+      (await client.check(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}` }))).status?.code ?? 0,
+    ).toBe(0);
   });
 
   it("thousands of headers: decided on authorization alone", async () => {
@@ -162,7 +318,15 @@ describe("Check: bad input is bounded and the service keeps answering", () => {
   it("bytes that are not a CheckRequest: a gRPC error, not an allow", async () => {
     const garbage = Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]);
     const err = await new Promise<grpc.ServiceError | null>((resolve) => {
-      client.authorization.makeUnaryRequest("/envoy.service.auth.v3.Authorization/Check", (b: Buffer) => b, (b: Buffer) => b, garbage, new grpc.Metadata(), { deadline: Date.now() + 5000 }, (e) => resolve(e));
+      client.authorization.makeUnaryRequest(
+        "/envoy.service.auth.v3.Authorization/Check",
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        garbage,
+        new grpc.Metadata(),
+        { deadline: Date.now() + 5000 },
+        (e) => resolve(e),
+      );
     });
     expect(err?.code).toBe(grpc.status.INTERNAL);
   });
@@ -170,11 +334,21 @@ describe("Check: bad input is bounded and the service keeps answering", () => {
   it("a client that sends calls and never reads the answers is cut off at a bounded memory; others are answered", async () => {
     const session = connect(`http://${svc.service.grpcAddress!}`, { settings: { initialWindowSize: 0 } });
     session.on("error", () => undefined);
-    const body = Buffer.from(grpcFrame(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}`, "x-pad": "p".repeat(4000) })));
+    const body = Buffer.from(
+      grpcFrame(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}`, "x-pad": "p".repeat(4000) })),
+    );
     const before = process.memoryUsage().rss;
     let opened = 0;
     for (let i = 0; i < 2000 && !session.destroyed && !session.closed; i++) {
-      const stream = session.request({ ":method": "POST", ":path": "/envoy.service.auth.v3.Authorization/Check", "content-type": "application/grpc", te: "trailers" }, { endStream: false });
+      const stream = session.request(
+        {
+          ":method": "POST",
+          ":path": "/envoy.service.auth.v3.Authorization/Check",
+          "content-type": "application/grpc",
+          te: "trailers",
+        },
+        { endStream: false },
+      );
       stream.on("error", () => undefined);
       stream.end(body);
       opened++;
@@ -182,7 +356,9 @@ describe("Check: bad input is bounded and the service keeps answering", () => {
     }
     expect(opened).toBeGreaterThan(0);
     // Others are still answered while that session is open (or after it was cut off).
-    expect((await client.check(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}` }))).status?.code ?? 0).toBe(0);
+    expect(
+      (await client.check(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}` }))).status?.code ?? 0,
+    ).toBe(0);
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
     session.destroy();
   });

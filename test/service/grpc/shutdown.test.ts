@@ -10,7 +10,19 @@ import type { Decide, DecisionAnswer } from "../../../src/service/decide.js";
 import { envoyCheck, grpcClients } from "./client.js";
 import { until } from "../../support/until.js";
 
-const ALLOW: DecisionAnswer = { allow: true, status: 200, reason: "allowed", message: "allowed", flow: "application", route: null, deprecated: false, mode: "enforce", would_deny: null, decision_id: "d-1", subject: { client_id: "machine", roles: [] } };
+const ALLOW: DecisionAnswer = {
+  allow: true,
+  status: 200,
+  reason: "allowed",
+  message: "allowed",
+  flow: "application",
+  route: null,
+  deprecated: false,
+  mode: "enforce",
+  would_deny: null,
+  decision_id: "d-1",
+  subject: { client_id: "machine", roles: [] },
+};
 
 /** A decide whose answers wait until release() is called. */
 function heldDecide(): { decide: Decide; release(): void; waiting(): number } {
@@ -25,7 +37,12 @@ function heldDecide(): { decide: Decide; release(): void; waiting(): number } {
 describe("gRPC port: stopping", () => {
   it("answers a call in flight before closing", async () => {
     const d = heldDecide();
-    const svc = await startGrpc(d.decide, () => true, { host: "127.0.0.1", port: 0, maxMessageBytes: 65536 }, pino({ level: "silent" }));
+    const svc = await startGrpc(
+      d.decide,
+      () => true,
+      { host: "127.0.0.1", port: 0, maxMessageBytes: 65536 },
+      pino({ level: "silent" }),
+    );
     const client = grpcClients(svc.address);
     try {
       await expect(client.health()).resolves.toEqual({ status: "SERVING" });
@@ -36,7 +53,9 @@ describe("gRPC port: stopping", () => {
       await new Promise((r) => setTimeout(r, 100));
       expect(closed).toBe(false);
       d.release();
-      await expect(call).resolves.toMatchObject({ dynamic_metadata: { fields: { reason: { stringValue: "allowed" } } } });
+      await expect(call).resolves.toMatchObject({
+        dynamic_metadata: { fields: { reason: { stringValue: "allowed" } } },
+      });
       await closing;
     } finally {
       client.close();
@@ -45,11 +64,19 @@ describe("gRPC port: stopping", () => {
 
   it("cuts a call still unanswered after the grace period, and returns", async () => {
     const d = heldDecide();
-    const svc = await startGrpc(d.decide, () => true, { host: "127.0.0.1", port: 0, maxMessageBytes: 65536 }, pino({ level: "silent" }));
+    const svc = await startGrpc(
+      d.decide,
+      () => true,
+      { host: "127.0.0.1", port: 0, maxMessageBytes: 65536 },
+      pino({ level: "silent" }),
+    );
     const client = grpcClients(svc.address);
     try {
       // The outcome is taken at once: the call fails while close() is awaited, before anything else could catch it.
-      const outcome = client.check(envoyCheck("GET", "/v2/ORG001/elevesJeunes")).then(() => undefined, (e: grpc.ServiceError) => e);
+      const outcome = client.check(envoyCheck("GET", "/v2/ORG001/elevesJeunes")).then(
+        () => undefined,
+        (e: grpc.ServiceError) => e,
+      );
       await until(() => d.waiting() === 1);
       const t0 = Date.now();
       await svc.close(300);
