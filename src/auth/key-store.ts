@@ -10,6 +10,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { importJWK, type JWK, type CryptoKey } from "jose";
+import { messageOf } from "../errors/caught.js";
 import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type LoadContext } from "../reload/index.js";
 import { TokenError } from "./token-error.js";
 import type { KeyStatus } from "./types.js";
@@ -322,6 +323,6 @@ function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`${what} is not valid JSON (${(err as Error).message})`);
+    throw new Error(`${what} is not valid JSON (${messageOf(err)})`);
   }
 }

@@ -7,6 +7,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import { CompactSign, compactVerify, createLocalJWKSet, type JSONWebKeySet } from "jose";
+import { messageOf } from "../errors/caught.js";
 import { EngineLoadError } from "./errors.js";
 
 export const SIGNATURES_FILE = "/.signatures.json";
@@ -153,7 +154,7 @@ export function parseVerificationKey(text: string, source: string, alg = DEFAULT
     try {
       jwks = JSON.parse(trimmed);
     } catch (err) {
-      throw new Error(`${source}: not a JWKS (${(err as Error).message})`);
+      throw new Error(`${source}: not a JWKS (${messageOf(err)})`);
     }
     const keys = (jwks as { keys?: unknown }).keys;
     if (!Array.isArray(keys) || keys.length === 0)
@@ -168,7 +169,7 @@ export function parseVerificationKey(text: string, source: string, alg = DEFAULT
   try {
     key = createPublicKey(trimmed);
   } catch (err) {
-    throw new Error(`${source}: not a PEM public key, certificate or JWKS (${(err as Error).message})`);
+    throw new Error(`${source}: not a PEM public key, certificate or JWKS (${messageOf(err)})`);
   }
   if (key.type !== "public") throw new Error(`${source}: must be a public key`);
   return { kind: "pem", key, alg };
@@ -193,7 +194,7 @@ export async function verifyBundleSignature(
   try {
     signatures = (JSON.parse(sigBytes.toString("utf8")) as { signatures?: unknown }).signatures;
   } catch (err) {
-    refuse(source, `/.signatures.json is not JSON (${(err as Error).message})`);
+    refuse(source, `/.signatures.json is not JSON (${messageOf(err)})`);
   }
   if (!Array.isArray(signatures) || signatures.length !== 1 || typeof signatures[0] !== "string") {
     refuse(source, `/.signatures.json must hold "signatures": [one compact JWS]`);
@@ -206,10 +207,7 @@ export async function verifyBundleSignature(
         : await compactVerify(signatures[0], createLocalJWKSet(key.jwks), { algorithms: [...SIGNING_ALGS] });
     payload = verified.payload;
   } catch (err) {
-    refuse(
-      source,
-      `the JWS in /.signatures.json does not verify with the verification key (${(err as Error).message})`,
-    );
+    refuse(source, `the JWS in /.signatures.json does not verify with the verification key (${messageOf(err)})`);
   }
   let listed: unknown;
   try {

@@ -10,6 +10,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { Transform, type Readable, type TransformCallback } from "node:stream";
 import { createGunzip } from "node:zlib";
+import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { redactUrls } from "./redact-url.js";
 
@@ -157,8 +158,8 @@ export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUr
   const onError = (err: unknown) => {
     if (failed) return;
     failed = true;
-    const mapped = (err as NodeJS.ErrnoException)?.code?.startsWith("Z_")
-      ? new FetchError(`GET ${shown}: the gzip body is corrupt (${(err as Error).message})`, status)
+    const mapped = codeOf(err)?.startsWith("Z_")
+      ? new FetchError(`GET ${shown}: the gzip body is corrupt (${messageOf(err)})`, status)
       : fail(err);
     res.destroy();
     for (const s of stages) if (s !== body) s.destroy();
