@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import type { Logger } from "pino";
+import { messageOf } from "../../errors/caught.js";
 import type { Decide, DecisionAnswer } from "../decide.js";
 import {
   badRequestResponse,
@@ -78,7 +79,7 @@ export function checkHandler(
   return (call, callback) => {
     const failed = (err: unknown, decisionId?: string): void => {
       logger.error(
-        { event: "grpc_check_failed", decision_id: decisionId ?? null, error: (err as Error)?.message ?? String(err) },
+        { event: "grpc_check_failed", decision_id: decisionId ?? null, error: messageOf(err) },
         "gRPC check failed",
       );
       callback({
