@@ -27,6 +27,9 @@ export const SIGNING_ALGS = [
   "EdDSA",
 ] as const;
 
+/** Whether `alg` is one of SIGNING_ALGS (a check on a string, not an assertion). */
+const isSigningAlg = (alg: string): boolean => SIGNING_ALGS.some((a) => a === alg);
+
 export interface FileHash {
   name: string;
   hash: string;
@@ -57,7 +60,7 @@ export function canonicalJson(text: string, what: string): string {
     throw new EngineLoadError("bundle_invalid", `${what}: invalid JSON at position ${i} (${msg})`);
   };
   const ws = () => {
-    while (i < text.length && " \t\n\r".includes(text[i] as string)) i++;
+    while (i < text.length && " \t\n\r".includes(text.charAt(i))) i++;
   };
   const str = (): string => {
     STRING.lastIndex = i;
@@ -93,8 +96,8 @@ export function canonicalJson(text: string, what: string): string {
           break;
         } else fail('expected "," or "}"');
       }
-      const keys = [...members.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-      return `{${keys.map((k) => `${goString(k)}:${members.get(k) as string}`).join(",")}}`;
+      const sorted = [...members].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      return `{${sorted.map(([k, v]) => `${goString(k)}:${v}`).join(",")}}`;
     }
     if (c === "[") {
       i++;
@@ -146,7 +149,7 @@ export type VerificationKey = { kind: "pem"; key: KeyObject; alg: string } | { k
 
 /** Reads --verification-key: a JWKS (JSON with "keys") or a PEM public key / certificate. */
 export function parseVerificationKey(text: string, source: string, alg = DEFAULT_SIGNING_ALG): VerificationKey {
-  if (!(SIGNING_ALGS as readonly string[]).includes(alg))
+  if (!isSigningAlg(alg))
     throw new Error(`${source}: signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
@@ -156,11 +159,11 @@ export function parseVerificationKey(text: string, source: string, alg = DEFAULT
     } catch (err) {
       throw new Error(`${source}: not a JWKS (${messageOf(err)})`);
     }
-    const keys = (jwks as { keys?: unknown }).keys;
+    const keys = typeof jwks === "object" && jwks !== null && "keys" in jwks ? jwks.keys : undefined;
     if (!Array.isArray(keys) || keys.length === 0)
       throw new Error(`${source}: a JWKS must have a non-empty "keys" array`);
-    keys.forEach((k, n) => {
-      if (typeof k !== "object" || k === null || "d" in k || (k as { kty?: unknown }).kty === "oct")
+    keys.forEach((k: unknown, n) => {
+      if (typeof k !== "object" || k === null || "d" in k || ("kty" in k && k.kty === "oct"))
         throw new Error(`${source}: keys[${n}] must be a public key (no "d", not "oct")`);
     });
     return { kind: "jwks", jwks: jwks as JSONWebKeySet };
@@ -250,8 +253,7 @@ export async function signBundleFiles(
   alg = DEFAULT_SIGNING_ALG,
   keyId = DEFAULT_KEY_ID,
 ): Promise<Buffer> {
-  if (!(SIGNING_ALGS as readonly string[]).includes(alg))
-    throw new Error(`signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
+  if (!isSigningAlg(alg)) throw new Error(`signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
   const key = createPrivateKey(privateKeyPem);
   const payload = JSON.stringify({ files: bundleFileHashes(files), keyid: keyId });
   const jws = await new CompactSign(Buffer.from(payload)).setProtectedHeader({ alg, kid: keyId, typ: "JWT" }).sign(key);
