@@ -71,10 +71,10 @@ export function byteCap(max: number, tooLarge: () => Error): Transform {
 function failure(err: unknown, shown: string, o: FetchOptions, timedOut: () => boolean): FetchError {
   if (err instanceof FetchError) return err;
   if (timedOut()) return new FetchError(`GET ${shown} failed: no answer within ${o.timeoutMs} ms`);
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === "ERR_IDLE_TIMEOUT") return new FetchError(`GET ${shown} failed: no data for ${o.idleTimeoutMs} ms`);
-  if (e?.name === "AbortError") return new FetchError(`GET ${shown} failed: aborted`);
-  return new FetchError(`GET ${shown} failed: ${redactUrls(String(e?.code ?? e?.message ?? e))}`);
+  const code = codeOf(err);
+  if (code === "ERR_IDLE_TIMEOUT") return new FetchError(`GET ${shown} failed: no data for ${o.idleTimeoutMs} ms`);
+  if (err instanceof Error && err.name === "AbortError") return new FetchError(`GET ${shown} failed: aborted`);
+  return new FetchError(`GET ${shown} failed: ${redactUrls(code ?? messageOf(err))}`);
 }
 
 /**

@@ -104,7 +104,7 @@ export class Reloader<T> {
       const next = await this.o.load({ httpCode: (code) => (httpCode = code) });
       return this.conclude({ value: next }, httpCode);
     } catch (err) {
-      const code = (err as { httpCode?: unknown })?.httpCode;
+      const code = typeof err === "object" && err !== null && "httpCode" in err ? err.httpCode : undefined;
       return this.conclude({ error: err }, typeof code === "number" ? code : httpCode);
     }
   }
