@@ -65,7 +65,7 @@ export function loadServices(): Loaded {
   const service = (name: string): grpc.ServiceDefinition => {
     const d = definitions[name];
     if (d === undefined || !("Check" in d)) throw new Error(`${PROTOS}: service ${name} not found in the protos`);
-    return d as grpc.ServiceDefinition;
+    return d;
   };
   loaded = { authorization: service("envoy.service.auth.v3.Authorization"), health: service("grpc.health.v1.Health") };
   return loaded;
