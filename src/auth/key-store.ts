@@ -10,6 +10,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { importJWK, type JWK, type CryptoKey } from "jose";
+import { messageOf } from "../errors/caught.js";
 import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type LoadContext } from "../reload/index.js";
 import { TokenError } from "./token-error.js";
 import type { KeyStatus } from "./types.js";
@@ -175,28 +176,28 @@ export class KeyStore {
       return readFile(file, "utf8");
     }
     if (this.opts.jwksUri) return this.fetchText(this.opts.jwksUri, ctx);
-    const discovery = parseJson(await this.fetchText(this.source, ctx), "the discovery document") as {
-      jwks_uri?: unknown;
-    } | null;
+    const discovery = parseJson(await this.fetchText(this.source, ctx), "the discovery document");
     if (!discovery || typeof discovery !== "object") throw new Error("the discovery document is not a JSON object");
-    const found = (discovery as { issuer?: unknown }).issuer;
+    const found = "issuer" in discovery ? discovery.issuer : undefined;
     // OpenID Connect Discovery 4.3: the document must name the issuer we asked about.
     if (found !== undefined && found !== this.opts.issuer)
       throw new Error(
         `the discovery document names the issuer ${String(found).slice(0, 200)}, not the configured issuer ${this.opts.issuer}`,
       );
-    if (typeof discovery.jwks_uri !== "string") throw new Error("the discovery document has no jwks_uri");
+    if (!("jwks_uri" in discovery) || typeof discovery.jwks_uri !== "string")
+      throw new Error("the discovery document has no jwks_uri");
     return this.fetchText(discovery.jwks_uri, ctx);
   }
 
   private async load(ctx: LoadContext): Promise<KeySet | typeof NOT_MODIFIED> {
     const text = await this.readText(ctx);
     if (text === this.reloader.current?.text) return NOT_MODIFIED;
-    const set = parseJson(text, "the JWKS") as { keys?: unknown } | null;
-    if (!set || !Array.isArray(set.keys)) throw new Error("the JWKS has no keys array");
+    const set = parseJson(text, "the JWKS");
+    if (!set || typeof set !== "object" || !("keys" in set) || !Array.isArray(set.keys))
+      throw new Error("the JWKS has no keys array");
     // Only public signing keys; never symmetric ones. A set with none is refused like an empty directory:
     // it would turn every token into kid_unknown while looking loaded (the previous set keeps verifying).
-    const given = set.keys as unknown[];
+    const given: unknown[] = set.keys;
     const keys = given.filter((k): k is JWK => unusableReason(k) === undefined);
     if (keys.length === 0) {
       const why = given.slice(0, 3).map((k, i) => `key ${i}${kidOf(k)}: ${unusableReason(k)}`);
@@ -310,7 +311,7 @@ function shown(v: unknown): string {
 }
 
 function kidOf(k: unknown): string {
-  const kid = k && typeof k === "object" ? (k as { kid?: unknown }).kid : undefined;
+  const kid = k && typeof k === "object" && "kid" in k ? k.kid : undefined;
   return kid === undefined ? "" : ` (kid ${shown(kid)})`;
 }
 
@@ -322,6 +323,6 @@ function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`${what} is not valid JSON (${(err as Error).message})`);
+    throw new Error(`${what} is not valid JSON (${messageOf(err)})`);
   }
 }

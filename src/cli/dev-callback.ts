@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as oidc from "openid-client";
+import { messageOf } from "../errors/caught.js";
 
 const DEV_WEB_CLIENT = "portier-demo-web";
 const SCOPE = "openid profile email apiclients";
@@ -95,7 +96,7 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
   let redirectUri = "";
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) =>
-      sendPage(res, 500, "Error", `<p class="error">${escapeHtml((err as Error).message)}</p>${again}`),
+      sendPage(res, 500, "Error", `<p class="error">${escapeHtml(messageOf(err))}</p>${again}`),
     );
   });
 

@@ -23,12 +23,13 @@ export function isEndRecord(value: unknown): boolean {
 
 /** The end record's content, or a message saying what is wrong with it. */
 export function readEndRecord(value: unknown): EndRecord | string {
-  const end = (value as Record<string, unknown>)[END_KEY];
+  const end = typeof value === "object" && value !== null && END_KEY in value ? value[END_KEY] : undefined;
   const shape = 'must be {"portier_end":{"records":<count>,"sha256":"<64 lowercase hex digits>"}}';
   if (typeof end !== "object" || end === null || Array.isArray(end)) return `the end record ${shape}`;
-  const { records, sha256, ...rest } = end as Record<string, unknown>;
-  if (Object.keys(rest).length > 0)
-    return `the end record ${shape} (unknown field ${JSON.stringify(Object.keys(rest)[0])})`;
+  const unknownField = Object.keys(end).find((k) => k !== "records" && k !== "sha256");
+  if (unknownField !== undefined) return `the end record ${shape} (unknown field ${JSON.stringify(unknownField)})`;
+  const records = "records" in end ? end.records : undefined;
+  const sha256 = "sha256" in end ? end.sha256 : undefined;
   if (typeof records !== "number" || !Number.isSafeInteger(records) || records < 0)
     return `the end record's records ${shape}`;
   if (typeof sha256 !== "string" || !/^[0-9a-f]{64}$/.test(sha256)) return `the end record's sha256 ${shape}`;

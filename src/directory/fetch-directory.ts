@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
+import { codeOf, messageOf } from "../errors/caught.js";
 import { FetchError, NOT_MODIFIED, byteCap, openUrl, redactUrls, type LoadContext } from "../reload/index.js";
 
 export interface FeedOptions {
@@ -131,14 +132,11 @@ export class DirectoryFeed {
       opened.body.destroy();
       await remove();
       if (err instanceof FetchError) throw err;
-      const code = (err as NodeJS.ErrnoException).code;
+      const code = codeOf(err);
       if (code?.startsWith("Z_"))
-        throw new FetchError(
-          `GET ${this.shown}: the gzip body is corrupt (${(err as Error).message})`,
-          opened.httpCode,
-        );
+        throw new FetchError(`GET ${this.shown}: the gzip body is corrupt (${messageOf(err)})`, opened.httpCode);
       throw new FetchError(
-        `GET ${this.shown}: cannot write the download to ${this.folder()} (${code ?? (err as Error).message})`,
+        `GET ${this.shown}: cannot write the download to ${this.folder()} (${code ?? messageOf(err)})`,
         opened.httpCode,
       );
     }

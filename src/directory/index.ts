@@ -78,7 +78,7 @@ class HighWaterMark {
   constructor(private readonly windowMs: number) {}
 
   accepted(size: number, at: number): void {
-    while (this.marks.length > 0 && (this.marks[this.marks.length - 1] as { size: number }).size <= size)
+    for (let last = this.marks.at(-1); last !== undefined && last.size <= size; last = this.marks.at(-1))
       this.marks.pop();
     this.marks.push({ at, size });
   }
@@ -89,7 +89,8 @@ class HighWaterMark {
 
   /** The largest count accepted within the window before `now` (0 when none). */
   largest(now: number): number {
-    while (this.marks.length > 0 && (this.marks[0] as { at: number }).at < now - this.windowMs) this.marks.shift();
+    for (let first = this.marks[0]; first !== undefined && first.at < now - this.windowMs; first = this.marks[0])
+      this.marks.shift();
     return this.marks[0]?.size ?? 0;
   }
 }

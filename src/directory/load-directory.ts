@@ -10,6 +10,7 @@
  */
 import { open } from "node:fs/promises";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { CompactIndexBuilder, isWellFormed, type DirectoryEntries, type DirectoryEntry } from "./compact-index.js";
 import { RecordStream, RecordSyntaxError, type RecordLimits } from "./record-stream.js";
@@ -57,6 +58,9 @@ export interface LoadOptions {
 }
 
 const MAX_PROBLEMS = 100;
+
+/** A role name as a record lists it: a string with something other than blanks. */
+const isRoleName = (name: unknown): name is string => typeof name === "string" && name.trim() !== "";
 /** Longest run of loading work between two turns of the event loop. */
 const SLICE_MS = 5;
 /** Records inserted into the hash table per slice. */
@@ -80,24 +84,27 @@ class DirectoryBuilder {
   readonly add = (record: unknown, where: string): void => {
     if (typeof record !== "object" || record === null || Array.isArray(record))
       return this.report(where, "must be an object");
-    const r = record as Record<string, unknown>;
-    if (typeof r.sub !== "string" || r.sub === "") return this.report(where, "sub must be a non-empty string");
-    if (!isWellFormed(r.sub))
+    // `in` narrows the parsed object to one that has the field, whose value is then checked by `typeof`.
+    if (!("sub" in record) || typeof record.sub !== "string" || record.sub === "")
+      return this.report(where, "sub must be a non-empty string");
+    if (!isWellFormed(record.sub))
       return this.report(where, "sub must be well-formed Unicode (it has an unpaired surrogate)");
-    if (typeof r.tenant_id !== "string" || r.tenant_id === "")
+    if (!("tenant_id" in record) || typeof record.tenant_id !== "string" || record.tenant_id === "")
       return this.report(where, "tenant_id must be a non-empty string");
-    if (!Array.isArray(r.roles)) return this.report(where, "roles must be an array");
-    for (const [i, name] of r.roles.entries()) {
-      if (typeof name !== "string" || name.trim() === "")
-        return this.report(where, `roles[${i}] must be a role name (a non-blank string)`);
-    }
-    this.index.add(r.sub, this.entryNumber(r.tenant_id, r.roles as string[]));
+    if (!("roles" in record) || !Array.isArray(record.roles)) return this.report(where, "roles must be an array");
+    const roles: unknown[] = record.roles;
+    if (!roles.every(isRoleName))
+      return this.report(
+        where,
+        `roles[${roles.findIndex((name) => !isRoleName(name))}] must be a role name (a non-blank string)`,
+      );
+    this.index.add(record.sub, this.entryNumber(record.tenant_id, roles));
   };
 
   /** The number of the shared entry for this tenant and role name list, made on first sight. */
   private entryNumber(tenant: string, names: string[]): number {
     // A single name not starting with "[" is its own key; any other list its JSON (which starts with "["): no two lists share a key.
-    const one = names.length === 1 ? (names[0] as string) : undefined;
+    const one = names.length === 1 ? names[0] : undefined;
     const key = one !== undefined && !one.startsWith("[") ? one : JSON.stringify(names);
     let group = this.byNames.get(key);
     if (!group) {
@@ -116,7 +123,10 @@ class DirectoryBuilder {
   result(entries: DirectoryEntries): DirectoryIndex {
     const counts = this.index.recordsPerEntry();
     const groups: DirectoryGroup[] = [];
-    for (const [n, entry] of this.shared.entries()) if (counts[n]) groups.push({ entry, records: counts[n] as number });
+    for (const [n, entry] of this.shared.entries()) {
+      const records = counts[n];
+      if (records) groups.push({ entry, records });
+    }
     return { entries, problems: this.problems, rejected: this.rejected, groups };
   }
 }
@@ -177,9 +187,7 @@ export async function loadDirectoryFile(file: string, options: LoadOptions = {})
   try {
     handle = await open(file, "r");
   } catch (err) {
-    throw new DirectoryLoadError(
-      `${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-    );
+    throw new DirectoryLoadError(`${file}: cannot read (${codeOf(err) ?? messageOf(err)})`);
   }
   try {
     const stat = await handle.stat();

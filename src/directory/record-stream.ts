@@ -5,6 +5,7 @@
  * throws with the file, line and column; every record and line is bounded in length, and the record count.
  * An NDJSON end record (end-record.ts) is kept apart, not handed on as a record; a line after it throws.
  */
+import { messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { isEndRecord, readEndRecord, type EndRecord } from "./end-record.js";
 
@@ -284,7 +285,7 @@ export class RecordStream {
 
 /** The offset JSON.parse names ("... at position 12"); else the end for a truncated text, the start otherwise. */
 function parsePosition(err: unknown, text: string): number {
-  const msg = (err as Error).message;
+  const msg = messageOf(err);
   const pos = /at position (\d+)/.exec(msg);
   if (pos) return Math.min(Number(pos[1]), text.length);
   return /end of JSON input/.test(msg) ? text.length : 0;
@@ -292,5 +293,5 @@ function parsePosition(err: unknown, text: string): number {
 
 /** JSON.parse's message without its offset inside the record (the file position replaces it). */
 function parseMessage(err: unknown): string {
-  return (err as Error).message.replace(/ in JSON at position \d+/, "");
+  return messageOf(err).replace(/ in JSON at position \d+/, "");
 }

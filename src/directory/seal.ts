@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { appendFile, copyFile, open, rename, rm } from "node:fs/promises";
+import { codeOf, messageOf } from "../errors/caught.js";
 import { DIRECTORY_LIMITS, DirectoryLoadError } from "./load-directory.js";
 import { RecordStream, RecordSyntaxError } from "./record-stream.js";
 import { endRecordLine } from "./end-record.js";
@@ -22,9 +23,7 @@ export async function sealDirectoryFile(file: string, out?: string): Promise<Sea
   try {
     handle = await open(file, "r");
   } catch (err) {
-    throw new DirectoryLoadError(
-      `${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-    );
+    throw new DirectoryLoadError(`${file}: cannot read (${codeOf(err) ?? messageOf(err)})`);
   }
   const hash = createHash("sha256");
   const records = new RecordStream(file, DIRECTORY_LIMITS, () => undefined);

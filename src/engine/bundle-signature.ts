@@ -7,6 +7,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import { CompactSign, compactVerify, createLocalJWKSet, type JSONWebKeySet } from "jose";
+import { messageOf } from "../errors/caught.js";
 import { EngineLoadError } from "./errors.js";
 
 export const SIGNATURES_FILE = "/.signatures.json";
@@ -25,6 +26,9 @@ export const SIGNING_ALGS = [
   "ES512",
   "EdDSA",
 ] as const;
+
+/** Whether `alg` is one of SIGNING_ALGS (a check on a string, not an assertion). */
+const isSigningAlg = (alg: string): boolean => SIGNING_ALGS.some((a) => a === alg);
 
 export interface FileHash {
   name: string;
@@ -56,7 +60,7 @@ export function canonicalJson(text: string, what: string): string {
     throw new EngineLoadError("bundle_invalid", `${what}: invalid JSON at position ${i} (${msg})`);
   };
   const ws = () => {
-    while (i < text.length && " \t\n\r".includes(text[i] as string)) i++;
+    while (i < text.length && " \t\n\r".includes(text.charAt(i))) i++;
   };
   const str = (): string => {
     STRING.lastIndex = i;
@@ -92,8 +96,8 @@ export function canonicalJson(text: string, what: string): string {
           break;
         } else fail('expected "," or "}"');
       }
-      const keys = [...members.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-      return `{${keys.map((k) => `${goString(k)}:${members.get(k) as string}`).join(",")}}`;
+      const sorted = [...members].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      return `{${sorted.map(([k, v]) => `${goString(k)}:${v}`).join(",")}}`;
     }
     if (c === "[") {
       i++;
@@ -145,7 +149,7 @@ export type VerificationKey = { kind: "pem"; key: KeyObject; alg: string } | { k
 
 /** Reads --verification-key: a JWKS (JSON with "keys") or a PEM public key / certificate. */
 export function parseVerificationKey(text: string, source: string, alg = DEFAULT_SIGNING_ALG): VerificationKey {
-  if (!(SIGNING_ALGS as readonly string[]).includes(alg))
+  if (!isSigningAlg(alg))
     throw new Error(`${source}: signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
@@ -153,13 +157,13 @@ export function parseVerificationKey(text: string, source: string, alg = DEFAULT
     try {
       jwks = JSON.parse(trimmed);
     } catch (err) {
-      throw new Error(`${source}: not a JWKS (${(err as Error).message})`);
+      throw new Error(`${source}: not a JWKS (${messageOf(err)})`);
     }
-    const keys = (jwks as { keys?: unknown }).keys;
+    const keys = typeof jwks === "object" && jwks !== null && "keys" in jwks ? jwks.keys : undefined;
     if (!Array.isArray(keys) || keys.length === 0)
       throw new Error(`${source}: a JWKS must have a non-empty "keys" array`);
-    keys.forEach((k, n) => {
-      if (typeof k !== "object" || k === null || "d" in k || (k as { kty?: unknown }).kty === "oct")
+    keys.forEach((k: unknown, n) => {
+      if (typeof k !== "object" || k === null || "d" in k || ("kty" in k && k.kty === "oct"))
         throw new Error(`${source}: keys[${n}] must be a public key (no "d", not "oct")`);
     });
     return { kind: "jwks", jwks: jwks as JSONWebKeySet };
@@ -168,7 +172,7 @@ export function parseVerificationKey(text: string, source: string, alg = DEFAULT
   try {
     key = createPublicKey(trimmed);
   } catch (err) {
-    throw new Error(`${source}: not a PEM public key, certificate or JWKS (${(err as Error).message})`);
+    throw new Error(`${source}: not a PEM public key, certificate or JWKS (${messageOf(err)})`);
   }
   if (key.type !== "public") throw new Error(`${source}: must be a public key`);
   return { kind: "pem", key, alg };
@@ -193,7 +197,7 @@ export async function verifyBundleSignature(
   try {
     signatures = (JSON.parse(sigBytes.toString("utf8")) as { signatures?: unknown }).signatures;
   } catch (err) {
-    refuse(source, `/.signatures.json is not JSON (${(err as Error).message})`);
+    refuse(source, `/.signatures.json is not JSON (${messageOf(err)})`);
   }
   if (!Array.isArray(signatures) || signatures.length !== 1 || typeof signatures[0] !== "string") {
     refuse(source, `/.signatures.json must hold "signatures": [one compact JWS]`);
@@ -206,10 +210,7 @@ export async function verifyBundleSignature(
         : await compactVerify(signatures[0], createLocalJWKSet(key.jwks), { algorithms: [...SIGNING_ALGS] });
     payload = verified.payload;
   } catch (err) {
-    refuse(
-      source,
-      `the JWS in /.signatures.json does not verify with the verification key (${(err as Error).message})`,
-    );
+    refuse(source, `the JWS in /.signatures.json does not verify with the verification key (${messageOf(err)})`);
   }
   let listed: unknown;
   try {
@@ -252,8 +253,7 @@ export async function signBundleFiles(
   alg = DEFAULT_SIGNING_ALG,
   keyId = DEFAULT_KEY_ID,
 ): Promise<Buffer> {
-  if (!(SIGNING_ALGS as readonly string[]).includes(alg))
-    throw new Error(`signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
+  if (!isSigningAlg(alg)) throw new Error(`signing algorithm "${alg}" is not one of ${SIGNING_ALGS.join(", ")}`);
   const key = createPrivateKey(privateKeyPem);
   const payload = JSON.stringify({ files: bundleFileHashes(files), keyid: keyId });
   const jws = await new CompactSign(Buffer.from(payload)).setProtectedHeader({ alg, kid: keyId, typ: "JWT" }).sign(key);

@@ -10,18 +10,22 @@ const isString = (v: unknown): v is string => typeof v === "string";
 
 export function catalogRoles(data: Record<string, unknown>, source: string): CatalogRole[] {
   const where = `${source}:/data.json`;
-  const roles = (data.catalog as { roles?: unknown } | undefined)?.roles;
+  const catalog = data.catalog;
+  const roles = typeof catalog === "object" && catalog !== null && "roles" in catalog ? catalog.roles : undefined;
   if (!Array.isArray(roles))
     throw new EngineLoadError(
       "data_invalid",
       `${where}: catalog.roles must list the role catalog (build the bundle with portier bundle build)`,
     );
   return roles.map((role: unknown, i) => {
-    const r = (typeof role === "object" && role !== null ? role : {}) as Record<string, unknown>;
-    if (!isString(r.id) || !isString(r.label))
+    const r: object = typeof role === "object" && role !== null ? role : {};
+    const id = "id" in r ? r.id : undefined;
+    const label = "label" in r ? r.label : undefined;
+    const aliases = "aliases" in r ? r.aliases : undefined;
+    if (!isString(id) || !isString(label))
       throw new EngineLoadError("data_invalid", `${where}: catalog.roles[${i}]: id and label must be strings`);
-    if (!Array.isArray(r.aliases) || !r.aliases.every(isString))
+    if (!Array.isArray(aliases) || !aliases.every(isString))
       throw new EngineLoadError("data_invalid", `${where}: catalog.roles[${i}].aliases must be a list of strings`);
-    return { id: r.id, label: r.label, aliases: r.aliases };
+    return { id, label, aliases };
   });
 }

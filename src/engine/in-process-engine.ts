@@ -17,7 +17,9 @@ export const DECISION_ENTRYPOINT = "portier/decision";
 export const CATALOG_ENTRYPOINT = "portier/catalog";
 
 function modeOf(input: unknown): RoleCheckMode {
-  return (input as { role_check?: unknown } | null)?.role_check === "audit" ? "audit" : "enforce";
+  return typeof input === "object" && input !== null && "role_check" in input && input.role_check === "audit"
+    ? "audit"
+    : "enforce";
 }
 
 /** Checks that what the policy answered is a decision document; returns a problem or null. */
@@ -91,7 +93,7 @@ export class InProcessEngine implements DecisionEngine {
   query(entrypoint: string, input: unknown = {}): unknown {
     const outcome = this.instance.evaluate(entrypoint, input);
     if (!outcome.ok) throw new PolicyEvaluationError(`evaluating ${entrypoint} failed: ${outcome.error}`);
-    return (outcome.results as { result?: unknown }[])[0]?.result;
+    return resultOf(outcome.results);
   }
 
   /** Nothing to release: the instance is garbage once the engine is. */

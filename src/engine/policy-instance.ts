@@ -6,6 +6,7 @@
  * module before the next call (its memory may be corrupt).
  */
 import { createRequire } from "node:module";
+import { messageOf } from "../errors/caught.js";
 import type { Bundle } from "./read-bundle.js";
 import { EngineLoadError } from "./errors.js";
 
@@ -58,7 +59,7 @@ export class PolicyInstance {
     } catch (err) {
       throw new EngineLoadError(
         "wasm_invalid",
-        `${source}:/policy.wasm: not a valid WebAssembly module (${(err as Error).message})`,
+        `${source}:/policy.wasm: not a valid WebAssembly module (${messageOf(err)})`,
       );
     }
     this.data = bundle.data;

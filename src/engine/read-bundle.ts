@@ -5,6 +5,7 @@
 import { createGunzip } from "node:zlib";
 import { createHash } from "node:crypto";
 import { extract } from "tar-stream";
+import { messageOf } from "../errors/caught.js";
 import { EngineLoadError } from "./errors.js";
 import { verifyBundleSignature, type VerificationKey } from "./bundle-signature.js";
 
@@ -111,7 +112,7 @@ function parseJson(bytes: Buffer, what: string): unknown {
   try {
     return JSON.parse(bytes.toString("utf8"));
   } catch (err) {
-    throw new EngineLoadError("bundle_invalid", `${what}: invalid JSON (${(err as Error).message})`);
+    throw new EngineLoadError("bundle_invalid", `${what}: invalid JSON (${messageOf(err)})`);
   }
 }
 

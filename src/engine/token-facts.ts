@@ -19,5 +19,5 @@ export function tokenFacts(claims: Record<string, unknown>): TokenFacts {
   }
   if (claims.aud !== undefined) facts.aud = typeof claims.aud === "string" ? [claims.aud] : claims.aud;
   if (claims.scope !== undefined) facts.scope = asList(claims.scope);
-  return facts as TokenFacts;
+  return facts;
 }

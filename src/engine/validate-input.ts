@@ -17,9 +17,6 @@ export function inputProblem(input: unknown): string | null {
   const err = check.errors?.[0];
   if (!err) return "input is invalid";
   const where = err.instancePath === "" ? "input" : `input${err.instancePath.replace(/\//g, ".")}`;
-  const extra =
-    err.keyword === "additionalProperties"
-      ? ` (${String((err.params as { additionalProperty?: string }).additionalProperty)})`
-      : "";
+  const extra = err.keyword === "additionalProperties" ? ` (${String(err.params.additionalProperty)})` : "";
   return `${where} ${err.message ?? "is invalid"}${extra}`;
 }

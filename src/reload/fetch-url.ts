@@ -10,6 +10,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { Transform, type Readable, type TransformCallback } from "node:stream";
 import { createGunzip } from "node:zlib";
+import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { redactUrls } from "./redact-url.js";
 
@@ -70,10 +71,10 @@ export function byteCap(max: number, tooLarge: () => Error): Transform {
 function failure(err: unknown, shown: string, o: FetchOptions, timedOut: () => boolean): FetchError {
   if (err instanceof FetchError) return err;
   if (timedOut()) return new FetchError(`GET ${shown} failed: no answer within ${o.timeoutMs} ms`);
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === "ERR_IDLE_TIMEOUT") return new FetchError(`GET ${shown} failed: no data for ${o.idleTimeoutMs} ms`);
-  if (e?.name === "AbortError") return new FetchError(`GET ${shown} failed: aborted`);
-  return new FetchError(`GET ${shown} failed: ${redactUrls(String(e?.code ?? e?.message ?? e))}`);
+  const code = codeOf(err);
+  if (code === "ERR_IDLE_TIMEOUT") return new FetchError(`GET ${shown} failed: no data for ${o.idleTimeoutMs} ms`);
+  if (err instanceof Error && err.name === "AbortError") return new FetchError(`GET ${shown} failed: aborted`);
+  return new FetchError(`GET ${shown} failed: ${redactUrls(code ?? messageOf(err))}`);
 }
 
 /**
@@ -157,8 +158,8 @@ export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUr
   const onError = (err: unknown) => {
     if (failed) return;
     failed = true;
-    const mapped = (err as NodeJS.ErrnoException)?.code?.startsWith("Z_")
-      ? new FetchError(`GET ${shown}: the gzip body is corrupt (${(err as Error).message})`, status)
+    const mapped = codeOf(err)?.startsWith("Z_")
+      ? new FetchError(`GET ${shown}: the gzip body is corrupt (${messageOf(err)})`, status)
       : fail(err);
     res.destroy();
     for (const s of stages) if (s !== body) s.destroy();

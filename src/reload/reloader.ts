@@ -8,6 +8,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
+import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { redactUrls } from "./redact-url.js";
 import { newStatus, type ReloadStatus } from "./status.js";
@@ -55,7 +56,7 @@ export class GuardRefusal extends PortierError {
   static override readonly code = "reload_refused";
 }
 
-const errorMessage = (err: unknown): string => redactUrls((err as Error)?.message ?? String(err));
+const errorMessage = (err: unknown): string => redactUrls(messageOf(err));
 
 export class Reloader<T> {
   current: T | undefined;
@@ -103,7 +104,7 @@ export class Reloader<T> {
       const next = await this.o.load({ httpCode: (code) => (httpCode = code) });
       return this.conclude({ value: next }, httpCode);
     } catch (err) {
-      const code = (err as { httpCode?: unknown })?.httpCode;
+      const code = typeof err === "object" && err !== null && "httpCode" in err ? err.httpCode : undefined;
       return this.conclude({ error: err }, typeof code === "number" ? code : httpCode);
     }
   }
@@ -222,6 +223,6 @@ async function signature(file: string): Promise<string> {
     const s = await stat(file);
     return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
   } catch (err) {
-    return `missing:${(err as NodeJS.ErrnoException).code ?? ""}`;
+    return `missing:${codeOf(err) ?? ""}`;
   }
 }

@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { Ajv } from "ajv";
 import { redactUrls } from "../reload/index.js";
@@ -476,7 +477,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   try {
     values = parseArgs({ args: argv, options: PARSE_OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    throw new ConfigError([unknownFlagProblem(argv) ?? `config: ${(err as Error).message}`]);
+    throw new ConfigError([unknownFlagProblem(argv) ?? `config: ${messageOf(err)}`]);
   }
   const merged: Record<string, unknown> = {};
   const source: Record<string, string> = {};
@@ -488,8 +489,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     try {
       parsed = JSON.parse(readFileSync(file, "utf8"));
     } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      const why = e.code === "ENOENT" ? "file not found" : e.message;
+      const why = codeOf(err) === "ENOENT" ? "file not found" : messageOf(err);
       throw new ConfigError([`config file ${file}${fileFromEnv ? " (from PORTIER_CONFIG)" : ""}: ${why}`]);
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))

@@ -15,6 +15,7 @@
  * token and an in-process engine the answer is returned directly, not as a promise.
  */
 import type { Logger } from "pino";
+import { messageOf } from "../errors/caught.js";
 import { engineDeny } from "../engine/index.js";
 import type { Decision, RoleCheckMode } from "../engine/types.js";
 import type { AccessTokenVerifier } from "../auth/index.js";
@@ -49,7 +50,7 @@ export function createDecide(ctx: DecideContext): Decide {
 
   const failed = (run: DecisionRun, err: unknown): Decision => {
     ctx.logger.error(
-      { event: "decision_error", decision_id: run.decision_id, error: (err as Error)?.message ?? String(err) },
+      { event: "decision_error", decision_id: run.decision_id, error: messageOf(err) },
       "decision failed; denied",
     );
     return engineDeny("internal_error", "the decision could not be made", run.mode, 403);

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import { messageOf } from "../errors/caught.js";
 import { bearerToken } from "../auth/index.js";
 import type { Decide, DecisionAnswer, DecisionRequest, MaybePromise } from "./decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
@@ -94,7 +95,7 @@ async function handleDecide(
   try {
     body = JSON.parse(raw.body.toString("utf8"));
   } catch (err) {
-    return sendJson(res, 400, { error: "invalid_json", message: `body: ${(err as Error).message}` });
+    return sendJson(res, 400, { error: "invalid_json", message: `body: ${messageOf(err)}` });
   }
   const parsed = parseDecideBody(body);
   if (!parsed.ok) return sendJson(res, 400, { error: "invalid_request", message: parsed.error });

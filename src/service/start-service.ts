@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { pino, type DestinationStream, type Logger } from "pino";
 import { createAccessTokenVerifier, jwksSource, type AccessTokenVerifier } from "../auth/index.js";
@@ -92,7 +93,7 @@ async function bindGrpc(
     started.directory?.close();
     await started.policy.close();
     throw new StartError(
-      `cannot listen on ${host}:${config.grpcPort} for gRPC: ${(err as Error).message.split("\n")[0]}; stop the other process or choose another --grpc-port (or check --grpc-host)`,
+      `cannot listen on ${host}:${config.grpcPort} for gRPC: ${messageOf(err).split("\n")[0]}; stop the other process or choose another --grpc-port (or check --grpc-host)`,
     );
   }
 }
@@ -107,9 +108,9 @@ function readVerificationKey(config: ServiceConfig): VerificationKey | undefined
       config.verificationAlg,
     );
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = codeOf(err);
     throw new StartError(
-      `config.verificationKey: ${code ? `${config.verificationKey}: cannot read (${code})` : (err as Error).message}`,
+      `config.verificationKey: ${code ? `${config.verificationKey}: cannot read (${code})` : messageOf(err)}`,
     );
   }
 }
@@ -231,7 +232,7 @@ export async function startService(
     } catch (err) {
       verifier.close();
       await policy.close();
-      throw new StartError(`config.directory: ${(err as Error).message}`);
+      throw new StartError(`config.directory: ${messageOf(err)}`);
     }
     const dir = directory;
     const check = (p: PolicySnapshot) => dir.checkRoles(p.rolesOf, p.engine.revision);

@@ -5,7 +5,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./project-root.js";
-import { messageOf } from "../errors/caught.js";
+import { codeOf, messageOf } from "../errors/caught.js";
 
 let resolved: string | undefined;
 
@@ -38,7 +38,7 @@ const START_PROBLEMS: Record<string, string> = {
 export function runOpa(opa: string, args: string[], cwd = PROJECT_ROOT): Promise<OpaRun> {
   return new Promise((resolve, reject) => {
     execFile(opa, args, { cwd, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = (err as { code?: unknown } | null)?.code;
+      const code = codeOf(err);
       if (typeof code === "string" && code !== "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") {
         const cause = START_PROBLEMS[code] ?? messageOf(err);
         reject(

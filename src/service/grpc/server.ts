@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import type { Logger } from "pino";
+import { messageOf } from "../../errors/caught.js";
 import type { Decide, DecisionAnswer } from "../decide.js";
 import {
   badRequestResponse,
@@ -64,7 +65,7 @@ export function loadServices(): Loaded {
   const service = (name: string): grpc.ServiceDefinition => {
     const d = definitions[name];
     if (d === undefined || !("Check" in d)) throw new Error(`${PROTOS}: service ${name} not found in the protos`);
-    return d as grpc.ServiceDefinition;
+    return d;
   };
   loaded = { authorization: service("envoy.service.auth.v3.Authorization"), health: service("grpc.health.v1.Health") };
   return loaded;
@@ -78,7 +79,7 @@ export function checkHandler(
   return (call, callback) => {
     const failed = (err: unknown, decisionId?: string): void => {
       logger.error(
-        { event: "grpc_check_failed", decision_id: decisionId ?? null, error: (err as Error)?.message ?? String(err) },
+        { event: "grpc_check_failed", decision_id: decisionId ?? null, error: messageOf(err) },
         "gRPC check failed",
       );
       callback({
