@@ -11,8 +11,3 @@ export function sealNdjson(lines: string[]): string {
   const sha256 = createHash("sha256").update(body, "utf8").digest("hex");
   return `${body}${JSON.stringify({ portier_end: { records, sha256 } })}\n`;
 }
-
-/** A sealed NDJSON text of these records, one JSON line each. */
-export function ndjsonOf(records: unknown[]): string {
-  return sealNdjson(records.map((r) => JSON.stringify(r)));
-}
