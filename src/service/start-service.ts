@@ -64,34 +64,22 @@ export function listenFailure(err: NodeJS.ErrnoException, host: string, port: nu
   return new StartError(`cannot listen on ${where}: ${err.message}`);
 }
 
-/** --grpc-port: the gRPC service beside the HTTP one (same decide); a bind failure closes what started and names the option. */
+/** --grpc-port: the gRPC service beside the HTTP one (same decide); a bind failure names the option. */
 async function bindGrpc(
   config: ServiceConfig,
+  decide: Decide,
   ready: () => boolean,
-  started: {
-    decide: Decide;
-    logger: Logger;
-    server: Server;
-    admin: Server | undefined;
-    verifier: AccessTokenVerifier;
-    directory: Directory | undefined;
-    policy: PolicyHolder;
-  },
+  logger: Logger,
 ): Promise<GrpcService> {
   const host = config.grpcHost ?? config.host;
   try {
     return await startGrpc(
-      started.decide,
+      decide,
       ready,
       { host, port: config.grpcPort ?? 0, maxMessageBytes: config.grpcMaxMessageBytes },
-      started.logger,
+      logger,
     );
   } catch (err) {
-    started.server.close();
-    started.admin?.close();
-    started.verifier.close();
-    started.directory?.close();
-    await started.policy.close();
     throw new StartError(
       `cannot listen on ${host}:${config.grpcPort} for gRPC: ${messageOf(err).split("\n")[0]}; stop the other process or choose another --grpc-port (or check --grpc-host)`,
     );
@@ -299,33 +287,30 @@ export async function startService(
           });
         });
       } catch (err) {
-        if (s !== server) server.close();
-        if (privateDir) rmSync(privateDir, { recursive: true, force: true });
-        verifier.close();
-        directory?.close();
-        await policy.close();
         throw listenFailure(err as NodeJS.ErrnoException, host, port);
       }
       const addr = s.address() as AddressInfo;
       return `http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`;
     };
-    if (options.handoff) {
-      // A directory only this user can enter: nothing else connects to this socket.
-      privateDir = mkdtempSync(join(tmpdir(), "portier-worker-"));
-      const path = join(privateDir, "http.sock");
-      await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
-    } else url = await bind(server, config.port, config.host);
-    if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
-    if (config.grpcPort !== undefined)
-      grpc = await bindGrpc(config, () => readiness(deps).ready, {
-        decide,
-        logger,
-        server,
-        admin,
-        verifier,
-        directory,
-        policy,
-      });
+    try {
+      if (options.handoff) {
+        // A directory only this user can enter: nothing else connects to this socket.
+        privateDir = mkdtempSync(join(tmpdir(), "portier-worker-"));
+        const path = join(privateDir, "http.sock");
+        await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
+      } else url = await bind(server, config.port, config.host);
+      if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
+      if (config.grpcPort !== undefined) grpc = await bindGrpc(config, decide, () => readiness(deps).ready, logger);
+    } catch (err) {
+      // One port could not be bound: release whatever started before the start-up failure is reported.
+      server.close();
+      admin?.close();
+      if (privateDir) rmSync(privateDir, { recursive: true, force: true });
+      verifier.close();
+      directory?.close();
+      await policy.close();
+      throw err;
+    }
   }
   return {
     url,
