@@ -9,20 +9,17 @@
  * answer (ext_authz.cc: headers set, then removed; a deny's status, headers and body).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
 import { SHIPPED_DIR } from "./harness/gateways.js";
 import {
-  ISSUER,
-  RECORDS,
   TEACHER,
   makeKeys,
   serveInProcess,
-  tempDir,
   userToken,
-  writeDirectory,
   type InProcessService,
+  sampleServeArgs,
 } from "../service/helpers.js";
 import { grpcClients, headersOf, type GrpcClients } from "../service/grpc/client.js";
 import type { CheckResponseMessage } from "../../src/service/grpc/check.js";
@@ -106,19 +103,7 @@ describe("what Envoy does with envoy-grpc.yaml, against the real service", () =>
 
   beforeAll(async () => {
     const keys = await makeKeys();
-    const dir = tempDir();
-    const jwks = join(dir, "jwks.json");
-    writeFileSync(jwks, JSON.stringify(keys.jwks));
-    svc = await serveInProcess([
-      "--issuer",
-      ISSUER,
-      "--jwks",
-      jwks,
-      "--directory",
-      writeDirectory(dir, RECORDS),
-      "--grpc-port",
-      "0",
-    ]);
+    svc = await serveInProcess([...sampleServeArgs(keys), "--grpc-port", "0"]);
     client = grpcClients(svc.service.grpcAddress!);
     teacher = await userToken(keys, TEACHER);
   }, 60_000);

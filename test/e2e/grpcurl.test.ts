@@ -7,21 +7,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import {
-  ISSUER,
-  RECORDS,
   TEACHER,
   makeKeys,
   machineToken,
   startServe,
-  tempDir,
   until,
   userToken,
-  writeDirectory,
   type ServiceProcess,
+  sampleServeArgs,
 } from "../service/helpers.js";
 
 const GRPCURL = join(PROJECT_ROOT, ".tools", "bin", "grpcurl");
@@ -119,10 +116,7 @@ describe.skipIf(!present)("grpcurl against portier serve --grpc-port", () => {
 
   beforeAll(async () => {
     const keys = await makeKeys();
-    const dir = tempDir();
-    const jwks = join(dir, "jwks.json");
-    writeFileSync(jwks, JSON.stringify(keys.jwks));
-    args = ["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS), "--grpc-port", "0"];
+    args = [...sampleServeArgs(keys), "--grpc-port", "0"];
     teacher = await userToken(keys, TEACHER);
     machine = await machineToken(keys);
   }, 60_000);

@@ -86,6 +86,14 @@ export const RECORDS = [
   { sub: ADULT_STUDENT, tenant_id: TENANT_A, roles: ["Élève adulte"] },
 ];
 
+/** The issuer, a JWKS file of `keys` and a directory of `records` (in a new temp folder), as `serve` arguments. */
+export function sampleServeArgs(keys: Keys, records: unknown[] = RECORDS): string[] {
+  const dir = tempDir();
+  const jwks = join(dir, "jwks.json");
+  writeFileSync(jwks, JSON.stringify(keys.jwks));
+  return ["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, records)];
+}
+
 export interface ServiceProcess {
   url: string;
   proc: ChildProcess;

@@ -6,20 +6,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  ISSUER,
   TENANT_A,
   TENANT_B,
   decide,
   makeKeys,
   machineToken,
   serveInProcess,
-  tempDir,
   userToken,
-  writeDirectory,
   type InProcessService,
+  sampleServeArgs,
 } from "../helpers.js";
 import { envoyCheck, grpcClients, headersOf, type GrpcClients } from "./client.js";
 import { parseSpecSection43 } from "../../support/spec-4-3.js";
@@ -38,9 +36,6 @@ const callers = new Map<string, string>();
 
 beforeAll(async () => {
   const keys = await makeKeys();
-  const dir = tempDir();
-  const jwks = join(dir, "jwks.json");
-  writeFileSync(jwks, JSON.stringify(keys.jwks));
   const records: { sub: string; tenant_id: string; roles: string[] }[] = [];
   const user = async (name: string, tenant: string, roles: string[] | undefined): Promise<void> => {
     const sub = randomUUID();
@@ -52,18 +47,7 @@ beforeAll(async () => {
   await user("not_synced", TENANT_A, undefined);
   await user("tenant_b_enseignant_jeune", TENANT_B, ["enseignant_jeune"]);
   callers.set("application", await machineToken(keys));
-  svc = await serveInProcess([
-    "--issuer",
-    ISSUER,
-    "--jwks",
-    jwks,
-    "--directory",
-    writeDirectory(dir, records),
-    "--grpc-port",
-    "0",
-    "--log-level",
-    "warn",
-  ]);
+  svc = await serveInProcess([...sampleServeArgs(keys, records), "--grpc-port", "0", "--log-level", "warn"]);
   client = grpcClients(svc.service.grpcAddress!);
 }, 60_000);
 

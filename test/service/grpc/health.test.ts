@@ -5,8 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:net";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import {
   ISSUER,
@@ -16,6 +14,7 @@ import {
   tempDir,
   writeDirectory,
   type InProcessService,
+  sampleServeArgs,
 } from "../helpers.js";
 import { grpcClients, type GrpcClients } from "./client.js";
 import { loadServices } from "../../../src/service/grpc/server.js";
@@ -81,20 +80,8 @@ describe("a gRPC port that cannot be bound", () => {
 
   it("fails the start with one line naming --grpc-port", async () => {
     const keys = await makeKeys();
-    const dir = tempDir();
-    const jwks = join(dir, "jwks.json");
-    writeFileSync(jwks, JSON.stringify(keys.jwks));
-    await expect(
-      serveInProcess([
-        "--issuer",
-        ISSUER,
-        "--jwks",
-        jwks,
-        "--directory",
-        writeDirectory(dir, RECORDS),
-        "--grpc-port",
-        String(port),
-      ]),
-    ).rejects.toThrow(new RegExp(`^cannot listen on 127\\.0\\.0\\.1:${port} for gRPC: .*choose another --grpc-port`));
+    await expect(serveInProcess([...sampleServeArgs(keys), "--grpc-port", String(port)])).rejects.toThrow(
+      new RegExp(`^cannot listen on 127\\.0\\.0\\.1:${port} for gRPC: .*choose another --grpc-port`),
+    );
   });
 });

@@ -6,22 +6,17 @@
  * garbage bytes, a client that never reads) is refused while the service keeps answering others.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeFileSync } from "node:fs";
 import { connect } from "node:http2";
-import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import {
-  ISSUER,
-  RECORDS,
   TEACHER,
   makeKeys,
   machineToken,
   serveInProcess,
-  tempDir,
   until,
   userToken,
-  writeDirectory,
   type InProcessService,
+  sampleServeArgs,
 } from "../helpers.js";
 import { envoyCheck, grpcClients, headersOf, type GrpcClients } from "./client.js";
 import { PORTIER_HEADERS } from "../../../src/service/gateway-headers.js";
@@ -37,21 +32,7 @@ const REFUSED = "/v2/ORG001/elevesAdultes";
 
 beforeAll(async () => {
   const keys = await makeKeys();
-  const dir = tempDir();
-  const jwks = join(dir, "jwks.json");
-  writeFileSync(jwks, JSON.stringify(keys.jwks));
-  svc = await serveInProcess([
-    "--issuer",
-    ISSUER,
-    "--jwks",
-    jwks,
-    "--directory",
-    writeDirectory(dir, RECORDS),
-    "--grpc-port",
-    "0",
-    "--grpc-max-message-bytes",
-    "65536",
-  ]);
+  svc = await serveInProcess([...sampleServeArgs(keys), "--grpc-port", "0", "--grpc-max-message-bytes", "65536"]);
   client = grpcClients(svc.service.grpcAddress!);
   teacher = await userToken(keys, TEACHER);
   machine = await machineToken(keys);
