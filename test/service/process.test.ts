@@ -204,7 +204,7 @@ const stderrLine = (message: RegExp) => new RegExp(`^portier serve: ${message.so
 async function expectStartFailure(g: PortierGroup, code: number, stderr: RegExp): Promise<void> {
   expect(await Promise.race([g.exited, sleep(30_000).then(() => "hung")])).toBe(code);
   const lines = g.stderr().split("\n").filter(Boolean);
-  expect(lines).toHaveLength(1);
+  expect(lines, `stderr:\n${g.stderr()}`).toHaveLength(1);
   expect(lines[0]).toMatch(stderr);
   expect(g.stdout()).not.toContain('"msg":"listening"');
   expect(await untilGone(g.pgid, 5000)).toEqual([]);
