@@ -102,11 +102,13 @@ export function injector(service: RunningService): Injector {
   return {
     async fetch(path, init) {
       const request = new Request(new URL(path, "http://in-process.invalid"), init);
+      // The path as fetch sends it (dot segments resolved, characters escaped).
+      const url = new URL(request.url);
       const headers: Record<string, string> = { host: "in-process.invalid" };
       request.headers.forEach((value, name) => (headers[name] = value));
       const body = request.body === null ? undefined : Buffer.from(await request.arrayBuffer());
       if (body !== undefined) headers["content-length"] = String(body.length);
-      const res = await exchange(path, request.method, headers, body);
+      const res = await exchange(url.pathname + url.search, request.method, headers, body);
       const answerHeaders = new Headers();
       for (const [name, value] of Object.entries(res.headers)) {
         if (value === undefined) continue;
