@@ -1,15 +1,16 @@
 /**
- * Issue 17, "Done means": every decision comes from one coherent state, checked as a property. A seeded schedule of
- * random changes to the three reloaded inputs (the bundle swapped A <-> B by rename, B adding the alias "Prof racecar";
- * the directory renamed in as sealed NDJSON or a JSON array, written in place line by line, abandoned half-written,
- * renamed in as a prefix or broken; the JWKS given a key, losing one, broken, emptied, written in place) runs against
- * the service in this process (files watched) while 20 POST /decide requests are in flight (over in-memory connections:
- * inject.ts). Afterwards every allow is checked against the states valid while it ran: the complete, valid versions of
- * each file that were the latest at some time in [start - STALE_MS, end] (or later, while the service reported refusing
- * their successor). The allow is legitimate only if the bundle that decided (from the decision log) was such a version,
- * its token's key was in such a key set, and such a directory version, resolved with THAT bundle's role names, gives
- * allow in the real engine (both bundles are loaded here with loadEngine). Denies are counted, not checked (fail
- * closed). The seed is printed and can be set with PROPTEST_SEED (a number or a comma-separated list).
+ * Issue 17, "Done means": every decision comes from one coherent state, checked as a property. A seeded
+ * schedule of random changes to the three reloaded inputs (the bundle swapped A <-> B by rename, B adding
+ * the alias "Prof racecar"; the directory renamed in as sealed NDJSON or a JSON array, written in place line
+ * by line, abandoned half-written, renamed in as a prefix or broken; the JWKS given a key, losing one, broken,
+ * emptied, written in place) runs against the service in this process (files watched) while 20 POST /decide
+ * requests are in flight. Afterwards every allow is checked against the states valid while it ran: the
+ * complete, valid versions of each file that were the latest at some time in [start - STALE_MS, end] (or
+ * later, while the service reported refusing their successor). The allow is legitimate only if the bundle
+ * that decided (from the decision log) was such a version, its token's key was in such a key set, and such
+ * a directory version, resolved with THAT bundle's role names, gives allow in the real engine (both bundles
+ * are loaded here with loadEngine). Denies are counted, not checked (fail closed). The seed is printed and
+ * can be set with PROPTEST_SEED (a number or a comma-separated list).
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { renameSync, rmSync, writeFileSync } from "node:fs";
@@ -21,8 +22,16 @@ import { roleResolver, type RoleResolver } from "../../src/directory/index.js";
 import { sealNdjson } from "../support/directory-files.js";
 import { seededRandom } from "../support/random.js";
 import { bundleWithData } from "./bundles.js";
-import { ISSUER, TENANT_A, makeKeys, sign, tempDir, type Keys } from "./helpers.js";
-import { serveInjected, type InjectedService } from "./inject.js";
+import {
+  ISSUER,
+  TENANT_A,
+  makeKeys,
+  serveInProcess,
+  sign,
+  tempDir,
+  type InProcessService,
+  type Keys,
+} from "./helpers.js";
 
 /** Longest lag allowed between a change on disk and the service using it (watch, debounce, load, a busy machine). */
 const STALE_MS = 3000;
@@ -315,7 +324,7 @@ async function run(
   writeFileSync(jwksFile, jwksText(kids));
   keysTL.add(new Set(kids));
 
-  const service: InjectedService = await serveInjected([
+  const service: InProcessService = await serveInProcess([
     "--issuer",
     ISSUER,
     "--jwks",
@@ -383,7 +392,7 @@ async function run(
       const path = pick() < 0.7 ? ROLE_LISTED : ALL_SYNCED;
       const t0 = Date.now();
       try {
-        const res = await service.fetch("/decide", {
+        const res = await fetch(`${service.url}/decide`, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ method: "GET", path, token: tokens.get(`${user.sub}|${kid}`) }),
