@@ -102,9 +102,6 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** What the tests read of a running service, in this process or as a child process. */
-export type Service = Pick<ServiceProcess, "url" | "output" | "stderr" | "stop">;
-
 /** The service in this process: what a test needs of it is its URL, its log lines and stopping it. */
 export interface InProcessService {
   url: string;
