@@ -9,14 +9,14 @@
  * how many records a bundle's names cannot resolve.
  */
 import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
-import type { EntryRoles } from "./role-names.js";
+import type { EntryRoles } from "./role-resolver.js";
 import { DirectoryFeed } from "./fetch-directory.js";
 import { Reloader, type ReloaderOptions, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
 export type { DirectoryEntries, DirectoryEntry, DirectoryGroup, DirectoryIndex } from "./load-directory.js";
-export { entryRoles, loadRoleResolver, roleResolver } from "./role-names.js";
-export type { EntryRoles, RoleResolver } from "./role-names.js";
+export { entryRoles, loadRoleResolver, roleResolver } from "./role-resolver.js";
+export type { EntryRoles, RoleResolver } from "./role-resolver.js";
 export { END_KEY, endRecordLine, TailDigest } from "./end-record.js";
 
 export type DirectoryLogger = ReloadLogger;

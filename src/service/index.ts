@@ -4,4 +4,4 @@
 export { loadConfig, ConfigError, SERVICE_OPTIONS, type ServiceConfig } from "./config.js";
 export { startService, StartError, listenFailure, type RunningService } from "./start-service.js";
 export { stopAccepting } from "./connection-drain.js";
-export { createDecide, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide.js";
+export { createDecide, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide/decide.js";

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Ajv } from "ajv";
 import { ConfigError, loadConfig, configSchemaDocument } from "../../src/service/config.js";
-import { editDistance, nearestName } from "../../src/service/did-you-mean.js";
+import { editDistance, nearestName } from "../../src/text/did-you-mean.js";
 import { PROJECT_ROOT, tempDir } from "./helpers.js";
 
 const SCHEMA_FILE = join(PROJECT_ROOT, "docs", "config.schema.json");

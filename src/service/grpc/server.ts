@@ -15,7 +15,7 @@ import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import type { Logger } from "pino";
 import { messageOf } from "../../errors/caught.js";
-import type { Decide, DecisionAnswer } from "../decide.js";
+import type { Decide, DecisionAnswer } from "../decide/decide.js";
 import {
   badRequestResponse,
   checkResponse,

@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { Registry } from "prom-client";
 import { TokenError, type AccessTokenVerifier } from "../../../src/auth/index.js";
 import type { Decision, DecisionEngine, DecisionInput } from "../../../src/engine/index.js";
-import { createDecide } from "../../../src/service/decide.js";
+import { createDecide } from "../../../src/service/decide/decide.js";
 import { DecisionCounts } from "../../../src/service/decision-counts.js";
 import { fixedPolicy } from "../../support/policy-snapshot.js";
 import { TENANT_A } from "../../support/sample.js";

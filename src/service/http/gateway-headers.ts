@@ -10,8 +10,8 @@
  * value is the real one. Every adapter also requires at most one Authorization header.
  */
 import type { IncomingMessage } from "node:http";
-import { bearerToken } from "../auth/index.js";
-import type { DecisionAnswer, DecisionRequest, RequestTrace } from "./decide.js";
+import { bearerToken } from "../../auth/index.js";
+import type { DecisionAnswer, DecisionRequest, RequestTrace } from "../decide/decide.js";
 
 export type GatewayFamily = "nginx" | "caddy" | "traefik";
 

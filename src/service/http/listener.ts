@@ -6,9 +6,9 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { messageOf } from "../errors/caught.js";
-import { bearerToken } from "../auth/index.js";
-import type { Decide, DecisionAnswer, DecisionRequest, MaybePromise } from "./decide.js";
+import { messageOf } from "../../errors/caught.js";
+import { bearerToken } from "../../auth/index.js";
+import type { Decide, DecisionAnswer, DecisionRequest, MaybePromise } from "../decide/decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
 import {
   allowHeaders,

@@ -5,7 +5,7 @@
  * Names compare by roleNameKey (src/catalog/role-names.ts), the same key the catalog check uses.
  */
 import { readFileSync } from "node:fs";
-import { indexRoleNames, roleNameKey, type RoleNames } from "../catalog/role-names.js";
+import { indexRoleNames, roleNameKey, type RoleNames } from "../catalog/role-name-index.js";
 import type { DirectoryEntry } from "./compact-index.js";
 
 export type RoleResolver = (name: string) => string | undefined;

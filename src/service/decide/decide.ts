@@ -15,22 +15,22 @@
  * token and an in-process engine the answer is returned directly, not as a promise.
  */
 import type { Logger } from "pino";
-import { messageOf } from "../errors/caught.js";
-import { engineDeny } from "../engine/index.js";
-import type { Decision, RoleCheckMode } from "../engine/types.js";
-import type { AccessTokenVerifier } from "../auth/index.js";
-import type { Directory } from "../directory/index.js";
-import { NO_ROLE_NAMES, type EntryRoles } from "../directory/role-names.js";
-import type { PolicyHolder } from "./policy.js";
-import type { ServiceMetrics } from "./metrics.js";
-import { authenticate, type Authenticated } from "./decide/authenticate.js";
-import { findSubject } from "./decide/subject.js";
-import { evaluate } from "./decide/evaluate.js";
-import { shapeAnswer } from "./decide/answer.js";
-import { createRecorder, startRun, type DecisionRun } from "./decide/run.js";
-import type { Decide, DecisionAnswer, MaybePromise } from "./decide/types.js";
+import { messageOf } from "../../errors/caught.js";
+import { engineDeny } from "../../engine/index.js";
+import type { Decision, RoleCheckMode } from "../../engine/types.js";
+import type { AccessTokenVerifier } from "../../auth/index.js";
+import type { Directory } from "../../directory/index.js";
+import { NO_ROLE_NAMES, type EntryRoles } from "../../directory/role-resolver.js";
+import type { PolicyHolder } from "../policy.js";
+import type { ServiceMetrics } from "../metrics.js";
+import { authenticate, type Authenticated } from "./authenticate.js";
+import { findSubject } from "./subject.js";
+import { evaluate } from "./evaluate.js";
+import { shapeAnswer } from "./answer.js";
+import { createRecorder, startRun, type DecisionRun } from "./run.js";
+import type { Decide, DecisionAnswer, MaybePromise } from "./types.js";
 
-export type { Decide, DecisionAnswer, DecisionRequest, MaybePromise, RequestTrace, Subject } from "./decide/types.js";
+export type { Decide, DecisionAnswer, DecisionRequest, MaybePromise, RequestTrace, Subject } from "./types.js";
 
 export interface DecideContext {
   verifier: AccessTokenVerifier;

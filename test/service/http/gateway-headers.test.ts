@@ -20,10 +20,10 @@ import {
   userToken,
   writeDirectory,
   type InProcessService,
-} from "./helpers.js";
-import { send } from "../e2e/harness/http.js";
-import { PORTIER_HEADERS } from "../../src/service/gateway-headers.js";
-import { MAX_PATH_BYTES } from "../../src/engine/index.js";
+} from "../helpers.js";
+import { send } from "../../e2e/harness/http.js";
+import { PORTIER_HEADERS } from "../../../src/service/http/gateway-headers.js";
+import { MAX_PATH_BYTES } from "../../../src/engine/index.js";
 
 let svc: InProcessService;
 let teacher: string;
