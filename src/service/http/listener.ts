@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { messageOf } from "../../errors/caught.js";
 import { bearerToken } from "../../auth/index.js";
-import type { Decide, DecisionAnswer, DecisionRequest, MaybePromise } from "../decide/decide.js";
+import { whenAnswered, type Decide, type DecisionAnswer, type DecisionRequest } from "../decide/decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
 import {
   allowHeaders,
@@ -64,13 +64,6 @@ function sendGateway(res: ServerResponse, a: DecisionAnswer): void {
       "no-store",
     ]);
   sendJson(res, a.status === 401 ? 401 : 403, denyBody(a), [...denyHeaders(a), "cache-control", "no-store"]);
-}
-
-/** Sends the answer now when the decision was made at once (cached token, in-process engine), else when it is. */
-function answerWith(res: ServerResponse, answer: MaybePromise<DecisionAnswer>): Promise<void> | undefined {
-  if (answer instanceof Promise) return answer.then((a) => sendGateway(res, a));
-  sendGateway(res, answer);
-  return undefined;
 }
 
 function gatewayBad(res: ServerResponse, message: string): void {
@@ -152,15 +145,16 @@ export function decisionListener(
           );
         const r = readForwardAuth(req, family);
         if (!r.ok) return refuse(res, endpoint, r.message);
-        work = answerWith(
-          res,
+        work = whenAnswered(
           decide(withTrace(r.request, req, CLIENT_ADDRESS_HEADER[family]), `forward-auth/${family}`),
+          sendGateway,
+          res,
         );
       } else if (url.startsWith("/envoy/") || url === "/envoy") {
         // Envoy ext_authz HTTP service: the original request's method and path (after the prefix); Authorization.
         const r = readEnvoy(req, url.slice("/envoy".length) || "/");
         req.resume();
-        work = answerWith(res, decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy"));
+        work = whenAnswered(decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy"), sendGateway, res);
       } else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?"))) {
         work = handleDecide(req, res, decide, limits);
       } else {
