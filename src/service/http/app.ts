@@ -1,6 +1,6 @@
 /**
  * The Express app for everything but the hot decision endpoints: /health, /ready, /metrics, 405/404,
- * and an error handler that never crashes or allows. See fast-adapters.ts for /decide, forward-auth, Envoy.
+ * and an error handler that never crashes or allows. See listener.ts for /decide, forward-auth, Envoy.
  */
 import { readFileSync } from "node:fs";
 import express, { type Request, type Response, type NextFunction } from "express";
@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps, endpoints: "all" | "decisions" | "admin
   });
 
   if (endpoints !== "admin") {
-    // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (fast-adapters.ts).
+    // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (listener.ts).
     app.all("/decide", (_req, res) => {
       res.setHeader("Allow", "POST");
       res.status(405).json({ error: "method_not_allowed", message: "use POST /decide" });
