@@ -5,7 +5,7 @@
  * A file that is broken, incomplete (NDJSON without its end record), has no valid record, or drops more than
  * the allowed share of the largest record count accepted within the shrink window is refused: the old index
  * keeps serving and the refusal is reported. The index keeps role names as written; each decision resolves
- * them with its bundle's names (role-names.ts entryRoles), so loading needs no bundle. checkRoles reports
+ * them with its bundle's names (role-resolver.ts entryRoles), so loading needs no bundle. checkRoles reports
  * how many records a bundle's names cannot resolve.
  */
 import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";

@@ -1,5 +1,6 @@
 /**
- * The decision service (portier serve): configuration, the Express app and its adapters, reload, cluster.
+ * The decision service (portier serve): configuration, the decision pipeline (decide/), its HTTP adapters and
+ * operator app (http/) and gRPC port (grpc/), reload, cluster.
  */
 export { loadConfig, ConfigError, SERVICE_OPTIONS, type ServiceConfig } from "./config.js";
 export { startService, StartError, listenFailure, type RunningService } from "./start-service.js";

@@ -1,5 +1,5 @@
 /**
- * What each gateway endpoint trusts (src/service/gateway-headers.ts), asked of `portier serve` directly:
+ * What each gateway endpoint trusts (src/service/http/gateway-headers.ts), asked of `portier serve` directly:
  * only its own family's headers, both families or a repeated header refused (403 request_invalid), one
  * Authorization header on every adapter (401 token_malformed), raw UTF-8 URIs decoded as UTF-8, every
  * X-Portier-* header on an allow, and two spellings of authorization in a /decide body refused (400).
