@@ -71,7 +71,7 @@ export function loadServices(): Loaded {
   return loaded;
 }
 
-/** The Check handler: the same decide as every HTTP adapter, adapter label envoy_grpc, its answer sent by whenAnswered. */
+/** The Check handler: the same decide as every HTTP adapter (adapter label envoy_grpc), answered by whenAnswered. */
 export function checkHandler(
   decide: Decide,
   logger: Logger,

@@ -12,6 +12,9 @@ import { CLIENT_ADDRESS_HEADER, isGatewayFamily, readForwardAuth, withTrace } fr
 import { sendGatewayAnswer, sendGatewayRefusal } from "./write-answer.js";
 
 const PREFIX = "/forward-auth/";
+const NAME_THE_GATEWAY =
+  "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik " +
+  "(X-Forwarded-Method, X-Forwarded-Uri)";
 
 /** `endpoint`: the request's path without its query ("/forward-auth" or under PREFIX). A promise while pending. */
 export function answerForwardAuth(
@@ -24,12 +27,7 @@ export function answerForwardAuth(
   const family = endpoint.slice(PREFIX.length);
   req.resume();
   if (!isGatewayFamily(family)) {
-    refuse(
-      res,
-      endpoint,
-      "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik (X-Forwarded-Method, X-Forwarded-Uri)",
-      logger,
-    );
+    refuse(res, endpoint, NAME_THE_GATEWAY, logger);
     return undefined;
   }
   const r = readForwardAuth(req, family);

@@ -358,6 +358,27 @@ describe("a refused gateway request is logged", () => {
   });
 });
 
+describe("a forward-auth endpoint that names no gateway family", () => {
+  it.each(["/forward-auth", "/forward-auth/", "/forward-auth/apache"])(
+    "%s: 403 request_invalid naming the three endpoints, logged",
+    async (endpoint) => {
+      const res = await send(svc.url, endpoint, { headers: withTokens([...bearer(), ...nginx()]) });
+      const message =
+        "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik " +
+        "(X-Forwarded-Method, X-Forwarded-Uri)";
+      expect(res.status).toBe(403);
+      expect(res.headers["x-portier-reason"]).toBe("request_invalid");
+      expect(JSON.parse(res.body)).toEqual({ allow: false, status: 403, reason: "request_invalid", message });
+      await until(() =>
+        svc
+          .output()
+          .split("\n")
+          .some((l) => l.includes("gateway_request_refused") && l.includes(`"endpoint":"${endpoint}"`)),
+      );
+    },
+  );
+});
+
 describe("Envoy ext_authz (/envoy/<path>): one Authorization header", () => {
   it.each([
     { why: "two Authorization headers", headers: [...bearer(), "Authorization", "Bearer other"] },
