@@ -36,7 +36,7 @@ import { shapeAnswer } from "./answer.js";
 import { createRecorder, type DecisionRun } from "./run.js";
 import type { Decide, DecisionAnswer, MaybePromise } from "./types.js";
 
-export type { Decide, DecisionAnswer, DecisionRequest, MaybePromise, RequestTrace, Subject } from "./types.js";
+export type { Decide, DecisionAnswer, DecisionRequest, MaybePromise, RequestTrace } from "./types.js";
 
 export interface DecideContext {
   verifier: AccessTokenVerifier;
