@@ -3,4 +3,4 @@
  */
 export { loadCatalog, bundleData, routeIndex, tenantIndex } from "./load-catalog.js";
 export { DataError } from "./data-error.js";
-export { roleNameKey, indexRoleNames, RoleNameError } from "./role-names.js";
+export { roleNameKey, indexRoleNames, RoleNameError } from "./role-name-index.js";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Ajv, type ErrorObject } from "ajv";
 import { readJsonFile } from "./read-json-file.js";
 import { DataError } from "./data-error.js";
-import { indexRoleNames, RoleNameError } from "./role-names.js";
+import { indexRoleNames, RoleNameError } from "./role-name-index.js";
 
 export interface RoleEntry {
   id: string;

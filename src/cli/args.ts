@@ -6,7 +6,7 @@
  */
 import { parseArgs } from "node:util";
 import { PortierError } from "../errors/portier-error.js";
-import { didYouMean } from "../service/did-you-mean.js";
+import { didYouMean } from "../text/did-you-mean.js";
 import { messageOf } from "../errors/caught.js";
 
 export class UsageError extends PortierError {

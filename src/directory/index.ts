@@ -5,18 +5,18 @@
  * A file that is broken, incomplete (NDJSON without its end record), has no valid record, or drops more than
  * the allowed share of the largest record count accepted within the shrink window is refused: the old index
  * keeps serving and the refusal is reported. The index keeps role names as written; each decision resolves
- * them with its bundle's names (role-names.ts entryRoles), so loading needs no bundle. checkRoles reports
+ * them with its bundle's names (role-resolver.ts entryRoles), so loading needs no bundle. checkRoles reports
  * how many records a bundle's names cannot resolve.
  */
 import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
-import type { EntryRoles } from "./role-names.js";
+import type { EntryRoles } from "./role-resolver.js";
 import { DirectoryFeed } from "./fetch-directory.js";
 import { Reloader, type ReloaderOptions, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
 export type { DirectoryEntries, DirectoryEntry, DirectoryGroup, DirectoryIndex } from "./load-directory.js";
-export { entryRoles, loadRoleResolver, roleResolver } from "./role-names.js";
-export type { EntryRoles, RoleResolver } from "./role-names.js";
+export { entryRoles, loadRoleResolver, roleResolver } from "./role-resolver.js";
+export type { EntryRoles, RoleResolver } from "./role-resolver.js";
 export { END_KEY, endRecordLine, TailDigest } from "./end-record.js";
 
 export type DirectoryLogger = ReloadLogger;

@@ -2,7 +2,7 @@
  * Loads a synced-users file (a JSON array or NDJSON of { sub, tenant_id, roles }) into a compact index
  * keyed by sub. The file is read in chunks and never held whole; the loader gives the event loop a turn
  * every few milliseconds so decisions keep being answered during a reload. Role names are kept as written:
- * each decision resolves them with the names of the bundle that evaluates it (role-names.ts entryRoles), so
+ * each decision resolves them with the names of the bundle that evaluates it (role-resolver.ts entryRoles), so
  * loading needs no bundle. Records with a bad shape are reported, not kept. Tenant ids and role name lists
  * are shared: one frozen entry per distinct (names, tenant) pair, with the count of records using it.
  * An NDJSON file must end with its end record (end-record.ts), checked before the index is returned, so a

@@ -12,6 +12,12 @@
  * flushSync writes what it can without waiting for a full pipe. The destination owns the descriptor: end()
  * closes it, except stdout and stderr (sonic-boom's rule).
  *
+ * sonic-boom runs in its `contentMode: "buffer"`: each line is encoded once, here (its byte count is then the
+ * Buffer's length), and sonic-boom keeps a list of Buffers per write. In its default string mode it appends each
+ * line to one growing string and measures that string's UTF-8 length again on every line, and encodes each
+ * write twice (for the write, then to find what was written): over HTTP the buffer mode measured 0.98x the
+ * CPU per request of the string mode.
+ *
  * The descriptor should be non-blocking when it is a pipe or socket (start-service opens process.stdout
  * first, which makes it so): a full pipe then answers EAGAIN and is retried from a timer, where a blocking
  * write would hold a thread-pool thread, and the process, until somebody reads.
@@ -20,6 +26,13 @@ import sonicBoom from "sonic-boom";
 
 // sonic-boom is CommonJS; its default export carries the class under its own name.
 const { SonicBoom } = sonicBoom;
+
+// sonic-boom's README documents `write(Buffer)` in `contentMode: "buffer"`; its typings declare write(string) only.
+declare module "sonic-boom" {
+  interface SonicBoom {
+    write(data: Buffer): boolean;
+  }
+}
 
 export interface BoundedLogDestinationOptions {
   /** File descriptor to write to (1: stdout). */
@@ -61,9 +74,10 @@ export class BoundedLogDestination {
       maxLength: options.maxBufferBytes,
       periodicFlush: options.flushIntervalMs ?? 200,
       sync: false,
+      contentMode: "buffer",
       retryEAGAIN: () => !this.exiting,
     });
-    this.sonic.on("drop", (data: string) => {
+    this.sonic.on("drop", (data: Buffer) => {
       this.lineDropped = true;
       this.dropped += countLines(String(data));
     });
@@ -88,12 +102,13 @@ export class BoundedLogDestination {
       return true;
     }
     this.lineDropped = false;
-    const bytes = Buffer.byteLength(line);
+    const data = Buffer.from(line);
+    const bytes = data.length;
     // Accepted unless sonic-boom emits `drop` (synchronously, from write).
     this.waiting += bytes;
     this.waitingBytes.push(bytes);
     this.waitingLines.push(0);
-    this.sonic.write(line);
+    this.sonic.write(data);
     if (this.lineDropped) {
       this.waiting -= bytes;
       this.waitingBytes.pop();

@@ -15,7 +15,7 @@ import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { Ajv } from "ajv";
 import { redactUrls } from "../reload/index.js";
-import { didYouMean } from "./did-you-mean.js";
+import { didYouMean } from "../text/did-you-mean.js";
 import { SIGNING_ALGS } from "../engine/index.js";
 
 export const DEFAULT_BUNDLE = fileURLToPath(new URL("../../build/bundle.tar.gz", import.meta.url));

@@ -16,8 +16,8 @@ import {
   roleResolver,
   type EntryRoles,
   type RoleResolver,
-} from "../directory/role-names.js";
-import { RoleNameError } from "../catalog/role-names.js";
+} from "../directory/role-resolver.js";
+import { RoleNameError } from "../catalog/role-name-index.js";
 
 export interface PolicyStatus extends ReloadStatus {
   revision?: string;

@@ -13,9 +13,9 @@ import { createAccessTokenVerifier, jwksSource, type AccessTokenVerifier } from 
 import { Directory } from "../directory/index.js";
 import { parseVerificationKey, type VerificationKey } from "../engine/index.js";
 import type { ServiceConfig } from "./config.js";
-import { createApp, readiness } from "./app.js";
-import { decisionListener } from "./fast-adapters.js";
-import { createDecide, type Decide } from "./decide.js";
+import { createApp, readiness } from "./http/app.js";
+import { decisionListener } from "./http/listener.js";
+import { createDecide, type Decide } from "./decide/decide.js";
 import { createMetrics } from "./metrics.js";
 import { shareWorkerRegistry } from "./cluster-metrics.js";
 import { BoundedLogDestination } from "./bounded-log-destination.js";

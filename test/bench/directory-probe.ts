@@ -23,9 +23,9 @@ import {
   type DirectoryEntries,
   type DirectoryEntry,
 } from "../../src/directory/index.js";
-import type { RoleResolver } from "../../src/directory/role-names.js";
+import type { RoleResolver } from "../../src/directory/role-resolver.js";
 import { loadEngine, tokenFacts } from "../../src/engine/index.js";
-import { createDecide } from "../../src/service/decide.js";
+import { createDecide } from "../../src/service/decide/decide.js";
 import { fixedPolicy } from "../support/policy-snapshot.js";
 
 export const BENCH_TENANT = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";

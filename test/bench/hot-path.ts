@@ -13,7 +13,7 @@
  * Run: make build && npx tsx test/bench/hot-path.ts (BENCH_HTTP_ONLY=1: the HTTP rows only).
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, openSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, openSync, symlinkSync, writeFileSync } from "node:fs";
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
@@ -279,9 +279,13 @@ export async function main(): Promise<void> {
     ["before", join(base, "src")],
     ["after", join(ROOT, "src")],
   ] as const) {
-    const imp = <T>(rel: string) => import(pathToFileURL(join(src, rel)).href) as Promise<T>;
-    const { decisionListener } = await imp<ListenerModule>("service/fast-adapters.ts");
-    const { createDecide } = await imp<DecideModule>("service/decide.ts");
+    // A module by its first path that exists in this tree (the base commit may predate a move).
+    const imp = <T>(...rels: string[]) => {
+      const rel = rels.find((r) => existsSync(join(src, r))) ?? rels[0]!;
+      return import(pathToFileURL(join(src, rel)).href) as Promise<T>;
+    };
+    const { decisionListener } = await imp<ListenerModule>("service/http/listener.ts", "service/fast-adapters.ts");
+    const { createDecide } = await imp<DecideModule>("service/decide/decide.ts", "service/decide.ts");
     const { createMetrics } = await imp<MetricsModule>("service/metrics.ts");
     const { loadEngine: load } = await imp<{ loadEngine(file: string): Promise<unknown> }>("engine/index.ts");
     const eng = await load(bundle);

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { PortierError } from "../../src/errors/portier-error.js";
 import { TokenError } from "../../src/auth/token-error.js";
 import { DataError } from "../../src/catalog/data-error.js";
-import { RoleNameError } from "../../src/catalog/role-names.js";
+import { RoleNameError } from "../../src/catalog/role-name-index.js";
 import { HelpRequest, UsageError } from "../../src/cli/args.js";
 import { DirectoryLoadError } from "../../src/directory/load-directory.js";
 import { RecordSyntaxError } from "../../src/directory/record-stream.js";

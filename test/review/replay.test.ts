@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadEngine, type InProcessEngine } from "../../src/engine/index.js";
 import { loadPolicySource, renderReplay, renderReplayMarkdown, replayLines } from "../../src/review/index.js";
-import { createDecide } from "../../src/service/decide.js";
+import { createDecide } from "../../src/service/decide/decide.js";
 import type { AccessTokenVerifier } from "../../src/auth/index.js";
 import { TokenError } from "../../src/auth/index.js";
 import { requireBundle } from "../support/bundle.js";

@@ -84,6 +84,23 @@ describe("BoundedLogDestination", () => {
     expect(await dest.end(5000)).toBe(true);
   });
 
+  it("counts bytes, not characters, and passes lines with multi-byte characters through whole", async () => {
+    const pipe = fullPipe();
+    const dest = new BoundedLogDestination({ fd: pipe.fd, maxBufferBytes: 1 << 20, minWriteBytes: 1 });
+    const lines = ["é", "😀", "日本語", "a\u00e9\u{1f600}"].map((text, i) => `${JSON.stringify({ i, text })}\n`);
+    for (const l of lines) dest.write(l);
+    // The reader is stuck: everything waits, counted in UTF-8 bytes.
+    expect(dest.bufferedBytes).toBe(lines.reduce((n, l) => n + Buffer.byteLength(l), 0));
+    const drained = new Promise<void>((r) => dest.flush(() => r()));
+    const reading = setInterval(() => pipe.read(), 10);
+    await drained;
+    clearInterval(reading);
+    pipe.read();
+    expect(pipe.lines()).toEqual(lines.map((l) => l.slice(0, -1)));
+    expect(dest.bufferedBytes).toBe(0);
+    expect(await dest.end(5000)).toBe(true);
+  });
+
   it("counts the lines a refusing descriptor loses instead of throwing", async () => {
     const file = join(tempDir(), "read-only.log");
     writeFileSync(file, "");

@@ -13,7 +13,7 @@ import { pino } from "pino";
 import type { AccessTokenVerifier } from "../../src/auth/index.js";
 import { entryRoles, roleResolver, type DirectoryEntry } from "../../src/directory/index.js";
 import type { Decision, DecisionEngine, DecisionInput } from "../../src/engine/types.js";
-import { createDecide } from "../../src/service/decide.js";
+import { createDecide } from "../../src/service/decide/decide.js";
 import { loadConfig } from "../../src/service/config.js";
 import { startService, type RunningService } from "../../src/service/start-service.js";
 import { bundleWithData } from "./bundles.js";

@@ -8,7 +8,6 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Ajv } from "ajv";
 import { ConfigError, loadConfig, configSchemaDocument } from "../../src/service/config.js";
-import { editDistance, nearestName } from "../../src/service/did-you-mean.js";
 import { PROJECT_ROOT, tempDir } from "./helpers.js";
 
 const SCHEMA_FILE = join(PROJECT_ROOT, "docs", "config.schema.json");
@@ -88,18 +87,6 @@ describe("errors name the source and suggest the nearest name", () => {
     expect(problems(["--no-directory"])).toEqual([
       'config.issuer: is required (--issuer, PORTIER_ISSUER or "issuer" in the config file)',
     ]);
-  });
-
-  it.each([
-    ["roleCheck", "RoleCheck", 0],
-    ["roleCheck", "roleChek", 1],
-    ["directory", "directroy", 2],
-    ["maxBodyBytes", "maxBodyByte", 1],
-  ])("editDistance(%s, %s) = %i, case-insensitive", (a, b, d) => expect(editDistance(a, b)).toBe(d));
-
-  it("nearestName suggests only likely typos", () => {
-    expect(nearestName("workerz", ["workers", "watch"])).toBe("workers");
-    expect(nearestName("colour", ["issuer", "bundle", "workers"])).toBeUndefined();
   });
 });
 

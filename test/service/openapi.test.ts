@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DECIDE_REQUEST_SCHEMA, MAX_BATCH } from "../../src/service/decide-body.js";
+import { DECIDE_REQUEST_SCHEMA, MAX_BATCH } from "../../src/service/http/decide-body.js";
 import {
   ISSUER,
   PROJECT_ROOT,

@@ -1,12 +1,11 @@
 /**
- * One decision from start to record, in the way of opa-envoy-plugin's check()/stop(): `startRun` takes the
- * clock, the decision id and the normalised path (normalised up front, so that the log names the path even
- * when the token fails); each stage adds what it learned (subject, policy input, revision, WWW-Authenticate);
- * `createRecorder` is the one place every path ends: metrics, then the decision log line.
+ * The record of one decision and the one place every decision ends, in the way of opa-envoy-plugin's stop():
+ * `DecisionRun` carries what the log line needs from the start to the end of a decision (decide.ts alone
+ * writes it, from what the stages return); `createRecorder` counts the decision (metrics), then writes the
+ * decision log line, and hands the answer back.
  */
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { normalisePath, type PathResult } from "../../engine/index.js";
+import type { PathResult } from "../../engine/index.js";
 import type { DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { ServiceMetrics } from "../metrics.js";
 import { createDecisionLog } from "./decision-log.js";
@@ -15,6 +14,11 @@ import type { DecisionAnswer, DecisionRequest, Subject } from "./types.js";
 /** A raw path kept in the log when it cannot be normalised: bounded, so a huge path cannot bloat the log. */
 const MAX_LOGGED_RAW_PATH = 512;
 
+/**
+ * One decision's facts for its log line. The first six are set when it starts; the others are written by
+ * decide.ts alone, each from a stage's result: the subject (stage 2), the policy input and the revision that
+ * evaluated it (stages 3-4), the WWW-Authenticate value of a refused token (stage 1), the decision's detail.
+ */
 export interface DecisionRun {
   readonly started: bigint;
   readonly decision_id: string;
@@ -28,22 +32,6 @@ export interface DecisionRun {
   www: string | undefined;
   /** The decision's internal text (a wasm trap's), for the log line only: never in the answer. */
   detail: string | undefined;
-}
-
-export function startRun(req: DecisionRequest, adapter: string, mode: RoleCheckMode): DecisionRun {
-  return {
-    started: process.hrtime.bigint(),
-    decision_id: randomUUID(),
-    req,
-    adapter,
-    mode,
-    normalised: normalisePath(req.path),
-    subject: null,
-    input: undefined,
-    revision: undefined,
-    www: undefined,
-    detail: undefined,
-  };
 }
 
 /** Records a finished decision (metrics and log line) and hands its answer back. */

@@ -6,7 +6,7 @@
  * know is not this caller's (not synced). A caller without sub (an application) has no roles and is not synced.
  */
 import type { Directory } from "../../directory/index.js";
-import type { EntryRoles, RoleResolver } from "../../directory/role-names.js";
+import type { EntryRoles, RoleResolver } from "../../directory/role-resolver.js";
 import type { Subject } from "./types.js";
 
 export interface Caller {

@@ -1,6 +1,6 @@
 /**
- * The decision pipeline's shapes: the request every adapter builds, the answer it gets back, and the state
- * one decision carries from its first stage to the place that records it (run.ts).
+ * The decision pipeline's shapes: the request every adapter builds, the subject and the answer it gets back (what
+ * one decision carries from its start to its record is run.ts's DecisionRun).
  */
 import type { Decision } from "../../engine/types.js";
 
@@ -37,7 +37,7 @@ export interface DecisionAnswer extends Omit<Decision, "detail"> {
   www_authenticate?: string;
 }
 
-/** An answer now (cached token, in-process engine) or later (a token to verify, an engine that answers later). */
+/** An answer now (a token verified before) or later (a token to verify: the only step that can be pending). */
 export type MaybePromise<T> = T | Promise<T>;
 
 export type Decide = (req: DecisionRequest, adapter: string) => MaybePromise<DecisionAnswer>;

@@ -10,7 +10,7 @@
  * headers with ",", and such a value is token_malformed), methods as given. Nothing else in the request
  * decides; X-Request-Id, traceparent and the last X-Forwarded-For entry go to the decision log only.
  */
-import type { DecisionAnswer, DecisionRequest } from "../decide.js";
+import type { DecisionAnswer, DecisionRequest } from "../decide/decide.js";
 import {
   allowHeaders,
   CLIENT_ADDRESS_HEADER,
@@ -20,7 +20,7 @@ import {
   PORTIER_HEADERS,
   traceHeaders,
   traceOf,
-} from "../gateway-headers.js";
+} from "../http/gateway-headers.js";
 
 /** The fields of envoy.service.auth.v3.CheckRequest that Portier reads (everything else is ignored). */
 export interface CheckRequestMessage {

@@ -1,6 +1,6 @@
 /**
  * grpc.health.v1.Health for the gRPC port: SERVING exactly while /ready would answer 200 (the same readiness
- * function, app.ts), so Envoy's gRPC cluster health check and Kubernetes' gRPC probes see what /ready says.
+ * function, http/app.ts), so Envoy's gRPC cluster health check and Kubernetes' gRPC probes see what /ready says.
  * Answers for the whole server ("") and for envoy.service.auth.v3.Authorization; NOT_SERVING once the
  * service is stopping. Watch sends the status, then each change (checked every WATCH_INTERVAL_MS), and is
  * bounded (MAX_WATCHERS streams at once).

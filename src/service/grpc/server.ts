@@ -15,7 +15,7 @@ import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import type { Logger } from "pino";
 import { messageOf } from "../../errors/caught.js";
-import type { Decide, DecisionAnswer } from "../decide.js";
+import { whenAnswered, type Decide, type DecisionAnswer } from "../decide/decide.js";
 import {
   badRequestResponse,
   checkResponse,
@@ -71,7 +71,7 @@ export function loadServices(): Loaded {
   return loaded;
 }
 
-/** The Check handler: the same decide as every HTTP adapter, adapter label envoy_grpc. */
+/** The Check handler: the same decide as every HTTP adapter (adapter label envoy_grpc), answered by whenAnswered. */
 export function checkHandler(
   decide: Decide,
   logger: Logger,
@@ -87,7 +87,7 @@ export function checkHandler(
         details: `the decision could not be made${decisionId ? ` (decision_id ${decisionId})` : ""}`,
       });
     };
-    const reply = (a: DecisionAnswer, portier: string[]): void => {
+    const reply = (portier: string[], a: DecisionAnswer): void => {
       // decide denies internal_error when nothing decided: to Envoy that is a failure, not a decision.
       if (a.reason === "internal_error") return failed(new Error(a.message), a.decision_id);
       callback(null, checkResponse(a, portier));
@@ -106,13 +106,7 @@ export function checkHandler(
         );
         return callback(null, badRequestResponse(read.message));
       }
-      const answer = decide(read.request, GRPC_ADAPTER);
-      if (answer instanceof Promise)
-        answer.then(
-          (a) => reply(a, read.clientPortierHeaders),
-          (err: unknown) => failed(err),
-        );
-      else reply(answer, read.clientPortierHeaders);
+      whenAnswered(decide(read.request, GRPC_ADAPTER), reply, read.clientPortierHeaders)?.catch(failed);
     } catch (err) {
       failed(err);
     }

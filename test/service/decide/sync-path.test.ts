@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { Registry } from "prom-client";
 import { TokenError, type AccessTokenVerifier } from "../../../src/auth/index.js";
 import type { Decision, DecisionEngine, DecisionInput } from "../../../src/engine/index.js";
-import { createDecide } from "../../../src/service/decide.js";
+import { createDecide, whenAnswered, type DecisionAnswer } from "../../../src/service/decide/decide.js";
 import { DecisionCounts } from "../../../src/service/decision-counts.js";
 import { fixedPolicy } from "../../support/policy-snapshot.js";
 import { TENANT_A } from "../../support/sample.js";
@@ -167,5 +167,35 @@ describe("every path is recorded once: one decision line, one count", () => {
     });
     expect(await s.counted()).toBe(1);
     if (reason === "internal_error") expect(s.all.filter((l) => l.event === "decision_error")).toHaveLength(1);
+  });
+});
+
+describe("whenAnswered: the adapters' one junction, sending now or later", () => {
+  const sent: [string, DecisionAnswer][] = [];
+  const send = (to: string, a: DecisionAnswer) => void sent.push([to, a]);
+
+  it("an answer made at once is sent in the same call, with no promise", async () => {
+    sent.length = 0;
+    const answer = await setup({ cached: true }).ask();
+    expect(whenAnswered(answer, send, "res")).toBeUndefined();
+    expect(sent).toEqual([["res", answer]]);
+  });
+
+  it("a pending answer is sent when it settles; the promise it returns settles after the send", async () => {
+    sent.length = 0;
+    const pending = setup({ cached: false }).ask();
+    const work = whenAnswered(pending, send, "res");
+    expect(work).toBeInstanceOf(Promise);
+    expect(sent).toHaveLength(0);
+    await work;
+    expect(sent).toEqual([["res", await pending]]);
+  });
+
+  it("a send that throws rejects the returned promise (the adapter answers its failure)", async () => {
+    const boom = () => {
+      throw new Error("socket gone");
+    };
+    await expect(whenAnswered(setup({ cached: false }).ask(), boom, "res")).rejects.toThrow("socket gone");
+    expect(() => whenAnswered(setup({ cached: true }).ask(), boom, "res")).toThrow("socket gone");
   });
 });

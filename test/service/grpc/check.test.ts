@@ -11,7 +11,7 @@ import {
   readCheckRequest,
   type CheckRequestMessage,
 } from "../../../src/service/grpc/check.js";
-import type { DecisionAnswer } from "../../../src/service/decide.js";
+import type { DecisionAnswer } from "../../../src/service/decide/decide.js";
 
 const http = (fields: Record<string, unknown>): CheckRequestMessage => ({
   attributes: { request: { http: { method: "GET", path: "/a", ...fields } } },

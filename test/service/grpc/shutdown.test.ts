@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { pino } from "pino";
 import * as grpc from "@grpc/grpc-js";
 import { startGrpc } from "../../../src/service/grpc/server.js";
-import type { Decide, DecisionAnswer } from "../../../src/service/decide.js";
+import type { Decide, DecisionAnswer } from "../../../src/service/decide/decide.js";
 import { envoyCheck, grpcClients } from "./client.js";
 import { until } from "../../support/until.js";
 

@@ -2,10 +2,10 @@
  * Maps role names (ids, labels and aliases of a role catalog) to canonical role ids. The service builds
  * a resolver per loaded bundle from its catalog, and with it resolves the directory's entries (entryRoles):
  * a decision uses the names of the very bundle that evaluates it.
- * Names compare by roleNameKey (src/catalog/role-names.ts), the same key the catalog check uses.
+ * Names compare by roleNameKey (src/catalog/role-name-index.ts), the same key the catalog check uses.
  */
 import { readFileSync } from "node:fs";
-import { indexRoleNames, roleNameKey, type RoleNames } from "../catalog/role-names.js";
+import { indexRoleNames, roleNameKey, type RoleNames } from "../catalog/role-name-index.js";
 import type { DirectoryEntry } from "./compact-index.js";
 
 export type RoleResolver = (name: string) => string | undefined;

@@ -1,14 +1,14 @@
 /**
  * The Express app for everything but the hot decision endpoints: /health, /ready, /metrics, 405/404,
- * and an error handler that never crashes or allows. See fast-adapters.ts for /decide, forward-auth, Envoy.
+ * and an error handler that never crashes or allows. See listener.ts for /decide, forward-auth, Envoy.
  */
 import { readFileSync } from "node:fs";
 import express, { type Request, type Response, type NextFunction } from "express";
-import type { AccessTokenVerifier } from "../auth/index.js";
-import type { Directory } from "../directory/index.js";
-import type { PolicyHolder } from "./policy.js";
-import type { ServiceMetrics } from "./metrics.js";
-import { METRICS_CONTENT_TYPE, serviceMetrics } from "./cluster-metrics.js";
+import type { AccessTokenVerifier } from "../../auth/index.js";
+import type { Directory } from "../../directory/index.js";
+import type { PolicyHolder } from "../policy.js";
+import type { ServiceMetrics } from "../metrics.js";
+import { METRICS_CONTENT_TYPE, serviceMetrics } from "../cluster-metrics.js";
 
 /** What the operator endpoints read: the state of the keys, policy and directory, and the metrics. */
 export interface AppDeps {
@@ -49,7 +49,7 @@ export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory
 }
 
 /** The OpenAPI 3.1 description of this service (docs/openapi.json; a test checks real answers against it). */
-const OPENAPI_FILE = new URL("../../docs/openapi.json", import.meta.url);
+const OPENAPI_FILE = new URL("../../../docs/openapi.json", import.meta.url);
 
 /**
  * `endpoints`: "all" (one port), or with --admin-port "decisions" (the decision port: no /health, /ready,
@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps, endpoints: "all" | "decisions" | "admin
   });
 
   if (endpoints !== "admin") {
-    // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (fast-adapters.ts).
+    // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (listener.ts).
     app.all("/decide", (_req, res) => {
       res.setHeader("Allow", "POST");
       res.status(405).json({ error: "method_not_allowed", message: "use POST /decide" });

@@ -1,9 +1,9 @@
 /**
- * What each gateway endpoint trusts (src/service/gateway-headers.ts), asked of `portier serve` directly:
+ * What each gateway endpoint trusts (src/service/http/gateway-headers.ts), asked of `portier serve` directly:
  * only its own family's headers, both families or a repeated header refused (403 request_invalid), one
  * Authorization header on every adapter (401 token_malformed), raw UTF-8 URIs decoded as UTF-8, every
  * X-Portier-* header on an allow, and two spellings of authorization in a /decide body refused (400).
- * The requests reach the service in this process over an in-memory connection (inject.ts): node:http parses
+ * The requests reach the service in this process over an in-memory connection (../inject.ts): node:http parses
  * them as it does from a socket, so repeated headers and raw header bytes arrive as a gateway sends them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,10 +19,10 @@ import {
   until,
   userToken,
   writeDirectory,
-} from "./helpers.js";
-import { decide, serveInjected, type InjectedService } from "./inject.js";
-import { PORTIER_HEADERS } from "../../src/service/gateway-headers.js";
-import { MAX_PATH_BYTES } from "../../src/engine/index.js";
+} from "../helpers.js";
+import { decide, serveInjected, type InjectedService } from "../inject.js";
+import { PORTIER_HEADERS } from "../../../src/service/http/gateway-headers.js";
+import { MAX_PATH_BYTES } from "../../../src/engine/index.js";
 
 let svc: InjectedService;
 let teacher: string;
@@ -355,6 +355,27 @@ describe("a refused gateway request is logged", () => {
     expect(String(line!.message)).toContain("X-Original-URI");
     expect(JSON.stringify(line)).not.toContain(teacher.split(".")[2]!);
   });
+});
+
+describe("a forward-auth endpoint that names no gateway family", () => {
+  it.each(["/forward-auth", "/forward-auth/", "/forward-auth/apache"])(
+    "%s: 403 request_invalid naming the three endpoints, logged",
+    async (endpoint) => {
+      const res = await svc.send(endpoint, { headers: withTokens([...bearer(), ...nginx()]) });
+      const message =
+        "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik " +
+        "(X-Forwarded-Method, X-Forwarded-Uri)";
+      expect(res.status).toBe(403);
+      expect(res.headers["x-portier-reason"]).toBe("request_invalid");
+      expect(JSON.parse(res.body)).toEqual({ allow: false, status: 403, reason: "request_invalid", message });
+      await until(() =>
+        svc
+          .output()
+          .split("\n")
+          .some((l) => l.includes("gateway_request_refused") && l.includes(`"endpoint":"${endpoint}"`)),
+      );
+    },
+  );
 });
 
 describe("Envoy ext_authz (/envoy/<path>): one Authorization header", () => {

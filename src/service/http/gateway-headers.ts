@@ -10,8 +10,8 @@
  * value is the real one. Every adapter also requires at most one Authorization header.
  */
 import type { IncomingMessage } from "node:http";
-import { bearerToken } from "../auth/index.js";
-import type { DecisionAnswer, DecisionRequest, RequestTrace } from "./decide.js";
+import { bearerToken } from "../../auth/index.js";
+import type { DecisionAnswer, DecisionRequest, RequestTrace } from "../decide/decide.js";
 
 export type GatewayFamily = "nginx" | "caddy" | "traefik";
 
@@ -193,7 +193,7 @@ function printable(value: string | undefined): string | undefined {
  * append to X-Forwarded-For, whose last entry is the one the nearest gateway added (earlier entries are
  * whatever the client sent). /decide records none: the sidecar is the caller. Values are bounded and printable.
  */
-export function requestTrace(
+function requestTrace(
   req: IncomingMessage,
   address: "X-Real-IP" | "X-Forwarded-For" | undefined,
 ): RequestTrace | undefined {
@@ -220,6 +220,20 @@ export function traceOf(
     ...(traceparent !== undefined ? { traceparent } : {}),
     ...(clientAddress !== undefined ? { clientAddress } : {}),
   };
+}
+
+/**
+ * Adds the request id, traceparent and client address (where `address` says) that the decision log records to
+ * `r`, a request just built by its adapter (set in place, no copy).
+ */
+export function withTrace(
+  r: DecisionRequest,
+  req: IncomingMessage,
+  address?: "X-Real-IP" | "X-Forwarded-For",
+): DecisionRequest {
+  const trace = requestTrace(req, address);
+  if (trace) r.trace = trace;
+  return r;
 }
 
 /** Where each adapter finds the client address its gateway reports. */

@@ -6,14 +6,14 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
-import { TokenError, type AccessTokenVerifier } from "../../src/auth/index.js";
-import { loadCatalog } from "../../src/catalog/index.js";
-import { roleResolver, type DirectoryEntry, type RoleResolver } from "../../src/directory/index.js";
-import type { Decision, DecisionEngine, DecisionInput } from "../../src/engine/index.js";
-import { createDecide } from "../../src/service/decide.js";
-import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
-import { TENANT_A, TENANT_B } from "../support/sample.js";
-import { fixedPolicy } from "../support/policy-snapshot.js";
+import { TokenError, type AccessTokenVerifier } from "../../../src/auth/index.js";
+import { loadCatalog } from "../../../src/catalog/index.js";
+import { roleResolver, type DirectoryEntry, type RoleResolver } from "../../../src/directory/index.js";
+import type { Decision, DecisionEngine, DecisionInput } from "../../../src/engine/index.js";
+import { createDecide } from "../../../src/service/decide/decide.js";
+import { PROJECT_ROOT } from "../../../src/toolchain/project-root.js";
+import { TENANT_A, TENANT_B } from "../../support/sample.js";
+import { fixedPolicy } from "../../support/policy-snapshot.js";
 
 const RESOLVE = roleResolver(loadCatalog(join(PROJECT_ROOT, "data")).roles);
 const TEACHER = "11111111-1111-4111-8111-111111111111";

@@ -5,13 +5,13 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
-import type { AccessTokenVerifier } from "../../src/auth/index.js";
-import { loadEngine, InProcessEngine, POLICY_ERROR_MESSAGE, type DecisionEngine } from "../../src/engine/index.js";
-import { createDecide } from "../../src/service/decide.js";
-import { requireBundle } from "../support/bundle.js";
-import { fixedPolicy } from "../support/policy-snapshot.js";
-import { controlledEngine, type ControlledEngine, type EvaluateOverride } from "../support/engine.js";
-import { TENANT_A } from "../support/sample.js";
+import type { AccessTokenVerifier } from "../../../src/auth/index.js";
+import { loadEngine, InProcessEngine, POLICY_ERROR_MESSAGE, type DecisionEngine } from "../../../src/engine/index.js";
+import { createDecide } from "../../../src/service/decide/decide.js";
+import { requireBundle } from "../../support/bundle.js";
+import { fixedPolicy } from "../../support/policy-snapshot.js";
+import { controlledEngine, type ControlledEngine, type EvaluateOverride } from "../../support/engine.js";
+import { TENANT_A } from "../../support/sample.js";
 
 const SECRET = "wasm-internal-3f9a: memory at 0x1f00";
 const TEACHER = "11111111-1111-4111-8111-111111111111";

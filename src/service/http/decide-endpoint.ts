@@ -1,0 +1,50 @@
+/**
+ * POST /decide, the sidecar's endpoint: a JSON body (read-body.ts bounds it; decide-body.ts validates it), one
+ * decision or a batch of them, answered as JSON. The caller is the sidecar, so no request trace is recorded from
+ * gateway headers.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { messageOf } from "../../errors/caught.js";
+import { bearerToken } from "../../auth/index.js";
+import type { Decide, DecisionAnswer, DecisionRequest } from "../decide/decide.js";
+import { parseDecideBody, type DecideBody } from "./decide-body.js";
+import { withTrace } from "./gateway-headers.js";
+import { readBody, type BodyLimits } from "./read-body.js";
+import { sendJson } from "./write-answer.js";
+
+function fromBody(body: DecideBody): DecisionRequest {
+  let auth: string | undefined;
+  for (const [name, value] of Object.entries(body.headers ?? {}))
+    if (name.toLowerCase() === "authorization") auth = value;
+  if (body.token !== undefined) return { method: body.method, path: body.path, token: body.token || undefined };
+  const b = bearerToken(auth);
+  return { method: body.method, path: body.path, token: b.token, ...(b.invalid ? { authorizationInvalid: true } : {}) };
+}
+
+function publicAnswer(a: DecisionAnswer): Omit<DecisionAnswer, "www_authenticate"> {
+  const { www_authenticate: _omit, ...rest } = a;
+  return rest;
+}
+
+export async function answerDecide(
+  req: IncomingMessage,
+  res: ServerResponse,
+  decide: Decide,
+  limits: BodyLimits,
+): Promise<void> {
+  const raw = await readBody(req, limits);
+  // A refused body is not read further, so the connection cannot carry another request: close it.
+  if (!raw.ok) return sendJson(res, raw.status, { error: raw.error, message: raw.message }, ["connection", "close"]);
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.body.toString("utf8"));
+  } catch (err) {
+    return sendJson(res, 400, { error: "invalid_json", message: `body: ${messageOf(err)}` });
+  }
+  const parsed = parseDecideBody(body);
+  if (!parsed.ok) return sendJson(res, 400, { error: "invalid_request", message: parsed.error });
+  if (!parsed.batch)
+    return sendJson(res, 200, publicAnswer(await decide(withTrace(fromBody(parsed.request), req), "decide")));
+  const answers = await Promise.all(parsed.requests.map((r) => decide(withTrace(fromBody(r), req), "decide")));
+  sendJson(res, 200, answers.map(publicAnswer));
+}

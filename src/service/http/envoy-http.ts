@@ -1,0 +1,23 @@
+/**
+ * Envoy's ext_authz HTTP service under /envoy: the checked request's method, its path after the prefix and its
+ * Authorization header (gateway-headers.ts readEnvoy), decided and answered as to any gateway. The gRPC service is
+ * src/service/grpc/.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { whenAnswered, type Decide } from "../decide/decide.js";
+import { CLIENT_ADDRESS_HEADER, readEnvoy, withTrace } from "./gateway-headers.js";
+import { sendGatewayAnswer } from "./write-answer.js";
+
+export const ENVOY_PREFIX = "/envoy";
+
+/** `url`: the request target, "/envoy" or under "/envoy/". A promise while the answer is pending. */
+export function answerEnvoy(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: string,
+  decide: Decide,
+): Promise<void> | undefined {
+  const r = readEnvoy(req, url.slice(ENVOY_PREFIX.length) || "/");
+  req.resume();
+  return whenAnswered(decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy"), sendGatewayAnswer, res);
+}
