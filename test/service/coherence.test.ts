@@ -19,6 +19,7 @@ import { startService, type RunningService } from "../../src/service/start-servi
 import { bundleWithData } from "./bundles.js";
 import { ISSUER, TEACHER, TENANT_A, makeKeys, tempDir, userToken, writeDirectory } from "./helpers.js";
 import { sealNdjson } from "../support/directory-files.js";
+import { injector } from "./inject.js";
 
 const ALIAS = "Prof racecar";
 const PATH = "/v2/ORG001/elevesJeunes";
@@ -74,7 +75,7 @@ async function serviceOn(first: Buffer) {
     "--port",
     "0",
   ]);
-  const svc: RunningService = await startService(config, { logger });
+  const svc: RunningService = await startService(config, { logger, listen: false });
   cleanup.push(() => svc.close());
   const token = await userToken(keys, TEACHER);
   /** mv a new bundle over --bundle, as a deploy does, and reload it. */
@@ -117,7 +118,7 @@ describe("a bundle swap changes the names every decision resolves with, whatever
       share: "68%",
       examples: ['["Prof racecar"]: 21'],
     });
-    const ready = (await (await fetch(`${svc.url}/ready`)).json()) as {
+    const ready = (await (await injector(svc).fetch("/ready")).json()) as {
       ready: boolean;
       problems: string[];
       directory: { rolesUnresolved: number };

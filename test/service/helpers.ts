@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { JWK } from "jose";
-import { loadConfig, startService, type RunningService } from "../../src/service/index.js";
+import { loadConfig, startService, type RunningService, type ServiceConfig } from "../../src/service/index.js";
 import { makeKey, sign as signToken, type TestKey } from "../support/tokens.js";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -102,9 +102,6 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** What the tests read of a running service, in this process or as a child process. */
-export type Service = Pick<ServiceProcess, "url" | "output" | "stderr" | "stop">;
-
 /** The service in this process: what a test needs of it is its URL, its log lines and stopping it. */
 export interface InProcessService {
   url: string;
@@ -116,18 +113,21 @@ export interface InProcessService {
   stop(): Promise<void>;
 }
 
+/** The configuration of `portier serve ARGS` (flags, then `env`, then --config): one worker on 127.0.0.1:0. */
+export function serveConfig(args: string[], env: Record<string, string> = {}): ServiceConfig {
+  return loadConfig(["--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args], { ...process.env, ...env });
+}
+
 /**
  * `portier serve ARGS` in this process: the same configuration (flags, then `env`, then --config) and the same
  * startService, listening on 127.0.0.1:0; its logger keeps its level and redaction, its lines go to output().
  * A start-up or configuration failure rejects with the message `portier serve` would print.
  */
 export async function serveInProcess(args: string[], env: Record<string, string> = {}): Promise<InProcessService> {
-  const config = loadConfig(["--port", "0", "--host", "127.0.0.1", "--workers", "1", ...args], {
-    ...process.env,
-    ...env,
-  });
   let out = "";
-  const service = await startService(config, { logDestination: { write: (line: string) => void (out += line) } });
+  const service = await startService(serveConfig(args, env), {
+    logDestination: { write: (line: string) => void (out += line) },
+  });
   let stopped: Promise<void> | undefined;
   return {
     url: service.url,

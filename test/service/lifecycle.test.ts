@@ -14,20 +14,18 @@ import {
   RECORDS,
   TEACHER,
   UNSYNCED,
-  decide,
   makeKeys,
   runServe,
-  serveInProcess,
   startServe,
   tempDir,
   until,
   userToken,
   writeDirectory,
-  type Service,
 } from "./helpers.js";
+import { decide, serveInjected, type InjectedService, type Injector } from "./inject.js";
 import { TENANT_A } from "../support/sample.js";
 
-const running: Service[] = [];
+const running: { stop(): Promise<void> }[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   vi.unstubAllEnvs();
@@ -35,9 +33,9 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
 });
 
-/** The service in this process; with --workers N, the real `portier serve` (node:cluster needs its own process). */
-async function serve(args: string[], env: Record<string, string> = {}): Promise<Service> {
-  const s = args.includes("--workers") ? await startServe(args, env) : await serveInProcess(args, env);
+/** The service in this process, its requests over an in-memory connection (inject.ts). */
+async function serve(args: string[], env: Record<string, string> = {}): Promise<InjectedService> {
+  const s = await serveInjected(args, env);
   running.push(s);
   return s;
 }
@@ -61,7 +59,7 @@ async function setup() {
   return { keys, dir, jwks, directory };
 }
 
-const ready = async (url: string) => (await fetch(`${url}/ready`)).json() as Promise<any>;
+const ready = async (svc: Injector) => (await svc.fetch("/ready")).json() as Promise<any>;
 
 describe("configuration", () => {
   it("reports every invalid option by its path, exits non-zero, no stack trace", async () => {
@@ -101,10 +99,10 @@ describe("configuration", () => {
     const broken = join(dir, "broken.tar.gz");
     writeFileSync(broken, BROKEN_BUNDLE);
     await expect(
-      serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--bundle", broken]),
+      serveInjected(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--bundle", broken]),
     ).rejects.toThrow("broken.tar.gz");
     await expect(
-      serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", join(dir, "missing.json")]),
+      serveInjected(["--issuer", ISSUER, "--jwks", jwks, "--directory", join(dir, "missing.json")]),
     ).rejects.toThrow("config.directory: file not found");
   });
 });
@@ -118,18 +116,18 @@ describe("reload", () => {
     const token = await userToken(keys, TEACHER);
     writeFileSync(join(dir, "next"), await bundleWithRevision("rev-2"));
     renameSync(join(dir, "next"), bundle);
-    await until(async () => (await ready(svc.url)).policy.revision === "rev-2");
+    await until(async () => (await ready(svc)).policy.revision === "rev-2");
 
     writeFileSync(bundle, BROKEN_BUNDLE);
-    await until(async () => (await ready(svc.url)).policy.reloadFailures > 0);
-    const r = await ready(svc.url);
+    await until(async () => (await ready(svc)).policy.reloadFailures > 0);
+    const r = await ready(svc);
     expect(r.ready).toBe(true);
     expect(r.policy.revision).toBe("rev-2");
     expect(r.problems[0]).toMatch(/^policy: last reload refused, revision rev-2 keeps serving: .*bundle\.tar\.gz/);
-    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    const metrics = await (await svc.fetch(`/metrics`)).text();
     expect(metrics).toContain("portier_policy_last_load_failed 1");
     expect(metrics).toContain('portier_policy_revision_info{revision="rev-2"} 1');
-    expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json).toMatchObject({ allow: true });
+    expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json).toMatchObject({ allow: true });
     await until(() => svc.output().includes('"event":"policy_refused"'));
   }, 60_000);
 
@@ -137,13 +135,13 @@ describe("reload", () => {
     const { keys, dir, jwks, directory } = await setup();
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory]);
     const token = await userToken(keys, UNSYNCED);
-    expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.reason).toBe("not_synced");
+    expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json.reason).toBe("not_synced");
     writeDirectory(dir, [...RECORDS, { sub: UNSYNCED, tenant_id: TENANT_A, roles: ["directeur_jeune"] }]);
-    await until(async () => (await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.allow === true);
+    await until(async () => (await decide(svc, { method: "GET", path: "/v1/roles", token })).json.allow === true);
     writeFileSync(directory, "[{ not json");
-    await until(async () => (await ready(svc.url)).directory.reloadFailures > 0);
-    expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
-    expect((await ready(svc.url)).problems.join()).toContain("directory: last reload refused");
+    await until(async () => (await ready(svc)).directory.reloadFailures > 0);
+    expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
+    expect((await ready(svc)).problems.join()).toContain("directory: last reload refused");
   }, 60_000);
 });
 
@@ -172,17 +170,17 @@ describe("--bundle-url", () => {
       "--bundle-poll-seconds",
       "0.2",
     ]);
-    expect((await ready(svc.url)).policy.revision).toBe("url-1");
+    expect((await ready(svc)).policy.revision).toBe("url-1");
     await until(() => seen.includes('"1"'));
     body = await bundleWithRevision("url-2");
     etag = '"2"';
-    await until(async () => (await ready(svc.url)).policy.revision === "url-2");
+    await until(async () => (await ready(svc)).policy.revision === "url-2");
     failing = true;
     const before = seen.length;
     await until(() => seen.length >= before + 2);
     const token = await userToken(keys, TEACHER);
-    expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
-    expect((await ready(svc.url)).policy.revision).toBe("url-2");
+    expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
+    expect((await ready(svc)).policy.revision).toBe("url-2");
     await until(() => svc.output().includes('"event":"policy_refused"'));
   }, 60_000);
 });
@@ -194,20 +192,20 @@ describe("the issuer going down", () => {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys.jwks)),
     );
     const svc = await serve(["--issuer", ISSUER, "--jwks", `${url}/jwks`, "--directory", directory]);
-    await until(async () => (await ready(svc.url)).ready === true);
+    await until(async () => (await ready(svc)).ready === true);
     const token = await userToken(keys, TEACHER);
-    expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
+    expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
     await new Promise((r) => (server.closeAllConnections(), server.close(r)));
     const fresh = await userToken(keys, TEACHER, { jti: "another" });
-    expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token: fresh })).json.allow).toBe(true);
+    expect((await decide(svc, { method: "GET", path: "/v1/roles", token: fresh })).json.allow).toBe(true);
 
     const down = await serve(["--issuer", ISSUER, "--jwks", `${url}/jwks`, "--directory", directory]);
-    const res = await fetch(`${down.url}/ready`);
+    const res = await down.fetch(`/ready`);
     expect(res.status).toBe(503);
     expect(((await res.json()) as any).missing[0]).toMatch(/^keys: /);
-    const d = await decide(down.url, { method: "GET", path: "/v1/roles", token });
+    const d = await decide(down, { method: "GET", path: "/v1/roles", token });
     expect(d.json).toMatchObject({ allow: false, status: 401 });
-    expect((await fetch(`${down.url}/health`)).status).toBe(200);
+    expect((await down.fetch(`/health`)).status).toBe(200);
   }, 60_000);
 });
 
@@ -216,19 +214,19 @@ describe("role sources and modes", () => {
     const { keys, jwks } = await setup();
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--roles-claim", "roles"]);
     const t = await userToken(keys, UNSYNCED, { roles: ["Enseignant adulte"] });
-    expect((await decide(svc.url, { method: "GET", path: "/v2/ORG001/elevesAdultes", token: t })).json).toMatchObject({
+    expect((await decide(svc, { method: "GET", path: "/v2/ORG001/elevesAdultes", token: t })).json).toMatchObject({
       allow: true,
       subject: { roles: ["enseignant_adulte"] },
     });
     const none = await userToken(keys, UNSYNCED);
-    expect((await decide(svc.url, { method: "GET", path: "/v1/roles", token: none })).json.reason).toBe("not_synced");
+    expect((await decide(svc, { method: "GET", path: "/v1/roles", token: none })).json.reason).toBe("not_synced");
   }, 60_000);
 
   it("--role-check audit allows and reports would_deny", async () => {
     const { keys, jwks, directory } = await setup();
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--role-check", "audit"]);
     const t = await userToken(keys, TEACHER);
-    const { json } = await decide(svc.url, { method: "GET", path: "/v2/ORG001/elevesAdultes", token: t });
+    const { json } = await decide(svc, { method: "GET", path: "/v2/ORG001/elevesAdultes", token: t });
     expect(json).toMatchObject({ allow: true, mode: "audit", would_deny: { reason: "role_not_allowed" } });
   }, 60_000);
 });
@@ -236,7 +234,9 @@ describe("role sources and modes", () => {
 describe("--workers 2 (node:cluster)", () => {
   it("two processes share the port", async () => {
     const { keys, jwks, directory } = await setup();
-    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--workers", "2"]);
+    // node:cluster needs its own process: the real `portier serve`, on a real port.
+    const svc = await startServe(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--workers", "2"]);
+    running.push(svc);
     const t = await userToken(keys, TEACHER);
     const pids = new Set<number>();
     await until(

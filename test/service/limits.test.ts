@@ -1,15 +1,17 @@
 /**
- * Bounded resources of the decision service, over real sockets on loopback: header, keep-alive and body
- * timeouts; POST /decide stops reading as soon as the body cap is passed (the bytes the server consumed are
- * counted on its side) and refuses bodies that are not JSON; an oversized token is the end client's input,
- * answered as a decision (401 token_too_large) like every adapter does.
+ * Bounded resources of the decision service. Over real sockets on loopback (the connection is what is bounded):
+ * header, keep-alive and body timeouts; POST /decide stops reading as soon as the body cap is passed (the bytes
+ * the server consumed are counted on its side). Over an in-memory connection (inject.ts): POST /decide refuses
+ * bodies that are not JSON; an oversized token is the end client's input, answered as a decision (401
+ * token_too_large) like every adapter does.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import { connect, Socket } from "node:net";
 import { join } from "node:path";
 import { loadConfig, ConfigError, startService, type RunningService } from "../../src/service/index.js";
 import { ISSUER, makeKeys, tempDir, userToken, TEACHER, type Keys } from "./helpers.js";
+import { injector, type Injector } from "./inject.js";
 
 const CAP = 4096;
 let keys: Keys;
@@ -50,7 +52,10 @@ beforeAll(async () => {
   svc = await startService(config);
   await svc.verifier.ready();
   port = Number(new URL(svc.url).port);
-  svc.server.on("connection", (socket: Socket) => socket.on("close", () => consumed.push(socket.bytesRead)));
+  // TCP connections only: the in-memory ones of inject.ts (content type, token size) count no bytes.
+  svc.server.on("connection", (socket: unknown) => {
+    if (socket instanceof Socket) socket.on("close", () => consumed.push(socket.bytesRead));
+  });
 }, 30_000);
 
 afterAll(async () => {
@@ -210,7 +215,7 @@ describe("POST /decide content type", () => {
     [undefined, 200],
   ])("Content-Type %j -> %i", async (type, status) => {
     const headers: Record<string, string> = type === undefined ? {} : { "content-type": type };
-    const res = await fetch(`${svc.url}/decide`, { method: "POST", headers, body: Buffer.from(body) });
+    const res = await injector(svc).fetch("/decide", { method: "POST", headers, body: Buffer.from(body) });
     expect(res.status).toBe(status);
     const json = (await res.json()) as { error?: string; reason?: string };
     if (status === 415) expect(json.error).toBe("unsupported_media_type");
@@ -221,7 +226,7 @@ describe("POST /decide content type", () => {
 describe("an oversized token is a decision, not a bad request", () => {
   const big = "a".repeat(20 * 1024);
   const ask = (body: unknown) =>
-    fetch(`${svc.url}/decide`, {
+    injector(svc).fetch("/decide", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
@@ -232,7 +237,7 @@ describe("an oversized token is a decision, not a bad request", () => {
     ["headers.authorization", { method: "GET", path: "/v1/roles", headers: { authorization: `Bearer ${big}` } }],
   ])("a 20 KB %s answers 200 with a 401 token_too_large decision", async (_where, body) => {
     const bigSvc = await bigCap();
-    const res = await fetch(`${bigSvc}/decide`, {
+    const res = await bigSvc.fetch("/decide", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
@@ -244,7 +249,7 @@ describe("an oversized token is a decision, not a bad request", () => {
   // Issue 17 item 9: the cap counts UTF-8 bytes; 3000 "€" are 9000 bytes in 3000 UTF-16 units.
   it("a token of multi-byte characters over the cap in bytes (not in characters) is token_too_large", async () => {
     const bigSvc = await bigCap();
-    const res = await fetch(`${bigSvc}/decide`, {
+    const res = await bigSvc.fetch("/decide", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ method: "GET", path: "/v1/roles", token: "€".repeat(3000) }),
@@ -256,7 +261,7 @@ describe("an oversized token is a decision, not a bad request", () => {
   it("in a batch, only that request is denied token_too_large", async () => {
     const bigSvc = await bigCap();
     const good = await userToken(keys, TEACHER);
-    const res = await fetch(`${bigSvc}/decide`, {
+    const res = await bigSvc.fetch("/decide", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({
@@ -281,7 +286,7 @@ describe("an oversized token is a decision, not a bad request", () => {
 
 let bigCapService: RunningService | undefined;
 /** A second instance with the default body cap (64 KiB), which a 20 KB token fits under. */
-async function bigCap(): Promise<string> {
+async function bigCap(): Promise<Injector> {
   if (!bigCapService) {
     const jwks = join(tempDir(), "jwks.json");
     writeFileSync(jwks, JSON.stringify(keys.jwks));
@@ -299,10 +304,11 @@ async function bigCap(): Promise<string> {
         "--watch",
         "false",
       ]),
+      { listen: false },
     );
     await bigCapService.verifier.ready();
   }
-  return bigCapService.url;
+  return injector(bigCapService);
 }
 afterAll(async () => {
   await bigCapService?.close();

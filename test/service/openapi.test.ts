@@ -1,6 +1,6 @@
 /**
- * docs/openapi.json against the real service: every answer of a real `portier serve` process, for each
- * endpoint and each kind of outcome, must be a documented status of that path and method, with the
+ * docs/openapi.json against the real service: every answer of `portier serve` (startService in this process,
+ * its requests over an in-memory connection: inject.ts), for each endpoint and each kind of outcome, must be a documented status of that path and method, with the
  * documented content type, a body valid against the documented schema (ajv, JSON Schema 2020-12 as
  * OpenAPI 3.1 uses it) and every documented header present. The request schema is the code's own.
  */
@@ -16,12 +16,11 @@ import {
   TEACHER,
   machineToken,
   makeKeys,
-  serveInProcess,
   tempDir,
   userToken,
   writeDirectory,
-  type InProcessService,
 } from "./helpers.js";
+import { serveInjected, type InjectedService } from "./inject.js";
 
 type Doc = {
   openapi: string;
@@ -83,7 +82,7 @@ function problems(seen: Seen): string[] {
   return out;
 }
 
-let svc: InProcessService;
+let svc: InjectedService;
 const tokens: Record<string, string> = {};
 const seen: Seen[] = [];
 
@@ -92,7 +91,7 @@ async function call(
   path: string,
   init: { headers?: Record<string, string>; body?: string } = {},
 ): Promise<Seen> {
-  const res = await fetch(`${svc.url}${path}`, { method, ...init });
+  const res = await svc.fetch(`${path}`, { method, ...init });
   const s = { method, path, status: res.status, headers: res.headers, text: await res.text() };
   seen.push(s);
   return s;
@@ -104,7 +103,7 @@ beforeAll(async () => {
   const dir = tempDir();
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
-  svc = await serveInProcess([
+  svc = await serveInjected([
     "--issuer",
     ISSUER,
     "--jwks",

@@ -1,5 +1,6 @@
 /**
- * Reloads through the real `portier serve`: a key removed from --jwks FILE stops verifying; a later 304
+ * Reloads through the real `portier serve` (startService in this process; its requests over an in-memory
+ * connection, inject.ts; the issuer and bundle servers it fetches from are real sockets): a key removed from --jwks FILE stops verifying; a later 304
  * clears a failed --bundle-url poll from /ready and metrics; an empty or shrunken directory is refused;
  * a bundle bomb is refused under --bundle-max-bytes while the old policy serves; configured URLs never show
  * their secrets in /ready, /metrics or the logs.
@@ -18,27 +19,25 @@ import {
   RECORDS,
   TEACHER,
   ADULT_STUDENT,
-  decide,
   makeKeys,
-  serveInProcess,
   tempDir,
   until,
   userToken,
   writeDirectory,
-  type InProcessService,
 } from "./helpers.js";
+import { decide, serveInjected, type InjectedService, type Injector } from "./inject.js";
 import { sealNdjson } from "../support/directory-files.js";
 
-const running: InProcessService[] = [];
+const running: InjectedService[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.stop()));
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
 });
 
-async function serve(args: string[]): Promise<InProcessService> {
+async function serve(args: string[]): Promise<InjectedService> {
   // Application-only unless the case names a directory (the service refuses to start without a source of roles).
-  const s = await serveInProcess(
+  const s = await serveInjected(
     args.includes("--directory") || args.includes("--roles-claim") ? args : [...args, "--no-directory"],
   );
   running.push(s);
@@ -66,8 +65,8 @@ async function keyFile() {
   return { keys, dir, jwks };
 }
 
-const ready = async (url: string) => (await fetch(`${url}/ready`)).json() as Promise<any>;
-const metrics = async (url: string) => (await fetch(`${url}/metrics`)).text();
+const ready = async (svc: Injector) => (await svc.fetch("/ready")).json() as Promise<any>;
+const metrics = async (svc: Injector) => (await svc.fetch("/metrics")).text();
 const ROLES_PATH = "/v1/roles";
 
 describe("--jwks FILE", () => {
@@ -80,23 +79,23 @@ describe("--jwks FILE", () => {
     const directory = writeDirectory(dir, RECORDS);
     const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory]);
     const cached = await userToken(k1, TEACHER);
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: cached })).json.allow).toBe(true);
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: cached })).json.allow).toBe(true);
+    expect((await decide(svc, { method: "GET", path: ROLES_PATH, token: cached })).json.allow).toBe(true);
+    expect((await decide(svc, { method: "GET", path: ROLES_PATH, token: cached })).json.allow).toBe(true);
 
     replace(jwks, JSON.stringify(k2.jwks));
-    await until(async () => (await ready(svc.url)).keys.keyCount === 1);
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: cached })).json).toMatchObject({
+    await until(async () => (await ready(svc)).keys.keyCount === 1);
+    expect((await decide(svc, { method: "GET", path: ROLES_PATH, token: cached })).json).toMatchObject({
       allow: false,
       status: 401,
       reason: "kid_unknown",
     });
     const fresh = await userToken(k1, TEACHER, { jti: "fresh" });
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token: fresh })).json).toMatchObject({
+    expect((await decide(svc, { method: "GET", path: ROLES_PATH, token: fresh })).json).toMatchObject({
       allow: false,
       reason: "kid_unknown",
     });
     expect(
-      (await decide(svc.url, { method: "GET", path: ROLES_PATH, token: await userToken(k2, TEACHER) })).json.allow,
+      (await decide(svc, { method: "GET", path: ROLES_PATH, token: await userToken(k2, TEACHER) })).json.allow,
     ).toBe(true);
   }, 60_000);
 
@@ -114,17 +113,17 @@ describe("--jwks FILE", () => {
       const svc = await serve(["--issuer", ISSUER, "--jwks", jwks]);
       const token = await userToken(keys, TEACHER);
       replace(jwks, JSON.stringify(doc(keys)));
-      await until(async () => (await ready(svc.url)).keys.refreshFailures > 0);
-      const res = await fetch(`${svc.url}/ready`);
+      await until(async () => (await ready(svc)).keys.refreshFailures > 0);
+      const res = await svc.fetch(`/ready`);
       const r = (await res.json()) as any;
       expect(res.status).toBe(200);
       expect(r.keys).toMatchObject({ ready: true, keyCount: 1 });
       expect(r.problems.join("\n")).toMatch(
         /keys: last refresh failed, cached keys in use: the JWKS has no key usable to verify signatures/,
       );
-      expect(await metrics(svc.url)).toContain("portier_keys_last_refresh_failed 1");
+      expect(await metrics(svc)).toContain("portier_keys_last_refresh_failed 1");
       await until(() => svc.output().includes('"event":"keys_refused"'));
-      expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json).toMatchObject({
+      expect((await decide(svc, { method: "GET", path: ROLES_PATH, token })).json).toMatchObject({
         allow: false,
         reason: "not_synced",
       });
@@ -159,12 +158,11 @@ describe("keys from a URL that refuses connections at start", () => {
       const origin = `http://127.0.0.1:${port}`;
       const svc = await serve([...args(origin), "--directory", writeDirectory(tempDir(), RECORDS)]);
       const token = await userToken(keys, TEACHER, { iss: iss(origin) });
-      const allowed = async () =>
-        (await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.allow === true;
+      const allowed = async () => (await decide(svc, { method: "GET", path: ROLES_PATH, token })).json.allow === true;
       // Down: nothing listens on the port. A request meanwhile uses up the kid cooldown (one attempt per 30 s).
-      await until(async () => (await ready(svc.url)).keys.refreshFailures >= 1, 10_000);
-      expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("keys_unavailable");
-      expect((await ready(svc.url)).keys.lastError).toMatch(/ECONNREFUSED/);
+      await until(async () => (await ready(svc)).keys.refreshFailures >= 1, 10_000);
+      expect((await decide(svc, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("keys_unavailable");
+      expect((await ready(svc)).keys.lastError).toMatch(/ECONNREFUSED/);
       // Up again, from this moment.
       const server = createServer((req, res) => {
         if (req.url === "/.well-known/openid-configuration")
@@ -182,7 +180,7 @@ describe("keys from a URL that refuses connections at start", () => {
       const waited = Date.now() - up;
       // The back-off is 1 s doubling to 10 s: the next retry is never more than 10 s away (here about 1-2 s).
       expect(waited).toBeLessThan(UNLOADED_RETRY_MS.max);
-      expect((await ready(svc.url)).keys).toMatchObject({ ready: true, keyCount: 1 });
+      expect((await ready(svc)).keys).toMatchObject({ ready: true, keyCount: 1 });
     },
     60_000,
   );
@@ -212,19 +210,19 @@ describe("--bundle-url status", () => {
     ]);
     await until(() => notModified > 0);
     mode = "fail";
-    await until(async () => failures > 0 && (await metrics(svc.url)).includes("portier_policy_last_load_failed 1"));
-    let r = await ready(svc.url);
+    await until(async () => failures > 0 && (await metrics(svc)).includes("portier_policy_last_load_failed 1"));
+    let r = await ready(svc);
     expect(r.problems.join()).toContain("policy: last reload refused, revision r-1 keeps serving");
     mode = "ok";
     // Back-off after the failures: wait until the server has answered 304 twice more.
     const seen = notModified;
     await until(() => notModified >= seen + 2, 20_000);
-    r = await ready(svc.url);
+    r = await ready(svc);
     expect(r.problems).toEqual([]);
     expect(r.policy.lastError).toBeUndefined();
     expect(r.policy).toMatchObject({ revision: "r-1", loaded: true, lastHttpCode: 304 });
     expect(r.policy.lastSuccessfulRequest >= r.policy.lastSuccessfulActivation).toBe(true);
-    expect(await metrics(svc.url)).toContain("portier_policy_last_load_failed 0");
+    expect(await metrics(svc)).toContain("portier_policy_last_load_failed 0");
   }, 60_000);
 
   // Issue 17 item 9: the ETag of a refused bundle is never sent back, so the server cannot answer 304 to it
@@ -258,10 +256,10 @@ describe("--bundle-url status", () => {
     current = "broken";
     const brokenServed = () => asked.filter((a) => a.served === "broken").length;
     await until(() => brokenServed() >= 3, 20_000);
-    const r = await ready(svc.url);
+    const r = await ready(svc);
     expect(r.policy.revision).toBe("r-1");
     expect(r.problems.join()).toContain("policy: last reload refused, revision r-1 keeps serving");
-    expect(await metrics(svc.url)).toContain("portier_policy_last_load_failed 1");
+    expect(await metrics(svc)).toContain("portier_policy_last_load_failed 1");
     const afterBroken = asked.slice(asked.findIndex((a) => a.served === "broken"));
     expect(
       afterBroken.map((a) => a.ifNoneMatch),
@@ -269,8 +267,8 @@ describe("--bundle-url status", () => {
     ).not.toContain('"broken"');
     expect(afterBroken.map((a) => a.served)).not.toContain("304");
     current = "r-2";
-    await until(async () => (await ready(svc.url)).policy.revision === "r-2", 20_000);
-    expect((await ready(svc.url)).problems).toEqual([]);
+    await until(async () => (await ready(svc)).policy.revision === "r-2", 20_000);
+    expect((await ready(svc)).problems).toEqual([]);
   }, 60_000);
 });
 
@@ -298,17 +296,17 @@ describe("directory guards", () => {
       JSON.stringify([RECORDS[1]]),
     ].entries()) {
       replace(directory, text);
-      await until(async () => (await ready(svc.url)).directory.reloadFailures === i + 1);
-      const r = await ready(svc.url);
+      await until(async () => (await ready(svc)).directory.reloadFailures === i + 1);
+      const r = await ready(svc);
       expect(r.ready).toBe(true);
       expect(r.directory.size).toBe(2);
       expect(r.problems.join()).toMatch(/directory: last reload refused, previous index keeps serving: /);
-      expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.allow).toBe(true);
+      expect((await decide(svc, { method: "GET", path: ROLES_PATH, token })).json.allow).toBe(true);
     }
-    expect((await ready(svc.url)).directory.lastError).toContain(
+    expect((await ready(svc)).directory.lastError).toContain(
       "drops 50% of the records (2 -> 1), more than the 25% allowed by --directory-max-shrink",
     );
-    expect(await metrics(svc.url)).toContain("portier_directory_last_load_failed 1");
+    expect(await metrics(svc)).toContain("portier_directory_last_load_failed 1");
     await until(() => svc.output().includes('"event":"directory_refused"'));
 
     const allowing = await serve([
@@ -321,13 +319,13 @@ describe("directory guards", () => {
       "--allow-directory-shrink",
       "true",
     ]);
-    const file = (await ready(allowing.url)).directory.file as string;
+    const file = (await ready(allowing)).directory.file as string;
     replace(file, JSON.stringify([RECORDS[1]]));
-    await until(async () => (await ready(allowing.url)).directory.size === 1);
-    expect((await decide(allowing.url, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("not_synced");
+    await until(async () => (await ready(allowing)).directory.size === 1);
+    expect((await decide(allowing, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("not_synced");
     expect(
-      (await decide(allowing.url, { method: "GET", path: ROLES_PATH, token: await userToken(keys, ADULT_STUDENT) }))
-        .json.allow,
+      (await decide(allowing, { method: "GET", path: ROLES_PATH, token: await userToken(keys, ADULT_STUDENT) })).json
+        .allow,
     ).toBe(true);
   }, 90_000);
 });
@@ -400,13 +398,13 @@ describe("--bundle-max-bytes", () => {
       "--bundle-max-bytes",
       "4194304",
     ]);
-    expect((await ready(svc.url)).policy.revision).toBe("before-bomb");
+    expect((await ready(svc)).policy.revision).toBe("before-bomb");
     serveBomb = true;
-    await until(async () => /inflates to more than 4194304 bytes/.test((await ready(svc.url)).policy.lastError ?? ""));
-    expect((await ready(svc.url)).policy.revision).toBe("before-bomb");
-    expect((await fetch(`${svc.url}/health`)).status).toBe(200);
+    await until(async () => /inflates to more than 4194304 bytes/.test((await ready(svc)).policy.lastError ?? ""));
+    expect((await ready(svc)).policy.revision).toBe("before-bomb");
+    expect((await svc.fetch(`/health`)).status).toBe(200);
     const token = await userToken(keys, TEACHER);
-    expect((await decide(svc.url, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("not_synced");
+    expect((await decide(svc, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("not_synced");
   }, 60_000);
 });
 
@@ -432,12 +430,12 @@ describe("secrets in configured URLs", () => {
       "--bundle-poll-seconds",
       "0.1",
     ]);
-    expect((await ready(svc.url)).policy.revision).toBe("secret-free");
+    expect((await ready(svc)).policy.revision).toBe("secret-free");
     bundleDown = true;
-    await until(async () => (await ready(svc.url)).policy.lastHttpCode === 500);
-    const res = await fetch(`${svc.url}/ready`);
+    await until(async () => (await ready(svc)).policy.lastHttpCode === 500);
+    const res = await svc.fetch(`/ready`);
     expect(res.status).toBe(503);
-    const shown = [await res.text(), await metrics(svc.url)];
+    const shown = [await res.text(), await metrics(svc)];
     await until(
       () => svc.output().includes('"event":"policy_refused"') && svc.output().includes('"event":"keys_refused"'),
     );

@@ -1,6 +1,7 @@
 /**
- * `portier serve` as a child process on loopback with a test JWKS and directory: every endpoint, the
- * reasons, each adapter's status codes and headers, bad bodies, decision log without tokens.
+ * `portier serve` in this process (requests over an in-memory connection: inject.ts) with a test JWKS and
+ * directory: every endpoint, the reasons, each adapter's status codes and headers, bad bodies, decision log
+ * without tokens.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
@@ -11,22 +12,20 @@ import {
   RECORDS,
   TEACHER,
   UNSYNCED,
-  decide,
   machineToken,
   makeKeys,
-  serveInProcess,
   sign,
   tempDir,
   until,
   userToken,
   writeDirectory,
-  type InProcessService,
   type Keys,
 } from "./helpers.js";
+import { decide, serveInjected, type InjectedService } from "./inject.js";
 import { TENANT_A } from "../support/sample.js";
 
 let keys: Keys;
-let svc: InProcessService;
+let svc: InjectedService;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -35,16 +34,7 @@ beforeAll(async () => {
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
   const directory = writeDirectory(dir, RECORDS);
-  svc = await serveInProcess([
-    "--issuer",
-    ISSUER,
-    "--jwks",
-    jwks,
-    "--directory",
-    directory,
-    "--max-body-bytes",
-    "4096",
-  ]);
+  svc = await serveInjected(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--max-body-bytes", "4096"]);
   tokens.teacher = await userToken(keys, TEACHER);
   tokens.adult = await userToken(keys, ADULT_STUDENT);
   tokens.unsynced = await userToken(keys, UNSYNCED);
@@ -67,7 +57,7 @@ afterAll(async () => {
 });
 
 const ask = (token: string | undefined, path: string, method = "GET") =>
-  decide(svc.url, { method, path, ...(token ? { token } : {}) });
+  decide(svc, { method, path, ...(token ? { token } : {}) });
 
 describe("POST /decide", () => {
   it("allows a teacher on a route of their role and answers the whole decision", async () => {
@@ -84,7 +74,7 @@ describe("POST /decide", () => {
   });
 
   it("takes the token from headers.authorization too", async () => {
-    const { json } = await decide(svc.url, {
+    const { json } = await decide(svc, {
       method: "GET",
       path: "/v2/ORG001/centres",
       headers: { Authorization: `Bearer ${tokens.teacher}` },
@@ -132,7 +122,7 @@ describe("POST /decide", () => {
       status: 401,
       reason: "token_malformed",
     });
-    const basic = await decide(svc.url, {
+    const basic = await decide(svc, {
       method: "GET",
       path: "/v1/roles",
       headers: { authorization: "Basic dXNlcjpwdw==" },
@@ -141,7 +131,7 @@ describe("POST /decide", () => {
   });
 
   it("answers a batch in order", async () => {
-    const { status, json } = await decide(svc.url, {
+    const { status, json } = await decide(svc, {
       requests: [
         { method: "GET", path: "/v1/roles", token: tokens.teacher },
         { method: "GET", path: "/v1/roles" },
@@ -162,25 +152,25 @@ describe("POST /decide", () => {
     [{ requests: [] }, "body.requests: must NOT have fewer than 1 items"],
     [[1, 2], "body: must be a JSON object"],
   ])("400 naming the field for %j", async (body, message) => {
-    const { status, json } = await decide(svc.url, body);
+    const { status, json } = await decide(svc, body);
     expect(status).toBe(400);
     expect(json.message).toBe(message);
   });
 
   it("400 with the position on malformed JSON, 413 over the size cap, 405 on GET", async () => {
-    const bad = await decide(svc.url, '{"method": "GET", "path": ');
+    const bad = await decide(svc, '{"method": "GET", "path": ');
     expect(bad.status).toBe(400);
     expect(bad.json).toMatchObject({ error: "invalid_json" });
     expect(bad.json.message).toMatch(/position|column|end of JSON/i);
-    const big = await decide(svc.url, { method: "GET", path: "/v1/roles", token: "x".repeat(5000) });
+    const big = await decide(svc, { method: "GET", path: "/v1/roles", token: "x".repeat(5000) });
     expect(big.status).toBe(413);
-    expect((await fetch(`${svc.url}/decide`)).status).toBe(405);
+    expect((await svc.fetch(`/decide`)).status).toBe(405);
   });
 });
 
 describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", () => {
   const fa = (headers: Record<string, string>, method = "GET", family = "nginx") =>
-    fetch(`${svc.url}/forward-auth/${family}`, { method, headers });
+    svc.fetch(`/forward-auth/${family}`, { method, headers });
 
   it("nginx: 200 with the X-Portier-* headers", async () => {
     const res = await fa({
@@ -258,16 +248,16 @@ describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", 
 
 describe("Envoy ext_authz HTTP service (/envoy/<path>)", () => {
   it("200 allows with headers; 401 with WWW-Authenticate and a JSON body; 403 with a JSON body", async () => {
-    const ok = await fetch(`${svc.url}/envoy/v2/ORG001/centres?x=1`, {
+    const ok = await svc.fetch(`/envoy/v2/ORG001/centres?x=1`, {
       headers: { authorization: `Bearer ${tokens.teacher}` },
     });
     expect(ok.status).toBe(200);
     expect(ok.headers.get("x-portier-subject")).toBe(TEACHER);
-    const anon = await fetch(`${svc.url}/envoy/v2/ORG001/centres`);
+    const anon = await svc.fetch(`/envoy/v2/ORG001/centres`);
     expect(anon.status).toBe(401);
     expect(anon.headers.get("www-authenticate")).toBe("Bearer");
     expect(await anon.json()).toMatchObject({ allow: false, reason: "token_missing" });
-    const post = await fetch(`${svc.url}/envoy/v2/ORG001/centres`, {
+    const post = await svc.fetch(`/envoy/v2/ORG001/centres`, {
       method: "POST",
       headers: { authorization: `Bearer ${tokens.teacher}` },
     });
@@ -284,7 +274,7 @@ describe("fail closed, never crash on input", () => {
     ["v2/ORG001/centres", "path_invalid"],
     ["/v2/ORG001//centres", "path_invalid"],
   ])("forward-auth %s -> 403 %s", async (uri, reason) => {
-    const res = await fetch(`${svc.url}/forward-auth/nginx`, {
+    const res = await svc.fetch(`/forward-auth/nginx`, {
       headers: { "X-Original-Method": "GET", "X-Original-URI": uri, Authorization: `Bearer ${tokens.teacher}` },
     });
     expect(res.status).toBe(403);
@@ -292,7 +282,7 @@ describe("fail closed, never crash on input", () => {
   });
 
   it("odd methods, empty bearer and binary bodies are denied; the service stays up", async () => {
-    const odd = await fetch(`${svc.url}/forward-auth/nginx`, {
+    const odd = await svc.fetch(`/forward-auth/nginx`, {
       headers: {
         "X-Original-Method": "PROPFIND",
         "X-Original-URI": "/v1/roles",
@@ -300,20 +290,20 @@ describe("fail closed, never crash on input", () => {
       },
     });
     expect(odd.status).toBe(403);
-    const empty = await fetch(`${svc.url}/forward-auth/nginx`, {
+    const empty = await svc.fetch(`/forward-auth/nginx`, {
       headers: { "X-Original-Method": "GET", "X-Original-URI": "/v1/roles", Authorization: "Bearer " },
     });
     expect(empty.status).toBe(401);
-    const binary = await fetch(`${svc.url}/decide`, { method: "POST", body: new Uint8Array([0xff, 0xfe, 0, 1, 2]) });
+    const binary = await svc.fetch(`/decide`, { method: "POST", body: new Uint8Array([0xff, 0xfe, 0, 1, 2]) });
     expect(binary.status).toBe(400);
-    expect((await fetch(`${svc.url}/health`)).status).toBe(200);
+    expect((await svc.fetch(`/health`)).status).toBe(200);
   });
 });
 
 describe("health, ready, metrics", () => {
   it("GET /health and /ready", async () => {
-    expect(await (await fetch(`${svc.url}/health`)).json()).toEqual({ status: "ok" });
-    const ready = await fetch(`${svc.url}/ready`);
+    expect(await (await svc.fetch(`/health`)).json()).toEqual({ status: "ok" });
+    const ready = await svc.fetch(`/ready`);
     expect(ready.status).toBe(200);
     const body = await ready.json();
     expect(body).toMatchObject({
@@ -326,7 +316,7 @@ describe("health, ready, metrics", () => {
   });
 
   it("GET /metrics: decisions by result/reason/flow, latency histogram, keys, policy revision, directory size", async () => {
-    const res = await fetch(`${svc.url}/metrics`);
+    const res = await svc.fetch(`/metrics`);
     expect(res.headers.get("content-type")).toContain("text/plain");
     const text = await res.text();
     expect(text).toMatch(
@@ -341,13 +331,13 @@ describe("health, ready, metrics", () => {
 
   it("GET /metrics: the decision memo's hits and misses, one lookup per decision the policy is asked for", async () => {
     const scrape = async () => {
-      const text = await (await fetch(`${svc.url}/metrics`)).text();
+      const text = await (await svc.fetch(`/metrics`)).text();
       const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1]);
       return { hits: value("portier_decision_memo_hits_total"), misses: value("portier_decision_memo_misses_total") };
     };
     const before = await scrape();
     for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${svc.url}/forward-auth/nginx`, {
+      const res = await svc.fetch(`/forward-auth/nginx`, {
         headers: {
           "X-Original-Method": "GET",
           "X-Original-URI": "/v2/ORG001/elevesJeunes/memo-1/absences",
@@ -363,7 +353,7 @@ describe("health, ready, metrics", () => {
   });
 
   it("404 on unknown endpoints", async () => {
-    expect((await fetch(`${svc.url}/nope`)).status).toBe(404);
+    expect((await svc.fetch(`/nope`)).status).toBe(404);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
- * `portier serve --verification-key` through the real process: an unsigned bundle or a bad key file is a
- * one-line start-up failure; a tampered or unsigned reload (file or --bundle-url) is refused while the
- * old bundle keeps serving, and /ready and metrics show the refusal.
+ * `portier serve --verification-key`: an unsigned bundle is a one-line start-up failure of the real process, a
+ * bad key file a start-up failure in this process; a tampered or unsigned reload (file or --bundle-url) is refused while the
+ * old bundle keeps serving, and /ready and metrics show the refusal (asked over an in-memory connection:
+ * inject.ts).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { generateKeyPairSync } from "node:crypto";
@@ -11,11 +12,12 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { bundleWithRevision } from "./bundles.js";
-import { ISSUER, makeKeys, runServe, serveInProcess, tempDir, until, type InProcessService } from "./helpers.js";
+import { ISSUER, makeKeys, runServe, tempDir, until } from "./helpers.js";
+import { serveInjected, type InjectedService, type Injector } from "./inject.js";
 import { signBundle, tarOf } from "../../src/toolchain/sign-bundle.js";
 import { inflateAndUntar } from "../../src/engine/index.js";
 
-const running: InProcessService[] = [];
+const running: InjectedService[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.stop()));
@@ -55,9 +57,9 @@ function replace(file: string, bytes: Buffer): void {
   renameSync(`${file}.tmp`, file);
 }
 
-const ready = async (url: string) => (await fetch(`${url}/ready`)).json() as Promise<any>;
-const failedMetric = async (url: string) =>
-  /^portier_policy_last_load_failed (\d)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1];
+const ready = async (svc: Injector) => (await svc.fetch("/ready")).json() as Promise<any>;
+const failedMetric = async (svc: Injector) =>
+  /^portier_policy_last_load_failed (\d)/m.exec(await (await svc.fetch("/metrics")).text())?.[1];
 
 describe("serve --verification-key", () => {
   it("refuses an unsigned bundle at start with one line naming the file", async () => {
@@ -76,7 +78,7 @@ describe("serve --verification-key", () => {
     const bad = join(dir, "priv.pem");
     writeFileSync(bad, "garbage");
     await expect(
-      serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--verification-key", bad]),
+      serveInjected(["--issuer", ISSUER, "--jwks", jwks, "--no-directory", "--verification-key", bad]),
     ).rejects.toThrow(/config\.verificationKey: .*priv\.pem: not a PEM public key/);
   }, 60_000);
 
@@ -84,25 +86,24 @@ describe("serve --verification-key", () => {
     const { dir, base } = await setup();
     const bundle = join(dir, "b.tar.gz");
     writeFileSync(bundle, await signed("signed-1"));
-    const svc = await serveInProcess([...base, "--bundle", bundle]);
+    const svc = await serveInjected([...base, "--bundle", bundle]);
     running.push(svc);
-    expect((await ready(svc.url)).policy.revision).toBe("signed-1");
-    expect(await failedMetric(svc.url)).toBe("0");
+    expect((await ready(svc)).policy.revision).toBe("signed-1");
+    expect(await failedMetric(svc)).toBe("0");
 
     replace(bundle, await tampered("signed-2"));
     await until(
-      async () =>
-        /file \/data\.json does not match its signed hash/.test((await ready(svc.url)).policy.lastError ?? ""),
+      async () => /file \/data\.json does not match its signed hash/.test((await ready(svc)).policy.lastError ?? ""),
       20_000,
     );
-    const r = await ready(svc.url);
+    const r = await ready(svc);
     expect(r.policy.revision).toBe("signed-1");
-    expect(await failedMetric(svc.url)).toBe("1");
-    expect((await fetch(`${svc.url}/health`)).status).toBe(200);
+    expect(await failedMetric(svc)).toBe("1");
+    expect((await svc.fetch(`/health`)).status).toBe(200);
 
     replace(bundle, await signed("signed-3"));
-    await until(async () => (await ready(svc.url)).policy.revision === "signed-3", 20_000);
-    expect(await failedMetric(svc.url)).toBe("0");
+    await until(async () => (await ready(svc)).policy.revision === "signed-3", 20_000);
+    expect(await failedMetric(svc)).toBe("0");
   }, 90_000);
 
   it("refuses an unsigned bundle from --bundle-url while the old one serves", async () => {
@@ -118,15 +119,15 @@ describe("serve --verification-key", () => {
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/b.tar.gz`;
-    const svc = await serveInProcess([...base, "--bundle-url", url, "--bundle-poll-seconds", "0.2"]);
+    const svc = await serveInjected([...base, "--bundle-url", url, "--bundle-poll-seconds", "0.2"]);
     running.push(svc);
-    expect((await ready(svc.url)).policy.revision).toBe("url-signed");
+    expect((await ready(svc)).policy.revision).toBe("url-signed");
     serveUnsigned = true;
     await until(
-      async () => /bundle signature: the bundle is unsigned/.test((await ready(svc.url)).policy.lastError ?? ""),
+      async () => /bundle signature: the bundle is unsigned/.test((await ready(svc)).policy.lastError ?? ""),
       20_000,
     );
-    expect((await ready(svc.url)).policy.revision).toBe("url-signed");
-    expect(await failedMetric(svc.url)).toBe("1");
+    expect((await ready(svc)).policy.revision).toBe("url-signed");
+    expect(await failedMetric(svc)).toBe("1");
   }, 90_000);
 });

@@ -3,6 +3,8 @@
  * only its own family's headers, both families or a repeated header refused (403 request_invalid), one
  * Authorization header on every adapter (401 token_malformed), raw UTF-8 URIs decoded as UTF-8, every
  * X-Portier-* header on an allow, and two spellings of authorization in a /decide body refused (400).
+ * The requests reach the service in this process over an in-memory connection (../inject.ts): node:http parses
+ * them as it does from a socket, so repeated headers and raw header bytes arrive as a gateway sends them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
@@ -11,21 +13,18 @@ import {
   ISSUER,
   RECORDS,
   TEACHER,
-  decide,
   makeKeys,
   machineToken,
-  serveInProcess,
   tempDir,
   until,
   userToken,
   writeDirectory,
-  type InProcessService,
 } from "../helpers.js";
-import { send } from "../../e2e/harness/http.js";
+import { decide, serveInjected, type InjectedService } from "../inject.js";
 import { PORTIER_HEADERS } from "../../../src/service/http/gateway-headers.js";
 import { MAX_PATH_BYTES } from "../../../src/engine/index.js";
 
-let svc: InProcessService;
+let svc: InjectedService;
 let teacher: string;
 let machine: string;
 
@@ -34,7 +33,7 @@ beforeAll(async () => {
   const dir = tempDir();
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
-  svc = await serveInProcess(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS)]);
+  svc = await serveInjected(["--issuer", ISSUER, "--jwks", jwks, "--directory", writeDirectory(dir, RECORDS)]);
   teacher = await userToken(keys, TEACHER);
   machine = await machineToken(keys);
 }, 60_000);
@@ -324,7 +323,7 @@ const CASES: Case[] = [
 
 describe("forward-auth endpoints: what each one trusts", () => {
   it.each(CASES)("$status $reason: /forward-auth/$endpoint, $why", async ({ endpoint, headers, status, reason }) => {
-    const res = await send(svc.url, `/forward-auth${endpoint ? `/${endpoint}` : ""}`, { headers: withTokens(headers) });
+    const res = await svc.send(`/forward-auth${endpoint ? `/${endpoint}` : ""}`, { headers: withTokens(headers) });
     const shown = `${res.status} ${JSON.stringify(res.headers)} ${res.body}`;
     expect(res.status, shown).toBe(status);
     expect(res.headers["x-portier-reason"], shown).toBe(reason);
@@ -335,7 +334,7 @@ describe("forward-auth endpoints: what each one trusts", () => {
 
 describe("a refused gateway request is logged", () => {
   it("one warn line naming the endpoint and the headers, never a token", async () => {
-    const res = await send(svc.url, "/forward-auth/caddy", {
+    const res = await svc.send("/forward-auth/caddy", {
       headers: withTokens([...bearer(), ...forwarded(REFUSED), "X-Original-URI", "/v2/ORG001/logged"]),
     });
     expect(res.status).toBe(403);
@@ -362,7 +361,7 @@ describe("a forward-auth endpoint that names no gateway family", () => {
   it.each(["/forward-auth", "/forward-auth/", "/forward-auth/apache"])(
     "%s: 403 request_invalid naming the three endpoints, logged",
     async (endpoint) => {
-      const res = await send(svc.url, endpoint, { headers: withTokens([...bearer(), ...nginx()]) });
+      const res = await svc.send(endpoint, { headers: withTokens([...bearer(), ...nginx()]) });
       const message =
         "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik " +
         "(X-Forwarded-Method, X-Forwarded-Uri)";
@@ -388,13 +387,13 @@ describe("Envoy ext_authz (/envoy/<path>): one Authorization header", () => {
       headers: ["Authorization", `Bearer ${TEACHER_TOKEN},Bearer ${TEACHER_TOKEN}`],
     },
   ])("401 token_malformed: $why", async ({ headers }) => {
-    const res = await send(svc.url, `/envoy${ALLOWED}`, { headers: withTokens(headers) });
+    const res = await svc.send(`/envoy${ALLOWED}`, { headers: withTokens(headers) });
     expect(res.status).toBe(401);
     expect(res.headers["x-portier-reason"]).toBe("token_malformed");
   });
 
   it("one header allows", async () => {
-    const res = await send(svc.url, `/envoy${ALLOWED}`, { headers: withTokens(bearer()) });
+    const res = await svc.send(`/envoy${ALLOWED}`, { headers: withTokens(bearer()) });
     expect(res.status).toBe(200);
   });
 });
@@ -425,7 +424,7 @@ describe("X-Portier-* answer headers", () => {
     "every header Portier can set is on an allow for $who, so the gateway replaces each one",
     async ({ token, expected }) => {
       for (const endpoint of ["/forward-auth/nginx", `/envoy${ALLOWED}`]) {
-        const res = await send(svc.url, endpoint, { headers: ["Authorization", `Bearer ${token()}`, ...nginx()] });
+        const res = await svc.send(endpoint, { headers: ["Authorization", `Bearer ${token()}`, ...nginx()] });
         expect(res.status).toBe(200);
         for (const name of PORTIER_HEADERS)
           expect(res.headers, `${endpoint} ${name}`).toHaveProperty(name.toLowerCase());
@@ -437,7 +436,7 @@ describe("X-Portier-* answer headers", () => {
 
 describe("POST /decide: one authorization in headers", () => {
   it("two spellings of authorization are a 400 naming the field", async () => {
-    const res = await decide(svc.url, {
+    const res = await decide(svc, {
       method: "GET",
       path: ALLOWED,
       headers: { Authorization: `Bearer ${teacher}`, authorization: "Bearer other" },
@@ -448,7 +447,7 @@ describe("POST /decide: one authorization in headers", () => {
 
   it("in a batch, the request is named by its position", async () => {
     const one = { method: "GET", path: ALLOWED, headers: { authorization: `Bearer ${teacher}` } };
-    const res = await decide(svc.url, {
+    const res = await decide(svc, {
       requests: [one, { ...one, headers: { AUTHORIZATION: "Bearer x", authorization: `Bearer ${teacher}` } }],
     });
     expect(res.status).toBe(400);
@@ -456,7 +455,7 @@ describe("POST /decide: one authorization in headers", () => {
   });
 
   it("one spelling, any case, is read", async () => {
-    const res = await decide(svc.url, {
+    const res = await decide(svc, {
       method: "GET",
       path: ALLOWED,
       headers: { AuThOrIzAtIoN: `Bearer ${teacher}` },
@@ -479,7 +478,7 @@ describe("a lower-case method is decided as upper-case", () => {
   ];
 
   it.each(CASES_BY_METHOD)("POST /decide, method $method", async ({ method, allow, message }) => {
-    const res = await decide(svc.url, { method, path: ALLOWED, token: teacher });
+    const res = await decide(svc, { method, path: ALLOWED, token: teacher });
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ allow, reason: allow ? "allowed" : "method_not_allowed" });
     expect(res.json.message).toMatch(message);
@@ -494,7 +493,7 @@ describe("a lower-case method is decided as upper-case", () => {
         : endpoint === "caddy"
           ? forwarded(ALLOWED, method)
           : traefik(ALLOWED, method);
-    const res = await send(svc.url, `/forward-auth/${endpoint}`, { headers: withTokens([...bearer(), ...headers]) });
+    const res = await svc.send(`/forward-auth/${endpoint}`, { headers: withTokens([...bearer(), ...headers]) });
     expect(res.status).toBe(allow ? 200 : 403);
     expect(res.headers["x-portier-reason"]).toBe(allow ? "allowed" : "method_not_allowed");
   });
@@ -508,11 +507,11 @@ describe("the path length limit, end to end", () => {
     { why: "exactly the limit", path: atLimit, reason: "route_unknown" },
     { why: "one byte more", path: `${atLimit}b`, reason: "path_invalid" },
   ])("$why: $reason", async ({ path, reason }) => {
-    const res = await decide(svc.url, { method: "GET", path, token: teacher });
+    const res = await decide(svc, { method: "GET", path, token: teacher });
     expect(res.json.reason).toBe(reason);
-    const viaNginx = await send(svc.url, "/forward-auth/nginx", { headers: withTokens([...bearer(), ...nginx(path)]) });
+    const viaNginx = await svc.send("/forward-auth/nginx", { headers: withTokens([...bearer(), ...nginx(path)]) });
     expect(viaNginx.headers["x-portier-reason"]).toBe(reason);
-    const viaCaddy = await send(svc.url, "/forward-auth/caddy", {
+    const viaCaddy = await svc.send("/forward-auth/caddy", {
       headers: withTokens([...bearer(), ...forwarded(path)]),
     });
     expect(viaCaddy.headers["x-portier-reason"]).toBe(reason);
