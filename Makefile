@@ -103,6 +103,7 @@ test: deps grpcurl dist/cli/main.js policies matrix-check policy-test typecheck 
 bench: deps build
 	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)
 	@bash tools/ensure-ghz.sh >/dev/null || echo "ghz: not built (needs Go); the gRPC row uses the grpc-js client test/bench/grpc-load.mjs"
+	@bash tools/ensure-vegeta.sh >/dev/null || echo "vegeta: not built (needs Go); the fixed-rate latency benchmark will stop"
 	npx tsx test/bench/run-all.ts
 
 # The whole-system profile (test/bench/profile.ts): Portier and the same-shaped server under wrk, sampled by perf
