@@ -92,7 +92,12 @@ async function profileOne(
   const cpuProfDir = join(f.dir, `cpuprof-${s.key}-${loadName}`);
   const nodeArgs = perf
     ? ["--perf-basic-prof", "--interpreted-frames-native-stack"]
-    : ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`];
+    : [
+        "--cpu-prof",
+        `--cpu-prof-dir=${cpuProfDir}`,
+        // node writes the profile when the process exits; the same-shaped server has no SIGTERM handler of its own.
+        ...(s.root ? [] : ["--import", 'data:text/javascript,process.once("SIGTERM",()=>process.exit(0))']),
+      ];
   const server: Server = s.root
     ? await startNode(s.label, nodeArgs, join(s.root, "dist", "cli", "main.js"), serveArgs(f), {
         readyPath: "/ready",
