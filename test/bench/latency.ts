@@ -8,7 +8,8 @@
  * time), gRPC from ghz --async --rps (tools/ensure-ghz.sh). Every latency is kept and the
  * percentiles computed here (nearest rank); a rate counts as sustained when the answers came at >= 95% of it with
  * no errors. The servers start once; each measurement is BENCH_LATENCY_SECONDS (5) after a wrk warm-up.
- * Run: make build && npx tsx test/bench/latency.ts (part of make bench).
+ * Run: make build && npx tsx test/bench/latency.ts (part of make bench); BENCH_LATENCY_TARGETS="gRPC;/decide" keeps
+ * the targets whose names contain one of those parts.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
@@ -290,6 +291,8 @@ export async function main(): Promise<void> {
         at: (rate, start) => ghz(ghzBin, `127.0.0.1:${grpcPort}`, f, rate, start, f.dir),
       });
     else console.log("ghz is not built (needs Go): the gRPC Check row is left out");
+    const only = process.env.BENCH_LATENCY_TARGETS?.split(";").filter(Boolean);
+    if (only) targets.splice(0, targets.length, ...targets.filter((t) => only.some((o) => t.name.includes(o))));
     let idStart = 1_000_000;
     for (const t of targets)
       if (t.warm)
@@ -299,7 +302,8 @@ export async function main(): Promise<void> {
           start: (idStart += 10_000_000),
           scriptFile: join(f.dir, "warm.lua"),
         });
-    if (ghzBin) await targets[targets.length - 1]!.at(500, (idStart += 10_000_000)); // gRPC warm-up
+    const grpc = targets.find((t) => t.name.includes("gRPC"));
+    if (grpc) await grpc.at(500, (idStart += 10_000_000)); // warm-up
     console.log(
       `Open-loop constant rate (vegeta for HTTP, ghz --async --rps for gRPC), ${SECONDS} s per rate and target, path ids never repeating; latency percentiles by nearest rank over every request:`,
     );

@@ -9,8 +9,9 @@
  * ones also under docs/profile/, and prints a cost table: CPU microseconds per request by category (stacks.ts),
  * the total from /proc as the service benchmark measures it.
  * Run: make profile, or npx tsx test/bench/profile.ts [--base <git rev>] (PROFILE_BASE=<rev> also works; the base
- * commit's src/ is compiled and profiled beside this tree, on this tree's bundle). PROFILE_SECONDS=5 per load,
- * PROFILE_CONNECTIONS=10, PROFILE_PERF=0 forces the --cpu-prof fallback.
+ * commit's src/ is compiled and profiled beside this tree, on this tree's bundle). PROFILE_ROUNDS=3 interleaved
+ * rounds (order rotating) of PROFILE_SECONDS=3 profiled per server and load, each after a 2 s warm-up, samples and
+ * CPU summed over the rounds; PROFILE_CONNECTIONS=10; PROFILE_PERF=0 forces the --cpu-prof fallback.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
@@ -38,12 +39,14 @@ import {
   foldCpuProfile,
   foldedText,
   foldPerfScript,
+  mergeFolded,
   type CostRow,
   type Folded,
 } from "./stacks.js";
 import { haveWrk, runWrk, treeCpuSeconds, type Load } from "./wrk.js";
 
-const SECONDS = Number(process.env.PROFILE_SECONDS ?? 5);
+const SECONDS = Number(process.env.PROFILE_SECONDS ?? 3);
+const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 10);
 const FLAMEGRAPH = process.env.FLAMEGRAPH ?? "/usr/share/perl5/Devel/NYTProf/flamegraph.pl";
 const OUT = join(ROOT, "build", "profile");
@@ -88,7 +91,7 @@ async function profileOne(
   shape: string,
   perf: boolean,
   idStart: number,
-): Promise<{ folded: Folded; cpuUs: number; rps: number; bad: number }> {
+): Promise<{ folded: Folded; cpu: number; requests: number; seconds: number; bad: number }> {
   const cpuProfDir = join(f.dir, `cpuprof-${s.key}-${loadName}`);
   const nodeArgs = perf
     ? ["--perf-basic-prof", "--interpreted-frames-native-stack"]
@@ -145,7 +148,7 @@ async function profileOne(
         JSON.parse(readFileSync(join(cpuProfDir, file), "utf8")) as Parameters<typeof foldCpuProfile>[0],
       );
     }
-    return { folded, cpuUs: (cpu / r.requests) * 1e6, rps: r.rps, bad: r.bad };
+    return { folded, cpu, requests: r.requests, seconds: r.seconds, bad: r.bad };
   } finally {
     await stopServer(server);
     rmSync(perfData, { force: true });
@@ -158,7 +161,7 @@ function flameGraph(folded: Folded, title: string, svg: string): void {
   writeFileSync(input, foldedText(folded));
   const r = spawnSync(
     "perl",
-    [FLAMEGRAPH, "--title", title, "--countname", "samples", "--hash", "--minwidth", "0.5", "--width", "1400", input],
+    [FLAMEGRAPH, "--title", title, "--countname", "samples", "--hash", "--minwidth", "1.5", "--width", "1400", input],
     { encoding: "utf8", maxBuffer: 1 << 28 },
   );
   rmSync(input, { force: true });
@@ -210,30 +213,54 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
       ["forward-auth", forwardAuthLoad(f)],
       ["decide", decideLoad(f)],
     ];
-    const results: Profiled[] = [];
+    // Interleaved rounds, the order rotating per round, each a fresh server: samples and CPU add up per cell.
+    const cells = loads.flatMap(([loadName, load]) =>
+      subjects.map((subject) => ({
+        subject,
+        loadName,
+        load,
+        folded: new Map() as Folded,
+        cpu: 0,
+        requests: 0,
+        seconds: 0,
+        bad: 0,
+      })),
+    );
     const load0 = loadavg()[0]!;
     let idStart = 1_000_000;
-    for (const [loadName, load] of loads) {
-      for (const s of subjects) {
-        const p = await profileOne(s, loadName, load, f, shape, perf.ok, idStart);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < cells.length; i++) {
+        const c = cells[(i + round) % cells.length]!;
+        const p = await profileOne(c.subject, c.loadName, c.load, f, shape, perf.ok, idStart);
         idStart += 100_000_000;
-        const rows = costTable(p.folded, p.cpuUs);
-        const samples = rows.reduce((n, r) => n + r.samples, 0);
-        results.push({ subject: s, loadName, rows, cpuUs: p.cpuUs, rps: p.rps, samples, bad: p.bad });
-        const base = `${s.key}-${loadName}`;
-        writeFileSync(join(OUT, `${base}.folded`), foldedText(p.folded));
-        const svg = join(OUT, `${base}.svg`);
-        const what = loadName === "decide" ? "POST /decide" : "GET /forward-auth/nginx";
-        flameGraph(
-          p.folded,
-          `${s.label}, ${what} under wrk (${CONNECTIONS} connections, ids never repeating): ${perf.ok ? "perf cpu-clock" : "node --cpu-prof"}`,
-          svg,
-        );
-        if (loadName === "forward-auth") copyFileSync(svg, join(DOCS, `${base}.svg`));
-        console.log(
-          `${s.label}, ${what}: ${Math.round(p.rps).toLocaleString("en")} req/s, ${p.cpuUs.toFixed(0)} us CPU per request, ${samples} samples${p.bad ? `, ${p.bad} errors or non-2xx!` : ""} -> ${svg}`,
-        );
+        mergeFolded(c.folded, p.folded);
+        c.cpu += p.cpu;
+        c.requests += p.requests;
+        c.seconds += p.seconds;
+        c.bad += p.bad;
       }
+      console.log(`round ${round + 1} of ${ROUNDS} done (load average ${loadavg()[0]!.toFixed(1)})`);
+    }
+    const results: Profiled[] = [];
+    for (const c of cells) {
+      const cpuUs = (c.cpu / c.requests) * 1e6;
+      const rps = c.requests / c.seconds;
+      const rows = costTable(c.folded, cpuUs);
+      const samples = rows.reduce((n, r) => n + r.samples, 0);
+      results.push({ subject: c.subject, loadName: c.loadName, rows, cpuUs, rps, samples, bad: c.bad });
+      const base = `${c.subject.key}-${c.loadName}`;
+      writeFileSync(join(OUT, `${base}.folded`), foldedText(c.folded));
+      const svg = join(OUT, `${base}.svg`);
+      const what = c.loadName === "decide" ? "POST /decide" : "GET /forward-auth/nginx";
+      flameGraph(
+        c.folded,
+        `${c.subject.label}, ${what} under wrk (${CONNECTIONS} connections, ids never repeating): ${perf.ok ? "perf cpu-clock" : "node --cpu-prof"}`,
+        svg,
+      );
+      if (c.loadName === "forward-auth") copyFileSync(svg, join(DOCS, `${base}.svg`));
+      console.log(
+        `${c.subject.label}, ${what}: ${Math.round(rps).toLocaleString("en")} req/s, ${cpuUs.toFixed(0)} us CPU per request, ${samples} samples${c.bad ? `, ${c.bad} errors or non-2xx!` : ""} -> ${svg}`,
+      );
     }
     const load1 = loadavg()[0]!;
     printTable(results);

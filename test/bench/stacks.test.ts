@@ -10,6 +10,7 @@ import {
   foldCpuProfile,
   foldedText,
   foldPerfScript,
+  mergeFolded,
   normaliseFrame,
   shortFile,
   type CpuProfile,
@@ -51,6 +52,26 @@ describe("foldPerfScript", () => {
   it("keeps the last sample without a trailing blank line, and a sample with no frames is no stack", () => {
     expect(foldPerfScript("node 1 1.0: 1 cpu-clock:\n\t  1 main+0x1 (/usr/bin/node)").get("main")).toBe(1);
     expect(foldPerfScript("node 1 1.0: 1 cpu-clock:\n\n").size).toBe(0);
+  });
+});
+
+describe("mergeFolded", () => {
+  it("adds the samples of the same stack and keeps the others", () => {
+    const into = new Map([
+      ["a;b", 2],
+      ["a", 1],
+    ]);
+    expect(
+      Object.fromEntries(
+        mergeFolded(
+          into,
+          new Map([
+            ["a;b", 3],
+            ["c", 4],
+          ]),
+        ),
+      ),
+    ).toEqual({ "a;b": 5, a: 1, c: 4 });
   });
 });
 

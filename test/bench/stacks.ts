@@ -199,6 +199,12 @@ export function costTable(folded: Folded, cpuUsPerRequest: number, rules: Rule[]
   });
 }
 
+/** Adds `more`'s samples into `into` (rounds of the same server and load). */
+export function mergeFolded(into: Folded, more: Folded): Folded {
+  for (const [stack, n] of more) into.set(stack, (into.get(stack) ?? 0) + n);
+  return into;
+}
+
 /** flamegraph.pl's input. */
 export function foldedText(folded: Folded): string {
   return [...folded].map(([stack, n]) => `${stack} ${n}\n`).join("");
