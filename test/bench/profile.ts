@@ -10,7 +10,7 @@
  * the total from /proc as the service benchmark measures it.
  * Run: make profile, or npx tsx test/bench/profile.ts [--base <git rev>] (PROFILE_BASE=<rev> also works; the base
  * commit's src/ is compiled and profiled beside this tree, on this tree's bundle). PROFILE_ROUNDS=3 interleaved
- * rounds (order rotating) of PROFILE_SECONDS=3 profiled per server and load, each after a 2 s warm-up, samples and
+ * rounds (order rotating) of PROFILE_SECONDS=3 profiled per server and load, each after a 3 s warm-up, samples and
  * CPU summed over the rounds; PROFILE_CONNECTIONS=10; PROFILE_PERF=0 forces the --cpu-prof fallback.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -47,6 +47,8 @@ import { haveWrk, runWrk, treeCpuSeconds, type Load } from "./wrk.js";
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 3);
 const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 3);
+/** Seconds of load before the profiled window: the JIT's optimising compiles mostly done (they still show). */
+const WARM_UP = 3;
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 10);
 const FLAMEGRAPH = process.env.FLAMEGRAPH ?? "/usr/share/perl5/Devel/NYTProf/flamegraph.pl";
 const OUT = join(ROOT, "build", "profile");
@@ -111,7 +113,7 @@ async function profileOne(
   const scriptFile = join(f.dir, "load.lua");
   const perfData = join(f.dir, `${s.key}-${loadName}.data`);
   try {
-    await runWrk(server.url, load, { connections: CONNECTIONS, seconds: 2, start: idStart, scriptFile });
+    await runWrk(server.url, load, { connections: CONNECTIONS, seconds: WARM_UP, start: idStart, scriptFile });
     let recorder: ReturnType<typeof spawn> | undefined;
     if (perf) {
       recorder = spawn(

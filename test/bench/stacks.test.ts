@@ -148,6 +148,7 @@ describe("categorise", () => {
     [[...root, listener, "tokenFacts dist/engine/token-facts.js:9"], "input building"],
     [[...root, listener, "count dist/service/metrics.js:50"], "metrics"],
     [[...root, listener], "Portier, other"],
+    [["start_thread", "v8::internal::compiler::GraphReducer::ReduceNode", "malloc"], "JIT compilation (V8)"],
     [[...root, "Builtins_FunctionPrototypeHasInstance"], "HTTP parsing (node:http, llhttp)"],
     [["[unknown] (libc.so.6)", "malloc"], "other (node, libuv, unattributed)"],
     [[], "other (node, libuv, unattributed)"],

@@ -18,6 +18,7 @@ export const CATEGORIES = [
   "log line",
   "metrics",
   "GC",
+  "JIT compilation (V8)",
   "Portier, other",
   "other (node, libuv, unattributed)",
 ] as const;
@@ -66,6 +67,11 @@ export const RULES: Rule[] = [
   {
     category: "HTTP parsing (node:http, llhttp)",
     frame: /node:_http_common|node:_http_server|llhttp|node::\(anonymous namespace\)::Parser|onParserExecute/,
+  },
+  {
+    category: "JIT compilation (V8)",
+    frame:
+      /v8::internal::(compiler|maglev|baseline)::|v8::internal::(Compiler|OptimizingCompileDispatcher|Parser|Deoptimizer)::/,
   },
   { category: "Portier, other", frame: /^\S* ?dist\/|\bdist\// },
 ];
