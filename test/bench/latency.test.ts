@@ -3,7 +3,7 @@
  * verdict, vegeta's per-request targets (ids never repeating, the path in headers and bodies) and its results.
  */
 import { describe, expect, it } from "vitest";
-import { percentile, summarise, vegetaAttempts, vegetaTargets, type Attempt } from "./latency.js";
+import { percentile, secondsAt, summarise, vegetaAttempts, vegetaTargets, type Attempt } from "./latency.js";
 import type { Load } from "./wrk.js";
 
 describe("percentile (nearest rank)", () => {
@@ -25,6 +25,17 @@ describe("percentile (nearest rank)", () => {
 
   it("is NaN without values", () => {
     expect(percentile([], 50)).toBeNaN();
+  });
+});
+
+describe("secondsAt", () => {
+  it.each([
+    [100, 5, 10],
+    [1000, 5, 5],
+    [5000, 5, 5],
+    [300, 1, 4],
+  ])("at %s/s with %s s asked: %s s (>= 1,000 requests)", (rate, seconds, want) => {
+    expect(secondsAt(rate, seconds)).toBe(want);
   });
 });
 

@@ -7,7 +7,8 @@
  * file of unique requests; up to 256 requests in flight, so the schedule holds through a stall of 256 requests'
  * time), gRPC from ghz --async --rps (tools/ensure-ghz.sh). Every latency is kept and the
  * percentiles computed here (nearest rank); a rate counts as sustained when the answers came at >= 95% of it with
- * no errors. The servers start once; each measurement is BENCH_LATENCY_SECONDS (5) after a wrk warm-up.
+ * no errors. The servers start once; each measurement is BENCH_LATENCY_SECONDS (5), or long enough for 1,000
+ * requests (10 s at 100/s), after a wrk warm-up.
  * Run: make build && npx tsx test/bench/latency.ts (part of make bench); BENCH_LATENCY_TARGETS="gRPC;/decide" keeps
  * the targets whose names contain one of those parts.
  */
@@ -35,6 +36,10 @@ import { freePort } from "../support/free-port.js";
 import { haveWrk, runWrk, type Load } from "./wrk.js";
 
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 5);
+/** At least this many requests per measurement, so that p99.9 is not simply the maximum (10 s at 100/s). */
+const MIN_REQUESTS = 1000;
+/** How long a measurement at `rate` runs: BENCH_LATENCY_SECONDS, or longer for MIN_REQUESTS. */
+export const secondsAt = (rate: number, seconds = SECONDS): number => Math.max(seconds, Math.ceil(MIN_REQUESTS / rate));
 const RATES = (process.env.BENCH_LATENCY_RATES ?? "100,1000,5000").split(",").map(Number);
 const PROTOS = join(ROOT, "src", "service", "grpc", "protos");
 /** A rate is sustained when answers came at least at this fraction of it. */
@@ -148,13 +153,13 @@ async function vegeta(
 ): Promise<Attempt[]> {
   const targets = join(dir, "targets.jsonl");
   const results = join(dir, "results.bin");
-  writeFileSync(targets, vegetaTargets(base, load, Math.ceil(rate * SECONDS * 1.1) + 10, start));
+  writeFileSync(targets, vegetaTargets(base, load, Math.ceil(rate * secondsAt(rate) * 1.1) + 10, start));
   await run(bin, [
     "attack",
     "-format=json",
     `-targets=${targets}`,
     `-rate=${rate}/1s`,
-    `-duration=${SECONDS}s`,
+    `-duration=${secondsAt(rate)}s`,
     "-timeout=10s",
     // Workers (each with its connection) start at 4 and grow as answers lag, up to 256: unbounded, a stall on this
     // 2-core machine made vegeta open connections by the thousand and fall far behind its own schedule.
@@ -221,7 +226,7 @@ async function ghz(
     "--connections",
     "1",
     "-z",
-    `${SECONDS}s`,
+    `${secondsAt(rate)}s`,
     "-D",
     spec,
     "--format",
@@ -305,7 +310,7 @@ export async function main(): Promise<void> {
     const grpc = targets.find((t) => t.name.includes("gRPC"));
     if (grpc) await grpc.at(500, (idStart += 10_000_000)); // warm-up
     console.log(
-      `Open-loop constant rate (vegeta for HTTP, ghz --async --rps for gRPC), ${SECONDS} s per rate and target, path ids never repeating; latency percentiles by nearest rank over every request:`,
+      `Open-loop constant rate (vegeta for HTTP, ghz --async --rps for gRPC), ${SECONDS} s per rate and target (at least ${MIN_REQUESTS.toLocaleString("en")} requests), path ids never repeating; latency percentiles by nearest rank over every request:`,
     );
     const rows: Row[] = targets.map((t) => ({ name: t.name, results: [] }));
     const load0 = loadavg()[0]!;
