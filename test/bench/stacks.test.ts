@@ -148,6 +148,18 @@ describe("categorise", () => {
     [[...root, listener, "tokenFacts dist/engine/token-facts.js:9"], "input building"],
     [[...root, listener, "count dist/service/metrics.js:50"], "metrics"],
     [[...root, listener], "Portier, other"],
+    [
+      [...root, "(anonymous) test/bench/same-shaped-server.mjs:25", "send test/bench/same-shaped-server.mjs:15"],
+      "answer (writing)",
+    ],
+    [
+      [
+        ...root,
+        "(anonymous) test/bench/same-shaped-server.mjs:25",
+        "v8::internal::JsonParser<unsigned char>::ParseJson",
+      ],
+      "header and body reading",
+    ],
     [["start_thread", "v8::internal::compiler::GraphReducer::ReduceNode", "malloc"], "JIT compilation (V8)"],
     [[...root, "Builtins_FunctionPrototypeHasInstance"], "HTTP parsing (node:http, llhttp)"],
     [["[unknown] (libc.so.6)", "malloc"], "other (node, libuv, unattributed)"],
