@@ -38,6 +38,8 @@ export const GC_FRAME =
  * Walking a stack from the leaf to the root, the first frame that matches a rule (rules in this order) gives the
  * category: a library's frame under Portier's code counts for the library's stage (JSON.stringify under pino is
  * the log line). A kernel frame at the leaf makes the sample the kernel's (the writev of the answer included).
+ * File rules name both layouts of src/service (before and after issue 18's src/service/http/), so that a base
+ * commit is categorised like this tree.
  */
 export const RULES: Rule[] = [
   {
@@ -54,15 +56,16 @@ export const RULES: Rule[] = [
   },
   { category: "token check", frame: /dist\/auth\/|node_modules\/jose\// },
   { category: "subject (directory, roles)", frame: /dist\/service\/decide\/subject\.js|dist\/directory\// },
-  { category: "input building", frame: /dist\/engine\/|dist\/service\/decide\/evaluate\.js/ },
+  { category: "input building", frame: /dist\/engine\/|dist\/service\/decide\/(evaluate|input)\.js/ },
   {
     category: "answer (writing)",
     frame:
-      /^(sendJson|sendGateway|answerWith|publicAnswer|allowHeaders|denyHeaders|denyBody|headerValue|send) |dist\/service\/decide\/answer\.js|node:_http_outgoing|node:internal\/streams\/writable|^\S*(_writev|_writeGeneric|writevGeneric|writeGeneric|handleWriteReq) node:(net|internal\/stream_base_commons)|StreamBase::Write|LibuvStreamWrap::DoTryWrite|uv_try_write|__GI___writev|writeHead/,
+      /^(sendJson|sendGateway\w*|answerWith|publicAnswer|allowHeaders|denyHeaders|denyBody|headerValue|send) |dist\/service\/(decide\/answer|http\/write-answer)\.js|node:_http_outgoing|node:internal\/streams\/writable|^\S*(_writev|_writeGeneric|writevGeneric|writeGeneric|handleWriteReq) node:(net|internal\/stream_base_commons)|StreamBase::Write|LibuvStreamWrap::DoTryWrite|uv_try_write|__GI___writev|writeHead/,
   },
   {
     category: "header and body reading",
-    frame: /dist\/service\/(gateway-headers|read-body|decide-body)\.js|node:_http_incoming|same-shaped-server\.mjs/,
+    frame:
+      /dist\/service\/(http\/)?(gateway-headers|read-body|decide-body)\.js|node:_http_incoming|same-shaped-server\.mjs/,
   },
   {
     category: "HTTP parsing (node:http, llhttp)",
