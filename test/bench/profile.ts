@@ -197,8 +197,8 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
       : `perf cannot record here (${perf.why}): JS side only, from node --cpu-prof (start-up and warm-up included)`,
   );
   const f = await createFixture();
+  const subjects: Subject[] = [{ key: "portier", label: "Portier", root: ROOT }];
   try {
-    const subjects: Subject[] = [{ key: "portier", label: "Portier", root: ROOT }];
     if (ref) {
       const short = spawnSync("git", ["-C", ROOT, "rev-parse", "--short", ref], { encoding: "utf8" }).stdout.trim();
       if (!short) throw new Error(`--base ${ref}: not a revision of this repository`);
@@ -271,6 +271,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     );
   } finally {
     rmSync(f.dir, { recursive: true, force: true });
+    for (const s of subjects) if (s.root && s.root !== ROOT) rmSync(s.root, { recursive: true, force: true });
   }
 }
 
