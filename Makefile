@@ -8,7 +8,7 @@ BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
-.PHONY: all deps lock opa grpcurl build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench run clean typecheck lint
+.PHONY: all deps lock opa grpcurl build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench profile run clean typecheck lint
 
 all: build
 
@@ -103,7 +103,18 @@ test: deps grpcurl dist/cli/main.js policies matrix-check policy-test typecheck 
 bench: deps build
 	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)
 	@bash tools/ensure-ghz.sh >/dev/null || echo "ghz: not built (needs Go); the gRPC row uses the grpc-js client test/bench/grpc-load.mjs"
+	@bash tools/ensure-vegeta.sh >/dev/null || echo "vegeta: not built (needs Go); the fixed-rate latency benchmark will stop"
 	npx tsx test/bench/run-all.ts
+
+# The whole-system profile (test/bench/profile.ts): Portier and the same-shaped server under wrk, sampled by perf
+# (Debian linux-perf; where it cannot record, node --cpu-prof alone), flame graphs by flamegraph.pl (Debian
+# libdevel-nytprof-perl ships it), a cost table per request. PROFILE_BASE=<git rev> profiles that commit beside.
+FLAMEGRAPH_PL := /usr/share/perl5/Devel/NYTProf/flamegraph.pl
+profile: deps build
+	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)
+	@command -v perf >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq linux-perf) || echo "perf: not installed; the profile will be the JS side only"
+	@test -f $(FLAMEGRAPH_PL) || (apt-get update -qq && apt-get install -y -qq libdevel-nytprof-perl)
+	npx tsx test/bench/profile.ts $(if $(PROFILE_BASE),--base $(PROFILE_BASE))
 
 run: deps build
 	$(PORTIER) dev

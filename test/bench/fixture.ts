@@ -1,0 +1,207 @@
+/**
+ * What `make profile` (profile.ts) and the latency benchmark (latency.ts) drive, the way the service benchmark
+ * (service.ts) does: 100 users' RS256 tokens (each verified once, then cached by Portier), a directory of those
+ * users, the wrk loads of POST /decide and GET /forward-auth/nginx (path ids never repeating), Portier `serve`
+ * from a compiled tree (one worker, decision log on, to /dev/null), the same-shaped server given Portier's own
+ * answers, and a base commit's source compiled beside this tree (git archive + tsc, as hot-path.ts does).
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, openSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { BENCH_TENANT, benchSub } from "./directory-probe.js";
+import type { Load } from "./wrk.js";
+import { freePort } from "../support/free-port.js";
+import { sealNdjson } from "../support/directory-files.js";
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const SHAPED = fileURLToPath(new URL("./same-shaped-server.mjs", import.meta.url));
+export const ISSUER = "https://auth.bench.example";
+export const PATH_TEMPLATE = "/v2/ORG001/elevesJeunes/{id}/absences";
+const USERS = 100;
+
+export interface Fixture {
+  dir: string;
+  jwksFile: string;
+  directoryFile: string;
+  tokens: string[];
+}
+
+/** Keys, the JWKS file, one token per user and the directory, in a fresh temporary folder. */
+export async function createFixture(): Promise<Fixture> {
+  const dir = mkdtempSync(join(tmpdir(), "portier-fixture-"));
+  const { privateKey, publicKey } = await generateKeyPair("RS256");
+  const jwksFile = join(dir, "jwks.json");
+  writeFileSync(
+    jwksFile,
+    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }),
+  );
+  const now = Math.floor(Date.now() / 1000);
+  const subs = Array.from({ length: USERS }, (_, k) => benchSub(3 * k));
+  const tokens = await Promise.all(
+    subs.map((sub) =>
+      new SignJWT({
+        iss: ISSUER,
+        sub,
+        client_id: "web",
+        tenant_id: BENCH_TENANT,
+        auth_time: now,
+        idp: "local",
+        scope: ["openid", "apiclients"],
+        amr: ["pwd"],
+        iat: now,
+        exp: now + 3600,
+      })
+        .setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" })
+        .sign(privateKey),
+    ),
+  );
+  const directoryFile = join(dir, "directory.ndjson");
+  writeFileSync(
+    directoryFile,
+    sealNdjson(subs.map((sub) => JSON.stringify({ sub, tenant_id: BENCH_TENANT, roles: ["enseignant_jeune"] }))),
+  );
+  return { dir, jwksFile, directoryFile, tokens };
+}
+
+/** GET /forward-auth/nginx as nginx's auth_request sends it, tokens in turn. */
+export const forwardAuthLoad = (f: Fixture, unique = true): Load => ({
+  method: "GET",
+  target: "/forward-auth/nginx",
+  pathTemplate: PATH_TEMPLATE,
+  unique,
+  variants: f.tokens.map((token) => ({
+    headers: { "x-original-method": "GET", "x-original-uri": "__PATH__", authorization: `Bearer ${token}` },
+  })),
+});
+
+/** POST /decide with a JSON body, tokens in turn. */
+export const decideLoad = (f: Fixture, unique = true): Load => ({
+  method: "POST",
+  target: "/decide",
+  pathTemplate: PATH_TEMPLATE,
+  unique,
+  variants: f.tokens.map((token) => ({
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ method: "GET", path: "__PATH__", token }),
+  })),
+});
+
+export interface Server {
+  name: string;
+  url: string;
+  child: ChildProcess;
+}
+
+/** Starts `node [nodeArgs] script args` (`{port}` replaced by a free port) and waits for `readyPath` to answer 2xx. */
+export async function startNode(
+  name: string,
+  nodeArgs: string[],
+  script: string,
+  args: string[],
+  opts: { readyPath: string; env?: Record<string, string>; cwd?: string },
+): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args.map((a) => a.replace("{port}", String(port)))], {
+    cwd: opts.cwd ?? ROOT,
+    stdio: ["ignore", openSync("/dev/null", "w"), "inherit"],
+    env: { ...process.env, ...opts.env },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const end = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name}: exited (${child.exitCode}) before it was ready`);
+    const ok = await fetch(`${url}${opts.readyPath}`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return { name, url, child };
+    if (Date.now() > end) throw new Error(`${name}: ${url}${opts.readyPath} did not answer within 120 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** `serve`'s arguments: one worker, this tree's bundle, the fixture's keys and directory; log to stdout. */
+export function serveArgs(f: Fixture, extra: string[] = []): string[] {
+  return [
+    "serve",
+    "--issuer",
+    ISSUER,
+    "--jwks",
+    f.jwksFile,
+    "--directory",
+    f.directoryFile,
+    "--bundle",
+    join(ROOT, "build", "bundle.tar.gz"),
+    "--port",
+    "{port}",
+    "--workers",
+    "1",
+    ...extra,
+  ];
+}
+
+/** SIGTERM, then SIGKILL after 5 s; resolves when the process has exited. */
+export function stopServer(s: Server): Promise<void> {
+  const p = s.child;
+  return new Promise((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    p.once("exit", () => resolve());
+    p.kill("SIGTERM");
+    setTimeout(() => p.kill("SIGKILL"), 5000).unref();
+  });
+}
+
+/**
+ * BENCH_SHAPE for the same-shaped server: Portier's own answers to the two requests (checked to allow), so the
+ * reference server answers the same headers and JSON.
+ */
+export async function shapeOf(portierUrl: string, f: Fixture): Promise<string> {
+  const path = PATH_TEMPLATE.replace("{id}", "42");
+  const decideRes = await fetch(`${portierUrl}/decide`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ method: "GET", path, token: f.tokens[0] }),
+  });
+  const decideBody = (await decideRes.json()) as { allow?: boolean };
+  if (decideBody.allow !== true) throw new Error(`Portier did not allow /decide: ${JSON.stringify(decideBody)}`);
+  const gw = await fetch(`${portierUrl}/forward-auth/nginx`, {
+    headers: { "x-original-method": "GET", "x-original-uri": path, authorization: `Bearer ${f.tokens[0]}` },
+  });
+  const gatewayBody = (await gw.json()) as { allow?: boolean };
+  if (gw.status !== 200 || gatewayBody.allow !== true)
+    throw new Error(`Portier's forward-auth did not allow: ${gw.status}`);
+  const gatewayHeaders = Object.fromEntries(
+    [...gw.headers].filter(([k]) => k.startsWith("x-portier-") || k === "cache-control"),
+  );
+  return JSON.stringify({ decideBody, gatewayHeaders, gatewayBody });
+}
+
+/** A commit's source compiled as this tree's dist/ is (tsc), node_modules linked; returns the tree's folder. */
+export function compiledBase(ref: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "portier-base-"));
+  const tar = execFileSync("git", [
+    "-C",
+    ROOT,
+    "archive",
+    ref,
+    "src",
+    "docs",
+    "data",
+    "policies",
+    "package.json",
+    "tsconfig.json",
+  ]);
+  execFileSync("tar", ["-x", "-C", dir], { input: tar });
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  execFileSync(
+    process.execPath,
+    [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(dir, "tsconfig.json")],
+    {
+      stdio: "inherit",
+    },
+  );
+  return dir;
+}
