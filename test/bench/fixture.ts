@@ -182,18 +182,12 @@ export async function shapeOf(portierUrl: string, f: Fixture): Promise<string> {
 /** A commit's source compiled as this tree's dist/ is (tsc), node_modules linked; returns the tree's folder. */
 export function compiledBase(ref: string): string {
   const dir = mkdtempSync(join(tmpdir(), "portier-base-"));
-  const tar = execFileSync("git", [
-    "-C",
-    ROOT,
-    "archive",
-    ref,
-    "src",
-    "docs",
-    "data",
-    "policies",
-    "package.json",
-    "tsconfig.json",
-  ]);
+  // maxBuffer: docs/ holds the flame graphs, more than execFileSync's default 1 MiB.
+  const tar = execFileSync(
+    "git",
+    ["-C", ROOT, "archive", ref, "src", "docs", "data", "policies", "package.json", "tsconfig.json"],
+    { maxBuffer: 1 << 30 },
+  );
   execFileSync("tar", ["-x", "-C", dir], { input: tar });
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
   execFileSync(

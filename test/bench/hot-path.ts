@@ -109,18 +109,12 @@ function fakeRequest(url: string, method: string, headers: [string, string][], b
 /** The base commit's source tree in a temporary folder (node_modules linked), to import or run. */
 function baseTree(ref: string): string {
   const dir = mkdtempSync(join(tmpdir(), "portier-base-"));
-  const tar = execFileSync("git", [
-    "-C",
-    ROOT,
-    "archive",
-    ref,
-    "src",
-    "docs",
-    "data",
-    "policies",
-    "package.json",
-    "tsconfig.json",
-  ]);
+  // maxBuffer: docs/ holds the flame graphs, more than execFileSync's default 1 MiB.
+  const tar = execFileSync(
+    "git",
+    ["-C", ROOT, "archive", ref, "src", "docs", "data", "policies", "package.json", "tsconfig.json"],
+    { maxBuffer: 1 << 30 },
+  );
   execFileSync("tar", ["-x", "-C", dir], { input: tar });
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
   return dir;
