@@ -14,10 +14,10 @@ import { DirectoryFeed } from "./fetch-directory.js";
 import { Reloader, type ReloaderOptions, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
-export type { DirectoryEntries, DirectoryEntry, DirectoryGroup, DirectoryIndex } from "./load-directory.js";
+export type { DirectoryEntries, DirectoryEntry, DirectoryIndex } from "./load-directory.js";
 export { entryRoles, loadRoleResolver, roleResolver } from "./role-resolver.js";
 export type { EntryRoles, RoleResolver } from "./role-resolver.js";
-export { END_KEY, endRecordLine, TailDigest } from "./end-record.js";
+export { endRecordLine, TailDigest } from "./end-record.js";
 
 export type DirectoryLogger = ReloadLogger;
 

@@ -3,9 +3,9 @@
  * an OPA-like status, and URL redaction. Depends on nothing else in Portier, so auth, directory and
  * service all use it.
  */
-export { Reloader, NOT_MODIFIED, GuardRefusal } from "./reloader.js";
-export type { ReloaderOptions, LoadContext, ReloadLogger, PollOptions } from "./reloader.js";
+export { Reloader, NOT_MODIFIED } from "./reloader.js";
+export type { ReloaderOptions, LoadContext, ReloadLogger } from "./reloader.js";
 export type { ReloadStatus } from "./status.js";
 export { fetchUrl, openUrl, byteCap, FetchError } from "./fetch-url.js";
-export type { FetchOptions, FetchResult, OpenedUrl } from "./fetch-url.js";
+
 export { redactUrls } from "./redact-url.js";

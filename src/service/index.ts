@@ -3,6 +3,5 @@
  * operator app (http/) and gRPC port (grpc/), reload, cluster.
  */
 export { loadConfig, ConfigError, SERVICE_OPTIONS, type ServiceConfig } from "./config.js";
-export { startService, StartError, listenFailure, type RunningService } from "./start-service.js";
+export { startService, listenFailure, type RunningService } from "./start-service.js";
 export { stopAccepting } from "./connection-drain.js";
-export { createDecide, type Decide, type DecisionAnswer, type DecisionRequest } from "./decide/decide.js";

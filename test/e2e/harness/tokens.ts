@@ -5,7 +5,7 @@
  */
 import * as oidc from "openid-client";
 
-export { TENANT_A, TENANT_B, WEB_CLIENT, REDIRECT_URI, MACHINE_CLIENT, MACHINE_SECRET } from "../../support/sample.js";
+export { TENANT_A, TENANT_B, MACHINE_CLIENT } from "../../support/sample.js";
 import { TENANT_A, TENANT_B, WEB_CLIENT, REDIRECT_URI, MACHINE_CLIENT, MACHINE_SECRET } from "../../support/sample.js";
 
 /** Sample users of data/sample/users.json used here, with their fixed subs. */
