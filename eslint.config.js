@@ -30,11 +30,9 @@ export default tseslint.config(
     },
   },
   {
-    // NOT disabled, only not yet failing the build: these rules still report in folders that other branches
-    // were rewriting when the rules came in (src/engine, src/service, src/auth/key-store.ts, src/cli/dev-callback.ts,
-    // test/). The lead raises each to "error" (delete it from this list) once `npx eslint src test tools` shows
-    // none left for it; until then `make lint` prints them as warnings.
-    files: ["**/*.ts"],
+    // NOT disabled, only not yet failing the build in test/bench, which other branches are editing now (errors
+    // everywhere else): 7 needless assertions and 4 unbound methods left there, fixed last to spare those merges.
+    files: ["test/bench/**/*.ts"],
     rules: {
       "@typescript-eslint/await-thenable": "warn",
       "@typescript-eslint/no-base-to-string": "warn",

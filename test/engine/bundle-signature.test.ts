@@ -50,7 +50,7 @@ describe("verifyBundleSignature (through loadEngine)", () => {
   it("loads a bundle Portier signed", async () => {
     const engine = await loadEngine(signed, { verificationKey: pub });
     expect(engine.revision).toMatch(/\w/);
-    await engine.close();
+    engine.close();
   });
 
   const someRego = (files: Map<string, Buffer>) => [...files.keys()].find((n) => n.endsWith(".rego")) as string;

@@ -17,7 +17,7 @@ describe("engine.roles", () => {
       expect(engine.roles[0]).toEqual({ ...DATA_ROLES[0], aliases: ["Professeur"] });
       expect(engine.roles.slice(1)).toEqual(DATA_ROLES.slice(1));
     } finally {
-      await engine.close();
+      engine.close();
     }
   });
 

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { loadEngine, type InProcessEngine } from "../../src/engine/index.js";
+import { loadEngine } from "../../src/engine/index.js";
 import { computeMatrix, renderMatrix, type AccessMatrix } from "../../src/review/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
@@ -29,7 +29,7 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
   let matrix: AccessMatrix;
 
   beforeAll(async () => {
-    matrix = computeMatrix((await loadEngine(requireBundle())) as InProcessEngine);
+    matrix = computeMatrix(await loadEngine(requireBundle()));
     mkdirSync(BUILD, { recursive: true });
     const file = join(BUILD, "access-matrix.html");
     writeFileSync(file, renderMatrix(matrix, "html"));

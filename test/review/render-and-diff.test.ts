@@ -22,7 +22,7 @@ import { TENANT_A, TENANT_B } from "../support/sample.js";
 let engine: InProcessEngine;
 let matrix: AccessMatrix;
 beforeAll(async () => {
-  engine = (await loadEngine(requireBundle())) as InProcessEngine;
+  engine = await loadEngine(requireBundle());
   matrix = computeMatrix(engine);
 });
 

@@ -79,7 +79,7 @@ async function decisionLog(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  current = (await loadEngine(requireBundle())) as InProcessEngine;
+  current = await loadEngine(requireBundle());
   logLines = await decisionLog();
   candidateDir = scratchProject();
   const file = join(candidateDir, "data", "tenants.json");

@@ -166,7 +166,7 @@ export function startServe(
       void stop();
       reject(new Error(`serve did not start in time\n${out}\n${err}`));
     }, timeoutMs);
-    proc.stdout!.on("data", (d: Buffer) => {
+    proc.stdout.on("data", (d: Buffer) => {
       out += d.toString();
       for (const line of out.split("\n")) {
         try {
@@ -181,7 +181,7 @@ export function startServe(
         }
       }
     });
-    proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+    proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
     proc.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`serve exited with ${code}\n${out}\n${err}`));

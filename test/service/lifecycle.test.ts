@@ -153,7 +153,7 @@ describe("--bundle-url", () => {
     let failing = false;
     const seen: (string | undefined)[] = [];
     const { url } = await listen((req, res) => {
-      seen.push(req.headers["if-none-match"] as string | undefined);
+      seen.push(req.headers["if-none-match"]);
       if (failing) return res.writeHead(500).end();
       if (req.headers["if-none-match"] === etag) return res.writeHead(304).end();
       res.writeHead(200, { etag, "content-type": "application/gzip" }).end(body);
