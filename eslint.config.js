@@ -46,15 +46,11 @@ export default tseslint.config(
     // whether test/ types its answers (then "error") or keeps these at "warn".
     files: ["test/**/*.ts"],
     rules: {
-      "@typescript-eslint/no-explicit-any": "warn",
-      "@typescript-eslint/no-non-null-asserted-optional-chain": "warn",
       "@typescript-eslint/no-unsafe-argument": "warn",
       "@typescript-eslint/no-unsafe-assignment": "warn",
       "@typescript-eslint/no-unsafe-call": "warn",
       "@typescript-eslint/no-unsafe-member-access": "warn",
       "@typescript-eslint/no-unsafe-return": "warn",
-      "@typescript-eslint/no-unused-vars": "warn",
-      "@typescript-eslint/restrict-template-expressions": "warn",
     },
   },
 );

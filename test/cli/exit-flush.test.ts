@@ -3,7 +3,6 @@
  * stdout is flushed (a pipe is written asynchronously; exiting at once cut off the end, the closing line).
  */
 import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";

@@ -18,6 +18,7 @@ export { TENANT_A, TENANT_B } from "../support/sample.js";
 export { until } from "../support/until.js";
 import { TENANT_A } from "../support/sample.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";
+import { json, type DecideJson } from "../support/answers.js";
 export const TEACHER = "11111111-1111-4111-8111-111111111111";
 export const ADULT_STUDENT = "22222222-2222-4222-8222-222222222222";
 export const UNSYNCED = "33333333-3333-4333-8333-333333333333";
@@ -209,11 +210,11 @@ export function runServe(
   );
 }
 
-export async function decide(url: string, body: unknown): Promise<{ status: number; json: any }> {
+export async function decide<T = DecideJson>(url: string, body: unknown): Promise<{ status: number; json: T }> {
   const res = await fetch(`${url}/decide`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
-  return { status: res.status, json: await res.json() };
+  return { status: res.status, json: await json<T>(res) };
 }
