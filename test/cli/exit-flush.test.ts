@@ -22,6 +22,6 @@ describe("portier's exit", () => {
     const code = await new Promise<number | null>((r) => child.once("close", r));
     expect(code).toBe(0);
     expect(out.length).toBeGreaterThan(64 * 1024);
-    expect(JSON.parse(out).rows).toHaveLength(29);
+    expect((JSON.parse(out) as { rows: unknown[] }).rows).toHaveLength(29);
   }, 30_000);
 });

@@ -181,7 +181,7 @@ describe("deciding through the SDK", () => {
     const controlled = await controlledEngine();
     const answers: [string, () => unknown][] = [
       ["an empty result set", () => []],
-      ["a result set the SDK cannot parse", () => JSON.parse("{nope")],
+      ["a result set the SDK cannot parse", () => JSON.parse("{nope") as unknown],
       ["allow not a boolean", () => [{ result: { allow: "yes" } }]],
       ["allow disagreeing with status", () => [{ result: { allow: true, status: 403, reason: "x", message: "m" } }]],
     ];
