@@ -180,10 +180,13 @@ export class KeyStore {
     if (!discovery || typeof discovery !== "object") throw new Error("the discovery document is not a JSON object");
     const found = "issuer" in discovery ? discovery.issuer : undefined;
     // OpenID Connect Discovery 4.3: the document must name the issuer we asked about.
-    if (found !== undefined && found !== this.opts.issuer)
+    if (found !== undefined && found !== this.opts.issuer) {
+      // A string as it is; anything else as JSON (String() would print an object as "[object Object]").
+      const named = typeof found === "string" ? found : JSON.stringify(found);
       throw new Error(
-        `the discovery document names the issuer ${String(found).slice(0, 200)}, not the configured issuer ${this.opts.issuer}`,
+        `the discovery document names the issuer ${named.slice(0, 200)}, not the configured issuer ${this.opts.issuer}`,
       );
+    }
     if (!("jwks_uri" in discovery) || typeof discovery.jwks_uri !== "string")
       throw new Error("the discovery document has no jwks_uri");
     return this.fetchText(discovery.jwks_uri, ctx);

@@ -66,7 +66,7 @@ export class ConnectionDrain {
     };
     // One shared function per event (no closure per request on the hot path).
     function answered(this: ServerResponse): void {
-      const c = open.get(this.req.socket as Socket);
+      const c = open.get(this.req.socket);
       if (!c) return;
       c.answered++;
       c.bytesAtAnswer = this.req.socket.bytesRead;
@@ -80,7 +80,7 @@ export class ConnectionDrain {
       });
     });
     server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-      const c = open.get(req.socket as Socket);
+      const c = open.get(req.socket);
       if (!c) return;
       c.requests++;
       res.once("close", answered);

@@ -10,8 +10,8 @@ import { UNLOADED_RETRY_MS } from "../../src/auth/key-store.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createAccessTokenVerifier, TokenError, type PortierAccessTokenVerifier } from "../../src/auth/index.js";
-import { refreshKeys, makeKey, sign, startIssuer, appClaims, userClaims, NOW, type TestIssuer } from "./helpers.js";
+import { createAccessTokenVerifier, TokenError } from "../../src/auth/index.js";
+import { refreshKeys, makeKey, sign, startIssuer, appClaims, userClaims, NOW } from "./helpers.js";
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -220,11 +220,26 @@ describe("logging, background refresh, discovery checks", () => {
     expect(v.status().lastError).toMatch(/names the issuer \S+, not the configured issuer \S+/);
   });
 
+  it("a discovery document whose issuer is not a string names it as JSON, not [object Object]", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: { evil: 1 } }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const v = createAccessTokenVerifier({ issuer: url, now: () => NOW });
+    cleanup.push(
+      () => v.close(),
+      () => new Promise<void>((r) => server.close(() => r())),
+    );
+    await expect(v.ready()).rejects.toMatchObject({ code: "keys_unavailable" });
+    expect(v.status().lastError).toContain(`names the issuer {"evil":1}, not the configured issuer ${url}`);
+  });
+
   it("verified claims are frozen, so a caller cannot alter a cached answer", async () => {
     const { issuer, v, k1 } = await setup();
     const t = await sign(userClaims(issuer.url), k1);
     const a = await v.verify(t);
-    expect(() => (a.claims.scope as string[]).push("admin")).toThrow(TypeError);
+    expect(() => a.claims.scope.push("admin")).toThrow(TypeError);
     expect((await v.verify(t)).claims.scope).not.toContain("admin");
   });
 });
@@ -281,30 +296,30 @@ describe("verifyCached", () => {
 
   it("undefined before the token was verified, the cached answer after", async () => {
     const { v, token } = await verified();
-    expect(v.verifyCached!(token)).toBeUndefined();
+    expect(v.verifyCached(token)).toBeUndefined();
     const first = await v.verify(token);
-    expect(v.verifyCached!(token)).toEqual({ ...first, cached: true });
-    expect(v.verifyCached!(token + "x")).toBeUndefined();
+    expect(v.verifyCached(token)).toEqual({ ...first, cached: true });
+    expect(v.verifyCached(token + "x")).toBeUndefined();
   });
 
   it("undefined once the token expired beyond the tolerance (verify then says token_expired)", async () => {
     const { v, token, exp, setNow } = await verified();
     await v.verify(token);
     setNow(exp + 29);
-    expect(v.verifyCached!(token)?.cached).toBe(true);
+    expect(v.verifyCached(token)?.cached).toBe(true);
     setNow(exp + 30);
-    expect(v.verifyCached!(token)).toBeUndefined();
+    expect(v.verifyCached(token)).toBeUndefined();
     expect(await code(v.verify(token))).toBe("token_expired");
   });
 
   it("undefined with the cache off and once the verifier is closed", async () => {
     const off = await verified({ cacheSize: 0 });
     await off.v.verify(off.token);
-    expect(off.v.verifyCached!(off.token)).toBeUndefined();
+    expect(off.v.verifyCached(off.token)).toBeUndefined();
     const { v, token } = await verified();
     await v.verify(token);
     v.close();
-    expect(v.verifyCached!(token)).toBeUndefined();
+    expect(v.verifyCached(token)).toBeUndefined();
   });
 });
 

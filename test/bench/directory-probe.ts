@@ -54,7 +54,7 @@ async function previousLoad(file: string, resolve: RoleResolver): Promise<Direct
       if (end < 0) end = text.length;
       const raw = text.slice(start, end).trim();
       start = end + 1;
-      if (raw) add(JSON.parse(raw));
+      if (raw) add(JSON.parse(raw) as Parameters<typeof add>[0]);
     }
   }
   return entries;

@@ -53,7 +53,7 @@ const sdk = createRequire(import.meta.url)(
 
 /** A module loaded by the unmodified SDK, evaluated with its own evaluate(). */
 function sdkPolicy(bundle: Bundle): ReturnType<typeof sdk.loadPolicySync> {
-  const policy = sdk.loadPolicySync(new WebAssembly.Module(bundle.wasm) as never);
+  const policy = sdk.loadPolicySync(new WebAssembly.Module(bundle.wasm));
   policy.setData(bundle.data);
   return policy;
 }

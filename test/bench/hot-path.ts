@@ -23,7 +23,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { pino, type Logger } from "pino";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
-import { loadEngine, normalisePath, tokenFacts, type InProcessEngine } from "../../src/engine/index.js";
+import { loadEngine, normalisePath, tokenFacts } from "../../src/engine/index.js";
 import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
 import { fmt } from "./measure.js";
 import { runWrk, treeCpuSeconds, type Load } from "./wrk.js";
@@ -120,19 +120,20 @@ function baseTree(ref: string): string {
   return dir;
 }
 
+// Functions as properties: the bench takes them out of the module object (no `this`).
 interface ListenerModule {
-  decisionListener(
+  decisionListener: (
     decide: unknown,
     limits: unknown,
     next: unknown,
     logger?: Logger,
-  ): (req: IncomingMessage, res: ServerResponse) => void;
+  ) => (req: IncomingMessage, res: ServerResponse) => void;
 }
 interface DecideModule {
-  createDecide(ctx: Record<string, unknown>): unknown;
+  createDecide: (ctx: Record<string, unknown>) => unknown;
 }
 interface MetricsModule {
-  createMetrics(sources: Record<string, unknown>): unknown;
+  createMetrics: (sources: Record<string, unknown>) => unknown;
 }
 
 export async function main(): Promise<void> {
@@ -176,7 +177,7 @@ export async function main(): Promise<void> {
     },
     destination,
   );
-  const engine = (await loadEngine(bundle)) as InProcessEngine;
+  const engine = await loadEngine(bundle);
   const verifier = createAccessTokenVerifier({ issuer: ISSUER, jwksFile, refreshIntervalMs: 0 });
   await verifier.ready();
   await verifier.verify(token);
@@ -209,7 +210,7 @@ export async function main(): Promise<void> {
   };
   const withoutAwait = () => {
     const p = normalisePath(PATH);
-    const v = verifier.verifyCached!(token)!;
+    const v = verifier.verifyCached(token)!;
     return engine.decide({ ...input, path: p.ok ? p.path : "", token: tokenFacts(v.claims) });
   };
   const sync = await compareMaybe({ withAwait, withoutAwait });
@@ -281,7 +282,7 @@ export async function main(): Promise<void> {
     const { decisionListener } = await imp<ListenerModule>("service/http/listener.ts", "service/fast-adapters.ts");
     const { createDecide } = await imp<DecideModule>("service/decide/decide.ts", "service/decide.ts");
     const { createMetrics } = await imp<MetricsModule>("service/metrics.ts");
-    const { loadEngine: load } = await imp<{ loadEngine(file: string): Promise<unknown> }>("engine/index.ts");
+    const { loadEngine: load } = await imp<{ loadEngine: (file: string) => Promise<unknown> }>("engine/index.ts");
     const eng = await load(bundle);
     const m = createMetrics({
       keys: () => verifier.status(),

@@ -11,13 +11,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import {
-  loadEngine,
-  DecisionMemo,
-  type Decision,
-  type DecisionInput,
-  type InProcessEngine,
-} from "../../src/engine/index.js";
+import { loadEngine, DecisionMemo, type DecisionInput, type InProcessEngine } from "../../src/engine/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { BUNDLE } from "../support/bundle.js";
 import { compareSync, fmt } from "./measure.js";
@@ -147,7 +141,7 @@ async function missPathShare(): Promise<void> {
   const inputs = traffic("never");
   const plain = await loadEngine(BUNDLE);
   const memo = new DecisionMemo({ entries: MEMO_ENTRIES });
-  const decision = plain.decide(inputs[0]!) as Decision;
+  const decision = plain.decide(inputs[0]!);
   let i = 0;
   let j = 0;
   const rates = compareSync(

@@ -4,7 +4,7 @@
  * Run: npx tsx test/bench/replay.ts (needs build/bundle.tar.gz: make policies).
  */
 import { pathToFileURL } from "node:url";
-import { loadEngine, type DecisionInput, type InProcessEngine } from "../../src/engine/index.js";
+import { loadEngine, type DecisionInput } from "../../src/engine/index.js";
 import { replayLines } from "../../src/review/index.js";
 import { BUNDLE } from "../support/bundle.js";
 import { fmt } from "./measure.js";
@@ -37,7 +37,7 @@ function inputs(): DecisionInput[] {
 }
 
 export async function main(): Promise<void> {
-  const engine = (await loadEngine(BUNDLE)) as InProcessEngine;
+  const engine = await loadEngine(BUNDLE);
   const all = inputs();
   const lines = all.map((input) => {
     const d = engine.decide(input);

@@ -149,7 +149,7 @@ async function runGhz(
   ];
   const child = spawn(GHZ, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, "exit")) as [number | null];
   if (code !== 0) throw new Error(`ghz exited with ${code}`);
   const r = JSON.parse(out) as {
@@ -194,7 +194,7 @@ async function runGrpcLoad(
     { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, "exit")) as [number | null];
   if (code !== 0) throw new Error(`grpc-load.mjs exited with ${code}`);
   return JSON.parse(out.trim()) as WrkResult;

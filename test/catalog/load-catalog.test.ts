@@ -23,87 +23,93 @@ describe("loadCatalog", () => {
     expect(c.roles.find((r) => r.id === "parent_eleve_jeune")?.aliases).toContain("Parent de l'élève jeune");
   });
 
-  type Edit = (doc: any) => void;
+  /** The data files as the edits below see them: each edit breaks one on purpose (a field removed or added). */
+  type Doc = {
+    roles: { label: string; aliases: string[]; colour?: string }[];
+    routes: { template: string; allowed: string[] }[];
+    tenants: { codeOrganisme: string[] }[];
+  };
+  type Edit = (doc: Doc) => void;
   const broken: [string, string, Edit | string, RegExp][] = [
     [
       "unknown role in a route",
       "routes",
-      (d) => (d.routes[3].allowed[1] = "directeur"),
+      (d) => (d.routes[3]!.allowed[1] = "directeur"),
       /routes\.json: routes\[3\]\.allowed\[1\]: unknown role "directeur"/,
     ],
     [
       "missing field",
       "routes",
-      (d) => delete d.routes[0].template,
+      (d) => Reflect.deleteProperty(d.routes[0]!, "template"),
       /routes\.json: routes\[0\]: missing field "template"/,
     ],
-    ["unknown field", "roles", (d) => (d.roles[2].colour = "red"), /roles\.json: roles\[2\]: unknown field "colour"/],
+    ["unknown field", "roles", (d) => (d.roles[2]!.colour = "red"), /roles\.json: roles\[2\]: unknown field "colour"/],
     [
       "bad template",
       "routes",
-      (d) => (d.routes[5].template = "/v2//x"),
+      (d) => (d.routes[5]!.template = "/v2//x"),
       /routes\.json: routes\[5\]\.template: must match pattern/,
     ],
     [
       "duplicate template",
       "routes",
-      (d) => (d.routes[1].template = d.routes[0].template),
+      (d) => (d.routes[1]!.template = d.routes[0]!.template),
       /routes\.json: routes\[1\]\.template: duplicates routes\[0\]/,
     ],
     [
       "decomposed template",
       "routes",
-      (d) => (d.routes[11].template = "/v2/{codeOrganisme}/ba\u0302timents"),
+      (d) => (d.routes[11]!.template = "/v2/{codeOrganisme}/ba\u0302timents"),
       /routes\[11\]\.template: must be in Unicode NFC/,
     ],
     [
       "label naming two roles",
       "roles",
-      (d) => d.roles[1].aliases.push("Enseignant jeune"),
+      (d) => d.roles[1]!.aliases.push("Enseignant jeune"),
       /roles\.json: roles\[1\]\.aliases\[0\]: "Enseignant jeune" of role directeur_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
     ],
     // Names that differ only in what the resolver ignores (case, spacing, Unicode form) are one name.
     [
       "alias naming another role in capitals",
       "roles",
-      (d) => d.roles[1].aliases.push("ENSEIGNANT JEUNE"),
+      (d) => d.roles[1]!.aliases.push("ENSEIGNANT JEUNE"),
       /roles\.json: roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
     ],
     [
       "alias naming another role with other spacing",
       "roles",
-      (d) => d.roles[2].aliases.push(" enseignant\u00a0 jeune "),
+      (d) => d.roles[2]!.aliases.push(" enseignant\u00a0 jeune "),
       /roles\[2\]\.aliases\[0\]: .* of role intervenant_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
     ],
     [
       "alias naming another role in decomposed form",
       "roles",
-      (d) => d.roles[5].aliases.push("E\u0301le\u0300ve jeune"),
+      (d) => d.roles[5]!.aliases.push("E\u0301le\u0300ve jeune"),
       /roles\[5\]\.aliases\[0\]: .* of role enseignant_adulte matches roles\[3\]\.label "Élève jeune" of role eleve_jeune/,
     ],
     [
       "label equal to another role's id",
       "roles",
-      (d) => (d.roles[3].label = "Directeur_Jeune"),
+      (d) => (d.roles[3]!.label = "Directeur_Jeune"),
       /roles\[3\]\.label: "Directeur_Jeune" of role eleve_jeune matches roles\[1\]\.id "directeur_jeune"/,
     ],
-    ["blank alias", "roles", (d) => d.roles[0].aliases.push("   "), /roles\.json: roles\[0\]\.aliases\[0\]: is blank/],
+    ["blank alias", "roles", (d) => d.roles[0]!.aliases.push("   "), /roles\.json: roles\[0\]\.aliases\[0\]: is blank/],
     [
       "alias with a comma",
       "roles",
-      (d) => d.roles[0].aliases.push("Enseignant, jeune"),
+      (d) => d.roles[0]!.aliases.push("Enseignant, jeune"),
       /roles\[0\]\.aliases\[0\]: "Enseignant, jeune" contains a comma/,
     ],
     [
       "code owned twice",
       "tenants",
-      (d) => d.tenants[1].codeOrganisme.push("ORG001"),
+      (d) => d.tenants[1]!.codeOrganisme.push("ORG001"),
       /tenants\.json: tenants\[1\]\.codeOrganisme\[1\]: code ORG001 already belongs/,
     ],
     [
       "code owned twice, other case",
       "tenants",
-      (d) => d.tenants[1].codeOrganisme.push("org001"),
+      (d) => d.tenants[1]!.codeOrganisme.push("org001"),
       new RegExp(
         `tenants\\.json: tenants\\[1\\]\\.codeOrganisme\\[1\\]: code org001 already belongs to tenant ${TENANT_A} as ORG001 \\(codes compare case-insensitively\\)`,
       ),
@@ -111,21 +117,21 @@ describe("loadCatalog", () => {
     [
       "code listed twice by its tenant, other case",
       "tenants",
-      (d) => d.tenants[0].codeOrganisme.push("Org001"),
+      (d) => d.tenants[0]!.codeOrganisme.push("Org001"),
       /tenants\[0\]\.codeOrganisme\[1\]: code Org001 already belongs/,
     ],
     ...["ORG002.", "ORG;2", "\uff2fRG002", "ORG 002", "", "A".repeat(65)].map(
       (code): [string, string, Edit, RegExp] => [
         `code ${JSON.stringify(code)}`,
         "tenants",
-        (d) => d.tenants[1].codeOrganisme.push(code),
+        (d) => d.tenants[1]!.codeOrganisme.push(code),
         /tenants\.json: tenants\[1\]\.codeOrganisme\[1\]: must match pattern/,
       ],
     ),
     [
       "allowed neither list nor all_synced",
       "routes",
-      (d) => (d.routes[0].allowed = "everyone"),
+      (d) => Object.assign(d.routes[0]!, { allowed: "everyone" }),
       /routes\.json: routes\[0\]\.allowed/,
     ],
     [
@@ -141,7 +147,7 @@ describe("loadCatalog", () => {
     const path = join(dir, "data", `${file}.json`);
     if (typeof edit === "string") writeFileSync(path, edit);
     else {
-      const doc = JSON.parse(readFileSync(path, "utf8"));
+      const doc = JSON.parse(readFileSync(path, "utf8")) as Doc;
       edit(doc);
       writeFileSync(path, JSON.stringify(doc, null, 2));
     }

@@ -77,7 +77,7 @@ describe("portier directory seal", () => {
   it("a missing file is exit 1; a bad command line exit 2; --help exit 0", async () => {
     expect(await portier(["directory", "seal", join(folder(), "none.ndjson")])).toMatchObject({
       code: 1,
-      stderr: expect.stringMatching(/none\.ndjson: cannot read \(ENOENT\)/),
+      stderr: expect.stringMatching(/none\.ndjson: cannot read \(ENOENT\)/) as unknown,
     });
     expect((await portier(["directory", "sign", "x"])).code).toBe(2);
     expect((await portier(["directory", "seal"])).code).toBe(2);

@@ -3,7 +3,6 @@
  * stdout is flushed (a pipe is written asynchronously; exiting at once cut off the end, the closing line).
  */
 import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
@@ -23,6 +22,6 @@ describe("portier's exit", () => {
     const code = await new Promise<number | null>((r) => child.once("close", r));
     expect(code).toBe(0);
     expect(out.length).toBeGreaterThan(64 * 1024);
-    expect(JSON.parse(out).rows).toHaveLength(29);
+    expect((JSON.parse(out) as { rows: unknown[] }).rows).toHaveLength(29);
   }, 30_000);
 });

@@ -30,7 +30,7 @@ describe("portier <command> --help", () => {
     async (name) => {
       const { SPEC, run } = (await import(`../../src/cli/commands/${name}.ts`)) as {
         SPEC: CommandSpec;
-        run(argv: string[], io?: unknown): Promise<number>;
+        run: (argv: string[], io?: unknown) => Promise<number>;
       };
       const long = await portier([name, "--help"]);
       expect(long.code).toBe(0);

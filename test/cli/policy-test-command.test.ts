@@ -97,7 +97,7 @@ describe("portier test", { timeout: 240_000 }, () => {
     const printed = cases.find((c) => c.attributes.name === "test_prints_then_fails")!;
     expect(printed.attributes).toMatchObject({
       classname: "data.portier.catalog_test",
-      line: expect.stringMatching(/^\d+$/),
+      line: expect.stringMatching(/^\d+$/) as unknown,
     });
     expect(findAll(printed, "failure")[0]!.text).toBe('wrong decisions: {"Élève & <b>"}\n');
   });

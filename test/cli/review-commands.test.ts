@@ -9,6 +9,10 @@ import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { portierProcess, portierInProcess as portier, scratchProject } from "../support/cli.js";
 import { newerSource } from "../../src/review/index.js";
 import { TENANT_A, TENANT_B } from "../support/sample.js";
+import type { Catalog, TenantEntry } from "../../src/catalog/load-catalog.js";
+
+/** What `portier explain --json` prints, as these tests read it. */
+type Explained = { decision: { allow: boolean; flow: string | null; reason: string } };
 
 // Each command runs in this process (portier); one test per command runs the real `portier` process
 // (portierProcess), for main's printing and exit code.
@@ -43,9 +47,9 @@ describe("portier diff", () => {
   it("lists grants gained and lost and exits 1", async () => {
     const dir = scratchProject();
     const file = join(dir, "data", "routes.json");
-    const doc = JSON.parse(readFileSync(file, "utf8"));
-    const i = doc.routes.findIndex((r: { template: string }) => r.template === "/v2/{codeOrganisme}/elevesAdultes");
-    doc.routes[i].allowed = ["eleve_adulte"];
+    const doc = JSON.parse(readFileSync(file, "utf8")) as Pick<Catalog, "routes">;
+    const route = doc.routes.find((r) => r.template === "/v2/{codeOrganisme}/elevesAdultes")!;
+    route.allowed = ["eleve_adulte"];
     writeFileSync(file, JSON.stringify(doc, null, 2));
     const r = await portier(["diff", join(PROJECT_ROOT, "build", "bundle.tar.gz"), dir]);
     expect(r.stdout).toContain("+ eleve_adulte on /v2/{codeOrganisme}/elevesAdultes: deny (role_not_allowed) -> allow");
@@ -71,9 +75,10 @@ describe("portier diff", () => {
   it("sees a tenant binding moved in data/tenants.json, in text and Markdown", async () => {
     const dir = scratchProject();
     const file = join(dir, "data", "tenants.json");
-    const doc = JSON.parse(readFileSync(file, "utf8"));
-    doc.tenants[0].codeOrganisme.push("ORG002");
-    doc.tenants[1].codeOrganisme = doc.tenants[1].codeOrganisme.filter((c: string) => c !== "ORG002");
+    const doc = JSON.parse(readFileSync(file, "utf8")) as Pick<Catalog, "tenants">;
+    const [first, second] = doc.tenants as [TenantEntry, TenantEntry];
+    first.codeOrganisme.push("ORG002");
+    second.codeOrganisme = second.codeOrganisme.filter((c) => c !== "ORG002");
     writeFileSync(file, JSON.stringify(doc, null, 2));
     const bundle = join(PROJECT_ROOT, "build", "bundle.tar.gz");
     const r = await portier(["diff", bundle, dir]);
@@ -96,10 +101,10 @@ describe("portier diff", () => {
     expect(md.stdout).toMatch(/^### Portier policy diff: /);
     expect(md.stdout).toContain("| Change | Who | Route(s) | Before | After |");
     expect(md.stdout).toMatch(/^\| gained \| application of tenant 3f7c1a52.* with codeOrganisme ORG002 \|/m);
-    const json = JSON.parse((await portier(["diff", "--format", "json", bundle, dir])).stdout);
-    expect(
-      json.probeChanges.some((c: { kind: string; change: string }) => c.kind === "tenant" && c.change === "gained"),
-    ).toBe(true);
+    const json = JSON.parse((await portier(["diff", "--format", "json", bundle, dir])).stdout) as {
+      probeChanges: { kind: string; change: string }[];
+    };
+    expect(json.probeChanges.some((c) => c.kind === "tenant" && c.change === "gained")).toBe(true);
   });
 
   it("refuses an unknown --format with exit 2", async () => {
@@ -133,7 +138,7 @@ describe("portier explain and matrix", () => {
     expect(deny.stdout).toContain("reason:     role_not_allowed");
     expect(deny.code).toBe(1);
     const app = await portier(["explain", "--flow", "application", "--json", "GET", "/v1/roles"]);
-    expect(JSON.parse(app.stdout).decision).toMatchObject({ allow: true, flow: "application" });
+    expect((JSON.parse(app.stdout) as Explained).decision).toMatchObject({ allow: true, flow: "application" });
   });
 
   it("refuses an unknown role and lists the known ones", async () => {
@@ -169,7 +174,7 @@ describe("portier explain and matrix", () => {
     expect(r.code).toBe(0);
     writeFileSync(join(dir, "input.json"), JSON.stringify({ ...input, path: "/v2/ORG002/centres" }));
     const d = await portier(["explain", "--input", join(dir, "input.json"), "--json"]);
-    expect(JSON.parse(d.stdout).decision.reason).toBe("tenant_mismatch");
+    expect((JSON.parse(d.stdout) as Explained).decision.reason).toBe("tenant_mismatch");
     expect(d.code).toBe(1);
   });
 

@@ -24,6 +24,7 @@ import {
   type InProcessService,
   type Keys,
 } from "../service/helpers.js";
+import { json, type ReadyJson } from "../support/answers.js";
 
 const PATH = "/v2/ORG001/elevesJeunes/J1/absences";
 const sub = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
@@ -70,10 +71,10 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
     running.push(svc);
     return svc;
   }
-  const ready = async (svc: InProcessService) => (await fetch(`${svc.url}/ready`)).json() as Promise<any>;
+  const ready = async (svc: InProcessService) => json<ReadyJson>(await fetch(`${svc.url}/ready`));
   const metrics = async (svc: InProcessService) => (await fetch(`${svc.url}/metrics`)).text();
   const allowed = async (svc: InProcessService, i: number) =>
-    (await decide(svc.url, { method: "GET", path: PATH, token: await userToken(keys, sub(i)) })).json.allow as boolean;
+    (await decide(svc.url, { method: "GET", path: PATH, token: await userToken(keys, sub(i)) })).json.allow;
   /** Writes beside and renames over: the server never sees a partial file. */
   const publish = (name: string, text: string | Buffer) => {
     const file = join(nginx.www, name);
@@ -135,7 +136,7 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
         // Stops where the file on the server is a prefix: S holds the role after line 12; every record but no end record.
         for (const upTo of [lineEnd(12), endAt]) {
           written += writeSync(fd, sealed.slice(written, upTo));
-          const failures = (await ready(svc)).directory.reloadFailures as number;
+          const failures = (await ready(svc)).directory.reloadFailures;
           // Two refused polls after the write: at least one read the whole prefix as the server had it.
           await until(async () => (await ready(svc)).directory.reloadFailures >= failures + 2, 30_000);
           const r = await ready(svc);
@@ -225,7 +226,7 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
       const svc = await serve(`${nginx.url}/${path}`, ["--directory-max-bytes", "1024"]);
       const res = await fetch(`${svc.url}/ready`);
       expect(res.status).toBe(503);
-      const r = (await res.json()) as any;
+      const r = await json<ReadyJson>(res);
       expect(r.missing).toContain("directory: not loaded");
       expect(r.directory.lastError).toMatch(error);
       expect(r.directory.lastHttpCode).toBe(200);
@@ -269,7 +270,7 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
       const svc = await serve(`${nginx.url}/later.ndjson`, ["--directory-poll-seconds", "0.2"]);
       const res = await fetch(`${svc.url}/ready`);
       expect(res.status).toBe(503);
-      const r = (await res.json()) as any;
+      const r = await json<ReadyJson>(res);
       expect(r.missing).toContain("directory: not loaded");
       expect(r.directory.lastError).toBe(`GET ${nginx.url}/later.ndjson failed: ECONNREFUSED`);
       expect(await allowed(svc, 1)).toBe(false);

@@ -23,50 +23,54 @@ import {
 } from "../service/helpers.js";
 import { grpcClients, headersOf, type GrpcClients } from "../service/grpc/client.js";
 import type { CheckResponseMessage } from "../../src/service/grpc/check.js";
+import { at, type DocNode as Node } from "../support/at.js";
 
-type Node = Record<string, any>;
+const envoy: unknown = YAML.parse(readFileSync(join(SHIPPED_DIR, "envoy-grpc.yaml"), "utf8"));
+const hcm = at(envoy, "static_resources.listeners.0.filter_chains.0.filters.0.typed_config");
+const extAuthz = at(
+  (at(hcm, "http_filters") as Node[]).find((f) => f.name === "envoy.filters.http.ext_authz"),
+  "typed_config",
+);
+const cluster = (name: string) => (at(envoy, "static_resources.clusters") as Node[]).find((c) => c.name === name);
+const istio = (file: string): unknown => YAML.parse(readFileSync(join(SHIPPED_DIR, "istio", file), "utf8"));
 
-const envoy = YAML.parse(readFileSync(join(SHIPPED_DIR, "envoy-grpc.yaml"), "utf8")) as Node;
-const hcm = envoy.static_resources.listeners[0].filter_chains[0].filters[0].typed_config as Node;
-const extAuthz = (hcm.http_filters as Node[]).find((f) => f.name === "envoy.filters.http.ext_authz")!
-  .typed_config as Node;
-const cluster = (name: string) => (envoy.static_resources.clusters as Node[]).find((c) => c.name === name)!;
-const istio = (file: string) => YAML.parse(readFileSync(join(SHIPPED_DIR, "istio", file), "utf8")) as Node;
-
-/** Envoy's duration strings ("0.5s") in milliseconds. */
-const ms = (d: string) => Number(/^(\d+(?:\.\d+)?)s$/.exec(d)?.[1]) * 1000;
+/** Envoy's duration strings ("0.5s") in milliseconds (NaN for anything else). */
+const ms = (d: unknown) => Number(/^(\d+(?:\.\d+)?)s$/.exec(typeof d === "string" ? d : "")?.[1]) * 1000;
 
 describe("docs/gateways/envoy-grpc.yaml", () => {
   it("asks Portier's cluster over gRPC ext_authz V3, with a timeout, and denies when Portier cannot decide", () => {
-    expect(extAuthz["@type"]).toBe("type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz");
-    expect(extAuthz.transport_api_version).toBe("V3");
-    expect(extAuthz.failure_mode_allow).toBe(false);
-    expect(extAuthz.http_service).toBeUndefined();
-    expect(extAuthz.grpc_service.envoy_grpc.cluster_name).toBe("portier");
-    expect(ms(extAuthz.grpc_service.timeout)).toBeGreaterThan(0);
-    expect(ms(extAuthz.grpc_service.timeout)).toBeLessThanOrEqual(1000);
+    expect(at(extAuthz, "@type")).toBe("type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz");
+    expect(at(extAuthz, "transport_api_version")).toBe("V3");
+    expect(at(extAuthz, "failure_mode_allow")).toBe(false);
+    expect(at(extAuthz, "http_service")).toBeUndefined();
+    expect(at(extAuthz, "grpc_service.envoy_grpc.cluster_name")).toBe("portier");
+    expect(ms(at(extAuthz, "grpc_service.timeout"))).toBeGreaterThan(0);
+    expect(ms(at(extAuthz, "grpc_service.timeout"))).toBeLessThanOrEqual(1000);
     // Portier reads no body: the check carries none.
-    expect(extAuthz.with_request_body).toBeUndefined();
+    expect(at(extAuthz, "with_request_body")).toBeUndefined();
     // The ext_authz filter runs before the router.
-    expect((hcm.http_filters as Node[]).map((f) => f.name)).toEqual([
+    expect((at(hcm, "http_filters") as Node[]).map((f) => f.name)).toEqual([
       "envoy.filters.http.ext_authz",
       "envoy.filters.http.router",
     ]);
-    expect(hcm.common_http_protocol_options.headers_with_underscores_action).toBe("DROP_HEADER");
+    expect(at(hcm, "common_http_protocol_options.headers_with_underscores_action")).toBe("DROP_HEADER");
   });
 
   it("speaks HTTP/2 to Portier's gRPC port and health-checks it with grpc.health.v1", () => {
     const portier = cluster("portier");
-    expect(
-      portier.typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]
-        .explicit_http_config,
-    ).toHaveProperty("http2_protocol_options");
-    expect(portier.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value).toBe(9191);
-    expect(portier.health_checks[0].grpc_health_check.service_name).toBe("envoy.service.auth.v3.Authorization");
+    // The key has dots of its own: read as a member, not through a dotted path.
+    const http = (at(portier, "typed_extension_protocol_options") as Node)[
+      "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+    ];
+    expect(at(http, "explicit_http_config")).toHaveProperty("http2_protocol_options");
+    expect(at(portier, "load_assignment.endpoints.0.lb_endpoints.0.endpoint.address.socket_address.port_value")).toBe(
+      9191,
+    );
+    expect(at(portier, "health_checks.0.grpc_health_check.service_name")).toBe("envoy.service.auth.v3.Authorization");
   });
 
   it("prints Portier's decision id, reason, flow and route in the access log", () => {
-    const format = JSON.stringify(hcm.access_log[0].typed_config.log_format.json_format);
+    const format = JSON.stringify(at(hcm, "access_log.0.typed_config.log_format.json_format"));
     for (const key of ["decision_id", "reason", "flow", "route"])
       expect(format).toContain(`%DYNAMIC_METADATA(envoy.filters.http.ext_authz:${key})%`);
   });
@@ -76,23 +80,23 @@ describe("docs/gateways/istio/", () => {
   const mesh = istio("mesh-config.yaml");
   const policy = istio("authorization-policy.yaml");
   const service = istio("portier-service.yaml");
-  const provider = (mesh.spec.meshConfig.extensionProviders as Node[])[0]!;
+  const provider = (at(mesh, "spec.meshConfig.extensionProviders") as Node[])[0];
 
   it("declares Portier as an envoyExtAuthzGrpc provider that fails closed", () => {
-    expect(provider.envoyExtAuthzGrpc.failOpen).toBe(false);
-    expect(ms(provider.envoyExtAuthzGrpc.timeout)).toBeLessThanOrEqual(1000);
-    expect(provider.envoyExtAuthzGrpc.service).toBe(
-      `${service.metadata.name}.${service.metadata.namespace}.svc.cluster.local`,
+    expect(at(provider, "envoyExtAuthzGrpc.failOpen")).toBe(false);
+    expect(ms(at(provider, "envoyExtAuthzGrpc.timeout"))).toBeLessThanOrEqual(1000);
+    expect(at(provider, "envoyExtAuthzGrpc.service")).toBe(
+      `${at(service, "metadata.name") as string}.${at(service, "metadata.namespace") as string}.svc.cluster.local`,
     );
-    expect(provider.envoyExtAuthzGrpc.port).toBe(service.spec.ports[0].port);
-    expect(service.spec.ports[0].appProtocol).toBe("grpc");
+    expect(at(provider, "envoyExtAuthzGrpc.port")).toBe(at(service, "spec.ports.0.port"));
+    expect(at(service, "spec.ports.0.appProtocol")).toBe("grpc");
   });
 
   it("sends every request of the workload to it (AuthorizationPolicy action CUSTOM)", () => {
-    expect(policy.kind).toBe("AuthorizationPolicy");
-    expect(policy.spec.action).toBe("CUSTOM");
-    expect(policy.spec.provider.name).toBe(provider.name);
-    expect(policy.spec.rules).toEqual([{}]);
+    expect(at(policy, "kind")).toBe("AuthorizationPolicy");
+    expect(at(policy, "spec.action")).toBe("CUSTOM");
+    expect(at(policy, "spec.provider.name")).toBe(at(provider, "name"));
+    expect(at(policy, "spec.rules")).toEqual([{}]);
   });
 });
 
@@ -124,7 +128,10 @@ describe("what Envoy does with envoy-grpc.yaml, against the real service", () =>
       ...headers,
     ] as [string, string][]) {
       const key = name.toLowerCase();
-      if (hcm.common_http_protocol_options.headers_with_underscores_action === "DROP_HEADER" && key.includes("_"))
+      if (
+        at(hcm, "common_http_protocol_options.headers_with_underscores_action") === "DROP_HEADER" &&
+        key.includes("_")
+      )
         continue;
       joined.set(key, joined.has(key) ? `${joined.get(key)},${value}` : value);
     }
@@ -151,7 +158,7 @@ describe("what Envoy does with envoy-grpc.yaml, against the real service", () =>
     request: Node,
   ): { upstream?: Record<string, string>; client?: { status: number; headers: Record<string, string>; body: string } } {
     if ((res.status?.code ?? 0) === 0) {
-      const upstream = { ...(request.attributes.request.http.headers as Record<string, string>) };
+      const upstream = { ...(at(request, "attributes.request.http.headers") as Record<string, string>) };
       for (const h of res.ok_response!.headers) {
         expect(h.append_action).toBe("OVERWRITE_IF_EXISTS_OR_ADD");
         upstream[h.header.key] = h.header.value;
@@ -165,7 +172,9 @@ describe("what Envoy does with envoy-grpc.yaml, against the real service", () =>
   }
 
   it("the health check Envoy sends answers SERVING", async () => {
-    await expect(client.health(cluster("portier").health_checks[0].grpc_health_check.service_name)).resolves.toEqual({
+    await expect(
+      client.health(at(cluster("portier"), "health_checks.0.grpc_health_check.service_name") as string),
+    ).resolves.toEqual({
       status: "SERVING",
     });
   });
@@ -188,7 +197,7 @@ describe("what Envoy does with envoy-grpc.yaml, against the real service", () =>
     });
     expect(upstream).not.toHaveProperty("x-portier-admin");
     expect(JSON.stringify(upstream)).not.toContain("forged");
-    const format = JSON.stringify(hcm.access_log[0].typed_config.log_format.json_format);
+    const format = JSON.stringify(at(hcm, "access_log.0.typed_config.log_format.json_format"));
     for (const [, key] of format.matchAll(/envoy\.filters\.http\.ext_authz:(\w+)/g))
       expect(res.dynamic_metadata.fields[key!]).toHaveProperty("stringValue");
   });

@@ -19,6 +19,7 @@ import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./
 import { TENANT_A, machineToken } from "./harness/tokens.js";
 import { startUpstream, type RunningUpstream } from "./harness/upstream.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
+import type { DecideJson } from "../support/answers.js";
 
 /** A machine client of a tenant that data/tenants.json does not list, added to the issuer's clients. */
 const UNLISTED = {
@@ -442,8 +443,8 @@ describe("paths and tenant codes through real gateways (issue 9, items 2 and 8)"
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ method: "GET", path: "/v1/roles", token: tokens.get("unlisted") }),
     });
-    expect(JSON.parse(a.body).subject.tenant_id).toBe(TENANT_A);
-    expect(JSON.parse(z.body).subject.tenant_id).toBe(UNLISTED.tenant_id);
+    expect((JSON.parse(a.body) as DecideJson).subject?.tenant_id).toBe(TENANT_A);
+    expect((JSON.parse(z.body) as DecideJson).subject?.tenant_id).toBe(UNLISTED.tenant_id);
   });
 
   describe("asked directly, as nginx asks /forward-auth/nginx (X-Original-URI is the request-target byte for byte)", () => {

@@ -17,6 +17,10 @@ import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { DEFAULT_BUNDLE } from "../../src/service/config.js";
 import { freePort } from "../support/free-port.js";
 
+/** The first compact JWS of a bundle's /.signatures.json. */
+const signatureOf = (files: Map<string, Buffer>) =>
+  (JSON.parse(files.get("/.signatures.json")!.toString()) as { signatures: string[] }).signatures[0]!;
+
 const rsa = () =>
   generateKeyPairSync("rsa", {
     modulusLength: 2048,
@@ -50,7 +54,7 @@ describe("verifyBundleSignature (through loadEngine)", () => {
   it("loads a bundle Portier signed", async () => {
     const engine = await loadEngine(signed, { verificationKey: pub });
     expect(engine.revision).toMatch(/\w/);
-    await engine.close();
+    engine.close();
   });
 
   const someRego = (files: Map<string, Buffer>) => [...files.keys()].find((n) => n.endsWith(".rego")) as string;
@@ -83,7 +87,7 @@ describe("verifyBundleSignature (through loadEngine)", () => {
           "/.signatures.json",
           Buffer.from(
             JSON.stringify({
-              signatures: [1, 2].map(() => JSON.parse(f.get("/.signatures.json")!.toString()).signatures[0]),
+              signatures: [1, 2].map(() => signatureOf(f)),
             }),
           ),
         ),
@@ -92,7 +96,7 @@ describe("verifyBundleSignature (through loadEngine)", () => {
     [
       "alg none",
       (f) => {
-        const [, payload] = (JSON.parse(f.get("/.signatures.json")!.toString()).signatures[0] as string).split(".");
+        const [, payload] = signatureOf(f).split(".");
         f.set(
           "/.signatures.json",
           Buffer.from(JSON.stringify({ signatures: [`${b64({ alg: "none", kid: "default" })}.${payload}.`] })),
@@ -109,10 +113,7 @@ describe("verifyBundleSignature (through loadEngine)", () => {
     const { CompactSign } = await import("jose");
     const forged = await repack(signed, (f) => f.set("/.signatures.json", Buffer.from("{}")));
     const files = await inflateAndUntar(signed, "t", 1e9);
-    const payload = Buffer.from(
-      (JSON.parse(files.get("/.signatures.json")!.toString()).signatures[0] as string).split(".")[1]!,
-      "base64url",
-    );
+    const payload = Buffer.from(signatureOf(files).split(".")[1]!, "base64url");
     const jws = await new CompactSign(payload)
       .setProtectedHeader({ alg: "HS256", kid: "default" })
       .sign(Buffer.from(keys.publicKey));
@@ -143,12 +144,10 @@ describe("verifyBundleSignature (through loadEngine)", () => {
     const withScope = async (scope: unknown) => {
       const { CompactSign, importPKCS8 } = await import("jose");
       const files = await inflateAndUntar(signed, "t", 1e9);
-      const payload = JSON.parse(
-        Buffer.from(
-          (JSON.parse(files.get("/.signatures.json")!.toString()).signatures[0] as string).split(".")[1]!,
-          "base64url",
-        ).toString(),
-      ) as Record<string, unknown>;
+      const payload = JSON.parse(Buffer.from(signatureOf(files).split(".")[1]!, "base64url").toString()) as Record<
+        string,
+        unknown
+      >;
       const jws = await new CompactSign(Buffer.from(JSON.stringify({ ...payload, scope })))
         .setProtectedHeader({ alg: "RS256", kid: "default" })
         .sign(await importPKCS8(keys.privateKey, "RS256"));

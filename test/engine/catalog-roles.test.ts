@@ -12,26 +12,34 @@ const DATA_ROLES = loadCatalog(join(PROJECT_ROOT, "data")).roles;
 
 describe("engine.roles", () => {
   it("is the bundle's role catalog", async () => {
-    const engine = await loadEngine(await bundleWithData("r", (d) => d.catalog.roles[0].aliases.push("Professeur")));
+    const engine = await loadEngine(
+      await bundleWithData("r", (d: Data) => d.catalog.roles[0]!.aliases.push("Professeur")),
+    );
     try {
       expect(engine.roles[0]).toEqual({ ...DATA_ROLES[0], aliases: ["Professeur"] });
       expect(engine.roles.slice(1)).toEqual(DATA_ROLES.slice(1));
     } finally {
-      await engine.close();
+      engine.close();
     }
   });
 
-  type Edit = (data: any) => void;
+  /** The data document as the edits below see it: each edit breaks it on purpose (a label removed, a number). */
+  type Data = { catalog: { roles: { label?: string; aliases: unknown[] }[] } };
+  type Edit = (data: Data) => void;
   const broken: [string, Edit, RegExp][] = [
-    ["has no catalog.roles", (d) => delete d.catalog.roles, /catalog\.roles must list the role catalog/],
+    [
+      "has no catalog.roles",
+      (d) => Reflect.deleteProperty(d.catalog, "roles"),
+      /catalog\.roles must list the role catalog/,
+    ],
     [
       "has a role without a label",
-      (d) => delete d.catalog.roles[2].label,
+      (d) => delete d.catalog.roles[2]!.label,
       /catalog\.roles\[2\]: id and label must be strings/,
     ],
     [
       "has aliases that are not strings",
-      (d) => (d.catalog.roles[4].aliases = ["x", 7]),
+      (d) => (d.catalog.roles[4]!.aliases = ["x", 7]),
       /catalog\.roles\[4\]\.aliases must be a list of strings/,
     ],
   ];

@@ -33,7 +33,7 @@ function input(over: Partial<DecisionInput> = {}): DecisionInput {
 
 let engine: InProcessEngine;
 beforeAll(async () => {
-  engine = (await loadEngine(requireBundle())) as InProcessEngine;
+  engine = await loadEngine(requireBundle());
 });
 
 describe("loading bundles", () => {
@@ -129,14 +129,14 @@ describe("loading bundles", () => {
 
 describe("deciding through the SDK", () => {
   it("allows and denies with reasons", async () => {
-    expect(await engine.decide(input())).toMatchObject({
+    expect(engine.decide(input())).toMatchObject({
       allow: true,
       status: 200,
       reason: "allowed",
       flow: "accessCode",
       deprecated: true,
     });
-    expect(await engine.decide(input({ roles: ["eleve_jeune"] }))).toMatchObject({
+    expect(engine.decide(input({ roles: ["eleve_jeune"] }))).toMatchObject({
       allow: false,
       status: 403,
       reason: "role_not_allowed",
@@ -181,7 +181,7 @@ describe("deciding through the SDK", () => {
     const controlled = await controlledEngine();
     const answers: [string, () => unknown][] = [
       ["an empty result set", () => []],
-      ["a result set the SDK cannot parse", () => JSON.parse("{nope")],
+      ["a result set the SDK cannot parse", () => JSON.parse("{nope") as unknown],
       ["allow not a boolean", () => [{ result: { allow: "yes" } }]],
       ["allow disagreeing with status", () => [{ result: { allow: true, status: 403, reason: "x", message: "m" } }]],
     ];
@@ -205,7 +205,7 @@ describe("evaluation through the SDK's evaluate()", () => {
   beforeAll(async () => {
     bundle = await readBundle(readFileSync(requireBundle()), "b", ["portier/decision"]);
     ours = new PolicyInstance(bundle, "b");
-    reference = sdk.loadPolicySync(new WebAssembly.Module(bundle.wasm) as never);
+    reference = sdk.loadPolicySync(new WebAssembly.Module(bundle.wasm));
     reference.setData(bundle.data);
   });
 

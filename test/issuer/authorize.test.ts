@@ -145,7 +145,7 @@ describe("sign-in", () => {
   it("the code from the login form works at the token endpoint with its verifier", async () => {
     const { verifier, challenge } = pkcePair();
     const page = await authorizeRaw(strict.url, { ...validParams(), login_hint: undefined, code_challenge: challenge });
-    const requestId = /name="request_id" value="([^"]+)"/.exec(page.body)?.[1]!;
+    const requestId = /name="request_id" value="([^"]+)"/.exec(page.body)![1]!;
     const ok = await fetch(`${strict.url}/connect/login`, {
       method: "POST",
       redirect: "manual",

@@ -77,7 +77,7 @@ describe("discovery", () => {
     );
     const jwks = (await (await fetch(meta.jwks_uri!)).json()) as { keys: Array<Record<string, unknown>> };
     expect(jwks.keys).toHaveLength(1);
-    expect(jwks.keys[0]).toMatchObject({ kty: "RSA", use: "sig", alg: "RS256", kid: expect.any(String) });
+    expect(jwks.keys[0]).toMatchObject({ kty: "RSA", use: "sig", alg: "RS256", kid: expect.any(String) as unknown });
     expect(jwks.keys[0]).not.toHaveProperty("d");
   });
 });
@@ -94,7 +94,7 @@ describe("flow accessCode (authorization code + PKCE)", () => {
   it("issues an ID token with exactly the spec 2.1 claims plus nonce, at_hash and s_hash recomputed", async () => {
     const { tokens, state, nonce, started } = await userFlow("openid profile email apiclients");
     const { header, claims } = decode(tokens.id_token!);
-    expect(header).toMatchObject({ alg: "RS256", kid: expect.any(String) });
+    expect(header).toMatchObject({ alg: "RS256", kid: expect.any(String) as unknown });
     expect(Object.keys(claims).sort()).toEqual(
       [
         "exp",
@@ -141,7 +141,7 @@ describe("flow accessCode (authorization code + PKCE)", () => {
   it("issues a spec 2.2 access token: typ at+jwt, scope and amr as arrays, no aud", async () => {
     const { tokens, started } = await userFlow("openid profile email apiclients");
     const { header, claims } = decode(tokens.access_token);
-    expect(header).toMatchObject({ alg: "RS256", typ: "at+jwt", kid: expect.any(String) });
+    expect(header).toMatchObject({ alg: "RS256", typ: "at+jwt", kid: expect.any(String) as unknown });
     expect(Object.keys(claims).sort()).toEqual(
       ["exp", "iss", "client_id", "sub", "auth_time", "idp", "tenant_id", "scope", "amr", "iat", "jti"].sort(),
     );
@@ -212,7 +212,7 @@ describe("flow application (client credentials)", () => {
     expect(tokens.scope).toBe("apiclients");
     expect(tokens.id_token).toBeUndefined();
     const { header, claims } = decode(tokens.access_token);
-    expect(header).toMatchObject({ alg: "RS256", typ: "at+jwt", kid: expect.any(String) });
+    expect(header).toMatchObject({ alg: "RS256", typ: "at+jwt", kid: expect.any(String) as unknown });
     expect(Object.keys(claims).sort()).toEqual(
       ["nbf", "exp", "iss", "aud", "client_id", "tenant_id", "scope", "iat", "jti"].sort(),
     );

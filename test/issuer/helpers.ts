@@ -83,7 +83,7 @@ export async function tokenRequest(
 ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const form = new URLSearchParams(params);
   const res = init.query
-    ? await fetch(`${issuerUrl}/connect/token?${form}`, { method: "POST", headers: init.headers ?? {} })
+    ? await fetch(`${issuerUrl}/connect/token?${form.toString()}`, { method: "POST", headers: init.headers ?? {} })
     : await fetch(`${issuerUrl}/connect/token`, { method: "POST", body: form, headers: init.headers ?? {} });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
 }
@@ -95,7 +95,7 @@ export function basicAuth(id: string, secret: string): string {
 
 export function decode(token: string): { header: Record<string, unknown>; claims: Record<string, unknown> } {
   return {
-    header: decodeProtectedHeader(token) as Record<string, unknown>,
-    claims: decodeJwt(token) as Record<string, unknown>,
+    header: decodeProtectedHeader(token),
+    claims: decodeJwt(token),
   };
 }

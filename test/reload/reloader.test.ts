@@ -41,7 +41,7 @@ function scripted(steps: Step[], extra: Partial<ReloaderOptions<number>> = {}) {
     logger: { warn: (o) => logs.push(o), info: (o) => logs.push(o) },
     ...extra,
   });
-  open.push(r as Reloader<unknown>);
+  open.push(r);
   return { r, activated, logs };
 }
 
@@ -169,7 +169,7 @@ describe("validate, guard, swap; status like OPA's bundle status", () => {
       },
       activate: () => undefined,
     });
-    open.push(r as Reloader<unknown>);
+    open.push(r);
     await Promise.all([r.reload(), r.reload(), r.reload(), r.reload()]);
     expect(most).toBe(1);
     expect(calls).toBe(2);
@@ -190,7 +190,7 @@ describe("sources", () => {
       },
       activate: () => undefined,
     });
-    open.push(r as Reloader<unknown>);
+    open.push(r);
     return r;
   };
 
@@ -241,7 +241,7 @@ describe("sources", () => {
       },
       activate: () => undefined,
     });
-    open.push(r as Reloader<unknown>);
+    open.push(r);
     r.poll({ intervalMs: 20, maxBackoffMs: 160 });
     await expect.poll(() => at.length, { timeout: 5000 }).toBeGreaterThanOrEqual(4);
     expect(r.status().consecutiveFailures).toBeGreaterThanOrEqual(3);

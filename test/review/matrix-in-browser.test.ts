@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { loadEngine, type InProcessEngine } from "../../src/engine/index.js";
+import { loadEngine } from "../../src/engine/index.js";
 import { computeMatrix, renderMatrix, type AccessMatrix } from "../../src/review/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
@@ -16,6 +16,12 @@ import { requireBundle } from "../support/bundle.js";
 declare const document: { documentElement: { scrollWidth: number } };
 declare const window: { scrollTo(x: number, y: number): void };
 type Shown = { offsetParent: unknown };
+/** The members of a page element these checks read in the browser (the project's tsconfig has no DOM lib). */
+type Cell = {
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  getBoundingClientRect(): { top: number; right: number; width: number };
+};
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const BUILD = join(PROJECT_ROOT, "build");
@@ -29,7 +35,7 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
   let matrix: AccessMatrix;
 
   beforeAll(async () => {
-    matrix = computeMatrix((await loadEngine(requireBundle())) as InProcessEngine);
+    matrix = computeMatrix(await loadEngine(requireBundle()));
     mkdirSync(BUILD, { recursive: true });
     const file = join(BUILD, "access-matrix.html");
     writeFileSync(file, renderMatrix(matrix, "html"));
@@ -58,7 +64,7 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
   it("says it is English and fits every grant column in the window", async () => {
     expect(await page.getAttribute("html", "lang")).toBe("en");
     const headers = await page.$$eval("#grid thead th.grant", (ths) =>
-      ths.map((th) => ({
+      (ths as unknown as Cell[]).map((th) => ({
         text: th.textContent ?? "",
         right: th.getBoundingClientRect().right,
         width: th.getBoundingClientRect().width,
@@ -74,7 +80,7 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
 
   it("keeps the header in view when the grid scrolls", async () => {
     await page.evaluate(() => window.scrollTo(0, 1200));
-    const top = await page.$eval("#grid thead th.grant", (th) => th.getBoundingClientRect().top);
+    const top = await page.$eval("#grid thead th.grant", (th) => (th as unknown as Cell).getBoundingClientRect().top);
     expect(Math.abs(top)).toBeLessThan(2);
     await page.evaluate(() => window.scrollTo(0, 0));
   });
@@ -99,7 +105,9 @@ describe.skipIf(!CHROMIUM)("the HTML matrix in chromium at 1400 px", () => {
   it("filters by role and by route", async () => {
     await page.selectOption("#role-filter", "enseignant_adulte");
     const visible = await page.$$eval("#grid thead th.grant", (ths) =>
-      ths.filter((th) => (th as unknown as Shown).offsetParent !== null).map((th) => th.getAttribute("data-col")),
+      (ths as unknown as (Cell & Shown)[])
+        .filter((th) => th.offsetParent !== null)
+        .map((th) => th.getAttribute("data-col")),
     );
     expect(visible).toEqual(["enseignant_adulte"]);
     await page.fill("#route-filter", "elevesadultes");

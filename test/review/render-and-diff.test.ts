@@ -22,7 +22,7 @@ import { TENANT_A, TENANT_B } from "../support/sample.js";
 let engine: InProcessEngine;
 let matrix: AccessMatrix;
 beforeAll(async () => {
-  engine = (await loadEngine(requireBundle())) as InProcessEngine;
+  engine = await loadEngine(requireBundle());
   matrix = computeMatrix(engine);
 });
 
@@ -46,7 +46,7 @@ describe("rendering the matrix", () => {
   });
 
   it("writes JSON and escaped HTML", () => {
-    expect(JSON.parse(renderMatrix(matrix, "json")).rows).toHaveLength(29);
+    expect((JSON.parse(renderMatrix(matrix, "json")) as { rows: unknown[] }).rows).toHaveLength(29);
     const html = renderMatrix(matrix, "html");
     expect(html).toContain("Absences d&#39;un élève jeune");
     expect(html).not.toMatch(/<td>[^<]*<script/);

@@ -16,6 +16,10 @@ import { requireBundle } from "../support/bundle.js";
 import { portierProcess, portierInProcess as portier, scratchProject } from "../support/cli.js";
 import { fixedPolicy } from "../support/policy-snapshot.js";
 import { TENANT_A, TENANT_B } from "../support/sample.js";
+import type { Catalog } from "../../src/catalog/load-catalog.js";
+
+/** A line of the decision log, as these tests read it. */
+type LogLine = { event: string; input: unknown; revision: string; reason: string };
 
 const user = (sub: string, tenant: string) => ({
   sub,
@@ -79,25 +83,25 @@ async function decisionLog(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  current = (await loadEngine(requireBundle())) as InProcessEngine;
+  current = await loadEngine(requireBundle());
   logLines = await decisionLog();
   candidateDir = scratchProject();
   const file = join(candidateDir, "data", "tenants.json");
-  const doc = JSON.parse(readFileSync(file, "utf8"));
-  doc.tenants[0].codeOrganisme.push("ORG002");
-  doc.tenants[1].codeOrganisme = [];
+  const doc = JSON.parse(readFileSync(file, "utf8")) as Pick<Catalog, "tenants">;
+  doc.tenants[0]!.codeOrganisme.push("ORG002");
+  doc.tenants[1]!.codeOrganisme = [];
   writeFileSync(file, JSON.stringify(doc, null, 2));
 }, 60_000);
 
 describe("the decision log carries what replay needs", () => {
   it("has the exact policy input and revision on policy decisions, and no token anywhere", () => {
-    const decisions = logLines.map((l) => JSON.parse(l)).filter((e) => e.event === "decision");
+    const decisions = logLines.map((l) => JSON.parse(l) as LogLine).filter((e) => e.event === "decision");
     expect(decisions).toHaveLength(8);
-    const first = decisions[0];
+    const first = decisions[0]!;
     expect(first.input).toEqual({
       method: "GET",
       path: "/v2/ORG001/elevesJeunes/E1/absences",
-      token: expect.objectContaining({ sub: "u-teacher-a", tenant_id: TENANT_A }),
+      token: expect.objectContaining({ sub: "u-teacher-a", tenant_id: TENANT_A }) as unknown,
       roles: ["enseignant_jeune"],
       synced: true,
       role_check: "enforce",

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadEngine, type InProcessEngine } from "../../src/engine/index.js";
+import { loadEngine } from "../../src/engine/index.js";
 import { computeMatrix, type AccessMatrix } from "../../src/review/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { requireBundle } from "../support/bundle.js";
@@ -20,7 +20,7 @@ let matrix: AccessMatrix;
 
 beforeAll(async () => {
   spec = parseSpecSection43();
-  matrix = computeMatrix((await loadEngine(requireBundle())) as InProcessEngine);
+  matrix = computeMatrix(await loadEngine(requireBundle()));
 });
 
 describe("the compiled policy against spec 4.3", () => {

@@ -38,13 +38,14 @@ export function bundleWithRevision(revision: string): Promise<Buffer> {
 }
 
 /** The project's bundle with its data document (/data.json) edited, under another manifest revision. */
-export async function bundleWithData(revision: string, edit: (data: any) => void): Promise<Buffer> {
+export async function bundleWithData<T = unknown>(revision: string, edit: (data: T) => void): Promise<Buffer> {
   const files = await entries(gunzipSync(readFileSync(BUNDLE)));
   const find = (name: string) => Object.keys(files).find((n) => n.replace(/^\//, "") === name);
   const manifestName = find(".manifest");
   const dataName = find("data.json");
   if (!manifestName || !dataName) throw new Error("bundle has no .manifest or data.json");
-  const data = JSON.parse(files[dataName]!.toString()) as unknown;
+  // The edit's parameter type says what it expects of the project's data document (a test's assertion).
+  const data = JSON.parse(files[dataName]!.toString()) as T;
   edit(data);
   files[dataName] = Buffer.from(JSON.stringify(data));
   files[manifestName] = Buffer.from(

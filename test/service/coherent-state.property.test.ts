@@ -245,8 +245,8 @@ async function allowsUnder(
   const ids = record?.roles.map(resolve);
   // A record naming a role the bundle does not know is refused as a whole: the user is not synced.
   const synced = record !== undefined && record.tenant_id === claims.tenant_id && ids!.every((id) => id !== undefined);
-  const roles = synced ? [...new Set(ids as string[])] : [];
-  const decision = await engine.decide({
+  const roles = synced ? [...new Set(ids)] : [];
+  const decision = engine.decide({
     method: "GET",
     path,
     token: tokenFacts(claims),
@@ -639,7 +639,7 @@ async function run(
     .map((l) => JSON.parse(l) as Record<string, unknown>);
   const decisions = new Map(logLines.filter((l) => l.event === "decision").map((l) => [String(l.decision_id), l]));
   const serviceEvents: ServiceEvent[] = logLines
-    .filter((l) => typeof l.event === "string" && /^(policy|directory|keys)_(loaded|refused)$/.test(l.event as string))
+    .filter((l) => typeof l.event === "string" && /^(policy|directory|keys)_(loaded|refused)$/.test(l.event))
     .map((l) => ({
       time: Number(l.time),
       event: String(l.event),
@@ -764,7 +764,7 @@ afterEach(async () => {
   for (const done of cleanups.splice(0)) await done();
 });
 afterAll(async () => {
-  for (const e of engines.splice(0)) await e.close();
+  for (const e of engines.splice(0)) e.close();
 });
 
 describe("every decision comes from one coherent state (issue 17)", () => {

@@ -36,7 +36,7 @@ describe("the config file's documentation", () => {
   });
 
   it("docs/portier.example.json is valid against that schema and loads", () => {
-    const example = JSON.parse(readFileSync(EXAMPLE_FILE, "utf8"));
+    const example = JSON.parse(readFileSync(EXAMPLE_FILE, "utf8")) as Record<string, unknown>;
     const validate = new Ajv({ allErrors: true }).compile(JSON.parse(readFileSync(SCHEMA_FILE, "utf8")));
     expect(validate.errors ?? validate(example)).toBe(true);
     const config = loadConfig(["--config", EXAMPLE_FILE], {});

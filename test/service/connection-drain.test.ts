@@ -14,6 +14,7 @@ import { createServer } from "node:http";
 import { ConnectionDrain } from "../../src/service/connection-drain.js";
 import { ISSUER, machineToken, makeKeys, tempDir, until } from "./helpers.js";
 import { killAllGroups, startGroup, untilGone, type PortierGroup } from "./process-group.js";
+import type { ReadyJson } from "../support/answers.js";
 
 afterAll(() => killAllGroups());
 
@@ -215,7 +216,7 @@ describe.concurrent.each([
     };
     await until(async () => (await ready())?.status === 503, 5000, 20);
     const during = await ready();
-    expect(JSON.parse(during!.body).missing[0]).toMatch(/^stopping: /);
+    expect((JSON.parse(during!.body) as ReadyJson).missing[0]).toMatch(/^stopping: /);
     // Still accepting during the delay; each answer now closes its connection.
     const late = await send(port).result;
     expect(late).toMatchObject({ outcome: "answered", status: 200, connectionClose: true });

@@ -18,6 +18,7 @@ export { TENANT_A, TENANT_B } from "../support/sample.js";
 export { until } from "../support/until.js";
 import { TENANT_A } from "../support/sample.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";
+import { json, type DecideJson } from "../support/answers.js";
 export const TEACHER = "11111111-1111-4111-8111-111111111111";
 export const ADULT_STUDENT = "22222222-2222-4222-8222-222222222222";
 export const UNSYNCED = "33333333-3333-4333-8333-333333333333";
@@ -166,7 +167,7 @@ export function startServe(
       void stop();
       reject(new Error(`serve did not start in time\n${out}\n${err}`));
     }, timeoutMs);
-    proc.stdout!.on("data", (d: Buffer) => {
+    proc.stdout.on("data", (d: Buffer) => {
       out += d.toString();
       for (const line of out.split("\n")) {
         try {
@@ -181,7 +182,7 @@ export function startServe(
         }
       }
     });
-    proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+    proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
     proc.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`serve exited with ${code}\n${out}\n${err}`));
@@ -209,11 +210,11 @@ export function runServe(
   );
 }
 
-export async function decide(url: string, body: unknown): Promise<{ status: number; json: any }> {
+export async function decide<T = DecideJson>(url: string, body: unknown): Promise<{ status: number; json: T }> {
   const res = await fetch(`${url}/decide`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
-  return { status: res.status, json: await res.json() };
+  return { status: res.status, json: await json<T>(res) };
 }

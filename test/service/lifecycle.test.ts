@@ -24,6 +24,7 @@ import {
 } from "./helpers.js";
 import { decide, serveInjected, type InjectedService, type Injector } from "./inject.js";
 import { TENANT_A } from "../support/sample.js";
+import { json, type ReadyJson, type DecideJson } from "../support/answers.js";
 
 const running: { stop(): Promise<void> }[] = [];
 const servers: Server[] = [];
@@ -59,7 +60,7 @@ async function setup() {
   return { keys, dir, jwks, directory };
 }
 
-const ready = async (svc: Injector) => (await svc.fetch("/ready")).json() as Promise<any>;
+const ready = async (svc: Injector) => json<ReadyJson>(await svc.fetch("/ready"));
 
 describe("configuration", () => {
   it("reports every invalid option by its path, exits non-zero, no stack trace", async () => {
@@ -153,7 +154,7 @@ describe("--bundle-url", () => {
     let failing = false;
     const seen: (string | undefined)[] = [];
     const { url } = await listen((req, res) => {
-      seen.push(req.headers["if-none-match"] as string | undefined);
+      seen.push(req.headers["if-none-match"]);
       if (failing) return res.writeHead(500).end();
       if (req.headers["if-none-match"] === etag) return res.writeHead(304).end();
       res.writeHead(200, { etag, "content-type": "application/gzip" }).end(body);
@@ -202,7 +203,7 @@ describe("the issuer going down", () => {
     const down = await serve(["--issuer", ISSUER, "--jwks", `${url}/jwks`, "--directory", directory]);
     const res = await down.fetch(`/ready`);
     expect(res.status).toBe(503);
-    expect(((await res.json()) as any).missing[0]).toMatch(/^keys: /);
+    expect((await json<ReadyJson>(res)).missing[0]).toMatch(/^keys: /);
     const d = await decide(down, { method: "GET", path: "/v1/roles", token });
     expect(d.json).toMatchObject({ allow: false, status: 401 });
     expect((await down.fetch(`/health`)).status).toBe(200);
@@ -246,7 +247,7 @@ describe("--workers 2 (node:cluster)", () => {
           headers: { "content-type": "application/json", connection: "close" },
           body: JSON.stringify({ method: "GET", path: "/v1/roles", token: t }),
         });
-        expect(((await res.json()) as any).allow).toBe(true);
+        expect((await json<DecideJson>(res)).allow).toBe(true);
         const lines = svc
           .output()
           .split("\n")

@@ -75,7 +75,7 @@ function problems(seen: Seen): string[] {
   const type = (seen.headers.get("content-type") ?? "").split(";")[0]?.trim() ?? "";
   const media = response.content?.[type];
   if (!media) return [...out, `${seen.method} ${seen.path} ${seen.status}: content type "${type}" is not documented`];
-  const body = type === "application/json" ? JSON.parse(seen.text) : seen.text;
+  const body: unknown = type === "application/json" ? JSON.parse(seen.text) : seen.text;
   const validate = ajv.compile(absolute(media.schema) as object);
   if (!validate(body))
     out.push(`${seen.method} ${seen.path} ${seen.status}: body does not match: ${ajv.errorsText(validate.errors)}`);

@@ -34,8 +34,8 @@ export function startGroup(args: string[], env: Record<string, string> = {}): Po
   const pgid = proc.pid as number;
   let out = "";
   let err = "";
-  proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
   // 'close', not 'exit': by then stdout and stderr are read to the end (and every process holding them is gone).
   const exited = new Promise<number | string>((resolve) =>
     proc.once("close", (code, signal) => resolve(code ?? signal ?? -1)),

@@ -27,6 +27,7 @@ import {
 } from "./helpers.js";
 import { decide, serveInjected, type InjectedService, type Injector } from "./inject.js";
 import { sealNdjson } from "../support/directory-files.js";
+import { json, type ReadyJson } from "../support/answers.js";
 
 const running: InjectedService[] = [];
 const servers: Server[] = [];
@@ -65,7 +66,7 @@ async function keyFile() {
   return { keys, dir, jwks };
 }
 
-const ready = async (svc: Injector) => (await svc.fetch("/ready")).json() as Promise<any>;
+const ready = async (svc: Injector) => json<ReadyJson>(await svc.fetch("/ready"));
 const metrics = async (svc: Injector) => (await svc.fetch("/metrics")).text();
 const ROLES_PATH = "/v1/roles";
 
@@ -115,7 +116,7 @@ describe("--jwks FILE", () => {
       replace(jwks, JSON.stringify(doc(keys)));
       await until(async () => (await ready(svc)).keys.refreshFailures > 0);
       const res = await svc.fetch(`/ready`);
-      const r = (await res.json()) as any;
+      const r = await json<ReadyJson>(res);
       expect(res.status).toBe(200);
       expect(r.keys).toMatchObject({ ready: true, keyCount: 1 });
       expect(r.problems.join("\n")).toMatch(
@@ -188,7 +189,7 @@ describe("keys from a URL that refuses connections at start", () => {
 
 describe("--bundle-url status", () => {
   it("a 304 after a failed poll clears the error from /ready and metrics", async () => {
-    const { keys, dir, jwks } = await keyFile();
+    const { jwks } = await keyFile();
     const body = await bundleWithRevision("r-1");
     let mode: "ok" | "fail" = "ok";
     let failures = 0;
@@ -221,7 +222,7 @@ describe("--bundle-url status", () => {
     expect(r.problems).toEqual([]);
     expect(r.policy.lastError).toBeUndefined();
     expect(r.policy).toMatchObject({ revision: "r-1", loaded: true, lastHttpCode: 304 });
-    expect(r.policy.lastSuccessfulRequest >= r.policy.lastSuccessfulActivation).toBe(true);
+    expect(r.policy.lastSuccessfulRequest! >= r.policy.lastSuccessfulActivation!).toBe(true);
     expect(await metrics(svc)).toContain("portier_policy_last_load_failed 0");
   }, 60_000);
 
@@ -370,7 +371,7 @@ describe("--directory-shrink-window-seconds", () => {
 
 describe("--bundle-max-bytes", () => {
   it("a bundle bomb from the bundle server is refused while inflating; the old policy keeps serving", async () => {
-    const { keys, dir, jwks } = await keyFile();
+    const { keys, jwks } = await keyFile();
     const good = await bundleWithRevision("before-bomb");
     const gz = createGzip({ level: 9 });
     const parts: Buffer[] = [];
@@ -410,7 +411,6 @@ describe("--bundle-max-bytes", () => {
 
 describe("secrets in configured URLs", () => {
   it("never appear in /ready, /metrics, error messages or logs", async () => {
-    const keys = await makeKeys();
     const body = await bundleWithRevision("secret-free");
     const basic = `Basic ${Buffer.from("ops:PASSW0RD").toString("base64")}`;
     let bundleDown = false;

@@ -23,6 +23,7 @@ import {
 } from "./helpers.js";
 import { decide, serveInjected, type InjectedService } from "./inject.js";
 import { TENANT_A } from "../support/sample.js";
+import { json, type DecideJson } from "../support/answers.js";
 
 let keys: Keys;
 let svc: InjectedService;
@@ -131,7 +132,7 @@ describe("POST /decide", () => {
   });
 
   it("answers a batch in order", async () => {
-    const { status, json } = await decide(svc, {
+    const { status, json } = await decide<DecideJson[]>(svc, {
       requests: [
         { method: "GET", path: "/v1/roles", token: tokens.teacher },
         { method: "GET", path: "/v1/roles" },
@@ -139,8 +140,8 @@ describe("POST /decide", () => {
       ],
     });
     expect(status).toBe(200);
-    expect(json.map((d: { reason: string }) => d.reason)).toEqual(["allowed", "token_missing", "allowed"]);
-    expect(new Set(json.map((d: { decision_id: string }) => d.decision_id)).size).toBe(3);
+    expect(json.map((d) => d.reason)).toEqual(["allowed", "token_missing", "allowed"]);
+    expect(new Set(json.map((d) => d.decision_id)).size).toBe(3);
   });
 
   it.each([
@@ -234,7 +235,7 @@ describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", 
     expect(path.status).toBe(403);
     const missing = await fa({ Authorization: `Bearer ${tokens.teacher}` });
     expect(missing.status).toBe(403);
-    expect(((await missing.json()) as any).reason).toBe("request_invalid");
+    expect((await json<DecideJson>(missing)).reason).toBe("request_invalid");
   });
 
   it("accepts any method on the endpoint itself (nginx subrequests may be HEAD/POST)", async () => {

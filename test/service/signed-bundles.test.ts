@@ -16,6 +16,7 @@ import { ISSUER, makeKeys, runServe, tempDir, until } from "./helpers.js";
 import { serveInjected, type InjectedService, type Injector } from "./inject.js";
 import { signBundle, tarOf } from "../../src/toolchain/sign-bundle.js";
 import { inflateAndUntar } from "../../src/engine/index.js";
+import { json, type ReadyJson } from "../support/answers.js";
 
 const running: InjectedService[] = [];
 const servers: Server[] = [];
@@ -57,7 +58,7 @@ function replace(file: string, bytes: Buffer): void {
   renameSync(`${file}.tmp`, file);
 }
 
-const ready = async (svc: Injector) => (await svc.fetch("/ready")).json() as Promise<any>;
+const ready = async (svc: Injector) => json<ReadyJson>(await svc.fetch("/ready"));
 const failedMetric = async (svc: Injector) =>
   /^portier_policy_last_load_failed (\d)/m.exec(await (await svc.fetch("/metrics")).text())?.[1];
 

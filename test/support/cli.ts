@@ -45,9 +45,10 @@ async function captured(fn: () => Promise<number>): Promise<CliResult> {
   const stream = (key: "stdout" | "stderr") =>
     new Writable({ write: (chunk: Buffer, _enc, done) => (sink(key)(chunk), done()) });
   const { stdout, stderr } = process;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept only to be put back on the same stream below.
   const saved = { out: stdout.write, err: stderr.write, console: globalThis.console };
-  stdout.write = sink("stdout") as typeof stdout.write;
-  stderr.write = sink("stderr") as typeof stderr.write;
+  stdout.write = sink("stdout");
+  stderr.write = sink("stderr");
   globalThis.console = new Console({ stdout: stream("stdout"), stderr: stream("stderr") });
   try {
     result.code = await fn();

@@ -23,8 +23,8 @@ const b64 = (s: string | Uint8Array) => Buffer.from(s).toString("base64url");
 function subtleParams(alg: string): webcrypto.AlgorithmIdentifier | webcrypto.RsaPssParams | webcrypto.EcdsaParams {
   const bits = alg.slice(2);
   if (alg.startsWith("RS")) return { name: "RSASSA-PKCS1-v1_5" };
-  if (alg.startsWith("PS")) return { name: "RSA-PSS", saltLength: Number(bits) / 8 } as webcrypto.RsaPssParams;
-  return { name: "ECDSA", hash: `SHA-${bits}` } as webcrypto.EcdsaParams;
+  if (alg.startsWith("PS")) return { name: "RSA-PSS", saltLength: Number(bits) / 8 };
+  return { name: "ECDSA", hash: `SHA-${bits}` };
 }
 
 /** Signs header and payload given as objects or raw JSON text. */
@@ -37,11 +37,7 @@ export async function signRaw(
   const h = b64(typeof header === "string" ? header : JSON.stringify(header));
   const p = b64(typeof payload === "string" ? payload : JSON.stringify(payload));
   const input = `${h}.${p}`;
-  const sig = await webcrypto.subtle.sign(
-    subtleParams(alg),
-    key.privateKey as unknown as webcrypto.CryptoKey,
-    Buffer.from(input),
-  );
+  const sig = await webcrypto.subtle.sign(subtleParams(alg), key.privateKey, Buffer.from(input));
   return `${input}.${b64(new Uint8Array(sig))}`;
 }
 

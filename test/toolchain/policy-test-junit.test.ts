@@ -61,7 +61,7 @@ describe("JUnit XML of a policy-test report", () => {
     expect(findAll(byName.get("test_table[ok]")!, "failure")).toHaveLength(0);
     expect(findAll(byName.get("test_errs")!, "failure")[0]!.attributes).toMatchObject({
       type: "error",
-      message: expect.stringContaining("eval_conflict_error"),
+      message: expect.stringContaining("eval_conflict_error") as unknown,
     });
     expect(findAll(byName.get("todo_test_later")!, "skipped")).toHaveLength(1);
     const coverage = findAll(byName.get("coverage >= 100%")!, "failure")[0]!;

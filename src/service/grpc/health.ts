@@ -74,7 +74,7 @@ export function healthService(ready: () => boolean): HealthService {
   };
 
   return {
-    handlers: { Check: check, Watch: watch } as grpc.UntypedServiceImplementation,
+    handlers: { Check: check, Watch: watch },
     stop() {
       stopping = true;
       for (const end of [...watchers]) end(true);

@@ -5,7 +5,7 @@
  * none -> 401 with WWW-Authenticate, "deny" -> 403, "boom" -> 500 (which Portier must never answer).
  */
 import { createServer } from "node:http";
-import { LOOPBACK, listenOnLoopback } from "./net.js";
+import { listenOnLoopback } from "./net.js";
 
 export interface FakeAuthSeen {
   method: string;

@@ -2,7 +2,7 @@
  * Loopback networking helpers for the end-to-end tests: pick a free ephemeral port on 127.0.0.1, and
  * wait (bounded) until something accepts TCP connections on a port.
  */
-import { createConnection, createServer, type AddressInfo, type Server as NetServer } from "node:net";
+import { createConnection, type AddressInfo, type Server as NetServer } from "node:net";
 import type { Server as HttpServer } from "node:http";
 
 export const LOOPBACK = "127.0.0.1";
@@ -46,7 +46,7 @@ export async function waitForPort(
 /** Starts a server on a free loopback port; returns the port and a close that ends open HTTP connections. */
 export async function listenOnLoopback(
   server: HttpServer | NetServer,
-): Promise<{ port: number; close(): Promise<void> }> {
+): Promise<{ port: number; close: () => Promise<void> }> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, LOOPBACK, () => resolve());

@@ -19,6 +19,7 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import YAML from "yaml";
 import { shippedConfig } from "./gateways.js";
 import { listenOnLoopback, LOOPBACK } from "./net.js";
+import { at, type DocNode } from "../../support/at.js";
 
 export type ShapedKind = "traefik" | "envoy";
 
@@ -217,18 +218,20 @@ function clusterPort(
   return port;
 }
 
-/** The bootstrap read loosely: the paths below are the shipped file's; a missing one throws at start. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a YAML document walked by known paths
-function envoyHandler(config: any) {
-  const hcm = config.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
-  const underscores: string = hcm.common_http_protocol_options?.headers_with_underscores_action ?? "ALLOW";
-  const extAuthz = hcm.http_filters.find(
-    (f: { name: string }) => f.name === "envoy.filters.http.ext_authz",
-  ).typed_config;
-  const http: EnvoyHttpService = extAuthz.http_service;
-  const authPort = clusterPort(config.static_resources.clusters, extAuthz.http_service.server_uri.cluster);
-  const route = hcm.route_config.virtual_hosts[0].routes[0].route.cluster as string;
-  const upstreamPort = clusterPort(config.static_resources.clusters, route);
+/** The bootstrap read by the shipped file's paths (test/support/at.ts); a missing one throws at start. */
+function envoyHandler(config: unknown) {
+  const hcm = at(config, "static_resources.listeners.0.filter_chains.0.filters.0.typed_config");
+  const protocol = at(hcm, "common_http_protocol_options") as DocNode | undefined;
+  const underscores = (protocol?.headers_with_underscores_action as string | undefined) ?? "ALLOW";
+  const extAuthz = at(
+    (at(hcm, "http_filters") as DocNode[]).find((f) => f.name === "envoy.filters.http.ext_authz"),
+    "typed_config",
+  );
+  const http = at(extAuthz, "http_service") as EnvoyHttpService;
+  const clusters = at(config, "static_resources.clusters") as Parameters<typeof clusterPort>[0];
+  const authPort = clusterPort(clusters, at(http, "server_uri.cluster") as string);
+  const route = at(hcm, "route_config.virtual_hosts.0.routes.0.route.cluster") as string;
+  const upstreamPort = clusterPort(clusters, route);
   // Always sent to an HTTP authorization service, whatever allowed_headers says.
   const always: StringMatcher[] = [{ exact: "host" }, { exact: "authorization" }];
   const requestPatterns = [...always, ...(http.authorization_request?.allowed_headers?.patterns ?? [])];
@@ -269,8 +272,11 @@ export async function startShapedGateway(
   opts: { authPort: number; upstreamPort: number },
 ): Promise<ShapedGateway> {
   const file = kind === "traefik" ? "traefik.yml" : "envoy.yaml";
-  const config = YAML.parse(shippedConfig(file, { port: 0, authPort: opts.authPort, upstreamPort: opts.upstreamPort }));
-  const handle = kind === "traefik" ? traefikHandler(config) : envoyHandler(config);
+  const config: unknown = YAML.parse(
+    shippedConfig(file, { port: 0, authPort: opts.authPort, upstreamPort: opts.upstreamPort }),
+  );
+  const handle =
+    kind === "traefik" ? traefikHandler(config as Parameters<typeof traefikHandler>[0]) : envoyHandler(config);
   const server = createServer((req, res) => {
     req.resume();
     handle(req, res).catch((err: Error) => {

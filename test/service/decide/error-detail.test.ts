@@ -27,7 +27,7 @@ const CLAIMS = {
 let real: InProcessEngine;
 let controlled: ControlledEngine;
 beforeAll(async () => {
-  real = (await loadEngine(requireBundle())) as InProcessEngine;
+  real = await loadEngine(requireBundle());
   controlled = await controlledEngine();
 });
 

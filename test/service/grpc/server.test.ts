@@ -222,7 +222,7 @@ describe("Check: what Envoy's CheckRequest gets", () => {
     expect(ok.headers_to_remove).toEqual(["x-portier-admin"]);
     expect(res.dynamic_metadata.fields).toMatchObject({
       flow: { stringValue: "accessCode" },
-      route: { stringValue: expect.any(String) },
+      route: { stringValue: expect.any(String) as unknown },
     });
     const id = (res.dynamic_metadata.fields.decision_id as { stringValue: string }).stringValue;
     await until(() => svc.output().includes(id));
@@ -275,7 +275,7 @@ describe("Check: a request Portier cannot read is a 400 deny", () => {
       allow: false,
       status: 400,
       reason: "request_invalid",
-      message: expect.stringContaining(message),
+      message: expect.stringContaining(message) as unknown,
     });
   });
 });
