@@ -6,7 +6,7 @@
  * answers, and a base commit's source compiled beside this tree (git archive + tsc, as hot-path.ts does).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, openSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -179,29 +179,37 @@ export async function shapeOf(portierUrl: string, f: Fixture): Promise<string> {
   return JSON.stringify({ decideBody, gatewayHeaders, gatewayBody });
 }
 
-/** A commit's source compiled as this tree's dist/ is (tsc), node_modules linked; returns the tree's folder. */
-export function compiledBase(ref: string): string {
+/**
+ * The base commit's source tree in a temporary folder (node_modules linked), to import or compile; the caller
+ * removes it when done, and a failure here removes it. (The archive is ~2 MB since docs/ holds flame graphs,
+ * past execFileSync's 1 MiB default buffer: the bench failed with ENOBUFS.)
+ */
+export function baseTree(ref: string): string {
   const dir = mkdtempSync(join(tmpdir(), "portier-base-"));
-  const tar = execFileSync("git", [
-    "-C",
-    ROOT,
-    "archive",
-    ref,
-    "src",
-    "docs",
-    "data",
-    "policies",
-    "package.json",
-    "tsconfig.json",
-  ]);
-  execFileSync("tar", ["-x", "-C", dir], { input: tar });
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  execFileSync(
-    process.execPath,
-    [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(dir, "tsconfig.json")],
-    {
-      stdio: "inherit",
-    },
-  );
-  return dir;
+  try {
+    const paths = ["src", "docs", "data", "policies", "package.json", "tsconfig.json"];
+    const tar = execFileSync("git", ["-C", ROOT, "archive", ref, ...paths], { maxBuffer: 256 * 1024 * 1024 });
+    execFileSync("tar", ["-x", "-C", dir], { input: tar });
+    symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+    return dir;
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** baseTree compiled with this tree's tsc (its dist/ beside its src/). */
+export function compiledBase(ref: string): string {
+  const dir = baseTree(ref);
+  try {
+    execFileSync(
+      process.execPath,
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(dir, "tsconfig.json")],
+      { stdio: "inherit" },
+    );
+    return dir;
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
 }
