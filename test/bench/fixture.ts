@@ -20,17 +20,22 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const SHAPED = fileURLToPath(new URL("./same-shaped-server.mjs", import.meta.url));
 export const ISSUER = "https://auth.bench.example";
 export const PATH_TEMPLATE = "/v2/ORG001/elevesJeunes/{id}/absences";
-const USERS = 100;
+export const USERS = 100;
 
 export interface Fixture {
   dir: string;
   jwksFile: string;
   directoryFile: string;
   tokens: string[];
+  /** Each token's claims, in the same order. */
+  claims: Record<string, unknown>[];
 }
 
-/** Keys, the JWKS file, one token per user and the directory, in a fresh temporary folder. */
-export async function createFixture(): Promise<Fixture> {
+/**
+ * Keys, the JWKS file, one token per user and the directory of those users, in a fresh temporary folder. User k
+ * is the generated directory's record `userIndex(k)` (directory-probe.ts), so that a larger directory holds them.
+ */
+export async function createFixture(userIndex: (k: number) => number = (k) => 3 * k): Promise<Fixture> {
   const dir = mkdtempSync(join(tmpdir(), "portier-fixture-"));
   const { privateKey, publicKey } = await generateKeyPair("RS256");
   const jwksFile = join(dir, "jwks.json");
@@ -39,31 +44,28 @@ export async function createFixture(): Promise<Fixture> {
     JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }),
   );
   const now = Math.floor(Date.now() / 1000);
-  const subs = Array.from({ length: USERS }, (_, k) => benchSub(3 * k));
+  const subs = Array.from({ length: USERS }, (_, k) => benchSub(userIndex(k)));
+  const claims = subs.map((sub) => ({
+    iss: ISSUER,
+    sub,
+    client_id: "web",
+    tenant_id: BENCH_TENANT,
+    auth_time: now,
+    idp: "local",
+    scope: ["openid", "apiclients"],
+    amr: ["pwd"],
+    iat: now,
+    exp: now + 3600,
+  }));
   const tokens = await Promise.all(
-    subs.map((sub) =>
-      new SignJWT({
-        iss: ISSUER,
-        sub,
-        client_id: "web",
-        tenant_id: BENCH_TENANT,
-        auth_time: now,
-        idp: "local",
-        scope: ["openid", "apiclients"],
-        amr: ["pwd"],
-        iat: now,
-        exp: now + 3600,
-      })
-        .setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" })
-        .sign(privateKey),
-    ),
+    claims.map((c) => new SignJWT(c).setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" }).sign(privateKey)),
   );
   const directoryFile = join(dir, "directory.ndjson");
   writeFileSync(
     directoryFile,
     sealNdjson(subs.map((sub) => JSON.stringify({ sub, tenant_id: BENCH_TENANT, roles: ["enseignant_jeune"] }))),
   );
-  return { dir, jwksFile, directoryFile, tokens };
+  return { dir, jwksFile, directoryFile, tokens, claims };
 }
 
 /** GET /forward-auth/nginx as nginx's auth_request sends it, tokens in turn. */
@@ -123,8 +125,15 @@ export async function startNode(
   }
 }
 
-/** `serve`'s arguments: one worker, this tree's bundle, the fixture's keys and directory; log to stdout. */
-export function serveArgs(f: Fixture, extra: string[] = []): string[] {
+/**
+ * `serve`'s arguments: this tree's bundle, the fixture's keys, and its directory and one worker unless told;
+ * log to stdout.
+ */
+export function serveArgs(
+  f: Fixture,
+  extra: string[] = [],
+  o: { directory?: string; workers?: number } = {},
+): string[] {
   return [
     "serve",
     "--issuer",
@@ -132,13 +141,13 @@ export function serveArgs(f: Fixture, extra: string[] = []): string[] {
     "--jwks",
     f.jwksFile,
     "--directory",
-    f.directoryFile,
+    o.directory ?? f.directoryFile,
     "--bundle",
     join(ROOT, "build", "bundle.tar.gz"),
     "--port",
     "{port}",
     "--workers",
-    "1",
+    String(o.workers ?? 1),
     ...extra,
   ];
 }
