@@ -91,6 +91,52 @@ export const decideLoad = (f: Fixture, unique = true): Load => ({
   })),
 });
 
+const PROTOS = join(ROOT, "src", "service", "grpc", "protos");
+
+/** The CheckRequests Envoy's ext_authz sends for a GET of `path`, one per token (ghz's data, `-D`). */
+export function checkRequests(tokens: string[], path: string): unknown[] {
+  return tokens.map((token) => ({
+    attributes: {
+      request: {
+        http: {
+          id: "1",
+          method: "GET",
+          path,
+          host: "api.example",
+          scheme: "http",
+          protocol: "HTTP/1.1",
+          headers: {
+            ":authority": "api.example",
+            ":method": "GET",
+            ":path": path,
+            ":scheme": "http",
+            authorization: `Bearer ${token}`,
+          },
+        },
+      },
+    },
+  }));
+}
+
+/** ghz's arguments for Authorization.Check on Portier's protos: `load` (rate, concurrency, duration), the data file, JSON out. */
+export function ghzCheckArgs(address: string, specFile: string, load: string[]): string[] {
+  return [
+    "--insecure",
+    "--import-paths",
+    PROTOS,
+    "--proto",
+    "envoy/service/auth/v3/external_auth.proto",
+    "--call",
+    "envoy.service.auth.v3.Authorization.Check",
+    ...load,
+    "-D",
+    specFile,
+    "--format",
+    "json",
+    address,
+  ];
+}
+
 export interface Server {
   name: string;
   url: string;

@@ -29,9 +29,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { tokenFacts } from "../../src/engine/index.js";
 import { writeDirectory } from "./directory.js";
 import {
+  checkRequests,
   createFixture,
   decideLoad,
   forwardAuthLoad,
+  ghzCheckArgs,
   PATH_TEMPLATE,
   ROOT,
   serveArgs,
@@ -87,7 +89,6 @@ interface Target {
 }
 
 const GHZ = join(ROOT, ".tools", "bin", "ghz");
-const PROTOS = join(ROOT, "src", "service", "grpc", "protos");
 
 /** ghz for `seconds` against `address`: the CheckRequests Envoy sends, tokens in turn, path ids never repeating (ghz's request number). */
 async function runGhz(
@@ -96,51 +97,16 @@ async function runGhz(
   tokens: string[],
   opts: { connections: number; seconds: number; start: number; specFile: string },
 ): Promise<WrkResult> {
-  const messages = tokens.map((token) => {
-    const path = load.pathTemplate.replace("{id}", load.unique ? `${opts.start}-{{.RequestNumber}}` : "42");
-    return {
-      attributes: {
-        request: {
-          http: {
-            id: "1",
-            method: "GET",
-            path,
-            host: "api.example",
-            scheme: "http",
-            protocol: "HTTP/1.1",
-            headers: {
-              ":authority": "api.example",
-              ":method": "GET",
-              ":path": path,
-              ":scheme": "http",
-              authorization: `Bearer ${token}`,
-            },
-          },
-        },
-      },
-    };
-  });
-  writeFileSync(opts.specFile, JSON.stringify(messages));
-  const args = [
-    "--insecure",
-    "--import-paths",
-    PROTOS,
-    "--proto",
-    "envoy/service/auth/v3/external_auth.proto",
-    "--call",
-    "envoy.service.auth.v3.Authorization.Check",
+  const path = load.pathTemplate.replace("{id}", load.unique ? `${opts.start}-{{.RequestNumber}}` : "42");
+  writeFileSync(opts.specFile, JSON.stringify(checkRequests(tokens, path)));
+  const args = ghzCheckArgs(address, opts.specFile, [
     "-c",
     String(opts.connections),
     "--connections",
     "1",
     "-z",
     `${opts.seconds}s`,
-    "-D",
-    opts.specFile,
-    "--format",
-    "json",
-    address,
-  ];
+  ]);
   const child = spawn(GHZ, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
