@@ -50,6 +50,22 @@ export interface SuperviseOptions {
   shutdownDelayMs: number;
 }
 
+/**
+ * Sends `message` to a worker without ever throwing or crashing the primary. To a worker whose IPC channel has
+ * closed (it is exiting, its 'exit' not yet seen here) a bare `send` emits an 'error' event on the Worker a tick
+ * later, which, unheard, ends the primary with a stack trace on stderr. Such a worker is skipped, or its failed
+ * send goes to the callback: it stops by itself when its channel closes (the primary is gone for it), and its
+ * 'exit' is handled here.
+ */
+export function tellWorker(worker: Worker, message: WorkerMessage): void {
+  if (!worker.isConnected()) return;
+  try {
+    worker.send(message, () => undefined);
+  } catch {
+    worker.process.kill("SIGTERM");
+  }
+}
+
 function log(level: number, event: string, msg: string, fields: Record<string, unknown> = {}): void {
   process.stdout.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, event, ...fields, msg })}\n`);
 }
@@ -145,13 +161,7 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
     const handoff = new ConnectionHandoff();
     let listener: Server | undefined;
     const broadcast = (m: WorkerMessage) => {
-      for (const w of alive()) {
-        try {
-          w.send(m);
-        } catch {
-          w.process.kill("SIGTERM");
-        }
-      }
+      for (const w of alive()) tellWorker(w, m);
     };
 
     const finish = (code: number) => {
@@ -216,6 +226,10 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
     const fork = () => {
       const w = cluster.fork();
       live.add(w);
+      // Any other failure of its IPC channel: logged, never an unheard 'error' that ends the primary.
+      w.on("error", (err: Error) =>
+        log(40, "worker_channel_error", "a message to a worker failed", { worker: w.id, error: err.message }),
+      );
       answerMetricsRequests(w, aggregator);
       w.on("message", (m: WorkerMessage) => {
         if (m?.portier === "connection_taken") handoff.taken(m.id);

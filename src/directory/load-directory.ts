@@ -8,7 +8,7 @@
  * An NDJSON file must end with its end record (end-record.ts), checked before the index is returned, so a
  * prefix of a feed is never an index. File size, record count and record length are bounded.
  */
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
@@ -180,15 +180,19 @@ export function parseDirectory(text: string, source: string, options: LoadOption
   return builder.result(builder.index.finish());
 }
 
-/** Reads and indexes a directory file chunk by chunk, letting other work run between slices. */
-export async function loadDirectoryFile(file: string, options: LoadOptions = {}): Promise<DirectoryIndex> {
-  const limits = limitsOf(options);
-  let handle;
+/** Opens a directory file to read, or throws a DirectoryLoadError naming it and why (loading and sealing). */
+export async function openDirectoryFile(file: string): Promise<FileHandle> {
   try {
-    handle = await open(file, "r");
+    return await open(file, "r");
   } catch (err) {
     throw new DirectoryLoadError(`${file}: cannot read (${codeOf(err) ?? messageOf(err)})`);
   }
+}
+
+/** Reads and indexes a directory file chunk by chunk, letting other work run between slices. */
+export async function loadDirectoryFile(file: string, options: LoadOptions = {}): Promise<DirectoryIndex> {
+  const limits = limitsOf(options);
+  const handle = await openDirectoryFile(file);
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new DirectoryLoadError(`${file}: not a regular file`);

@@ -5,9 +5,8 @@
  * its own syntax), malformed, or already sealed. In place, or into a copy that is renamed into place.
  */
 import { createHash } from "node:crypto";
-import { appendFile, copyFile, open, rename, rm } from "node:fs/promises";
-import { codeOf, messageOf } from "../errors/caught.js";
-import { DIRECTORY_LIMITS, DirectoryLoadError } from "./load-directory.js";
+import { appendFile, copyFile, rename, rm } from "node:fs/promises";
+import { DIRECTORY_LIMITS, DirectoryLoadError, openDirectoryFile } from "./load-directory.js";
 import { RecordStream, RecordSyntaxError } from "./record-stream.js";
 import { endRecordLine } from "./end-record.js";
 
@@ -19,12 +18,7 @@ export interface SealResult {
 
 /** Appends the end record to `file` (or writes a sealed copy to `out`). Throws DirectoryLoadError naming the file. */
 export async function sealDirectoryFile(file: string, out?: string): Promise<SealResult> {
-  let handle;
-  try {
-    handle = await open(file, "r");
-  } catch (err) {
-    throw new DirectoryLoadError(`${file}: cannot read (${codeOf(err) ?? messageOf(err)})`);
-  }
+  const handle = await openDirectoryFile(file);
   const hash = createHash("sha256");
   const records = new RecordStream(file, DIRECTORY_LIMITS, () => undefined);
   let lastByte: number | undefined;

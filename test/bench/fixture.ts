@@ -6,7 +6,7 @@
  * answers, and a base commit's source compiled beside this tree (git archive + tsc, as hot-path.ts does).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, openSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,17 +20,22 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const SHAPED = fileURLToPath(new URL("./same-shaped-server.mjs", import.meta.url));
 export const ISSUER = "https://auth.bench.example";
 export const PATH_TEMPLATE = "/v2/ORG001/elevesJeunes/{id}/absences";
-const USERS = 100;
+export const USERS = 100;
 
 export interface Fixture {
   dir: string;
   jwksFile: string;
   directoryFile: string;
   tokens: string[];
+  /** Each token's claims, in the same order. */
+  claims: Record<string, unknown>[];
 }
 
-/** Keys, the JWKS file, one token per user and the directory, in a fresh temporary folder. */
-export async function createFixture(): Promise<Fixture> {
+/**
+ * Keys, the JWKS file, one token per user and the directory of those users, in a fresh temporary folder. User k
+ * is the generated directory's record `userIndex(k)` (directory-probe.ts), so that a larger directory holds them.
+ */
+export async function createFixture(userIndex: (k: number) => number = (k) => 3 * k): Promise<Fixture> {
   const dir = mkdtempSync(join(tmpdir(), "portier-fixture-"));
   const { privateKey, publicKey } = await generateKeyPair("RS256");
   const jwksFile = join(dir, "jwks.json");
@@ -39,31 +44,28 @@ export async function createFixture(): Promise<Fixture> {
     JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }),
   );
   const now = Math.floor(Date.now() / 1000);
-  const subs = Array.from({ length: USERS }, (_, k) => benchSub(3 * k));
+  const subs = Array.from({ length: USERS }, (_, k) => benchSub(userIndex(k)));
+  const claims = subs.map((sub) => ({
+    iss: ISSUER,
+    sub,
+    client_id: "web",
+    tenant_id: BENCH_TENANT,
+    auth_time: now,
+    idp: "local",
+    scope: ["openid", "apiclients"],
+    amr: ["pwd"],
+    iat: now,
+    exp: now + 3600,
+  }));
   const tokens = await Promise.all(
-    subs.map((sub) =>
-      new SignJWT({
-        iss: ISSUER,
-        sub,
-        client_id: "web",
-        tenant_id: BENCH_TENANT,
-        auth_time: now,
-        idp: "local",
-        scope: ["openid", "apiclients"],
-        amr: ["pwd"],
-        iat: now,
-        exp: now + 3600,
-      })
-        .setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" })
-        .sign(privateKey),
-    ),
+    claims.map((c) => new SignJWT(c).setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" }).sign(privateKey)),
   );
   const directoryFile = join(dir, "directory.ndjson");
   writeFileSync(
     directoryFile,
     sealNdjson(subs.map((sub) => JSON.stringify({ sub, tenant_id: BENCH_TENANT, roles: ["enseignant_jeune"] }))),
   );
-  return { dir, jwksFile, directoryFile, tokens };
+  return { dir, jwksFile, directoryFile, tokens, claims };
 }
 
 /** GET /forward-auth/nginx as nginx's auth_request sends it, tokens in turn. */
@@ -88,6 +90,52 @@ export const decideLoad = (f: Fixture, unique = true): Load => ({
     body: JSON.stringify({ method: "GET", path: "__PATH__", token }),
   })),
 });
+
+const PROTOS = join(ROOT, "src", "service", "grpc", "protos");
+
+/** The CheckRequests Envoy's ext_authz sends for a GET of `path`, one per token (ghz's data, `-D`). */
+export function checkRequests(tokens: string[], path: string): unknown[] {
+  return tokens.map((token) => ({
+    attributes: {
+      request: {
+        http: {
+          id: "1",
+          method: "GET",
+          path,
+          host: "api.example",
+          scheme: "http",
+          protocol: "HTTP/1.1",
+          headers: {
+            ":authority": "api.example",
+            ":method": "GET",
+            ":path": path,
+            ":scheme": "http",
+            authorization: `Bearer ${token}`,
+          },
+        },
+      },
+    },
+  }));
+}
+
+/** ghz's arguments for Authorization.Check on Portier's protos: `load` (rate, concurrency, duration), the data file, JSON out. */
+export function ghzCheckArgs(address: string, specFile: string, load: string[]): string[] {
+  return [
+    "--insecure",
+    "--import-paths",
+    PROTOS,
+    "--proto",
+    "envoy/service/auth/v3/external_auth.proto",
+    "--call",
+    "envoy.service.auth.v3.Authorization.Check",
+    ...load,
+    "-D",
+    specFile,
+    "--format",
+    "json",
+    address,
+  ];
+}
 
 export interface Server {
   name: string;
@@ -123,8 +171,15 @@ export async function startNode(
   }
 }
 
-/** `serve`'s arguments: one worker, this tree's bundle, the fixture's keys and directory; log to stdout. */
-export function serveArgs(f: Fixture, extra: string[] = []): string[] {
+/**
+ * `serve`'s arguments: this tree's bundle, the fixture's keys, and its directory and one worker unless told;
+ * log to stdout.
+ */
+export function serveArgs(
+  f: Fixture,
+  extra: string[] = [],
+  o: { directory?: string; workers?: number } = {},
+): string[] {
   return [
     "serve",
     "--issuer",
@@ -132,13 +187,13 @@ export function serveArgs(f: Fixture, extra: string[] = []): string[] {
     "--jwks",
     f.jwksFile,
     "--directory",
-    f.directoryFile,
+    o.directory ?? f.directoryFile,
     "--bundle",
     join(ROOT, "build", "bundle.tar.gz"),
     "--port",
     "{port}",
     "--workers",
-    "1",
+    String(o.workers ?? 1),
     ...extra,
   ];
 }
@@ -179,23 +234,37 @@ export async function shapeOf(portierUrl: string, f: Fixture): Promise<string> {
   return JSON.stringify({ decideBody, gatewayHeaders, gatewayBody });
 }
 
-/** A commit's source compiled as this tree's dist/ is (tsc), node_modules linked; returns the tree's folder. */
-export function compiledBase(ref: string): string {
+/**
+ * The base commit's source tree in a temporary folder (node_modules linked), to import or compile; the caller
+ * removes it when done, and a failure here removes it. (The archive is ~2 MB since docs/ holds flame graphs,
+ * past execFileSync's 1 MiB default buffer: the bench failed with ENOBUFS.)
+ */
+export function baseTree(ref: string): string {
   const dir = mkdtempSync(join(tmpdir(), "portier-base-"));
-  // maxBuffer: docs/ holds the flame graphs, more than execFileSync's default 1 MiB.
-  const tar = execFileSync(
-    "git",
-    ["-C", ROOT, "archive", ref, "src", "docs", "data", "policies", "package.json", "tsconfig.json"],
-    { maxBuffer: 1 << 30 },
-  );
-  execFileSync("tar", ["-x", "-C", dir], { input: tar });
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  execFileSync(
-    process.execPath,
-    [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(dir, "tsconfig.json")],
-    {
-      stdio: "inherit",
-    },
-  );
-  return dir;
+  try {
+    const paths = ["src", "docs", "data", "policies", "package.json", "tsconfig.json"];
+    const tar = execFileSync("git", ["-C", ROOT, "archive", ref, ...paths], { maxBuffer: 256 * 1024 * 1024 });
+    execFileSync("tar", ["-x", "-C", dir], { input: tar });
+    symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+    return dir;
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** baseTree compiled with this tree's tsc (its dist/ beside its src/). */
+export function compiledBase(ref: string): string {
+  const dir = baseTree(ref);
+  try {
+    execFileSync(
+      process.execPath,
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(dir, "tsconfig.json")],
+      { stdio: "inherit" },
+    );
+    return dir;
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
 }

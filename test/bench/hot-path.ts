@@ -13,7 +13,7 @@
  * Run: make build && npx tsx test/bench/hot-path.ts (BENCH_HTTP_ONLY=1: the HTTP rows only).
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, openSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
@@ -25,6 +25,7 @@ import { pino, type Logger } from "pino";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
 import { loadEngine, normalisePath, tokenFacts } from "../../src/engine/index.js";
 import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
+import { baseTree } from "./fixture.js";
 import { fmt } from "./measure.js";
 import { runWrk, treeCpuSeconds, type Load } from "./wrk.js";
 import { freePort } from "../support/free-port.js";
@@ -106,20 +107,6 @@ function fakeRequest(url: string, method: string, headers: [string, string][], b
   return req;
 }
 
-/** The base commit's source tree in a temporary folder (node_modules linked), to import or run. */
-function baseTree(ref: string): string {
-  const dir = mkdtempSync(join(tmpdir(), "portier-base-"));
-  // maxBuffer: docs/ holds the flame graphs, more than execFileSync's default 1 MiB.
-  const tar = execFileSync(
-    "git",
-    ["-C", ROOT, "archive", ref, "src", "docs", "data", "policies", "package.json", "tsconfig.json"],
-    { maxBuffer: 1 << 30 },
-  );
-  execFileSync("tar", ["-x", "-C", dir], { input: tar });
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  return dir;
-}
-
 // Functions as properties: the bench takes them out of the module object (no `this`).
 interface ListenerModule {
   decisionListener: (
@@ -137,7 +124,18 @@ interface MetricsModule {
 }
 
 export async function main(): Promise<void> {
+  // The base tree (its src and compiled dist) and the fixture folder are removed at the end, also on failure.
+  const made: string[] = [];
+  try {
+    await hotPath(made);
+  } finally {
+    for (const d of made) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+async function hotPath(made: string[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "portier-hot-"));
+  made.push(dir);
   const ref =
     process.env.BENCH_BASE ??
     execFileSync("git", ["-C", ROOT, "merge-base", "HEAD", "main"], { encoding: "utf8" }).trim();
@@ -196,6 +194,7 @@ export async function main(): Promise<void> {
 
   const decisionId = "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f";
   const base = baseTree(ref);
+  made.push(base);
   if (process.env.BENCH_HTTP_ONLY === "1") {
     await overHttp(base, { jwksFile, directoryFile, token, bundle });
     verifier.close();
@@ -364,7 +363,8 @@ async function overHttp(
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 5);
   const servers: { name: string; url: string; proc: ChildProcess }[] = [];
-  const scriptFile = join(mkdtempSync(join(tmpdir(), "portier-wrk-")), "load.lua");
+  const scriptDir = mkdtempSync(join(tmpdir(), "portier-wrk-"));
+  const scriptFile = join(scriptDir, "load.lua");
   try {
     for (const [name, root] of [
       ["before", base],
@@ -478,6 +478,7 @@ async function overHttp(
     );
   } finally {
     for (const s of servers) s.proc.kill("SIGTERM");
+    rmSync(scriptDir, { recursive: true, force: true });
   }
 }
 

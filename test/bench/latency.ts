@@ -19,9 +19,11 @@ import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
+  checkRequests,
   createFixture,
   decideLoad,
   forwardAuthLoad,
+  ghzCheckArgs,
   PATH_TEMPLATE,
   ROOT,
   serveArgs,
@@ -41,7 +43,6 @@ const MIN_REQUESTS = 1000;
 /** How long a measurement at `rate` runs: BENCH_LATENCY_SECONDS, or longer for MIN_REQUESTS. */
 export const secondsAt = (rate: number, seconds = SECONDS): number => Math.max(seconds, Math.ceil(MIN_REQUESTS / rate));
 const RATES = (process.env.BENCH_LATENCY_RATES ?? "100,1000,5000").split(",").map(Number);
-const PROTOS = join(ROOT, "src", "service", "grpc", "protos");
 /** A rate is sustained when answers came at least at this fraction of it. */
 const SUSTAINED = 0.95;
 
@@ -184,55 +185,21 @@ async function ghz(
 ): Promise<Attempt[]> {
   const spec = join(dir, "check.json");
   const path = PATH_TEMPLATE.replace("{id}", `${start}-{{.RequestNumber}}`);
-  writeFileSync(
-    spec,
-    JSON.stringify(
-      f.tokens.map((token) => ({
-        attributes: {
-          request: {
-            http: {
-              id: "1",
-              method: "GET",
-              path,
-              host: "api.example",
-              scheme: "http",
-              protocol: "HTTP/1.1",
-              headers: {
-                ":authority": "api.example",
-                ":method": "GET",
-                ":path": path,
-                ":scheme": "http",
-                authorization: `Bearer ${token}`,
-              },
-            },
-          },
-        },
-      })),
-    ),
+  writeFileSync(spec, JSON.stringify(checkRequests(f.tokens, path)));
+  const out = await run(
+    bin,
+    ghzCheckArgs(address, spec, [
+      "--async",
+      "--rps",
+      String(rate),
+      "-c",
+      "20",
+      "--connections",
+      "1",
+      "-z",
+      `${secondsAt(rate)}s`,
+    ]),
   );
-  const out = await run(bin, [
-    "--insecure",
-    "--import-paths",
-    PROTOS,
-    "--proto",
-    "envoy/service/auth/v3/external_auth.proto",
-    "--call",
-    "envoy.service.auth.v3.Authorization.Check",
-    "--async",
-    "--rps",
-    String(rate),
-    "-c",
-    "20",
-    "--connections",
-    "1",
-    "-z",
-    `${secondsAt(rate)}s`,
-    "-D",
-    spec,
-    "--format",
-    "json",
-    address,
-  ]);
   const r = JSON.parse(out) as {
     details: { timestamp: string; latency: number; error: string; status: string }[] | null;
   };

@@ -21,31 +21,37 @@
  * BENCH_TARGETS="name;name" runs only the targets of those exact names (and prints their rows and the gRPC targets).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { tokenFacts } from "../../src/engine/index.js";
-import { BENCH_TENANT, benchSub } from "./directory-probe.js";
 import { writeDirectory } from "./directory.js";
+import {
+  checkRequests,
+  createFixture,
+  decideLoad,
+  forwardAuthLoad,
+  ghzCheckArgs,
+  PATH_TEMPLATE,
+  ROOT,
+  serveArgs,
+  shapeOf,
+  SHAPED,
+  USERS,
+  type Fixture,
+} from "./fixture.js";
 import { median } from "./measure.js";
 import { haveWrk, runWrk, treeCpuSeconds, type Load, type WrkResult } from "./wrk.js";
 import { freePort } from "../support/free-port.js";
-import { sealNdjson } from "../support/directory-files.js";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PORTIER_MAIN = join(ROOT, "dist", "cli", "main.js");
-const SHAPED = fileURLToPath(new URL("./same-shaped-server.mjs", import.meta.url));
 const GRPC_LOAD = fileURLToPath(new URL("./grpc-load.mjs", import.meta.url));
-const ISSUER = "https://auth.bench.example";
-const PATH_TEMPLATE = "/v2/ORG001/elevesJeunes/{id}/absences";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const RECORDS = Number(process.env.BENCH_SERVICE_RECORDS ?? 1_000_000);
-const USERS = 100;
 
 async function waitFor(url: string, child: ChildProcess, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
@@ -74,16 +80,6 @@ function stop(p: ChildProcess): Promise<void> {
 /** The directory users the tokens belong to: every one an `enseignant_jeune` (index % 3 === 0), spread over the file. */
 const userIndex = (k: number) => 3 * Math.floor((k * Math.floor(RECORDS / 3)) / USERS);
 
-async function writeTinyDirectory(file: string): Promise<void> {
-  const out = createWriteStream(file);
-  const lines: string[] = [];
-  for (let k = 0; k < USERS; k++)
-    lines.push(`{"sub":"${benchSub(userIndex(k))}","tenant_id":"${BENCH_TENANT}","roles":["enseignant_jeune"]}`);
-  out.write(sealNdjson(lines));
-  out.end();
-  await once(out, "finish");
-}
-
 interface Target {
   name: string;
   server: string;
@@ -93,7 +89,6 @@ interface Target {
 }
 
 const GHZ = join(ROOT, ".tools", "bin", "ghz");
-const PROTOS = join(ROOT, "src", "service", "grpc", "protos");
 
 /** ghz for `seconds` against `address`: the CheckRequests Envoy sends, tokens in turn, path ids never repeating (ghz's request number). */
 async function runGhz(
@@ -102,51 +97,16 @@ async function runGhz(
   tokens: string[],
   opts: { connections: number; seconds: number; start: number; specFile: string },
 ): Promise<WrkResult> {
-  const messages = tokens.map((token) => {
-    const path = load.pathTemplate.replace("{id}", load.unique ? `${opts.start}-{{.RequestNumber}}` : "42");
-    return {
-      attributes: {
-        request: {
-          http: {
-            id: "1",
-            method: "GET",
-            path,
-            host: "api.example",
-            scheme: "http",
-            protocol: "HTTP/1.1",
-            headers: {
-              ":authority": "api.example",
-              ":method": "GET",
-              ":path": path,
-              ":scheme": "http",
-              authorization: `Bearer ${token}`,
-            },
-          },
-        },
-      },
-    };
-  });
-  writeFileSync(opts.specFile, JSON.stringify(messages));
-  const args = [
-    "--insecure",
-    "--import-paths",
-    PROTOS,
-    "--proto",
-    "envoy/service/auth/v3/external_auth.proto",
-    "--call",
-    "envoy.service.auth.v3.Authorization.Check",
+  const path = load.pathTemplate.replace("{id}", load.unique ? `${opts.start}-{{.RequestNumber}}` : "42");
+  writeFileSync(opts.specFile, JSON.stringify(checkRequests(tokens, path)));
+  const args = ghzCheckArgs(address, opts.specFile, [
     "-c",
     String(opts.connections),
     "--connections",
     "1",
     "-z",
     `${opts.seconds}s`,
-    "-D",
-    opts.specFile,
-    "--format",
-    "json",
-    address,
-  ];
+  ]);
   const child = spawn(GHZ, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -217,38 +177,11 @@ export async function main(): Promise<void> {
   const devNull = openSync("/dev/null", "w");
   const children = new Map<string, ChildProcess>();
   const urls = new Map<string, string>();
+  let f: Fixture | undefined;
   try {
-    // Keys, one token per user, the two directories.
-    const { privateKey, publicKey } = await generateKeyPair("RS256");
-    const jwksFile = join(dir, "jwks.json");
-    writeFileSync(
-      jwksFile,
-      JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }),
-    );
-    const now = Math.floor(Date.now() / 1000);
-    const users = await Promise.all(
-      Array.from({ length: USERS }, async (_, k) => {
-        const claims = {
-          iss: ISSUER,
-          sub: benchSub(userIndex(k)),
-          client_id: "web",
-          tenant_id: BENCH_TENANT,
-          auth_time: now,
-          idp: "local",
-          scope: ["openid", "apiclients"],
-          amr: ["pwd"],
-          iat: now,
-          exp: now + 3600,
-        };
-        const token = await new SignJWT(claims)
-          .setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" })
-          .sign(privateKey);
-        return { claims, token };
-      }),
-    );
-    const tiny = join(dir, "tiny.ndjson");
+    // Keys, one token per user and the directory of those users (fixture.ts); the large directory holds them too.
+    f = await createFixture(userIndex);
     const big = join(dir, "big.ndjson");
-    await writeTinyDirectory(tiny);
     await writeDirectory(big, RECORDS, "ndjson");
 
     const start = async (
@@ -277,19 +210,9 @@ export async function main(): Promise<void> {
       flow: "accessCode",
     });
     const bareJs = `require("node:http").createServer((q,s)=>{q.resume();q.on("end",()=>{s.writeHead(200,{"content-type":"application/json"});s.end(${JSON.stringify(fixed)})})}).listen(+process.argv[1],"127.0.0.1")`;
-    const serve = (directory: string, workers: number) => [
+    const serve = (directory: string, workers: number, extra: string[] = []) => [
       PORTIER_MAIN,
-      "serve",
-      "--issuer",
-      ISSUER,
-      "--jwks",
-      jwksFile,
-      "--directory",
-      directory,
-      "--port",
-      "{port}",
-      "--workers",
-      String(workers),
+      ...serveArgs(f!, extra, { directory, workers }),
     ];
     const grpcAddress = `127.0.0.1:${await freePort()}`;
     const opa = spawnSync("bash", [join(ROOT, "tools", "ensure-opa.sh")], { encoding: "utf8" }).stdout.trim();
@@ -312,35 +235,17 @@ export async function main(): Promise<void> {
       start(
         "portier",
         process.execPath,
-        [...serve(tiny, 1), "--grpc-port", grpcAddress.split(":")[1]!],
+        serve(f.directoryFile, 1, ["--grpc-port", grpcAddress.split(":")[1]!]),
         (u) => `${u}/ready`,
       ),
-      start("portier-2w", process.execPath, serve(tiny, 2), (u) => `${u}/ready`),
+      start("portier-2w", process.execPath, serve(f.directoryFile, 2), (u) => `${u}/ready`),
       start("portier-1M", process.execPath, serve(big, 1), (u) => `${u}/ready`),
     ]);
 
     // Portier's own answers to the benchmark requests: checked, and the shape the same-shaped server answers.
     const path = PATH_TEMPLATE.replace("{id}", "42");
-    const u0 = users[0]!;
-    const decideRes = await fetch(`${urls.get("portier")}/decide`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ method: "GET", path, token: u0.token }),
-    });
-    const decideBody = (await decideRes.json()) as { allow?: boolean };
-    if (decideBody.allow !== true)
-      throw new Error(`Portier did not allow the benchmark request: ${JSON.stringify(decideBody)}`);
-    const gwRes = await fetch(`${urls.get("portier")}/forward-auth/nginx`, {
-      headers: { "x-original-method": "GET", "x-original-uri": path, authorization: `Bearer ${u0.token}` },
-    });
-    const gatewayBody = (await gwRes.json()) as { allow?: boolean };
-    if (gwRes.status !== 200 || gatewayBody.allow !== true)
-      throw new Error(`Portier's forward-auth did not allow: ${gwRes.status}`);
-    const gatewayHeaders = Object.fromEntries(
-      [...gwRes.headers].filter(([k]) => k.startsWith("x-portier-") || k === "cache-control"),
-    );
     await start("shaped", process.execPath, [SHAPED, "{port}"], (u) => `${u}/`, {
-      BENCH_SHAPE: JSON.stringify({ decideBody, gatewayHeaders, gatewayBody }),
+      BENCH_SHAPE: await shapeOf(urls.get("portier")!, f),
     });
     const opaInput = (claims: Record<string, unknown>) => ({
       method: "GET",
@@ -353,38 +258,24 @@ export async function main(): Promise<void> {
     const opaCheck = (await (
       await fetch(`${urls.get("opa")}/v1/data/portier/decision`, {
         method: "POST",
-        body: JSON.stringify({ input: { ...opaInput(u0.claims), path } }),
+        body: JSON.stringify({ input: { ...opaInput(f.claims[0]!), path } }),
       })
     ).json()) as { result?: { allow?: boolean } };
     if (opaCheck.result?.allow !== true)
       throw new Error(`OPA did not allow the benchmark request: ${JSON.stringify(opaCheck)}`);
 
-    const json = { "content-type": "application/json" };
-    const decide = (unique: boolean): Load => ({
-      method: "POST",
-      target: "/decide",
-      pathTemplate: PATH_TEMPLATE,
-      unique,
-      variants: users.map((u) => ({
-        headers: json,
-        body: JSON.stringify({ method: "GET", path: "__PATH__", token: u.token }),
-      })),
-    });
-    const forwardAuth = (unique: boolean): Load => ({
-      method: "GET",
-      target: "/forward-auth/nginx",
-      pathTemplate: PATH_TEMPLATE,
-      unique,
-      variants: users.map((u) => ({
-        headers: { "x-original-method": "GET", "x-original-uri": "__PATH__", authorization: `Bearer ${u.token}` },
-      })),
-    });
+    const fixture = f;
+    const decide = (unique: boolean) => decideLoad(fixture, unique);
+    const forwardAuth = (unique: boolean) => forwardAuthLoad(fixture, unique);
     const opaLoad: Load = {
       method: "POST",
       target: "/v1/data/portier/decision",
       pathTemplate: PATH_TEMPLATE,
       unique: true,
-      variants: users.map((u) => ({ headers: json, body: JSON.stringify({ input: opaInput(u.claims) }) })),
+      variants: f.claims.map((c) => ({
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ input: opaInput(c) }),
+      })),
     };
     const M = RECORDS >= 1e6 && RECORDS % 1e5 === 0 ? `${RECORDS / 1e6}M` : RECORDS.toLocaleString("en");
     const allTargets: Target[] = [
@@ -415,7 +306,7 @@ export async function main(): Promise<void> {
 
     const only = process.env.BENCH_TARGETS?.split(";").filter(Boolean);
     const targets = only ? allTargets.filter((t) => only.includes(t.name)) : allTargets;
-    const tokens = users.map((u) => u.token);
+    const tokens = f.tokens;
     const scriptFile = join(dir, "load.lua");
     let idStart = 1_000_000;
     const measure = async (t: Target, seconds: number): Promise<WrkResult & { cpu: number }> => {
@@ -463,6 +354,7 @@ export async function main(): Promise<void> {
   } finally {
     await Promise.all([...children.values()].map(stop));
     rmSync(dir, { recursive: true, force: true });
+    if (f) rmSync(f.dir, { recursive: true, force: true });
   }
 }
 

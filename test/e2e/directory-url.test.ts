@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { INSTALL_HINT } from "./harness/gateways.js";
 import { sealNdjson } from "../support/directory-files.js";
+import { metricValue } from "../support/metrics.js";
 import { nginxMissing, startStaticNginx, type StaticNginx } from "./harness/static-nginx.js";
 import {
   ISSUER,
@@ -230,7 +231,7 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
       expect(r.missing).toContain("directory: not loaded");
       expect(r.directory.lastError).toMatch(error);
       expect(r.directory.lastHttpCode).toBe(200);
-      expect(await metrics(svc)).toContain("portier_directory_last_load_failed 1");
+      expect(metricValue(await metrics(svc), "portier_directory_last_load_failed")).toBe(1);
     },
     60_000,
   );

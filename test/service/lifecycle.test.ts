@@ -25,6 +25,7 @@ import {
 import { decide, serveInjected, type InjectedService, type Injector } from "./inject.js";
 import { TENANT_A } from "../support/sample.js";
 import { json, type ReadyJson, type DecideJson } from "../support/answers.js";
+import { metricValue } from "../support/metrics.js";
 
 const running: { stop(): Promise<void> }[] = [];
 const servers: Server[] = [];
@@ -126,7 +127,7 @@ describe("reload", () => {
     expect(r.policy.revision).toBe("rev-2");
     expect(r.problems[0]).toMatch(/^policy: last reload refused, revision rev-2 keeps serving: .*bundle\.tar\.gz/);
     const metrics = await (await svc.fetch(`/metrics`)).text();
-    expect(metrics).toContain("portier_policy_last_load_failed 1");
+    expect(metricValue(metrics, "portier_policy_last_load_failed")).toBe(1);
     expect(metrics).toContain('portier_policy_revision_info{revision="rev-2"} 1');
     expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json).toMatchObject({ allow: true });
     await until(() => svc.output().includes('"event":"policy_refused"'));

@@ -28,6 +28,7 @@ import {
 import { decide, serveInjected, type InjectedService, type Injector } from "./inject.js";
 import { sealNdjson } from "../support/directory-files.js";
 import { json, type ReadyJson } from "../support/answers.js";
+import { metricValue } from "../support/metrics.js";
 
 const running: InjectedService[] = [];
 const servers: Server[] = [];
@@ -68,6 +69,7 @@ async function keyFile() {
 
 const ready = async (svc: Injector) => json<ReadyJson>(await svc.fetch("/ready"));
 const metrics = async (svc: Injector) => (await svc.fetch("/metrics")).text();
+const LOAD_FAILED = "portier_policy_last_load_failed";
 const ROLES_PATH = "/v1/roles";
 
 describe("--jwks FILE", () => {
@@ -122,7 +124,7 @@ describe("--jwks FILE", () => {
       expect(r.problems.join("\n")).toMatch(
         /keys: last refresh failed, cached keys in use: the JWKS has no key usable to verify signatures/,
       );
-      expect(await metrics(svc)).toContain("portier_keys_last_refresh_failed 1");
+      expect(metricValue(await metrics(svc), "portier_keys_last_refresh_failed")).toBe(1);
       await until(() => svc.output().includes('"event":"keys_refused"'));
       expect((await decide(svc, { method: "GET", path: ROLES_PATH, token })).json).toMatchObject({
         allow: false,
@@ -194,8 +196,17 @@ describe("--bundle-url status", () => {
     let mode: "ok" | "fail" = "ok";
     let failures = 0;
     let notModified = 0;
+    // The first failing answer is held until the test lets it go: the poll has reached the server (failures > 0)
+    // but the service has not seen its answer yet, the instant a wait on the server's count alone stopped at.
+    let holding = true;
+    const held: (() => void)[] = [];
+    const release = () => ((holding = false), held.splice(0).forEach((answer) => answer()));
     const host = await listen((req, res) => {
-      if (mode === "fail") return (failures++, res.writeHead(503).end());
+      if (mode === "fail") {
+        failures++;
+        const answer = () => void res.writeHead(503).end();
+        return holding ? void held.push(answer) : answer();
+      }
       if (req.headers["if-none-match"] === '"r-1"') return (notModified++, res.writeHead(304).end());
       res.writeHead(200, { etag: '"r-1"' }).end(body);
     });
@@ -211,7 +222,12 @@ describe("--bundle-url status", () => {
     ]);
     await until(() => notModified > 0);
     mode = "fail";
-    await until(async () => failures > 0 && (await metrics(svc)).includes("portier_policy_last_load_failed 1"));
+    await until(() => failures > 0);
+    // Until its answer arrives the poll has not failed, and /ready and metrics agree on it.
+    expect(metricValue(await metrics(svc), LOAD_FAILED)).toBe(0);
+    expect((await ready(svc)).problems).toEqual([]);
+    release();
+    await until(async () => metricValue(await metrics(svc), LOAD_FAILED) === 1);
     let r = await ready(svc);
     expect(r.problems.join()).toContain("policy: last reload refused, revision r-1 keeps serving");
     mode = "ok";
@@ -223,7 +239,7 @@ describe("--bundle-url status", () => {
     expect(r.policy.lastError).toBeUndefined();
     expect(r.policy).toMatchObject({ revision: "r-1", loaded: true, lastHttpCode: 304 });
     expect(r.policy.lastSuccessfulRequest! >= r.policy.lastSuccessfulActivation!).toBe(true);
-    expect(await metrics(svc)).toContain("portier_policy_last_load_failed 0");
+    expect(metricValue(await metrics(svc), LOAD_FAILED)).toBe(0);
   }, 60_000);
 
   // Issue 17 item 9: the ETag of a refused bundle is never sent back, so the server cannot answer 304 to it
@@ -260,7 +276,7 @@ describe("--bundle-url status", () => {
     const r = await ready(svc);
     expect(r.policy.revision).toBe("r-1");
     expect(r.problems.join()).toContain("policy: last reload refused, revision r-1 keeps serving");
-    expect(await metrics(svc)).toContain("portier_policy_last_load_failed 1");
+    expect(metricValue(await metrics(svc), LOAD_FAILED)).toBe(1);
     const afterBroken = asked.slice(asked.findIndex((a) => a.served === "broken"));
     expect(
       afterBroken.map((a) => a.ifNoneMatch),
@@ -307,7 +323,7 @@ describe("directory guards", () => {
     expect((await ready(svc)).directory.lastError).toContain(
       "drops 50% of the records (2 -> 1), more than the 25% allowed by --directory-max-shrink",
     );
-    expect(await metrics(svc)).toContain("portier_directory_last_load_failed 1");
+    expect(metricValue(await metrics(svc), "portier_directory_last_load_failed")).toBe(1);
     await until(() => svc.output().includes('"event":"directory_refused"'));
 
     const allowing = await serve([

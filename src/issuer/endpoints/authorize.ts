@@ -36,12 +36,7 @@ export function authorizeEndpoint(ctx: IssuerContext): RequestHandler {
         throw new OAuthError("login_required", "no session at this issuer; interactive login needed");
       const requestId = ctx.grants.addPendingLogin(request);
       sendLoginPage(res, 200, {
-        requestId,
-        clientId: request.clientId,
-        loginAction: endpointUrl(ctx, PATHS.login),
-        users: ctx.users,
-        oneClick: ctx.config.devMode,
-        ...(ctx.samplePasswordHint ? { passwordHint: ctx.samplePasswordHint } : {}),
+        ...loginForm(ctx, requestId, request.clientId),
         ...(loginHint !== undefined ? { username: loginHint } : {}),
       });
     } catch (err) {
@@ -49,6 +44,18 @@ export function authorizeEndpoint(ctx: IssuerContext): RequestHandler {
       if (err instanceof OAuthError && target) return redirectWithError(ctx, res, target, err);
       throw err;
     }
+  };
+}
+
+/** The login page's form for one pending sign-in: where it posts, the sample users, the dev-mode buttons. */
+function loginForm(ctx: IssuerContext, requestId: string, clientId: string) {
+  return {
+    requestId,
+    clientId,
+    loginAction: endpointUrl(ctx, PATHS.login),
+    users: ctx.users,
+    oneClick: ctx.config.devMode,
+    ...(ctx.samplePasswordHint ? { passwordHint: ctx.samplePasswordHint } : {}),
   };
 }
 
@@ -73,12 +80,7 @@ export function loginEndpoint(ctx: IssuerContext): RequestHandler {
     if (!user || (!hint && !constantTimeEqual(field("password"), user.password))) {
       ctx.logger.info({ event: "login_failed", client_id: request.clientId }, "sign-in refused");
       return sendLoginPage(res, 401, {
-        requestId,
-        clientId: request.clientId,
-        loginAction: endpointUrl(ctx, PATHS.login),
-        users: ctx.users,
-        oneClick: ctx.config.devMode,
-        ...(ctx.samplePasswordHint ? { passwordHint: ctx.samplePasswordHint } : {}),
+        ...loginForm(ctx, requestId, request.clientId),
         username,
         error: "Unknown username or wrong password.",
       });

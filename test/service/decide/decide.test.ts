@@ -13,21 +13,10 @@ import type { Decision, DecisionEngine, DecisionInput } from "../../../src/engin
 import { createDecide } from "../../../src/service/decide/decide.js";
 import { PROJECT_ROOT } from "../../../src/toolchain/project-root.js";
 import { TENANT_A, TENANT_B } from "../../support/sample.js";
-import { fixedPolicy } from "../../support/policy-snapshot.js";
+import { ALLOW, fixedPolicy } from "../../support/policy-snapshot.js";
 
 const RESOLVE = roleResolver(loadCatalog(join(PROJECT_ROOT, "data")).roles);
 const TEACHER = "11111111-1111-4111-8111-111111111111";
-const ALLOW: Decision = {
-  allow: true,
-  status: 200,
-  reason: "allowed",
-  message: "ok",
-  flow: "accessCode",
-  route: null,
-  deprecated: true,
-  mode: "enforce",
-  would_deny: null,
-};
 
 interface Fakes {
   records?: Record<string, DirectoryEntry>;

@@ -11,22 +11,11 @@ import { TokenError, type AccessTokenVerifier } from "../../../src/auth/index.js
 import type { Decision, DecisionEngine, DecisionInput } from "../../../src/engine/index.js";
 import { createDecide, whenAnswered, type DecisionAnswer } from "../../../src/service/decide/decide.js";
 import { DecisionCounts } from "../../../src/service/decision-counts.js";
-import { fixedPolicy } from "../../support/policy-snapshot.js";
+import { ALLOW, fixedPolicy } from "../../support/policy-snapshot.js";
 import { TENANT_A } from "../../support/sample.js";
 
 const SUB = "11111111-1111-4111-8111-111111111111";
 const CLAIMS = { sub: SUB, client_id: "web", tenant_id: TENANT_A, scope: ["apiclients"] };
-const ALLOW: Decision = {
-  allow: true,
-  status: 200,
-  reason: "allowed",
-  message: "ok",
-  flow: "accessCode",
-  route: null,
-  deprecated: true,
-  mode: "enforce",
-  would_deny: null,
-};
 
 interface Options {
   cached: boolean;
