@@ -55,16 +55,35 @@ export function serviceMetrics(registry: Registry): Promise<string> {
 /** The Content-Type of the text serviceMetrics() returns. */
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
-/** In the primary: answers workers' scrape requests with the aggregated metrics of every worker. */
+/** The part of a cluster Worker the primary's answers use. */
+export interface ScrapingWorker {
+  send(m: Answer, callback: (err: Error | null) => void): unknown;
+  isConnected(): boolean;
+  on(event: "message", l: (m: Request) => void): unknown;
+}
+
+/**
+ * In the primary: answers workers' scrape requests with the aggregated metrics of every worker. A worker may
+ * exit while the aggregation waits for the others: its answer is then dropped (the channel is gone; a send to
+ * it would throw, or report the error on the Worker, and end the primary), never sent.
+ */
 export function answerMetricsRequests(
-  worker: { send(m: Answer): unknown; on(event: "message", l: (m: Request) => void): unknown },
-  aggregator: AggregatorRegistry<PrometheusContentType>,
+  worker: ScrapingWorker,
+  aggregator: Pick<AggregatorRegistry<PrometheusContentType>, "clusterMetrics">,
 ): void {
+  const reply = (answer: Answer): void => {
+    if (!worker.isConnected()) return;
+    try {
+      worker.send(answer, () => undefined);
+    } catch {
+      // The channel closed between the check and the send: nobody waits for this answer any more.
+    }
+  };
   worker.on("message", (m) => {
     if (m?.portier !== REQUEST) return;
     aggregator.clusterMetrics().then(
-      (text: string) => worker.send({ portier: ANSWER, id: m.id, text }),
-      (err: Error) => worker.send({ portier: ANSWER, id: m.id, error: err.message }),
+      (text: string) => reply({ portier: ANSWER, id: m.id, text }),
+      (err: Error) => reply({ portier: ANSWER, id: m.id, error: err.message }),
     );
   });
 }
