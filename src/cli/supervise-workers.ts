@@ -18,6 +18,7 @@ import cluster, { type Worker } from "node:cluster";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { AggregatorRegistry, type PrometheusContentType } from "prom-client";
 import { answerMetricsRequests } from "../service/cluster-metrics.js";
+import { sendToWorker } from "../service/worker-channel.js";
 import { listenFailure, stopAccepting } from "../service/index.js";
 import { untilSignal } from "./shutdown.js";
 
@@ -51,19 +52,12 @@ export interface SuperviseOptions {
 }
 
 /**
- * Sends `message` to a worker without ever throwing or crashing the primary. To a worker whose IPC channel has
- * closed (it is exiting, its 'exit' not yet seen here) a bare `send` emits an 'error' event on the Worker a tick
- * later, which, unheard, ends the primary with a stack trace on stderr. Such a worker is skipped, or its failed
- * send goes to the callback: it stops by itself when its channel closes (the primary is gone for it), and its
- * 'exit' is handled here.
+ * Sends `message` to a worker without ever throwing or crashing the primary (src/service/worker-channel.ts). A
+ * worker whose channel has closed is skipped: it stops by itself (the primary is gone for it), and its 'exit' is
+ * handled here; one whose send throws is stopped.
  */
 export function tellWorker(worker: Worker, message: WorkerMessage): void {
-  if (!worker.isConnected()) return;
-  try {
-    worker.send(message, () => undefined);
-  } catch {
-    worker.process.kill("SIGTERM");
-  }
+  if (sendToWorker(worker, message) === "failed") worker.process.kill("SIGTERM");
 }
 
 function log(level: number, event: string, msg: string, fields: Record<string, unknown> = {}): void {

@@ -6,6 +6,7 @@
  */
 import cluster from "node:cluster";
 import { AggregatorRegistry, Registry, type PrometheusContentType } from "prom-client";
+import { sendToWorker, type WorkerChannel } from "./worker-channel.js";
 
 const REQUEST = "portier:metrics-request";
 const ANSWER = "portier:metrics-answer";
@@ -56,29 +57,20 @@ export function serviceMetrics(registry: Registry): Promise<string> {
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
 /** The part of a cluster Worker the primary's answers use. */
-export interface ScrapingWorker {
-  send(m: Answer, callback: (err: Error | null) => void): unknown;
-  isConnected(): boolean;
+export interface ScrapingWorker extends WorkerChannel {
   on(event: "message", l: (m: Request) => void): unknown;
 }
 
 /**
  * In the primary: answers workers' scrape requests with the aggregated metrics of every worker. A worker may
- * exit while the aggregation waits for the others: its answer is then dropped (the channel is gone; a send to
- * it would throw, or report the error on the Worker, and end the primary), never sent.
+ * exit while the aggregation waits for the others: its answer is then dropped (worker-channel.ts), never a send
+ * that throws inside the promise (an unhandled rejection would end the primary).
  */
 export function answerMetricsRequests(
   worker: ScrapingWorker,
   aggregator: Pick<AggregatorRegistry<PrometheusContentType>, "clusterMetrics">,
 ): void {
-  const reply = (answer: Answer): void => {
-    if (!worker.isConnected()) return;
-    try {
-      worker.send(answer, () => undefined);
-    } catch {
-      // The channel closed between the check and the send: nobody waits for this answer any more.
-    }
-  };
+  const reply = (answer: Answer): void => void sendToWorker(worker, answer);
   worker.on("message", (m) => {
     if (m?.portier !== REQUEST) return;
     aggregator.clusterMetrics().then(

@@ -9,10 +9,10 @@ type Sent = { portier: string; id: number; text?: string; error?: string };
 
 function worker(state: "connected" | "disconnected" | "send throws"): {
   w: ScrapingWorker;
-  sent: Sent[];
+  sent: unknown[];
   ask(id: number): void;
 } {
-  const sent: Sent[] = [];
+  const sent: unknown[] = [];
   let listener: ((m: { portier: "portier:metrics-request"; id: number }) => void) | undefined;
   const w: ScrapingWorker = {
     isConnected: () => state !== "disconnected",
