@@ -247,6 +247,30 @@ describe("GET /forward-auth/nginx, /forward-auth/caddy, /forward-auth/traefik", 
   });
 });
 
+describe("the Authorization value reads the same through POST /decide's headers and a gateway's header", () => {
+  // A comma is how a proxy folds two Authorization headers into one: never one bearer credential.
+  it.each([
+    ["a bearer token", () => `Bearer ${tokens.teacher}`],
+    ["two credentials folded with a comma", () => `Bearer ${tokens.teacher}, Bearer ${tokens.machine}`],
+    ["a token with a comma in it", () => `Bearer ${tokens.teacher},x`],
+    ["another scheme", () => `Basic ${Buffer.from("a:b").toString("base64")}`],
+    ["an empty bearer", () => "Bearer "],
+  ])("%s", async (_name, value) => {
+    const path = "/v2/ORG001/centres";
+    const viaDecide = await decide(svc, { method: "GET", path, headers: { Authorization: value() } });
+    const viaGateway = await svc.fetch(`/forward-auth/nginx`, {
+      headers: { "X-Original-Method": "GET", "X-Original-URI": path, Authorization: value() },
+    });
+    const gateway = await json<{ message?: string }>(viaGateway);
+    expect(viaDecide.status).toBe(200);
+    expect({ status: viaDecide.json.status, reason: viaDecide.json.reason }).toEqual({
+      status: viaGateway.status,
+      reason: viaGateway.headers.get("x-portier-reason") ?? "allowed",
+    });
+    if (viaGateway.status !== 200) expect(viaDecide.json.message).toBe(gateway.message);
+  });
+});
+
 describe("Envoy ext_authz HTTP service (/envoy/<path>)", () => {
   it("200 allows with headers; 401 with WWW-Authenticate and a JSON body; 403 with a JSON body", async () => {
     const ok = await svc.fetch(`/envoy/v2/ORG001/centres?x=1`, {

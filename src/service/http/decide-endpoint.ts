@@ -5,20 +5,20 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { messageOf } from "../../errors/caught.js";
-import { bearerToken } from "../../auth/index.js";
 import type { Decide, DecisionAnswer, DecisionRequest } from "../decide/decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
-import { withTrace } from "./gateway-headers.js";
+import { credentials, withTrace } from "./gateway-headers.js";
 import { readBody, type BodyLimits } from "./read-body.js";
 import { sendJson } from "./write-answer.js";
 
+/**
+ * `token` as given, else the `headers`' Authorization value read as a gateway's is (gateway-headers.ts
+ * credentials: one Bearer credential, no folded second one); decide-body.ts has refused two spellings of it.
+ */
 function fromBody(body: DecideBody): DecisionRequest {
-  let auth: string | undefined;
-  for (const [name, value] of Object.entries(body.headers ?? {}))
-    if (name.toLowerCase() === "authorization") auth = value;
   if (body.token !== undefined) return { method: body.method, path: body.path, token: body.token || undefined };
-  const b = bearerToken(auth);
-  return { method: body.method, path: body.path, token: b.token, ...(b.invalid ? { authorizationInvalid: true } : {}) };
+  const auth = Object.entries(body.headers ?? {}).find(([name]) => name.toLowerCase() === "authorization");
+  return { method: body.method, path: body.path, ...credentials(auth && [auth[1]]) };
 }
 
 function publicAnswer(a: DecisionAnswer): Omit<DecisionAnswer, "www_authenticate"> {
