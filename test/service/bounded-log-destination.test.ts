@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
 import { ISSUER, makeKeys, startServe, tempDir, until, type ServiceProcess } from "./helpers.js";
+import { metricValue } from "../support/metrics.js";
 
 /** A named pipe nobody reads (opened read-write, non-blocking like stdout on a pipe), filled to the brim. */
 function fullPipe() {
@@ -153,8 +154,7 @@ describe("portier serve with stdout not drained", () => {
 
   it("drops and counts log lines past --log-buffer-bytes instead of growing", async () => {
     svc = await serveUndrained();
-    const metric = async (name: string) =>
-      Number(new RegExp(`^${name} (\\d+)`, "m").exec(await (await fetch(`${svc!.url}/metrics`)).text())?.[1] ?? NaN);
+    const metric = async (name: string) => metricValue(await (await fetch(`${svc!.url}/metrics`)).text(), name) ?? NaN;
 
     for (let i = 0; i < 20 && !((await metric("portier_log_lines_dropped_total")) > 0); i++) {
       for (let j = 0; j < 10; j++) {
