@@ -210,8 +210,16 @@ export function runServe(
   );
 }
 
-export async function decide<T = DecideJson>(url: string, body: unknown): Promise<{ status: number; json: T }> {
-  const res = await fetch(`${url}/decide`, {
+export function decide<T = DecideJson>(url: string, body: unknown): Promise<{ status: number; json: T }> {
+  return decideThrough<T>((path, init) => fetch(`${url}${path}`, init), body);
+}
+
+/** POST /decide with `body` (a string is sent as is) through `fetchPath` (a socket's or an in-memory one's). */
+export async function decideThrough<T = DecideJson>(
+  fetchPath: (path: string, init: RequestInit) => Promise<Response>,
+  body: unknown,
+): Promise<{ status: number; json: T }> {
+  const res = await fetchPath("/decide", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: typeof body === "string" ? body : JSON.stringify(body),

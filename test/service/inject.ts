@@ -17,9 +17,9 @@
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { duplexPair } from "node:stream";
 import { startService, type RunningService } from "../../src/service/index.js";
-import { serveConfig } from "./helpers.js";
+import { decideThrough, serveConfig } from "./helpers.js";
 import type { RawResponse } from "../e2e/harness/http.js";
-import { json, type DecideJson } from "../support/answers.js";
+import type { DecideJson } from "../support/answers.js";
 
 /** Requests to a service in this process, over an in-memory connection each. */
 export interface Injector {
@@ -154,11 +154,6 @@ export async function serveInjected(args: string[], env: Record<string, string> 
 }
 
 /** POST /decide with `body` (a string is sent as is), as `decide` of helpers.ts does over a socket. */
-export async function decide<T = DecideJson>(svc: Injector, body: unknown): Promise<{ status: number; json: T }> {
-  const res = await svc.fetch("/decide", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-  return { status: res.status, json: await json<T>(res) };
+export function decide<T = DecideJson>(svc: Injector, body: unknown): Promise<{ status: number; json: T }> {
+  return decideThrough<T>((path, init) => svc.fetch(path, init), body);
 }
