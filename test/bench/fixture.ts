@@ -15,6 +15,7 @@ import { BENCH_TENANT, benchSub } from "./directory-probe.js";
 import type { Load } from "./wrk.js";
 import { freePort } from "../support/free-port.js";
 import { sealNdjson } from "../support/directory-files.js";
+import { pinned } from "./pin.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const SHAPED = fileURLToPath(new URL("./same-shaped-server.mjs", import.meta.url));
@@ -152,7 +153,12 @@ export async function startNode(
   opts: { readyPath: string; env?: Record<string, string>; cwd?: string },
 ): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args.map((a) => a.replace("{port}", String(port)))], {
+  const [cmd, argv] = pinned("server", process.execPath, [
+    ...nodeArgs,
+    script,
+    ...args.map((a) => a.replace("{port}", String(port))),
+  ]);
+  const child = spawn(cmd, argv, {
     cwd: opts.cwd ?? ROOT,
     stdio: ["ignore", openSync("/dev/null", "w"), "inherit"],
     env: { ...process.env, ...opts.env },

@@ -372,9 +372,19 @@ async function overHttp(
     ] as const) {
       const port = await freePort();
       const devNull = openSync("/dev/null", "w");
+      // BENCH_BEFORE_NODE_FLAGS / BENCH_AFTER_NODE_FLAGS: node options for one side (a deployment's V8 flags).
+      const flags = (process.env[`BENCH_${name.toUpperCase()}_NODE_FLAGS`] ?? "").split(/\s+/).filter(Boolean);
+      // BENCH_BEFORE_ENV / BENCH_AFTER_ENV: "NAME=value ..." set for one side only.
+      const sideEnv = Object.fromEntries(
+        (process.env[`BENCH_${name.toUpperCase()}_ENV`] ?? "")
+          .split(/\s+/)
+          .filter(Boolean)
+          .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+      );
       const proc = spawn(
         process.execPath,
         [
+          ...flags,
           join(root, "dist", "cli", "main.js"),
           "serve",
           "--issuer",
@@ -384,13 +394,16 @@ async function overHttp(
           "--directory",
           f.directoryFile,
           "--bundle",
-          f.bundle,
+          // BENCH_BEFORE_BUNDLE / BENCH_AFTER_BUNDLE: another bundle for one side (a policy change).
+          process.env[`BENCH_${name.toUpperCase()}_BUNDLE`] ?? f.bundle,
           "--port",
           String(port),
           "--workers",
           "1",
+          // BENCH_BEFORE_ARGS / BENCH_AFTER_ARGS: more `serve` options for one side (e.g. --log-level warn).
+          ...(process.env[`BENCH_${name.toUpperCase()}_ARGS`] ?? "").split(/\s+/).filter(Boolean),
         ],
-        { cwd: root, stdio: ["ignore", devNull, "inherit"] },
+        { cwd: root, stdio: ["ignore", devNull, "inherit"], env: { ...process.env, ...sideEnv } },
       );
       servers.push({ name, url: `http://127.0.0.1:${port}`, proc });
     }

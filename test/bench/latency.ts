@@ -14,7 +14,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -36,6 +36,7 @@ import {
 } from "./fixture.js";
 import { freePort } from "../support/free-port.js";
 import { haveWrk, runWrk, type Load } from "./wrk.js";
+import { pinned, placement } from "./pin.js";
 
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 5);
 /** At least this many requests per measurement, so that p99.9 is not simply the maximum (10 s at 100/s). */
@@ -65,6 +66,8 @@ export interface LatencySummary {
   p999Ms: number;
   maxMs: number;
   sustained: boolean;
+  /** The share of the machine's CPU time the hypervisor took (steal, /proc/stat) while this rate ran. */
+  steal?: number;
 }
 
 /** One attempt: when it was sent (ms since any epoch), how long it took (ms), and whether it failed. */
@@ -135,8 +138,39 @@ function tool(script: string): string | undefined {
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
+/** The machine's CPU time in ticks (/proc/stat's first line): all of it, and what the hypervisor took (steal). */
+function cpuTicks(): { total: number; steal: number } {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal [guest guest_nice: already in user and nice]
+    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return { total: 0, steal: 0 };
+  }
+}
+
+const WAKE_UPS = 500;
+
+/**
+ * How late a thread that sleeps 1 ms wakes up, in ms (the kernel's timer and the scheduler, or the hypervisor
+ * waking an idle virtual CPU): the floor under every latency measured at a fixed rate on this machine.
+ */
+export function wakeUpOvershoot(): { p50: number; p99: number; max: number } {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  const late: number[] = [];
+  for (let i = 0; i < WAKE_UPS; i++) {
+    const t0 = process.hrtime.bigint();
+    Atomics.wait(cell, 0, 0, 1);
+    late.push(Number(process.hrtime.bigint() - t0) / 1e6 - 1);
+  }
+  late.sort((a, b) => a - b);
+  const at = (q: number) => late[Math.min(late.length - 1, Math.ceil(q * late.length) - 1)]!;
+  return { p50: at(0.5), p99: at(0.99), max: late[late.length - 1]! };
+}
+
 async function run(cmd: string, args: string[]): Promise<string> {
-  const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const [bin, argv] = pinned("client", cmd, args);
+  const child = spawn(bin, argv, { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, "exit")) as [number | null];
@@ -283,13 +317,20 @@ export async function main(): Promise<void> {
     const load0 = loadavg()[0]!;
     for (const rate of RATES)
       for (let i = 0; i < targets.length; i++) {
+        const before = cpuTicks();
         const s = summarise(await targets[i]!.at(rate, (idStart += 10_000_000)), rate);
+        const after = cpuTicks();
+        s.steal = (after.steal - before.steal) / Math.max(1, after.total - before.total);
         rows[i]!.results.push(s);
       }
     const load1 = loadavg()[0]!;
     report(rows);
+    const wake = wakeUpOvershoot();
     console.log(
-      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, on ${availableParallelism()} cores (the load generator runs on the same cores).`,
+      `\nThis machine's wake-up floor: a thread sleeping 1 ms (Atomics.wait) wakes late by ${wake.p50.toFixed(2)} ms (p50), ${wake.p99.toFixed(2)} ms (p99), ${wake.max.toFixed(2)} ms (max) over ${WAKE_UPS} sleeps; a request at a fixed rate waits for up to three such wake-ups (the generator's timer, the server, the generator's socket), so no p99 here can be below the sleep's.`,
+    );
+    console.log(
+      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, on ${availableParallelism()} cores (the load generator runs on the same cores); ${placement()}.`,
     );
   } finally {
     await Promise.all(servers.map(stopServer));
@@ -300,13 +341,13 @@ export async function main(): Promise<void> {
 function report(rows: Row[]): void {
   const ms = (x: number) => (Number.isNaN(x) ? "-" : `${x.toFixed(2)} ms`);
   console.log("");
-  console.log("| target | rate (req/s) | achieved | p50 | p99 | p99.9 | max |");
-  console.log("|---|---|---|---|---|---|---|");
+  console.log("| target | rate (req/s) | achieved | p50 | p99 | p99.9 | max | steal |");
+  console.log("|---|---|---|---|---|---|---|---|");
   for (const row of rows)
     for (const s of row.results) {
       const note = `${s.sustained ? "" : " **not sustained**"}${s.errors ? ` (${s.errors} errors)` : ""}`;
       console.log(
-        `| ${row.name} | ${s.target.toLocaleString("en")} | ${Math.round(s.achieved).toLocaleString("en")}${note} | ${ms(s.p50Ms)} | ${ms(s.p99Ms)} | ${ms(s.p999Ms)} | ${ms(s.maxMs)} |`,
+        `| ${row.name} | ${s.target.toLocaleString("en")} | ${Math.round(s.achieved).toLocaleString("en")}${note} | ${ms(s.p50Ms)} | ${ms(s.p99Ms)} | ${ms(s.p999Ms)} | ${ms(s.maxMs)} | ${s.steal === undefined ? "-" : `${(s.steal * 100).toFixed(1)}%`} |`,
       );
     }
   const fa = rows.find((r) => r.name === "Portier /forward-auth/nginx")?.results.find((s) => s.target === 1000);

@@ -45,6 +45,7 @@ import {
 import { median } from "./measure.js";
 import { haveWrk, runWrk, treeCpuSeconds, type Load, type WrkResult } from "./wrk.js";
 import { freePort } from "../support/free-port.js";
+import { pinned, placement } from "./pin.js";
 
 const PORTIER_MAIN = join(ROOT, "dist", "cli", "main.js");
 const GRPC_LOAD = fileURLToPath(new URL("./grpc-load.mjs", import.meta.url));
@@ -107,7 +108,8 @@ async function runGhz(
     "-z",
     `${opts.seconds}s`,
   ]);
-  const child = spawn(GHZ, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const [bin, argv] = pinned("client", GHZ, args);
+  const child = spawn(bin, argv, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, "exit")) as [number | null];
@@ -192,11 +194,16 @@ export async function main(): Promise<void> {
       env: Record<string, string> = {},
     ) => {
       const port = await freePort();
-      const child = spawn(
+      const [bin, argv] = pinned(
+        "server",
         cmd,
         args.map((a) => a.replace("{port}", String(port))),
-        { cwd: ROOT, stdio: ["ignore", devNull, "inherit"], env: { ...process.env, ...env } },
       );
+      const child = spawn(bin, argv, {
+        cwd: ROOT,
+        stdio: ["ignore", devNull, "inherit"],
+        env: { ...process.env, ...env },
+      });
       children.set(name, child);
       const url = `http://127.0.0.1:${port}`;
       urls.set(name, url);
@@ -349,7 +356,7 @@ export async function main(): Promise<void> {
     report(summary, M, only !== undefined);
     // What else ran: above about one runnable job per core, other jobs' CPU shows in every figure, CPU per request included.
     console.log(
-      `\nLoad average during the rounds: ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores.`,
+      `\nLoad average during the rounds: ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores; ${placement()}.`,
     );
   } finally {
     await Promise.all([...children.values()].map(stop));

@@ -8,12 +8,14 @@ import {
   categorise,
   costTable,
   foldCpuProfile,
+  foldHeapProfile,
   foldedText,
   foldPerfScript,
   mergeFolded,
   normaliseFrame,
   shortFile,
   type CpuProfile,
+  type HeapProfile,
 } from "./stacks.js";
 
 const PERF = `node 23187  9762.473694:    1001001 cpu-clock: 
@@ -114,6 +116,43 @@ describe("foldCpuProfile", () => {
       "listener dist/service/fast-adapters.js:89;(anonymous) node_modules/pino/lib/proto.js:206": 2,
       "listener dist/service/fast-adapters.js:89": 1,
     });
+  });
+});
+
+describe("foldHeapProfile", () => {
+  const frame = (functionName: string, url = "", lineNumber = -1) => ({ functionName, url, lineNumber });
+  const profile: HeapProfile = {
+    head: {
+      id: 1,
+      callFrame: frame("(root)"),
+      children: [
+        {
+          id: 2,
+          callFrame: frame("listener", "file:///w/dist/service/http/listener.js", 5),
+          children: [{ id: 3, callFrame: frame("", "file:///w/node_modules/pino/lib/tools.js", 143) }],
+        },
+        { id: 4, callFrame: frame("(V8 API)") },
+      ],
+    },
+    samples: [
+      { nodeId: 3, size: 120 },
+      { nodeId: 3, size: 40 },
+      { nodeId: 2, size: 64 },
+      { nodeId: 4, size: 16 },
+    ],
+  };
+
+  it("folds by bytes on the allocating stack, frames named as in CPU profiles, the root left out", () => {
+    expect(Object.fromEntries(foldHeapProfile(profile))).toEqual({
+      "listener dist/service/http/listener.js:6;(anonymous) node_modules/pino/lib/tools.js:144": 160,
+      "listener dist/service/http/listener.js:6": 64,
+      "(V8 API)": 16,
+    });
+  });
+
+  it("gives the cost table bytes by category (a pino frame is the log line)", () => {
+    const rows = costTable(foldHeapProfile(profile), 240);
+    expect(rows.find((r) => r.category === "log line")?.us).toBe(160);
   });
 });
 

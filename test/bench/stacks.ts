@@ -171,6 +171,37 @@ export function foldCpuProfile(profile: CpuProfile): Folded {
   return folded;
 }
 
+/** The parts of a V8 sampling heap profile (HeapProfiler.stopSampling, a `.heapprofile`) that folding reads. */
+export interface HeapProfile {
+  head: HeapProfileNode;
+  samples: { size: number; nodeId: number }[];
+}
+interface HeapProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: HeapProfileNode[];
+}
+
+/**
+ * A sampling heap profile folded by bytes: each sample's size on the stack that allocated it, frames named as
+ * foldCpuProfile names them (so the same rules categorise allocations), the root frame left out.
+ */
+export function foldHeapProfile(profile: HeapProfile): Folded {
+  const paths = new Map<number, string[]>();
+  const walk = (node: HeapProfileNode, path: string[]): void => {
+    paths.set(node.id, path);
+    for (const child of node.children ?? []) {
+      const { functionName, url, lineNumber } = child.callFrame;
+      const name = url ? `${functionName || "(anonymous)"} ${shortFile(url)}:${lineNumber + 1}` : functionName;
+      walk(child, [...path, name.replace(/;/g, ":")]);
+    }
+  };
+  walk(profile.head, []);
+  const folded: Folded = new Map();
+  for (const s of profile.samples) add(folded, paths.get(s.nodeId) ?? ["(unknown)"], s.size);
+  return folded;
+}
+
 /** The category of one stack (root first). */
 export function categorise(frames: string[], rules: Rule[] = RULES): Category {
   if (frames.some((f) => GC_FRAME.test(f))) return "GC";

@@ -6,6 +6,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { pinned } from "./pin.js";
 
 /** One request variant; `__PATH__` in the body or a header value is replaced by the request's path. */
 export interface Variant {
@@ -91,7 +92,8 @@ export function runWrk(
     `${base}${load.target}`,
   ];
   return new Promise((resolve, reject) => {
-    const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
+    const [cmd, argv] = pinned("client", "wrk", args);
+    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));
