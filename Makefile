@@ -109,12 +109,14 @@ bench: deps build
 # The whole-system profile (test/bench/profile.ts): Portier and the same-shaped server under wrk, sampled by perf
 # (Debian linux-perf; where it cannot record, node --cpu-prof alone), flame graphs by flamegraph.pl (Debian
 # libdevel-nytprof-perl ships it), a cost table per request. PROFILE_BASE=<git rev> profiles that commit beside.
+# Then what a request allocates (test/bench/allocations.ts: bytes per request by the same categories).
 FLAMEGRAPH_PL := /usr/share/perl5/Devel/NYTProf/flamegraph.pl
 profile: deps build
 	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)
 	@command -v perf >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq linux-perf) || echo "perf: not installed; the profile will be the JS side only"
 	@test -f $(FLAMEGRAPH_PL) || (apt-get update -qq && apt-get install -y -qq libdevel-nytprof-perl)
 	npx tsx test/bench/profile.ts $(if $(PROFILE_BASE),--base $(PROFILE_BASE))
+	npx tsx test/bench/allocations.ts
 
 run: deps build
 	$(PORTIER) dev

@@ -7,7 +7,8 @@
  * the functions that allocate most, and writes allocation flame graphs (bytes, not time) to build/profile/.
  * Every byte allocated is a cache line the request writes and the young-generation collector later sweeps past:
  * between requests, the CPU profile's stages cost 3-5 times their tight-loop figures.
- * Run: make build && npx tsx test/bench/allocations.ts (ALLOC_SECONDS=3 sampled after a 3 s warm-up).
+ * Run: make profile (after profile.ts), or make build && npx tsx test/bench/allocations.ts (ALLOC_SECONDS=3 sampled
+ * after a 3 s warm-up).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
@@ -95,7 +96,7 @@ async function measure(
   }
 }
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   if (!haveWrk()) {
     console.log("wrk is not installed (apt-get install wrk): allocation profile skipped");
     return;
