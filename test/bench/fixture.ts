@@ -178,13 +178,13 @@ export async function startNode(
 }
 
 /**
- * `serve`'s arguments: this tree's bundle, the fixture's keys, and its directory and one worker unless told;
+ * `serve`'s arguments: the fixture's keys, and this tree's bundle, its directory and one worker unless told;
  * log to stdout.
  */
 export function serveArgs(
-  f: Fixture,
+  f: Pick<Fixture, "jwksFile" | "directoryFile">,
   extra: string[] = [],
-  o: { directory?: string; workers?: number } = {},
+  o: { directory?: string; workers?: number; bundle?: string } = {},
 ): string[] {
   return [
     "serve",
@@ -195,7 +195,7 @@ export function serveArgs(
     "--directory",
     o.directory ?? f.directoryFile,
     "--bundle",
-    join(ROOT, "build", "bundle.tar.gz"),
+    o.bundle ?? join(ROOT, "build", "bundle.tar.gz"),
     "--port",
     "{port}",
     "--workers",

@@ -12,7 +12,7 @@
  * server's CPU microseconds per request (its process tree, from /proc), and the load average around the rounds.
  * Run: make build && npx tsx test/bench/hot-path.ts (BENCH_HTTP_ONLY=1: the HTTP rows only).
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
@@ -25,13 +25,11 @@ import { pino, type Logger } from "pino";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
 import { loadEngine, normalisePath, tokenFacts } from "../../src/engine/index.js";
 import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
-import { baseTree } from "./fixture.js";
+import { baseTree, ISSUER, serveArgs, startNode, stopServer, type Server } from "./fixture.js";
 import { fmt } from "./measure.js";
 import { runWrk, treeCpuSeconds, type Load } from "./wrk.js";
-import { freePort } from "../support/free-port.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const ISSUER = "https://auth.bench.example";
 const TENANT = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
 const SUB = "11111111-1111-4111-8111-111111111111";
 const PATH = "/v2/ORG001/elevesJeunes/42/absences";
@@ -362,7 +360,7 @@ async function overHttp(
   );
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 5);
-  const servers: { name: string; url: string; proc: ChildProcess }[] = [];
+  const servers: Server[] = [];
   const scriptDir = mkdtempSync(join(tmpdir(), "portier-wrk-"));
   const scriptFile = join(scriptDir, "load.lua");
   try {
@@ -370,54 +368,17 @@ async function overHttp(
       ["before", base],
       ["after", ROOT],
     ] as const) {
-      const port = await freePort();
-      const devNull = openSync("/dev/null", "w");
-      // BENCH_BEFORE_NODE_FLAGS / BENCH_AFTER_NODE_FLAGS: node options for one side (a deployment's V8 flags).
-      const flags = (process.env[`BENCH_${name.toUpperCase()}_NODE_FLAGS`] ?? "").split(/\s+/).filter(Boolean);
-      // BENCH_BEFORE_ENV / BENCH_AFTER_ENV: "NAME=value ..." set for one side only.
-      const sideEnv = Object.fromEntries(
-        (process.env[`BENCH_${name.toUpperCase()}_ENV`] ?? "")
-          .split(/\s+/)
-          .filter(Boolean)
-          .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+      // One side's settings, each a space-separated list: BENCH_BEFORE_NODE_FLAGS / BENCH_AFTER_NODE_FLAGS (node
+      // options: a deployment's V8 flags), ..._ENV ("NAME=value ..."), ..._ARGS (more `serve` options, e.g.
+      // --log-level warn); ..._BUNDLE, another bundle (a policy change).
+      const side = (setting: string) =>
+        (process.env[`BENCH_${name.toUpperCase()}_${setting}`] ?? "").split(/\s+/).filter(Boolean);
+      const env = Object.fromEntries(
+        side("ENV").map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
       );
-      const proc = spawn(
-        process.execPath,
-        [
-          ...flags,
-          join(root, "dist", "cli", "main.js"),
-          "serve",
-          "--issuer",
-          ISSUER,
-          "--jwks",
-          f.jwksFile,
-          "--directory",
-          f.directoryFile,
-          "--bundle",
-          // BENCH_BEFORE_BUNDLE / BENCH_AFTER_BUNDLE: another bundle for one side (a policy change).
-          process.env[`BENCH_${name.toUpperCase()}_BUNDLE`] ?? f.bundle,
-          "--port",
-          String(port),
-          "--workers",
-          "1",
-          // BENCH_BEFORE_ARGS / BENCH_AFTER_ARGS: more `serve` options for one side (e.g. --log-level warn).
-          ...(process.env[`BENCH_${name.toUpperCase()}_ARGS`] ?? "").split(/\s+/).filter(Boolean),
-        ],
-        { cwd: root, stdio: ["ignore", devNull, "inherit"], env: { ...process.env, ...sideEnv } },
-      );
-      servers.push({ name, url: `http://127.0.0.1:${port}`, proc });
-    }
-    for (const s of servers) {
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const ok = await fetch(`${s.url}/ready`).then(
-          (r) => r.ok,
-          () => false,
-        );
-        if (ok) break;
-        if (Date.now() > end) throw new Error(`${s.name} service did not become ready`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      const args = serveArgs(f, side("ARGS"), { bundle: side("BUNDLE")[0] ?? f.bundle });
+      const mainJs = join(root, "dist", "cli", "main.js");
+      servers.push(await startNode(name, side("NODE_FLAGS"), mainJs, args, { readyPath: "/ready", env, cwd: root }));
     }
     const template = PATH.replace("42", "{id}");
     const loads: [string, Load][] = [
@@ -454,7 +415,7 @@ async function overHttp(
     const runs = loads.flatMap(([label, load]) => servers.map((s) => ({ label, load, s })));
     let start = 1_000_000;
     const measure = async (run: (typeof runs)[number], secs: number) => {
-      const pid = run.s.proc.pid!;
+      const pid = run.s.child.pid!;
       const c0 = treeCpuSeconds(pid);
       const r = await runWrk(run.s.url, run.load, { connections: 10, seconds: secs, start, scriptFile });
       start += 10_000_000;
@@ -490,7 +451,7 @@ async function overHttp(
       `  load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`,
     );
   } finally {
-    for (const s of servers) s.proc.kill("SIGTERM");
+    await Promise.all(servers.map(stopServer));
     rmSync(scriptDir, { recursive: true, force: true });
   }
 }
