@@ -28,13 +28,12 @@ import {
   type Server,
 } from "./fixture.js";
 import { CATEGORIES, costTable, foldedText, foldHeapProfile, type CostRow, type HeapProfile } from "./stacks.js";
+import { FLAMEGRAPH, flameGraph, OUT } from "./profile.js";
 import { haveWrk, runWrk, type Load } from "./wrk.js";
 
 const SECONDS = Number(process.env.ALLOC_SECONDS ?? 3);
 const WARM_UP = 3;
 const SAMPLER = join(ROOT, "test", "bench", "heap-sampler.mjs");
-const OUT = join(ROOT, "build", "profile");
-const FLAMEGRAPH = process.env.FLAMEGRAPH ?? "/usr/share/perl5/Devel/NYTProf/flamegraph.pl";
 
 interface Measured {
   label: string;
@@ -77,14 +76,7 @@ async function measure(
     }
     writeFileSync(join(OUT, `alloc-${key}.folded`), foldedText(folded));
     if (existsSync(FLAMEGRAPH))
-      writeFileSync(
-        join(OUT, `alloc-${key}.svg`),
-        (await import("node:child_process")).execFileSync(
-          "perl",
-          [FLAMEGRAPH, "--countname=bytes", `--title=${label}: bytes allocated (sampling heap profiler)`],
-          { input: foldedText(folded), maxBuffer: 64 * 1024 * 1024 },
-        ),
-      );
+      flameGraph(folded, `${label}: bytes allocated (sampling heap profiler)`, join(OUT, `alloc-${key}.svg`), "bytes");
     return {
       label,
       rows: costTable(folded, bytesPerRequest),

@@ -50,8 +50,8 @@ const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 3);
 /** Seconds of load before the profiled window: the JIT's optimising compiles mostly done (they still show). */
 const WARM_UP = 3;
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 10);
-const FLAMEGRAPH = process.env.FLAMEGRAPH ?? "/usr/share/perl5/Devel/NYTProf/flamegraph.pl";
-const OUT = join(ROOT, "build", "profile");
+export const FLAMEGRAPH = process.env.FLAMEGRAPH ?? "/usr/share/perl5/Devel/NYTProf/flamegraph.pl";
+export const OUT = join(ROOT, "build", "profile");
 const DOCS = join(ROOT, "docs", "profile");
 
 /** True when `perf record -e cpu-clock -g` works here (installed, and allowed by perf_event_paranoid). */
@@ -158,12 +158,13 @@ async function profileOne(
   }
 }
 
-function flameGraph(folded: Folded, title: string, svg: string): void {
+/** Draws `folded` as a flame graph SVG with flamegraph.pl; `countName` names what the widths count. */
+export function flameGraph(folded: Folded, title: string, svg: string, countName = "samples"): void {
   const input = join(OUT, "flamegraph-input.folded");
   writeFileSync(input, foldedText(folded));
   const r = spawnSync(
     "perl",
-    [FLAMEGRAPH, "--title", title, "--countname", "samples", "--hash", "--minwidth", "1.5", "--width", "1400", input],
+    [FLAMEGRAPH, "--title", title, "--countname", countName, "--hash", "--minwidth", "1.5", "--width", "1400", input],
     { encoding: "utf8", maxBuffer: 1 << 28 },
   );
   rmSync(input, { force: true });

@@ -132,10 +132,23 @@ export function foldPerfScript(text: string): Folded {
   return folded;
 }
 
+/** Where a V8 profile's node runs (CPU and heap profiles alike); lineNumber is 0-based. */
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+
 /** The parts of a V8 CPU profile (node --cpu-prof) that folding reads. */
 export interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
+  nodes: { id: number; callFrame: CallFrame; children?: number[] }[];
   samples: number[];
+}
+
+/** A V8 profile's frame as a folded stack names it: "function file:line" (1-based), no ";" inside. */
+function frameName({ functionName, url, lineNumber }: CallFrame): string {
+  const name = url ? `${functionName || "(anonymous)"} ${shortFile(url)}:${lineNumber + 1}` : functionName;
+  return name.replace(/;/g, ":");
 }
 
 /** A `.cpuprofile` folded by sample; idle samples are left out (they are not CPU), the root frame too. */
@@ -151,13 +164,11 @@ export function foldCpuProfile(profile: CpuProfile): Folded {
     let path: string[] | null = null;
     if (node && node.callFrame.functionName !== "(idle)") {
       const up = parent.get(id);
-      const { functionName, url, lineNumber } = node.callFrame;
       if (up === undefined)
         path = []; // (root)
       else {
         const above = pathOf(up);
-        const name = url ? `${functionName || "(anonymous)"} ${shortFile(url)}:${lineNumber + 1}` : functionName;
-        path = above === null ? null : [...above, name.replace(/;/g, ":")];
+        path = above === null ? null : [...above, frameName(node.callFrame)];
       }
     }
     paths.set(id, path);
@@ -178,7 +189,7 @@ export interface HeapProfile {
 }
 interface HeapProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: CallFrame;
   children?: HeapProfileNode[];
 }
 
@@ -190,11 +201,7 @@ export function foldHeapProfile(profile: HeapProfile): Folded {
   const paths = new Map<number, string[]>();
   const walk = (node: HeapProfileNode, path: string[]): void => {
     paths.set(node.id, path);
-    for (const child of node.children ?? []) {
-      const { functionName, url, lineNumber } = child.callFrame;
-      const name = url ? `${functionName || "(anonymous)"} ${shortFile(url)}:${lineNumber + 1}` : functionName;
-      walk(child, [...path, name.replace(/;/g, ":")]);
-    }
+    for (const child of node.children ?? []) walk(child, [...path, frameName(child.callFrame)]);
   };
   walk(profile.head, []);
   const folded: Folded = new Map();
