@@ -144,21 +144,23 @@ export interface Server {
   child: ChildProcess;
 }
 
-/** Starts `node [nodeArgs] script args` (`{port}` replaced by a free port) and waits for `readyPath` to answer 2xx. */
-export async function startNode(
+/**
+ * Starts `cmd args` (`{port}` replaced by a free port; pinned where BENCH_SERVER_CPUS says), stdout to /dev/null,
+ * and waits for `readyPath` to answer 2xx.
+ */
+export async function startServer(
   name: string,
-  nodeArgs: string[],
-  script: string,
+  cmd: string,
   args: string[],
   opts: { readyPath: string; env?: Record<string, string>; cwd?: string },
 ): Promise<Server> {
   const port = await freePort();
-  const [cmd, argv] = pinned("server", process.execPath, [
-    ...nodeArgs,
-    script,
-    ...args.map((a) => a.replace("{port}", String(port))),
-  ]);
-  const child = spawn(cmd, argv, {
+  const [bin, argv] = pinned(
+    "server",
+    cmd,
+    args.map((a) => a.replace("{port}", String(port))),
+  );
+  const child = spawn(bin, argv, {
     cwd: opts.cwd ?? ROOT,
     stdio: ["ignore", openSync("/dev/null", "w"), "inherit"],
     env: { ...process.env, ...opts.env },
@@ -175,6 +177,17 @@ export async function startNode(
     if (Date.now() > end) throw new Error(`${name}: ${url}${opts.readyPath} did not answer within 120 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Starts `node [nodeArgs] script args` with startServer. */
+export function startNode(
+  name: string,
+  nodeArgs: string[],
+  script: string,
+  args: string[],
+  opts: { readyPath: string; env?: Record<string, string>; cwd?: string },
+): Promise<Server> {
+  return startServer(name, process.execPath, [...nodeArgs, script, ...args], opts);
 }
 
 /**

@@ -20,8 +20,8 @@
  * Run: make build && npx tsx test/bench/service.ts (Portier runs from dist/, so build first).
  * BENCH_TARGETS="name;name" runs only the targets of those exact names (and prints their rows and the gRPC targets).
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,6 +39,9 @@ import {
   serveArgs,
   shapeOf,
   SHAPED,
+  startServer,
+  stopServer,
+  type Server,
   USERS,
   type Fixture,
 } from "./fixture.js";
@@ -53,30 +56,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const RECORDS = Number(process.env.BENCH_SERVICE_RECORDS ?? 1_000_000);
-
-async function waitFor(url: string, child: ChildProcess, ms = 120_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (child.exitCode !== null) throw new Error(`${url}: the server exited (${child.exitCode})`);
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-function stop(p: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    p.once("exit", () => resolve());
-    p.kill("SIGTERM");
-    setTimeout(() => p.kill("SIGKILL"), 5000).unref();
-  });
-}
 
 /** The directory users the tokens belong to: every one an `enseignant_jeune` (index % 3 === 0), spread over the file. */
 const userIndex = (k: number) => 3 * Math.floor((k * Math.floor(RECORDS / 3)) / USERS);
@@ -176,9 +155,7 @@ export async function main(): Promise<void> {
     throw new Error("wrk is not installed (Debian package wrk: apt-get install -y wrk; `make bench` installs it)");
   if (!existsSync(PORTIER_MAIN)) throw new Error(`${PORTIER_MAIN} is missing: run make build first`);
   const dir = mkdtempSync(join(tmpdir(), "portier-bench-"));
-  const devNull = openSync("/dev/null", "w");
-  const children = new Map<string, ChildProcess>();
-  const urls = new Map<string, string>();
+  const servers = new Map<string, Server>();
   let f: Fixture | undefined;
   try {
     // Keys, one token per user and the directory of those users (fixture.ts); the large directory holds them too.
@@ -190,25 +167,9 @@ export async function main(): Promise<void> {
       name: string,
       cmd: string,
       args: string[],
-      ready: (url: string) => string,
+      readyPath: string,
       env: Record<string, string> = {},
-    ) => {
-      const port = await freePort();
-      const [bin, argv] = pinned(
-        "server",
-        cmd,
-        args.map((a) => a.replace("{port}", String(port))),
-      );
-      const child = spawn(bin, argv, {
-        cwd: ROOT,
-        stdio: ["ignore", devNull, "inherit"],
-        env: { ...process.env, ...env },
-      });
-      children.set(name, child);
-      const url = `http://127.0.0.1:${port}`;
-      urls.set(name, url);
-      return waitFor(ready(url), child);
-    };
+    ) => servers.set(name, await startServer(name, cmd, args, { readyPath, env }));
     const fixed = JSON.stringify({
       decision_id: "00000000-0000-4000-8000-000000000000",
       allow: true,
@@ -232,27 +193,27 @@ export async function main(): Promise<void> {
     );
     if (built.status !== 0) throw new Error(`opa build failed: ${built.stderr}`);
     await Promise.all([
-      start("bare", process.execPath, ["-e", bareJs, "{port}"], (u) => `${u}/`),
+      start("bare", process.execPath, ["-e", bareJs, "{port}"], "/"),
       start(
         "opa",
         opa,
         ["run", "--server", "--addr", "127.0.0.1:{port}", "--log-level", "error", "--bundle", opaBundle],
-        (u) => `${u}/health`,
+        "/health",
       ),
       start(
         "portier",
         process.execPath,
         serve(f.directoryFile, 1, ["--grpc-port", grpcAddress.split(":")[1]!]),
-        (u) => `${u}/ready`,
+        "/ready",
       ),
-      start("portier-2w", process.execPath, serve(f.directoryFile, 2), (u) => `${u}/ready`),
-      start("portier-1M", process.execPath, serve(big, 1), (u) => `${u}/ready`),
+      start("portier-2w", process.execPath, serve(f.directoryFile, 2), "/ready"),
+      start("portier-1M", process.execPath, serve(big, 1), "/ready"),
     ]);
 
     // Portier's own answers to the benchmark requests: checked, and the shape the same-shaped server answers.
     const path = PATH_TEMPLATE.replace("{id}", "42");
-    await start("shaped", process.execPath, [SHAPED, "{port}"], (u) => `${u}/`, {
-      BENCH_SHAPE: await shapeOf(urls.get("portier")!, f),
+    await start("shaped", process.execPath, [SHAPED, "{port}"], "/", {
+      BENCH_SHAPE: await shapeOf(servers.get("portier")!.url, f),
     });
     const opaInput = (claims: Record<string, unknown>) => ({
       method: "GET",
@@ -263,7 +224,7 @@ export async function main(): Promise<void> {
       role_check: "enforce",
     });
     const opaCheck = (await (
-      await fetch(`${urls.get("opa")}/v1/data/portier/decision`, {
+      await fetch(`${servers.get("opa")!.url}/v1/data/portier/decision`, {
         method: "POST",
         body: JSON.stringify({ input: { ...opaInput(f.claims[0]!), path } }),
       })
@@ -317,7 +278,7 @@ export async function main(): Promise<void> {
     const scriptFile = join(dir, "load.lua");
     let idStart = 1_000_000;
     const measure = async (t: Target, seconds: number): Promise<WrkResult & { cpu: number }> => {
-      const pid = children.get(t.server)!.pid!;
+      const pid = servers.get(t.server)!.child.pid!;
       const cpu0 = treeCpuSeconds(pid);
       const r = t.grpc
         ? await (existsSync(GHZ) ? runGhz : runGrpcLoad)(grpcAddress, t.load, tokens, {
@@ -326,7 +287,12 @@ export async function main(): Promise<void> {
             start: idStart,
             specFile: join(dir, "grpc-load.json"),
           })
-        : await runWrk(urls.get(t.server)!, t.load, { connections: CONNECTIONS, seconds, start: idStart, scriptFile });
+        : await runWrk(servers.get(t.server)!.url, t.load, {
+            connections: CONNECTIONS,
+            seconds,
+            start: idStart,
+            scriptFile,
+          });
       idStart += 10_000_000;
       return { ...r, cpu: treeCpuSeconds(pid) - cpu0 };
     };
@@ -359,7 +325,7 @@ export async function main(): Promise<void> {
       `\nLoad average during the rounds: ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores; ${placement()}.`,
     );
   } finally {
-    await Promise.all([...children.values()].map(stop));
+    await Promise.all([...servers.values()].map(stopServer));
     rmSync(dir, { recursive: true, force: true });
     if (f) rmSync(f.dir, { recursive: true, force: true });
   }
