@@ -217,6 +217,33 @@ export function serveArgs(
   ];
 }
 
+/** One side's settings for an A/B of two services (hot-path.ts, instructions.ts). */
+export interface SideSettings {
+  nodeFlags: string[];
+  env: Record<string, string>;
+  args: string[];
+  bundle: string | undefined;
+}
+
+/**
+ * The settings of side `name` ("before" or "after"), each a space-separated list in the environment:
+ * BENCH_BEFORE_NODE_FLAGS / BENCH_AFTER_NODE_FLAGS (node options: a deployment's V8 flags), ..._ENV
+ * ("NAME=value ..."), ..._ARGS (more `serve` options, e.g. --log-level warn), ..._BUNDLE (another bundle: a
+ * policy change).
+ */
+export function sideSettings(name: "before" | "after"): SideSettings {
+  const list = (setting: string) =>
+    (process.env[`BENCH_${name.toUpperCase()}_${setting}`] ?? "").split(/\s+/).filter(Boolean);
+  return {
+    nodeFlags: list("NODE_FLAGS"),
+    env: Object.fromEntries(
+      list("ENV").map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+    ),
+    args: list("ARGS"),
+    bundle: list("BUNDLE")[0],
+  };
+}
+
 /** SIGTERM, then SIGKILL after 5 s; resolves when the process has exited. */
 export function stopServer(s: Server): Promise<void> {
   const p = s.child;

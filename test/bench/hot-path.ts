@@ -25,7 +25,7 @@ import { pino, type Logger } from "pino";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
 import { loadEngine, normalisePath, tokenFacts } from "../../src/engine/index.js";
 import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
-import { baseTree, ISSUER, serveArgs, startNode, stopServer, type Server } from "./fixture.js";
+import { baseTree, ISSUER, serveArgs, sideSettings, startNode, stopServer, type Server } from "./fixture.js";
 import { fmt } from "./measure.js";
 import { runWrk, treeCpuSeconds, type Load } from "./wrk.js";
 
@@ -368,17 +368,12 @@ async function overHttp(
       ["before", base],
       ["after", ROOT],
     ] as const) {
-      // One side's settings, each a space-separated list: BENCH_BEFORE_NODE_FLAGS / BENCH_AFTER_NODE_FLAGS (node
-      // options: a deployment's V8 flags), ..._ENV ("NAME=value ..."), ..._ARGS (more `serve` options, e.g.
-      // --log-level warn); ..._BUNDLE, another bundle (a policy change).
-      const side = (setting: string) =>
-        (process.env[`BENCH_${name.toUpperCase()}_${setting}`] ?? "").split(/\s+/).filter(Boolean);
-      const env = Object.fromEntries(
-        side("ENV").map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
-      );
-      const args = serveArgs(f, side("ARGS"), { bundle: side("BUNDLE")[0] ?? f.bundle });
+      const side = sideSettings(name);
+      const args = serveArgs(f, side.args, { bundle: side.bundle ?? f.bundle });
       const mainJs = join(root, "dist", "cli", "main.js");
-      servers.push(await startNode(name, side("NODE_FLAGS"), mainJs, args, { readyPath: "/ready", env, cwd: root }));
+      servers.push(
+        await startNode(name, side.nodeFlags, mainJs, args, { readyPath: "/ready", env: side.env, cwd: root }),
+      );
     }
     const template = PATH.replace("42", "{id}");
     const loads: [string, Load][] = [
