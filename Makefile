@@ -8,7 +8,7 @@ BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
-.PHONY: all deps lock opa grpcurl build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench profile run clean typecheck lint
+.PHONY: all deps lock opa grpcurl build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench profile instructions run clean typecheck lint
 
 all: build
 
@@ -117,6 +117,14 @@ profile: deps build
 	@test -f $(FLAMEGRAPH_PL) || (apt-get update -qq && apt-get install -y -qq libdevel-nytprof-perl)
 	npx tsx test/bench/profile.ts $(if $(PROFILE_BASE),--base $(PROFILE_BASE))
 	npx tsx test/bench/allocations.ts
+
+# Instructions per request, counted by valgrind's callgrind rather than timed (test/bench/instructions.ts): steady on
+# this shared VM (the same code twice within 1%), for A/B changes that CPU time cannot tell apart from noise.
+# BENCH_BASE=<git rev> counts that commit beside this tree. About 3 minutes per server and load.
+instructions: deps build
+	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)
+	@command -v valgrind >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq valgrind)
+	npx tsx test/bench/instructions.ts
 
 run: deps build
 	$(PORTIER) dev

@@ -79,13 +79,14 @@ end
 export function runWrk(
   base: string,
   load: Load,
-  opts: { connections: number; seconds: number; start: number; scriptFile: string },
+  opts: { connections: number; seconds: number; start: number; scriptFile: string; timeoutSeconds?: number },
 ): Promise<WrkResult> {
   writeFileSync(opts.scriptFile, wrkScript(load, opts.start));
   const args = [
     "-t1",
     `-c${opts.connections}`,
     `-d${opts.seconds}s`,
+    ...(opts.timeoutSeconds ? [`--timeout`, `${opts.timeoutSeconds}s`] : []),
     "--latency",
     "-s",
     opts.scriptFile,
