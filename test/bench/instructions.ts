@@ -304,7 +304,7 @@ export async function main(): Promise<void> {
       for (const [fn, n] of r.top) console.log(`  ${k(n).padStart(7)}  ${fn}`);
     }
     console.log(
-      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, on ${availableParallelism()} cores (instruction counts do not depend on it).`,
+      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, on ${availableParallelism()} cores (counts move much less with the load than CPU time, but they do: the collector and the batching of requests per wake-up follow the timing; count on a quiet machine).`,
     );
   } finally {
     rmSync(f.dir, { recursive: true, force: true });

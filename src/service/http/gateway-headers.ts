@@ -44,6 +44,18 @@ const GATEWAY_FAMILIES: Record<GatewayFamily, FamilyHeaders> = {
   traefik: FORWARDED_FAMILY,
 };
 
+/** What each family's forward-auth endpoint reads from the raw headers: its own, the foreign ones, Authorization. */
+const READ_BY_FAMILY: Record<GatewayFamily, WantedHeaders> = {
+  nginx: familyHeaders(GATEWAY_FAMILIES.nginx),
+  caddy: familyHeaders(GATEWAY_FAMILIES.caddy),
+  traefik: familyHeaders(GATEWAY_FAMILIES.traefik),
+};
+const AUTHORIZATION = wantedHeaders(["Authorization"]);
+
+function familyHeaders(spec: FamilyHeaders): WantedHeaders {
+  return wantedHeaders([...spec.own, ...spec.foreign, "Authorization"]);
+}
+
 export function isGatewayFamily(name: string): name is GatewayFamily {
   return Object.hasOwn(GATEWAY_FAMILIES, name);
 }
@@ -106,9 +118,15 @@ export function denyBody(a: DecisionAnswer): {
   return { allow: false, status: a.status, reason: a.reason, message: a.message, decision_id: a.decision_id };
 }
 
-/** Every value of the named headers, in order, from the raw header list (names compared case-insensitively). */
-function rawValues(req: IncomingMessage, names: string[]): Map<string, string[]> {
-  const wanted = new Map(names.map((n) => [n.toLowerCase(), n]));
+/** Header names as rawValues looks them up: lower-cased name -> the name as written. */
+type WantedHeaders = ReadonlyMap<string, string>;
+
+function wantedHeaders(names: string[]): WantedHeaders {
+  return new Map(names.map((n) => [n.toLowerCase(), n]));
+}
+
+/** Every value of the wanted headers, in order, from the raw header list (names compared case-insensitively). */
+function rawValues(req: IncomingMessage, wanted: WantedHeaders): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -147,7 +165,7 @@ export type GatewayRead = { ok: true; request: DecisionRequest } | { ok: false; 
 /** The decision request of a forward-auth call from the given gateway family, or why it is refused. */
 export function readForwardAuth(req: IncomingMessage, family: GatewayFamily): GatewayRead {
   const spec = GATEWAY_FAMILIES[family];
-  const seen = rawValues(req, [...spec.own, ...spec.foreign, "Authorization"]);
+  const seen = rawValues(req, READ_BY_FAMILY[family]);
   const foreign = spec.foreign.filter((n) => seen.has(n));
   if (foreign.length > 0) {
     return {
@@ -171,7 +189,7 @@ export function readForwardAuth(req: IncomingMessage, family: GatewayFamily): Ga
 
 /** Envoy ext_authz HTTP service: the original method and path are the check request's own; only Authorization is read. */
 export function readEnvoy(req: IncomingMessage, path: string): DecisionRequest {
-  return { method: req.method ?? "", path, ...credentials(rawValues(req, ["Authorization"]).get("Authorization")) };
+  return { method: req.method ?? "", path, ...credentials(rawValues(req, AUTHORIZATION).get("Authorization")) };
 }
 
 const MAX_TRACE_CHARS = 128;
@@ -197,8 +215,14 @@ function requestTrace(
   req: IncomingMessage,
   address: "X-Real-IP" | "X-Forwarded-For" | undefined,
 ): RequestTrace | undefined {
-  return traceOf(rawValues(req, traceHeaders(address)), address);
+  return traceOf(rawValues(req, TRACE_WANTED[address ?? "none"]), address);
 }
+
+const TRACE_WANTED = {
+  "X-Real-IP": wantedHeaders(traceHeaders("X-Real-IP")),
+  "X-Forwarded-For": wantedHeaders(traceHeaders("X-Forwarded-For")),
+  none: wantedHeaders(traceHeaders(undefined)),
+} as const;
 
 /** The headers requestTrace reads, as named in the map traceOf takes. */
 export function traceHeaders(address: "X-Real-IP" | "X-Forwarded-For" | undefined): string[] {

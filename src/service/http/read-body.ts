@@ -47,9 +47,9 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
       ),
     );
   }
-  const tooLarge = refuse(413, "payload_too_large", `body over ${limits.maxBytes} bytes`);
+  const tooLarge = (): BodyResult => refuse(413, "payload_too_large", `body over ${limits.maxBytes} bytes`);
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limits.maxBytes) return Promise.resolve(tooLarge);
+  if (Number.isFinite(declared) && declared > limits.maxBytes) return Promise.resolve(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -66,7 +66,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limits.maxBytes) return finish(tooLarge);
+      if (size > limits.maxBytes) return finish(tooLarge());
       chunks.push(chunk);
     };
     const onEnd = (): void => finish({ ok: true, body: Buffer.concat(chunks, size) });
