@@ -13,25 +13,32 @@
  * Run: make build && npx tsx test/bench/hot-path.ts (BENCH_HTTP_ONLY=1: the HTTP rows only).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { pino, type Logger } from "pino";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
 import { loadEngine, normalisePath, tokenFacts } from "../../src/engine/index.js";
 import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
-import { baseTree, ISSUER, serveArgs, sideSettings, startNode, stopServer, type Server } from "./fixture.js";
+import { BENCH_TENANT } from "./directory-probe.js";
+import {
+  baseTree,
+  createFixture,
+  ISSUER,
+  serveArgs,
+  sideSettings,
+  startNode,
+  stopServer,
+  type Server,
+} from "./fixture.js";
 import { fmt } from "./measure.js";
 import { runWrk, treeCpuSeconds, type Load } from "./wrk.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const TENANT = "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01";
-const SUB = "11111111-1111-4111-8111-111111111111";
 const PATH = "/v2/ORG001/elevesJeunes/42/absences";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const MS = Number(process.env.BENCH_MS ?? 300);
@@ -132,35 +139,15 @@ export async function main(): Promise<void> {
 }
 
 async function hotPath(made: string[]): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "portier-hot-"));
-  made.push(dir);
   const ref =
     process.env.BENCH_BASE ??
     execFileSync("git", ["-C", ROOT, "merge-base", "HEAD", "main"], { encoding: "utf8" }).trim();
-  const { privateKey, publicKey } = await generateKeyPair("RS256");
-  const jwksFile = join(dir, "jwks.json");
-  writeFileSync(
-    jwksFile,
-    JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "b1", alg: "RS256", use: "sig" }] }),
-  );
-  const now = Math.floor(Date.now() / 1000);
-  const claims = {
-    iss: ISSUER,
-    sub: SUB,
-    client_id: "web",
-    tenant_id: TENANT,
-    auth_time: now,
-    idp: "local",
-    scope: ["openid", "apiclients"],
-    amr: ["pwd"],
-    iat: now,
-    exp: now + 3600,
-  };
-  const token = await new SignJWT(claims)
-    .setProtectedHeader({ alg: "RS256", kid: "b1", typ: "at+jwt" })
-    .sign(privateKey);
-  const directoryFile = join(dir, "directory.json");
-  writeFileSync(directoryFile, JSON.stringify([{ sub: SUB, tenant_id: TENANT, roles: ["enseignant_jeune"] }]));
+  // Keys, tokens and the directory of their users (fixture.ts): the first user is the caller.
+  const f = await createFixture();
+  made.push(f.dir);
+  const { jwksFile, directoryFile } = f;
+  const [token, claims] = [f.tokens[0]!, f.claims[0]!];
+  const callerSub = claims.sub as string;
   const bundle = join(ROOT, "build", "bundle.tar.gz");
 
   const devNull = openSync("/dev/null", "w");
@@ -216,8 +203,8 @@ async function hotPath(made: string[]): Promise<void> {
   // 4. The answer's headers.
   const headerValues = {
     id: decisionId,
-    sub: SUB,
-    tenant: TENANT,
+    sub: callerSub,
+    tenant: BENCH_TENANT,
     roles: "enseignant_jeune",
     client: "web",
     flow: "accessCode",
@@ -290,7 +277,7 @@ async function hotPath(made: string[]): Promise<void> {
     const decide = createDecide({
       verifier,
       policy: { engine: eng, resolveRole: () => undefined },
-      directory: { lookup: (sub: string) => (sub === SUB ? { tenant_id: TENANT, roles } : undefined) },
+      directory: { lookup: (sub: string) => (sub === callerSub ? { tenant_id: BENCH_TENANT, roles } : undefined) },
       rolesClaim: undefined,
       roleCheck: "enforce",
       logger,
