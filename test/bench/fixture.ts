@@ -197,7 +197,7 @@ export function startNode(
 export function serveArgs(
   f: Pick<Fixture, "jwksFile" | "directoryFile">,
   extra: string[] = [],
-  o: { directory?: string; workers?: number; bundle?: string } = {},
+  o: { directory?: string; workers?: number; bundle?: string | undefined } = {},
 ): string[] {
   return [
     "serve",

@@ -181,7 +181,7 @@ async function hotPath(made: string[]): Promise<void> {
   const base = baseTree(ref);
   made.push(base);
   if (process.env.BENCH_HTTP_ONLY === "1") {
-    await overHttp(base, { jwksFile, directoryFile, token, bundle });
+    await overHttp(base, { jwksFile, directoryFile, token });
     verifier.close();
     return;
   }
@@ -326,15 +326,12 @@ async function hotPath(made: string[]): Promise<void> {
   report("listener POST /decide (all changes)", dc.get("before")!, dc.get("after")!);
   await destination.end(1000);
 
-  if (process.env.BENCH_HTTP !== "0") await overHttp(base, { jwksFile, directoryFile, token, bundle });
+  if (process.env.BENCH_HTTP !== "0") await overHttp(base, { jwksFile, directoryFile, token });
   verifier.close();
   engine.close();
 }
 
-async function overHttp(
-  base: string,
-  f: { jwksFile: string; directoryFile: string; token: string; bundle: string },
-): Promise<void> {
+async function overHttp(base: string, f: { jwksFile: string; directoryFile: string; token: string }): Promise<void> {
   if (spawnSync("wrk", ["--version"]).error) {
     console.log("wrk not installed: HTTP comparison skipped");
     return;
@@ -356,7 +353,7 @@ async function overHttp(
       ["after", ROOT],
     ] as const) {
       const side = sideSettings(name);
-      const args = serveArgs(f, side.args, { bundle: side.bundle ?? f.bundle });
+      const args = serveArgs(f, side.args, { bundle: side.bundle });
       const mainJs = join(root, "dist", "cli", "main.js");
       servers.push(
         await startNode(name, side.nodeFlags, mainJs, args, { readyPath: "/ready", env: side.env, cwd: root }),

@@ -1,15 +1,15 @@
 /**
  * Instructions per request, counted rather than timed (issue 20): this 2-core VM's hypervisor steals 0.5-20% of
  * a core and stalls for 15-20 ms, so two runs of the same code over HTTP differ by ±5% in CPU time, more than most
- * changes. Valgrind's callgrind counts the instructions a process executes, whatever else the machine does: the
- * same server under the same load counts the same within about 1.5%.
+ * changes. Valgrind's callgrind counts the instructions a process executes: the same code counted twice read
+ * 1.007x. Counts are steadier than time, not independent of it (the collector's steps and the requests read per
+ * wake-up follow the timing; a test suite run beside one count moved it by up to +55%): count on a quiet machine.
  * Each server runs under `valgrind --tool=callgrind` (node's JIT code included: --smc-check=all-non-file), driven
  * over HTTP by wrk with the service benchmark's requests (fixture.ts: 100 users' tokens in turn, path ids never
  * repeating), GET /forward-auth/nginx and POST /decide. After a warm-up (the JIT settles), each round zeroes the
  * counters (`callgrind_control -z`), runs wrk, and dumps them (`-d`): the dump's total over the requests wrk
- * completed is the round's instructions per request, split by the object the code lives in (node's binary: V8's
- * runtime and builtins, llhttp, libuv; the JIT's code: JS and wasm; libc: malloc, memcpy, the system-call
- * wrappers). Medians of the rounds.
+ * completed is the round's instructions per request, split by CATEGORIES (below). Medians of the rounds, V8's
+ * compilers left out (warm-up work) and counted.
  * What it does not count: the kernel (the socket's TCP path, wake-ups: a quarter of the same-shaped server's CPU
  * in the perf profile) and what instructions cost (cache misses, stalls): it is a steadier measure beside
  * `make profile`'s CPU time, not a replacement for it.
@@ -87,7 +87,7 @@ export interface Counted {
 
 /**
  * Reads one callgrind dump written with --compress-strings=no and --compress-pos=no: `totals:`, and each cost
- * line's Ir added to its object and function (self cost); the cost line after a `calls=` line is the call's
+ * line's Ir added to its category and function (self cost); the cost line after a `calls=` line is the call's
  * inclusive cost and is skipped.
  */
 export function readCallgrind(text: string): Counted {
@@ -221,40 +221,31 @@ export async function main(): Promise<void> {
       `--callgrind-out-file=${join(f.dir, key)}.%p`,
       `--log-file=${join(f.dir, key)}.log`,
     ];
-    const portier = (root: string, side: "before" | "after") => {
-      const s = sideSettings(side);
-      const args = serveArgs(f, s.args, { bundle: s.bundle ?? join(ROOT, "build", "bundle.tar.gz") });
-      return (key: string) => [
-        ...valgrind(key),
-        process.execPath,
-        ...s.nodeFlags,
-        join(root, "dist", "cli", "main.js"),
-        ...args,
-      ];
-    };
-    const servers: {
+    interface Counting {
       label: string;
       argv: (key: string) => string[];
       readyPath: string;
       env: Record<string, string>;
-    }[] = [
+    }
+    const portier = (label: string, root: string, side: "before" | "after"): Counting => {
+      const { nodeFlags, env, args, bundle } = sideSettings(side);
+      const serve = [join(root, "dist", "cli", "main.js"), ...serveArgs(f, args, { bundle })];
+      return {
+        label,
+        argv: (key) => [...valgrind(key), process.execPath, ...nodeFlags, ...serve],
+        readyPath: "/ready",
+        env,
+      };
+    };
+    const servers: Counting[] = [
       {
         label: "same-shaped server",
         argv: (key) => [...valgrind(key), process.execPath, SHAPED, "{port}"],
         readyPath: "/",
         env: { BENCH_SHAPE: shape },
       },
-      ...(base
-        ? [
-            {
-              label: `Portier ${baseRef}`,
-              argv: portier(base, "before"),
-              readyPath: "/ready",
-              env: sideSettings("before").env,
-            },
-          ]
-        : []),
-      { label: "Portier", argv: portier(ROOT, "after"), readyPath: "/ready", env: sideSettings("after").env },
+      ...(base ? [portier(`Portier ${baseRef}`, base, "before")] : []),
+      portier("Portier", ROOT, "after"),
     ];
     const load0 = loadavg()[0]!;
     const results: Measured[] = [];
