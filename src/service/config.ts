@@ -116,6 +116,28 @@ export const SERVICE_OPTIONS = {
     default: "30",
     schema: { type: "number", minimum: 0.05, maximum: 86400 },
   },
+  "shadow-bundle": {
+    type: "string",
+    value: "FILE",
+    description:
+      "a candidate bundle evaluated after each answer on the same input, never enforced: differences go to metrics and the decision log (watched, verified like --bundle)",
+    default: "none",
+    schema: { type: "string", minLength: 1 },
+  },
+  "shadow-bundle-url": {
+    type: "string",
+    value: "URL",
+    description: "poll the candidate bundle from a bundle server instead of --shadow-bundle (as --bundle-url)",
+    default: "none",
+    schema: { type: "string", pattern: "^https?://" },
+  },
+  "shadow-sample": {
+    type: "string",
+    value: "0..1",
+    description: "share of the policy's decisions the shadow candidate also evaluates",
+    default: "1",
+    schema: { type: "number", minimum: 0, maximum: 1 },
+  },
   directory: {
     type: "string",
     value: "FILE",
@@ -350,6 +372,7 @@ function defaults() {
   return {
     bundle: DEFAULT_BUNDLE,
     bundlePollSeconds: 30,
+    shadowSample: 1,
     verificationAlg: "RS256",
     jwksRefreshSeconds: 60,
     bundleMaxBytes: 64 * 1024 * 1024,
@@ -549,6 +572,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (config.directory !== undefined && config.directoryUrl !== undefined) {
     throw new ConfigError([
       "config.directoryUrl: cannot be combined with --directory (one source of synced users: a file or a URL); drop one of them",
+    ]);
+  }
+  if (config.shadowBundle !== undefined && config.shadowBundleUrl !== undefined) {
+    throw new ConfigError([
+      "config.shadowBundleUrl: cannot be combined with --shadow-bundle (one candidate: a file or a URL); drop one of them",
     ]);
   }
   // The timeout bounds the whole stop; a delay that fills it would leave no time to answer what was accepted.

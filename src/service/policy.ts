@@ -49,6 +49,7 @@ export class PolicyHolder {
   /**
    * With `verificationKey`, a bundle (file or server) whose OPA signature does not verify is refused like a broken one.
    * With `memo`, each loaded bundle's engine keeps its own decision memo (a new revision starts empty).
+   * `name` prefixes its log events (`policy_loaded`, `policy_refused`; a shadow candidate's `shadow_...`).
    */
   constructor(
     logger: ReloadLogger,
@@ -56,6 +57,7 @@ export class PolicyHolder {
     maxBytes: number,
     verificationKey?: VerificationKey,
     memo?: DecisionMemoOptions,
+    name = "policy",
   ) {
     let candidateEtag: string | undefined;
     const withRoles = async (engine: DecisionEngine, source: string): Promise<PolicySnapshot> => {
@@ -88,7 +90,7 @@ export class PolicyHolder {
       return withRoles(await loadEngine(res.bytes, { source, maxBytes, verificationKey, memo }), source);
     };
     this.reloader = new Reloader<PolicySnapshot>({
-      name: "policy",
+      name,
       source: "file" in from ? from.file : from.url,
       file: "file" in from ? from.file : undefined,
       load,
