@@ -11,3 +11,4 @@ export { explain, explainRequest, explainDecisionInput, describeCaller, renderEx
 export type { ExplainRequest } from "./explain.js";
 export { newerSource } from "./stale-bundle.js";
 export { replayLines, replayLogFile, renderReplay, renderReplayMarkdown } from "./replay.js";
+export { shadowLogFile, shadowLines, renderShadow, renderShadowMarkdown } from "./shadow-report.js";

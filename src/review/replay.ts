@@ -49,7 +49,7 @@ export interface ReplayReport {
 const MAX_MALFORMED_KEPT = 20;
 const ORDER: Record<ReplayChange["change"], number> = { newly_allowed: 0, newly_denied: 1, reason_changed: 2 };
 
-function isInput(v: unknown): v is DecisionInput {
+export function isInput(v: unknown): v is DecisionInput {
   const i = v as Partial<DecisionInput> | null;
   return (
     !!i &&
@@ -59,6 +59,35 @@ function isInput(v: unknown): v is DecisionInput {
     typeof i.token === "object" &&
     i.token !== null
   );
+}
+
+/** How an outcome changed, or undefined when it did not. */
+export function changeOf(before: Outcome, after: Outcome): ReplayChange["change"] | undefined {
+  if (before.allow === after.allow && before.reason === after.reason) return undefined;
+  return after.allow && !before.allow
+    ? "newly_allowed"
+    : before.allow && !after.allow
+      ? "newly_denied"
+      : "reason_changed";
+}
+
+/** Counts one changed decision into its group (same change, route, roles, flow, before and after). */
+export function addChange(
+  groups: Map<string, ReplayChange>,
+  c: Omit<ReplayChange, "count" | "example">,
+  line: number,
+  input: DecisionInput,
+): void {
+  const roles = [...c.roles].sort();
+  const key = JSON.stringify([c.change, c.route, roles, c.flow, c.before, c.after]);
+  const group = groups.get(key);
+  if (group) group.count++;
+  else groups.set(key, { ...c, roles, count: 1, example: { line, method: input.method, path: input.path } });
+}
+
+/** The groups, newly allowed first, then the largest. */
+export function sortedChanges(groups: Map<string, ReplayChange>): ReplayChange[] {
+  return [...groups.values()].sort((a, b) => ORDER[a.change] - ORDER[b.change] || b.count - a.count);
 }
 
 /** Replays log lines (strings, one JSON object each) under `engine`. */
@@ -106,34 +135,19 @@ export async function replayLines(
     const d = engine.decide(entry.input);
     const after: Outcome = { allow: d.allow, reason: d.reason };
     report.replayed++;
-    if (before.allow === after.allow && before.reason === after.reason) {
+    const change = changeOf(before, after);
+    if (change === undefined) {
       report.unchanged++;
       continue;
     }
-    const change: ReplayChange["change"] =
-      after.allow && !before.allow ? "newly_allowed" : before.allow && !after.allow ? "newly_denied" : "reason_changed";
     if (change === "newly_allowed") report.newlyAllowed++;
     else if (change === "newly_denied") report.newlyDenied++;
     else report.reasonChanged++;
     const route = d.route?.template ?? (typeof entry.route === "string" ? entry.route : null);
-    const roles = [...(entry.input.roles ?? [])].sort();
     const flow = d.flow ?? (typeof entry.flow === "string" ? entry.flow : null);
-    const key = JSON.stringify([change, route, roles, flow, before, after]);
-    const group = groups.get(key);
-    if (group) group.count++;
-    else
-      groups.set(key, {
-        change,
-        route,
-        roles,
-        flow,
-        before,
-        after,
-        count: 1,
-        example: { line, method: entry.input.method, path: entry.input.path },
-      });
+    addChange(groups, { change, route, roles: entry.input.roles ?? [], flow, before, after }, line, entry.input);
   }
-  report.changes = [...groups.values()].sort((a, b) => ORDER[a.change] - ORDER[b.change] || b.count - a.count);
+  report.changes = sortedChanges(groups);
   report.loggedRevisions = [...revisions];
   return report;
 }
@@ -158,29 +172,36 @@ function summary(r: ReplayReport): string {
 
 export function renderReplay(r: ReplayReport): string {
   const lines: string[] = [];
-  for (const c of r.changes) {
-    const sign = c.change === "newly_allowed" ? "+" : c.change === "newly_denied" ? "-" : "~";
-    lines.push(
-      `${sign} ${c.count} x ${c.route ?? "(no route)"} flow ${c.flow ?? "none"} roles [${c.roles.join(", ")}]: ${outcomeText(c.before)} -> ${outcomeText(c.after)}` +
-        `   e.g. line ${c.example.line}: ${c.example.method} ${c.example.path}`,
-    );
-  }
+  for (const c of r.changes) lines.push(changeLine(c));
   for (const m of r.malformed) lines.push(`! line ${m.line}: not JSON (${m.error})`);
   lines.push(summary(r));
   return lines.join("\n") + "\n";
 }
 
+/** One group as a text line: `+` newly allowed, `-` newly denied, `~` another reason. */
+export function changeLine(c: ReplayChange): string {
+  const sign = c.change === "newly_allowed" ? "+" : c.change === "newly_denied" ? "-" : "~";
+  return (
+    `${sign} ${c.count} x ${c.route ?? "(no route)"} flow ${c.flow ?? "none"} roles [${c.roles.join(", ")}]: ${outcomeText(c.before)} -> ${outcomeText(c.after)}` +
+    `   e.g. line ${c.example.line}: ${c.example.method} ${c.example.path}`
+  );
+}
+
 export function renderReplayMarkdown(r: ReplayReport): string {
   const out = [`### Portier impact replay under revision \`${r.revision}\``, "", `**${summary(r)}**`, ""];
   if (r.changes.length === 0) return out.concat("No logged decision would change.", "").join("\n");
-  out.push(
+  out.push(...changeTable(r.changes));
+  return out.join("\n") + "\n";
+}
+
+/** The groups as a markdown table. */
+export function changeTable(changes: ReplayChange[]): string[] {
+  return [
     "| Change | Decisions | Route | Flow | Roles | Before | After | Example |",
     "|---|---|---|---|---|---|---|---|",
-  );
-  for (const c of r.changes) {
-    out.push(
-      `| ${c.change.replace("_", " ")} | ${c.count} | \`${c.route ?? "(none)"}\` | ${c.flow ?? "none"} | ${c.roles.join(", ")} | ${outcomeText(c.before)} | ${outcomeText(c.after)} | line ${c.example.line}: \`${c.example.method} ${c.example.path.replace(/\|/g, "\\|")}\` |`,
-    );
-  }
-  return out.join("\n") + "\n";
+    ...changes.map(
+      (c) =>
+        `| ${c.change.replace("_", " ")} | ${c.count} | \`${c.route ?? "(none)"}\` | ${c.flow ?? "none"} | ${c.roles.join(", ")} | ${outcomeText(c.before)} | ${outcomeText(c.after)} | line ${c.example.line}: \`${c.example.method} ${c.example.path.replace(/\|/g, "\\|")}\` |`,
+    ),
+  ];
 }

@@ -1,10 +1,19 @@
 /**
- * `portier replay --log FILE (--bundle FILE | --source REF) [--format text|md|json] [--fail-on any|new-allows]`:
- * what a candidate policy would have done to the decisions of a real decision log. Exit 0: nothing changes
- * (or, with --fail-on new-allows, nothing newly allowed); 1: changes; 2: error.
+ * `portier replay --log FILE (--bundle FILE | --source REF | --shadow) [--format text|md|json] [--fail-on any|new-allows]`:
+ * what a candidate policy would have done to the decisions of a real decision log; with --shadow, what the shadow
+ * candidate of `portier serve` did answer otherwise (the log lines' `shadow` fields), grouped the same way.
+ * Exit 0: nothing changes (or, with --fail-on new-allows, nothing newly allowed); 1: changes; 2: error.
  */
 import { existsSync } from "node:fs";
-import { loadPolicySource, renderReplay, renderReplayMarkdown, replayLogFile } from "../../review/index.js";
+import {
+  loadPolicySource,
+  renderReplay,
+  renderReplayMarkdown,
+  renderShadow,
+  renderShadowMarkdown,
+  replayLogFile,
+  shadowLogFile,
+} from "../../review/index.js";
 import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
 
@@ -12,7 +21,8 @@ export const SPEC = {
   name: "portier replay",
   summary:
     "Re-evaluates every decision of a decision log (portier serve's JSON lines) under a candidate policy and groups\n" +
-    "what would change by route, flow, roles and reason, newly allowed first.",
+    "what would change by route, flow, roles and reason, newly allowed first. With --shadow, groups the same way what\n" +
+    "the shadow candidate of portier serve --shadow-bundle answered otherwise (the log lines' shadow fields).",
   options: {
     log: { type: "string", value: "FILE", description: "the decision log to replay (required)" },
     bundle: {
@@ -26,6 +36,11 @@ export const SPEC = {
       value: "REF",
       description: "the candidate policy as a bundle, a policy folder or a git revision",
       default: "none",
+    },
+    shadow: {
+      type: "boolean",
+      description:
+        "group the differences the shadow candidate of portier serve --shadow-bundle logged (no candidate to give)",
     },
     format: {
       type: "string",
@@ -49,7 +64,9 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw usageError(SPEC, `unexpected argument ${positionals[0]}`);
   if (!values.log) throw usageError(SPEC, "--log FILE is required");
   const source = values.source ?? values.bundle;
-  if (!source || (values.source && values.bundle)) throw usageError(SPEC, "give one of --bundle or --source");
+  if (values.shadow && source) throw usageError(SPEC, "--shadow reads the log's own candidate: drop --bundle/--source");
+  if (!values.shadow && (!source || (values.source && values.bundle)))
+    throw usageError(SPEC, "give one of --bundle, --source or --shadow");
   const format = values.format ?? "text";
   if (!["text", "md", "json"].includes(format))
     throw usageError(SPEC, `--format must be one of text, md, json, got "${format}"`);
@@ -58,6 +75,7 @@ export async function run(argv: string[]): Promise<number> {
     throw usageError(SPEC, `--fail-on must be any or new-allows, got "${failOn}"`);
   try {
     if (!existsSync(values.log)) throw new Error(`--log ${values.log}: file not found`);
+    if (!source) return await groupShadow(values.log, format, failOn);
     const engine = await loadPolicySource(source, { opa: values.opa });
     const report = await replayLogFile(values.log, engine);
     process.stdout.write(
@@ -73,4 +91,24 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`portier replay: ${messageOf(err)}`);
     return 2;
   }
+}
+
+/** --shadow: the log's shadow differences; a log without a single decision line is an error (nothing was read). */
+async function groupShadow(log: string, format: string, failOn: string): Promise<number> {
+  const report = await shadowLogFile(log);
+  if (report.decisions === 0) {
+    console.error(
+      `portier replay: --log ${log}: no decision line among ${report.lines} line(s) (not a portier serve decision log?)`,
+    );
+    return 2;
+  }
+  process.stdout.write(
+    format === "json"
+      ? JSON.stringify(report, null, 2) + "\n"
+      : format === "md"
+        ? renderShadowMarkdown(report)
+        : renderShadow(report),
+  );
+  const failing = failOn === "new-allows" ? report.newlyAllowed > 0 : report.changes.length > 0;
+  return failing ? 1 : 0;
 }
