@@ -139,7 +139,8 @@ function summary(r: ShadowReport): string {
   return (
     `${r.differing} decision(s) answered otherwise by the shadow candidate${under}: ${r.newlyAllowed} newly allowed, ` +
     `${r.newlyDenied} newly denied, ${r.reasonChanged} with another deny reason; ` +
-    `${r.policyDecisions} policy decision(s) in the log (the others agreed or were not sampled: see portier_shadow_decisions_total)` +
+    `${r.policyDecisions} policy decision(s) in the log ` +
+    "(the others agreed or were not sampled: see portier_shadow_decisions_total)" +
     (r.malformedCount ? `; ${r.malformedCount} unreadable line(s)` : "")
   );
 }

@@ -120,7 +120,8 @@ export const SERVICE_OPTIONS = {
     type: "string",
     value: "FILE",
     description:
-      "a candidate bundle evaluated after each answer on the same input, never enforced: differences go to metrics and the decision log (watched, verified like --bundle)",
+      "a candidate bundle evaluated after each answer on the same input, never enforced: differences go to " +
+      "metrics and the decision log (watched, verified like --bundle)",
     default: "none",
     schema: { type: "string", minLength: 1 },
   },
@@ -576,7 +577,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   if (config.shadowBundle !== undefined && config.shadowBundleUrl !== undefined) {
     throw new ConfigError([
-      "config.shadowBundleUrl: cannot be combined with --shadow-bundle (one candidate: a file or a URL); drop one of them",
+      "config.shadowBundleUrl: cannot be combined with --shadow-bundle (one candidate: a file or a URL); " +
+        "drop one of them",
     ]);
   }
   // The timeout bounds the whole stop; a delay that fills it would leave no time to answer what was accepted.

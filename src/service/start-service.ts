@@ -22,6 +22,8 @@ import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
 import { startGrpc, type GrpcService } from "./grpc/server.js";
+import { startShadow } from "./shadow/start-shadow.js";
+import { registerShadowMetrics } from "./shadow/metrics.js";
 
 export interface RunningService {
   url: string;
@@ -147,6 +149,10 @@ export async function startService(
       `config.bundle: file not found: ${config.bundle} (run make build, or pass --bundle FILE or --bundle-url URL)`,
     );
   }
+  if (config.shadowBundle !== undefined && !existsSync(config.shadowBundle))
+    throw new StartError(
+      `config.shadowBundle: file not found: ${config.shadowBundle} (pass the candidate bundle, or drop --shadow-bundle)`,
+    );
   const verificationKey = readVerificationKey(config);
   const verifier = createAccessTokenVerifier({
     issuer: config.issuer,
@@ -228,6 +234,8 @@ export async function startService(
     if (policy.current) check(policy.current);
   }
 
+  // A candidate that cannot be loaded is a problem on /ready, never a start-up failure.
+  const shadow = await startShadow(config, logger, verificationKey);
   const metrics = createMetrics({
     keys: () => verifier.status(),
     policy: () => policy.status(),
@@ -235,9 +243,11 @@ export async function startService(
     log: () => destination,
     memo: () => memoCounts,
   });
+  if (shadow) registerShadowMetrics(metrics.registry, () => shadow.shadow.status());
   const decide = createDecide({
     verifier,
     policy,
+    shadow: shadow?.shadow,
     directory,
     rolesClaim: config.rolesClaim,
     roleCheck: config.roleCheck,
@@ -247,7 +257,7 @@ export async function startService(
   shareWorkerRegistry(metrics.registry);
   // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.
   let stopping = false;
-  const deps = { verifier, policy, directory, metrics, stopping: () => stopping };
+  const deps = { verifier, policy, directory, metrics, shadow: shadow?.shadow, stopping: () => stopping };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
   // --admin-port: health, readiness and metrics apart from the decision port (shared by workers like it).
   const admin =
@@ -308,6 +318,7 @@ export async function startService(
       if (privateDir) rmSync(privateDir, { recursive: true, force: true });
       verifier.close();
       directory?.close();
+      await shadow?.close();
       await policy.close();
       throw err;
     }
@@ -350,6 +361,8 @@ export async function startService(
       await grpcClosed;
       verifier.close();
       directory?.close();
+      // Decisions still waiting for the shadow candidate are evaluated and their lines written before the log ends.
+      await shadow?.close();
       await policy.close();
       await destination.end(1000);
       process.off("exit", flushOnExit);

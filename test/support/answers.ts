@@ -7,6 +7,7 @@ import type { KeyStatus } from "../../src/auth/index.js";
 import type { DirectoryStatus } from "../../src/directory/index.js";
 import type { DecisionAnswer } from "../../src/service/decide/decide.js";
 import type { PolicyStatus } from "../../src/service/policy.js";
+import type { ShadowStatus } from "../../src/service/shadow/shadow.js";
 
 /**
  * A body of POST /decide as tests read it: one answer (DecisionAnswer less www_authenticate, which goes to a
@@ -23,6 +24,8 @@ export interface ReadyJson {
   keys: KeyStatus;
   /** null when the service runs without a directory: the tests that read it configure one. */
   directory: DirectoryStatus;
+  /** null without --shadow-bundle or --shadow-bundle-url. */
+  shadow: ShadowStatus | null;
 }
 
 /** A response's JSON body read once, as the type the caller expects (its assertions check it). */

@@ -1,5 +1,6 @@
 /**
- * `portier replay --log FILE (--bundle FILE | --source REF | --shadow) [--format text|md|json] [--fail-on any|new-allows]`:
+ * `portier replay --log FILE (--bundle FILE | --source REF | --shadow) [--format text|md|json]
+ * [--fail-on any|new-allows]`:
  * what a candidate policy would have done to the decisions of a real decision log; with --shadow, what the shadow
  * candidate of `portier serve` did answer otherwise (the log lines' `shadow` fields), grouped the same way.
  * Exit 0: nothing changes (or, with --fail-on new-allows, nothing newly allowed); 1: changes; 2: error.
@@ -21,8 +22,8 @@ export const SPEC = {
   name: "portier replay",
   summary:
     "Re-evaluates every decision of a decision log (portier serve's JSON lines) under a candidate policy and groups\n" +
-    "what would change by route, flow, roles and reason, newly allowed first. With --shadow, groups the same way what\n" +
-    "the shadow candidate of portier serve --shadow-bundle answered otherwise (the log lines' shadow fields).",
+    "what would change by route, flow, roles and reason, newly allowed first. With --shadow, groups the same way\n" +
+    "what the shadow candidate of portier serve --shadow-bundle answered otherwise (the log lines' shadow fields).",
   options: {
     log: { type: "string", value: "FILE", description: "the decision log to replay (required)" },
     bundle: {
@@ -98,7 +99,8 @@ async function groupShadow(log: string, format: string, failOn: string): Promise
   const report = await shadowLogFile(log);
   if (report.decisions === 0) {
     console.error(
-      `portier replay: --log ${log}: no decision line among ${report.lines} line(s) (not a portier serve decision log?)`,
+      `portier replay: --log ${log}: no decision line among ${report.lines} line(s) ` +
+        "(not a portier serve decision log?)",
     );
     return 2;
   }

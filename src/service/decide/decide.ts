@@ -29,6 +29,7 @@ import type { Directory } from "../../directory/index.js";
 import { NO_ROLE_NAMES, type EntryRoles } from "../../directory/role-resolver.js";
 import type { PolicyHolder } from "../policy.js";
 import type { ServiceMetrics } from "../metrics.js";
+import type { Shadow } from "../shadow/shadow.js";
 import { authenticate, type Authenticated } from "./authenticate.js";
 import { findSubject } from "./subject.js";
 import { decisionInput } from "./input.js";
@@ -46,13 +47,15 @@ export interface DecideContext {
   roleCheck: RoleCheckMode;
   logger: Logger;
   metrics: ServiceMetrics | undefined;
+  /** A candidate policy evaluated after each answer, on its input (--shadow-bundle); the recorder offers it. */
+  shadow?: Pick<Shadow, "take"> | undefined;
 }
 
 /** No bundle loaded: no entry resolves (the decision is denied policy_unavailable anyway). */
 const NO_ENTRY_ROLES: EntryRoles = () => undefined;
 
 export function createDecide(ctx: DecideContext): Decide {
-  const record = createRecorder(ctx.logger, ctx.metrics, () => ctx.policy.engine?.revision);
+  const record = createRecorder(ctx.logger, ctx.metrics, () => ctx.policy.engine?.revision, ctx.shadow);
 
   return function decide(req, adapter) {
     // Start: the clock, the decision id, the path normalised up front (so that the log names the path even when

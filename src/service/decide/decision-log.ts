@@ -5,6 +5,7 @@
  * bounds are the caller's (raw_path) and the destination's (bounded buffer).
  */
 import type { Logger } from "pino";
+import type { ShadowVerdict } from "../shadow/shadow.js";
 
 /** The fields of a decision line, in the order they are written (undefined values are left out, as pino does). */
 export interface DecisionLogFields {
@@ -32,6 +33,8 @@ export interface DecisionLogFields {
   revision: unknown;
   input: unknown;
   latency_ms: number;
+  /** The shadow candidate's verdict, on a decision it answered otherwise (--shadow-bundle). */
+  shadow?: ShadowVerdict;
 }
 
 export type DecisionLog = (fields: DecisionLogFields) => void;

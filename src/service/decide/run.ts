@@ -2,13 +2,15 @@
  * The record of one decision and the one place every decision ends, in the way of opa-envoy-plugin's stop():
  * `DecisionRun` carries what the log line needs from the start to the end of a decision (decide.ts alone
  * writes it, from what the stages return); `createRecorder` counts the decision (metrics), then writes the
- * decision log line, and hands the answer back.
+ * decision log line, and hands the answer back. A decision the shadow candidate takes has its line written once
+ * the candidate has answered (after the answer is sent), with `shadow` when the candidate answered otherwise.
  */
 import type { Logger } from "pino";
 import type { PathResult } from "../../engine/index.js";
 import type { DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { ServiceMetrics } from "../metrics.js";
-import { createDecisionLog } from "./decision-log.js";
+import type { Shadow } from "../shadow/shadow.js";
+import { createDecisionLog, type DecisionLogFields } from "./decision-log.js";
 import type { DecisionAnswer, DecisionRequest, Subject } from "./types.js";
 
 /** A raw path kept in the log when it cannot be normalised: bounded, so a huge path cannot bloat the log. */
@@ -41,6 +43,7 @@ export function createRecorder(
   logger: Logger,
   metrics: ServiceMetrics | undefined,
   currentRevision: () => string | undefined,
+  shadow?: Pick<Shadow, "take">,
 ): Recorder {
   const log = createDecisionLog(logger);
   return (run, a) => {
@@ -48,7 +51,7 @@ export function createRecorder(
     metrics?.decisions.count(a.allow, a.reason, a.flow ?? "none", run.adapter, seconds);
     const { req, subject } = run;
     const path = run.normalised.ok ? run.normalised.path : undefined;
-    log({
+    const fields: DecisionLogFields = {
       event: "decision",
       decision_id: run.decision_id,
       adapter: run.adapter,
@@ -77,7 +80,9 @@ export function createRecorder(
       // `portier replay` can recompute this decision under another policy.
       input: run.input ?? null,
       latency_ms: Math.round(seconds * 1e6) / 1000,
-    });
+    };
+    if (shadow?.take(run.input, a, (differs) => log(differs ? { ...fields, shadow: differs } : fields))) return a;
+    log(fields);
     return a;
   };
 }

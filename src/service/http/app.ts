@@ -9,6 +9,8 @@ import type { Directory } from "../../directory/index.js";
 import type { PolicyHolder } from "../policy.js";
 import type { ServiceMetrics } from "../metrics.js";
 import { METRICS_CONTENT_TYPE, serviceMetrics } from "../cluster-metrics.js";
+import type { Shadow } from "../shadow/shadow.js";
+import { shadowProblem } from "../shadow/start-shadow.js";
 
 /** What the operator endpoints read: the state of the keys, policy and directory, and the metrics. */
 export interface AppDeps {
@@ -16,12 +18,14 @@ export interface AppDeps {
   policy: PolicyHolder;
   directory: Directory | undefined;
   metrics: ServiceMetrics;
+  /** With --shadow-bundle or --shadow-bundle-url: a problem on /ready when broken, never unready. */
+  shadow?: Pick<Shadow, "status"> | undefined;
   /** True from SIGTERM/SIGINT on: /ready answers 503 so that load balancers stop sending here. */
   stopping?: () => boolean;
 }
 
 /** What /ready answers (ready: 200, else 503); gRPC health (grpc/health.ts) reports the same. */
-export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "stopping">): {
+export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "shadow" | "stopping">): {
   ready: boolean;
   missing: string[];
   problems: string[];
@@ -45,6 +49,8 @@ export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory
     else if (d.lastError) problems.push(`directory: last reload refused, previous index keeps serving: ${d.lastError}`);
     if (d.rolesProblem) problems.push(`directory: ${d.rolesProblem}`);
   }
+  const shadow = deps.shadow && shadowProblem(deps.shadow.status());
+  if (shadow) problems.push(shadow);
   return { ready: missing.length === 0, missing, problems };
 }
 
@@ -109,6 +115,7 @@ function mountOperatorEndpoints(app: express.Express, deps: AppDeps): void {
       policy: deps.policy.status(),
       keys: deps.verifier.status(),
       directory: deps.directory?.status() ?? null,
+      shadow: deps.shadow?.status() ?? null,
     });
   });
 

@@ -47,7 +47,7 @@ interface Pending {
   done: ShadowDone;
 }
 
-export const DEFAULT_MAX_BACKLOG = 1024;
+const DEFAULT_MAX_BACKLOG = 1024;
 const DEFAULT_BATCH = 32;
 
 export class Shadow {

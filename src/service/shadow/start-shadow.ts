@@ -59,7 +59,10 @@ export async function startShadow(
 /** The /ready problem of a candidate that is not loaded or whose last reload was refused (never unready). */
 export function shadowProblem(s: ShadowStatus): string | undefined {
   if (!s.loaded)
-    return `shadow: candidate not loaded, no decision is shadowed (enforcement unaffected): ${s.lastError ?? "not loaded yet"}`;
+    return (
+      "shadow: candidate not loaded, no decision is shadowed (enforcement unaffected): " +
+      (s.lastError ?? "not loaded yet")
+    );
   if (s.lastError)
     return `shadow: last reload refused, candidate revision ${s.revision} keeps being evaluated: ${s.lastError}`;
   return undefined;
