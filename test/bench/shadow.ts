@@ -1,0 +1,115 @@
+/**
+ * Shadow candidate benchmark: decisions per second of `portier serve` with a shadow candidate evaluating 100% and
+ * 10% of the decisions, against the same service without one, in one run. Three services (one worker each,
+ * decision log on, to /dev/null) started once; wrk drives GET /forward-auth/nginx (fixture.ts: 100 users' tokens
+ * in turn, path ids never repeating, so that no decision memo answers for either policy) in BENCH_ROUNDS rounds of
+ * BENCH_SECONDS, the order rotating per round; medians, and ratios against the service without a shadow. The
+ * candidate is a real bundle (test/support/candidate-bundle.ts) that takes the benchmark's route from its users'
+ * role, so every shadowed decision differs and its log line carries `shadow`: the costliest case.
+ * Targets (issue 27): 100% sampling >= 0.6x, 10% >= 0.9x. Also reported: server CPU microseconds per request and
+ * its ratio (requests per CPU second against the service without a shadow: steadier than req/s when other
+ * processes share the cores), with the load average, and the decisions the candidate skipped because its backlog
+ * was full (which would flatter the ratio).
+ * Run: make build && npx tsx test/bench/shadow.ts (Portier runs from dist/).
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+  createFixture,
+  forwardAuthLoad,
+  ROOT,
+  serveArgs,
+  shapeOf,
+  startServer,
+  stopServer,
+  type Server,
+} from "./fixture.js";
+import { median } from "./measure.js";
+import { haveWrk, runWrk, treeCpuSeconds } from "./wrk.js";
+import { placement } from "./pin.js";
+import { buildCandidateBundle } from "../support/candidate-bundle.js";
+import { metricValue } from "../support/metrics.js";
+
+const PORTIER_MAIN = join(ROOT, "dist", "cli", "main.js");
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+
+const SIDES = [
+  { name: "no shadow", extra: [] as string[], target: undefined },
+  { name: "shadow, --shadow-sample 1", extra: ["--shadow-sample", "1"], target: 0.6 },
+  { name: "shadow, --shadow-sample 0.1", extra: ["--shadow-sample", "0.1"], target: 0.9 },
+];
+
+export async function main(): Promise<void> {
+  if (!haveWrk()) throw new Error("wrk is not installed (Debian package wrk; `make bench` installs it)");
+  if (!existsSync(PORTIER_MAIN)) throw new Error(`${PORTIER_MAIN} is missing: run make build first`);
+  const dir = mkdtempSync(join(tmpdir(), "portier-bench-shadow-"));
+  const servers: Server[] = [];
+  try {
+    const f = await createFixture();
+    const candidate = await buildCandidateBundle(join(dir, "candidate.tar.gz"));
+    for (const side of SIDES) {
+      const extra = side.target === undefined ? [] : ["--shadow-bundle", candidate, ...side.extra];
+      servers.push(
+        await startServer(side.name, process.execPath, [PORTIER_MAIN, ...serveArgs(f, extra)], { readyPath: "/ready" }),
+      );
+    }
+    // Each service allows the benchmark's request (the candidate would deny it: shadow only).
+    for (const s of servers) await shapeOf(s.url, f);
+    const load = forwardAuthLoad(f, true);
+    const rates = SIDES.map(() => [] as number[]);
+    const cpu = SIDES.map(() => [] as number[]);
+    let start = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let k = 0; k < SIDES.length; k++) {
+        const i = (k + round) % SIDES.length;
+        const s = servers[i]!;
+        const cpuBefore = treeCpuSeconds(s.child.pid!);
+        const r = await runWrk(s.url, load, {
+          connections: CONNECTIONS,
+          seconds: SECONDS,
+          start,
+          scriptFile: join(dir, "load.lua"),
+        });
+        start += r.requests + 1;
+        if (r.bad > 0) throw new Error(`${s.name}: ${r.bad} bad answers of ${r.requests}`);
+        rates[i]!.push(r.rps);
+        cpu[i]!.push(((treeCpuSeconds(s.child.pid!) - cpuBefore) * 1e6) / r.requests);
+      }
+    }
+    console.log(
+      `shadow: GET /forward-auth/nginx, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${SECONDS} s, ` +
+        `medians; ${placement()}; load average ${loadavg()[0]!.toFixed(1)}`,
+    );
+    const base = median(rates[0]!);
+    const baseCpu = median(cpu[0]!);
+    for (let i = 0; i < SIDES.length; i++) {
+      const side = SIDES[i]!;
+      const metrics = await (await fetch(`${servers[i]!.url}/metrics`)).text();
+      const shadowed = ["new_allow", "new_deny", "other_reason", "same"].reduce(
+        (n, change) => n + (metricValue(metrics, "portier_shadow_decisions_total", { change }) ?? 0),
+        0,
+      );
+      const skipped = metricValue(metrics, "portier_shadow_skipped_total", { why: "backlog" }) ?? 0;
+      const ratio = median(rates[i]!) / base;
+      // Requests per CPU second against the service without a shadow: what req/s would be on an idle core (on a
+      // shared, loaded machine req/s mostly measures the scheduler; CPU per request moves far less).
+      const cpuRatio = baseCpu / median(cpu[i]!);
+      const met = (r: number) => (side.target === undefined ? "" : r >= side.target ? " (met)" : " (NOT met)");
+      const target = side.target === undefined ? "" : `  target >= ${side.target}x`;
+      console.log(
+        `  ${side.name.padEnd(28)} ${median(rates[i]!).toFixed(0).padStart(7)} req/s  ratio ${ratio.toFixed(3)}` +
+          `${met(ratio)}  cpu ${median(cpu[i]!).toFixed(0).padStart(4)} us/req  cpu ratio ${cpuRatio.toFixed(3)}` +
+          `${met(cpuRatio)}  shadowed ${shadowed}, skipped (backlog) ${skipped}${target}`,
+      );
+    }
+  } finally {
+    await Promise.all(servers.map(stopServer));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();
