@@ -4,7 +4,8 @@
  * its decision's log line, agreements only counted; a broken candidate is a /ready problem (still ready, answers
  * unchanged) until a good one replaces it; a missing file and two candidates are start-up failures.
  */
-import { copyFileSync, renameSync, writeFileSync } from "node:fs";
+import { generateKeyPairSync } from "node:crypto";
+import { copyFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CANDIDATE_CHANGES, buildCandidateBundle } from "../../support/candidate-bundle.js";
@@ -23,7 +24,8 @@ import {
   type InProcessService,
   type Keys,
 } from "../helpers.js";
-import { BROKEN_BUNDLE } from "../bundles.js";
+import { BROKEN_BUNDLE, bundleWithRevision } from "../bundles.js";
+import { signBundle } from "../../../src/toolchain/sign-bundle.js";
 
 let keys: Keys;
 let candidate: string;
@@ -142,6 +144,31 @@ describe("a shadow candidate on live decisions", () => {
     await until(async () => (await json<ReadyJson>(await fetch(`${s.url}/ready`))).problems.length === 0, 10_000, 100);
     await decide(s.url, { method: "GET", path: CALLS.new_deny, token });
     await until(() => lines(s).some((l) => l.shadow !== undefined), 10_000, 20);
+  });
+
+  it("holds the candidate to --verification-key: unsigned refused, signed taken", async () => {
+    const signing = generateKeyPairSync("rsa", {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: "spki", format: "pem" },
+      privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    });
+    const pub = join(dir, "bundle-pub.pem");
+    writeFileSync(pub, signing.publicKey);
+    const enforced = join(dir, "enforced-signed.tar.gz");
+    writeFileSync(enforced, await signBundle(await bundleWithRevision("enforced-signed"), signing.privateKey));
+    const file = join(dir, "unsigned-candidate.tar.gz");
+    copyFileSync(candidate, file);
+    const s = await serve(["--bundle", enforced, "--verification-key", pub, "--shadow-bundle", file]);
+    const ready = await json<ReadyJson>(await fetch(`${s.url}/ready`));
+    expect(ready).toMatchObject({ ready: true, policy: { revision: "enforced-signed" }, shadow: { loaded: false } });
+    expect(ready.problems).toEqual([expect.stringMatching(/^shadow: candidate not loaded.*bundle signature/)]);
+    writeFileSync(`${file}.tmp`, await signBundle(readFileSync(candidate), signing.privateKey));
+    renameSync(`${file}.tmp`, file);
+    await until(
+      async () => (await json<ReadyJson>(await fetch(`${s.url}/ready`))).shadow?.loaded === true,
+      10_000,
+      100,
+    );
   });
 
   it("refuses to start on a missing candidate file or on two candidates, naming the option", async () => {
