@@ -10,23 +10,32 @@
  * its ratio (requests per CPU second against the service without a shadow: steadier than req/s when other
  * processes share the cores), with the load average, and the decisions the candidate skipped because its backlog
  * was full (which would flatter the ratio).
+ * First, in this process, the same three services' decision pipelines (startService without a port: the real
+ * verifier with cached tokens, directory, bundle, recorder and shadow, the log to nothing), decisions per CPU
+ * second of this process, the candidate's deferred evaluations included: the shadow's own cost, without HTTP and
+ * without the other processes' noise (BENCH_IN_PROCESS=0 skips it; BENCH_HTTP=0 runs only it).
  * Run: make build && npx tsx test/bench/shadow.ts (Portier runs from dist/).
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { Writable } from "node:stream";
+import { pino } from "pino";
+import { loadConfig, startService, type RunningService } from "../../src/service/index.js";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   createFixture,
   forwardAuthLoad,
+  PATH_TEMPLATE,
   ROOT,
   serveArgs,
   shapeOf,
   startServer,
   stopServer,
+  type Fixture,
   type Server,
 } from "./fixture.js";
-import { median } from "./measure.js";
+import { fmt, median } from "./measure.js";
 import { haveWrk, runWrk, treeCpuSeconds } from "./wrk.js";
 import { placement } from "./pin.js";
 import { buildCandidateBundle } from "../support/candidate-bundle.js";
@@ -57,6 +66,8 @@ export async function main(): Promise<void> {
         await startServer(side.name, process.execPath, [PORTIER_MAIN, ...serveArgs(f, extra)], { readyPath: "/ready" }),
       );
     }
+    if (process.env.BENCH_IN_PROCESS !== "0") await inProcess(f, candidate);
+    if (process.env.BENCH_HTTP === "0") return;
     // Each service allows the benchmark's request (the candidate would deny it: shadow only).
     for (const s of servers) await shapeOf(s.url, f);
     const load = forwardAuthLoad(f, true);
@@ -109,6 +120,65 @@ export async function main(): Promise<void> {
   } finally {
     await Promise.all(servers.map(stopServer));
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** This process's CPU time (user + system) in microseconds. */
+function cpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/** The three sides' decision pipelines in this process: decisions per CPU second, interleaved rounds, medians. */
+async function inProcess(f: Fixture, candidate: string): Promise<void> {
+  const logger = pino({ level: "info" }, new Writable({ write: (_chunk, _enc, done) => done() }));
+  const services: RunningService[] = [];
+  try {
+    for (const side of SIDES) {
+      const extra = side.target === undefined ? [] : ["--shadow-bundle", candidate, ...side.extra];
+      const args = serveArgs(f, extra)
+        .slice(1)
+        .filter((a) => a !== "{port}" && a !== "--port");
+      services.push(await startService(loadConfig(args), { logger, listen: false }));
+    }
+    let n = 0;
+    /** Decisions for `ms` of wall time, 32 at a time, each batch's deferred shadow work let run; per CPU second. */
+    const rate = async (s: RunningService, ms: number): Promise<number> => {
+      let count = 0;
+      const end = performance.now() + ms;
+      const cpu0 = cpuUs();
+      while (performance.now() < end) {
+        const batch: Promise<unknown>[] = [];
+        for (let i = 0; i < 32; i++, n++) {
+          const path = PATH_TEMPLATE.replace("{id}", `p${n}`);
+          batch.push(s.decide({ method: "GET", path, token: f.tokens[n % f.tokens.length] }, "forward-auth"));
+        }
+        await Promise.all(batch);
+        await new Promise((resolve) => setImmediate(resolve));
+        count += 32;
+      }
+      return (count * 1e6) / Math.max(cpuUs() - cpu0, 1);
+    };
+    for (const s of services) await rate(s, 300);
+    const rates = SIDES.map(() => [] as number[]);
+    const rounds = Number(process.env.BENCH_IN_PROCESS_ROUNDS ?? 7);
+    for (let r = 0; r < rounds; r++)
+      for (let k = 0; k < SIDES.length; k++) {
+        const i = (k + r) % SIDES.length;
+        rates[i]!.push(await rate(services[i]!, 300));
+      }
+    const base = median(rates[0]!);
+    console.log(`shadow, in process: the decision pipeline, ${rounds} interleaved rounds, decisions per CPU second`);
+    for (let i = 0; i < SIDES.length; i++) {
+      const r = median(rates[i]!);
+      const extraUs = 1e6 / r - 1e6 / base;
+      console.log(
+        `  ${SIDES[i]!.name.padEnd(28)} ${fmt(r).padStart(9)}  ratio ${(r / base).toFixed(3)}  ` +
+          `+${extraUs.toFixed(1)} us CPU per decision`,
+      );
+    }
+  } finally {
+    await Promise.all(services.map((s) => s.close(1000)));
   }
 }
 
