@@ -6,6 +6,8 @@
  */
 import { generateKeyPairSync } from "node:crypto";
 import { copyFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CANDIDATE_CHANGES, buildCandidateBundle } from "../../support/candidate-bundle.js";
@@ -38,8 +40,10 @@ beforeAll(async () => {
   candidate = await buildCandidateBundle(join(dir, "candidate.tar.gz"));
 }, 120_000);
 
+const servers: Server[] = [];
 afterAll(async () => {
   await Promise.all(running.map((s) => s.stop()));
+  await Promise.all(servers.map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
 });
 
 async function serve(extra: string[]): Promise<InProcessService> {
@@ -169,6 +173,34 @@ describe("a shadow candidate on live decisions", () => {
       10_000,
       100,
     );
+  });
+
+  it("polls the candidate from --shadow-bundle-url: a server that fails is a problem, its bundle then taken", async () => {
+    let body: Buffer | undefined = undefined;
+    const server = createServer((_req, res) => {
+      if (body === undefined) res.writeHead(503).end();
+      else res.writeHead(200, { "content-type": "application/gzip", etag: '"c1"' }).end(body);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://user:secret@127.0.0.1:${(server.address() as AddressInfo).port}/candidate.tar.gz`;
+    const s = await serve(["--shadow-bundle-url", url, "--bundle-poll-seconds", "0.2"]);
+    const first = await json<ReadyJson>(await fetch(`${s.url}/ready`));
+    expect(first.ready).toBe(true);
+    expect(first.problems).toEqual([expect.stringMatching(/^shadow: candidate not loaded.*503/)]);
+    // Credentials in the URL are never shown.
+    expect(JSON.stringify(first)).not.toContain("secret");
+    expect(first.shadow?.source).toMatch(/^http:\/\/\*\*\*@127\.0\.0\.1:\d+\/candidate\.tar\.gz$/);
+    body = readFileSync(candidate);
+    await until(
+      async () => (await json<ReadyJson>(await fetch(`${s.url}/ready`))).shadow?.loaded === true,
+      15_000,
+      100,
+    );
+    const token = await userToken(keys, TEACHER);
+    await decide(s.url, { method: "GET", path: CALLS.new_allow, token });
+    await until(() => lines(s).some((l) => l.shadow !== undefined), 10_000, 20);
+    expect(s.output()).not.toContain("secret");
   });
 
   it("refuses to start on a missing candidate file or on two candidates, naming the option", async () => {
