@@ -96,20 +96,16 @@ describe.skipIf(!haveNginx)("a shadow candidate through nginx", () => {
     writeFileSync(log, rawLines.join("\n") + "\n");
     const r = await portierProcess(["replay", "--log", log, "--shadow"]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(
-      new RegExp(
-        `^\\+ 3 x ${CANDIDATE_CHANGES.gained.replace(/[{}]/g, "\\$&")} flow accessCode roles \\[enseignant_jeune\\]: deny \\(role_not_allowed\\) -> allow`,
-        "m",
+    const out = r.stdout.split("\n");
+    const row = (sign: string, route: string) =>
+      out.find((l) => l.startsWith(`${sign} 3 x ${route} flow accessCode roles [enseignant_jeune]: `));
+    expect(row("+", CANDIDATE_CHANGES.gained)).toContain(": deny (role_not_allowed) -> allow ");
+    expect(row("-", CANDIDATE_CHANGES.lost)).toContain(": allow -> deny (role_not_allowed) ");
+    expect(row("~", CANDIDATE_CHANGES.dropped)).toContain(": deny (role_not_allowed) -> deny (route_unknown) ");
+    expect(out).toContainEqual(
+      expect.stringMatching(
+        /^9 decision\(s\) answered otherwise .*: 3 newly allowed, 3 newly denied, 3 with another deny reason; 12 /,
       ),
-    );
-    expect(r.stdout).toMatch(
-      /^- 3 x \/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences .*: allow -> deny \(role_not_allowed\)/m,
-    );
-    expect(r.stdout).toMatch(
-      /^~ 3 x \/v2\/\{codeOrganisme\}\/elevesAdultes flow .*: deny \(role_not_allowed\) -> deny \(route_unknown\)/m,
-    );
-    expect(r.stdout).toMatch(
-      /^9 decision\(s\) answered otherwise by the shadow candidate .*: 3 newly allowed, 3 newly denied, 3 with another deny reason; 12 policy decision\(s\)/m,
     );
   });
 });

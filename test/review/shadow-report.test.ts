@@ -82,13 +82,17 @@ describe("shadow differences from a decision log", () => {
       ["reason_changed", null, 1, 6],
     ]);
     const text = renderShadow(r);
-    expect(text).toMatch(
-      /^\+ 2 x \/v2\/\{codeOrganisme\}\/centres flow accessCode roles \[enseignant_jeune\]: deny \(role_not_allowed\) -> allow {3}e\.g\. line 2: GET \/v2\/ORG001\/centres$/m,
+    expect(text.split("\n")).toContain(
+      "+ 2 x /v2/{codeOrganisme}/centres flow accessCode roles [enseignant_jeune]: deny (role_not_allowed) -> allow" +
+        "   e.g. line 2: GET /v2/ORG001/centres",
     );
     expect(text).toMatch(/^! line 7: shadow is not \{allow, reason, revision\}$/m);
     expect(text).toMatch(/^! line 8: not JSON/m);
     expect(text).toMatch(
-      /^4 decision\(s\) answered otherwise by the shadow candidate under candidate revision cand-2: 2 newly allowed, 1 newly denied, 1 with another deny reason; 6 policy decision\(s\)/m,
+      /^4 decision\(s\) answered otherwise by the shadow candidate under candidate revision cand-2: 2 newly allowed, /m,
+    );
+    expect(text).toMatch(
+      /: 2 newly allowed, 1 newly denied, 1 with another deny reason; 6 policy decision\(s\) in the log /m,
     );
     expect(renderShadowMarkdown(r)).toMatch(/^\| newly allowed \| 2 \| `\/v2\/\{codeOrganisme\}\/centres` \|/m);
   });

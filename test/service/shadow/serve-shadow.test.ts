@@ -175,7 +175,7 @@ describe("a shadow candidate on live decisions", () => {
     );
   });
 
-  it("polls the candidate from --shadow-bundle-url: a server that fails is a problem, its bundle then taken", async () => {
+  it("polls --shadow-bundle-url: a failing server is a problem, its bundle then taken", async () => {
     let body: Buffer | undefined = undefined;
     const server = createServer((_req, res) => {
       if (body === undefined) res.writeHead(503).end();
