@@ -28,7 +28,6 @@ describe("reload limit options", () => {
           "--directory-max-shrink",
           "0.1",
           "--allow-directory-shrink",
-          "true",
         ],
         {},
       ),
