@@ -38,7 +38,7 @@ typecheck: node_modules/.package-lock.json
 
 # Prettier's check (format-check, below); typescript-eslint's recommended type-checked rules (eslint.config.js; the cache keeps a re-run to the files
 # changed since the last one); knip (knip.jsonc): unused files, exports and dependencies; dependency-cruiser
-# (.dependency-cruiser.cjs): every import between src/ folders is an edge of README's dependency graph;
+# (.dependency-cruiser.cjs): every import between src/ folders is an edge of the dependency graph in docs/development.md;
 # tools/count-assertions.ts: `as` assertions per 1,000 lines of src/ at most AS_PER_KLOC, issue 18's bar of 10
 # (the tree is at 7.9: 104 in 13,242 lines; count: npx tsx tools/count-assertions.ts).
 AS_PER_KLOC := 10

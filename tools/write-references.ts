@@ -39,7 +39,13 @@ function committed(file: string): string | undefined {
 const check = process.argv.includes("--check");
 const drifted: string[] = [];
 for (const [file, generate] of Object.entries(GENERATED)) {
-  const text = await generate();
+  let text: string;
+  try {
+    text = await generate();
+  } catch (err) {
+    console.error(`${file}: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
   if (check) {
     if (committed(file) !== text) drifted.push(file);
     continue;
