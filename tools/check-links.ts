@@ -4,13 +4,11 @@
  * dashes, a repeated heading numbered -1, -2, ...) or an `<a id>` in it. Links in code blocks and code spans are
  * not links. Web links are not fetched. Exits 1 listing each broken link as file:line (`make lint` runs it).
  *
- *   npx tsx tools/check-links.ts
+ *   npx tsx tools/check-links.ts [--root DIR]   # DIR: the repository (default: this one)
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 function markdownFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -70,7 +68,7 @@ function anchors(file: string): Set<string> {
   return found;
 }
 
-function check(file: string): string[] {
+function check(root: string, file: string): string[] {
   const problems: string[] = [];
   prose(readFileSync(file, "utf8")).forEach((line, i) => {
     for (const m of line.matchAll(
@@ -79,7 +77,7 @@ function check(file: string): string[] {
       const target = m[1] ?? m[2]!;
       if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
       const [path, fragment] = target.split("#", 2) as [string, string | undefined];
-      const where = `${relative(ROOT, file)}:${i + 1}`;
+      const where = `${relative(root, file)}:${i + 1}`;
       const to = path === "" ? file : resolve(dirname(file), decodeURIComponent(path));
       if (!existsSync(to)) {
         problems.push(`${where}: ${target}: no such file`);
@@ -91,17 +89,28 @@ function check(file: string): string[] {
         continue;
       }
       if (!anchors(to).has(decodeURIComponent(fragment)))
-        problems.push(`${where}: ${target}: no heading or <a id> "${fragment}" in ${relative(ROOT, to)}`);
+        problems.push(`${where}: ${target}: no heading or <a id> "${fragment}" in ${relative(root, to)}`);
     }
   });
   return problems;
 }
 
-const files = [join(ROOT, "README.md"), ...markdownFiles(join(ROOT, "docs"))].filter((f) => existsSync(f));
-const problems = files.flatMap(check);
-if (problems.length) {
-  console.error(problems.join("\n"));
-  console.error(`links: ${problems.length} broken in ${files.length} pages`);
-  process.exit(1);
+/** Every broken relative link or anchor of README.md and docs/**\/*.md under `root`, as `file:line: why`. */
+export function brokenLinks(root: string): { pages: number; problems: string[] } {
+  const docs = join(root, "docs");
+  const files = [join(root, "README.md"), ...(existsSync(docs) ? markdownFiles(docs) : [])].filter((f) =>
+    existsSync(f),
+  );
+  return { pages: files.length, problems: files.flatMap((f) => check(root, f)) };
 }
-console.log(`links: ${files.length} pages, every relative link and anchor found`);
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const at = process.argv.indexOf("--root");
+  const root = at > 0 ? resolve(process.argv[at + 1] ?? ".") : fileURLToPath(new URL("../", import.meta.url));
+  const { pages, problems } = brokenLinks(root);
+  if (problems.length) {
+    console.error(problems.join("\n"));
+    console.error(`links: ${problems.length} broken in ${pages} pages`);
+    process.exitCode = 1;
+  } else console.log(`links: ${pages} pages, every relative link and anchor found`);
+}
