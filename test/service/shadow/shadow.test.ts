@@ -21,7 +21,7 @@ const DENY = (reason: string): Decision => ({ ...ALLOW, allow: false, status: 40
 
 /** A candidate whose engine answers `answer(input)`; `loaded: false` has none. */
 function candidate(answer: (input: DecisionInput) => Decision, loaded = true) {
-  const engine: DecisionEngine = { decide: answer, roles: [], revision: "cand-1", close() {} };
+  const engine: DecisionEngine = { decide: answer, roles: [], revision: "cand-1" };
   const { current } = fixedPolicy(loaded ? engine : undefined);
   return {
     current,
