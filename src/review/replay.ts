@@ -182,7 +182,8 @@ export function renderReplay(r: ReplayReport): string {
 export function changeLine(c: ReplayChange): string {
   const sign = c.change === "newly_allowed" ? "+" : c.change === "newly_denied" ? "-" : "~";
   return (
-    `${sign} ${c.count} x ${c.route ?? "(no route)"} flow ${c.flow ?? "none"} roles [${c.roles.join(", ")}]: ${outcomeText(c.before)} -> ${outcomeText(c.after)}` +
+    `${sign} ${c.count} x ${c.route ?? "(no route)"} flow ${c.flow ?? "none"} roles [${c.roles.join(", ")}]: ` +
+    `${outcomeText(c.before)} -> ${outcomeText(c.after)}` +
     `   e.g. line ${c.example.line}: ${c.example.method} ${c.example.path}`
   );
 }
@@ -201,7 +202,9 @@ export function changeTable(changes: ReplayChange[]): string[] {
     "|---|---|---|---|---|---|---|---|",
     ...changes.map(
       (c) =>
-        `| ${c.change.replace("_", " ")} | ${c.count} | \`${c.route ?? "(none)"}\` | ${c.flow ?? "none"} | ${c.roles.join(", ")} | ${outcomeText(c.before)} | ${outcomeText(c.after)} | line ${c.example.line}: \`${c.example.method} ${c.example.path.replace(/\|/g, "\\|")}\` |`,
+        `| ${c.change.replace("_", " ")} | ${c.count} | \`${c.route ?? "(none)"}\` | ${c.flow ?? "none"} | ` +
+        `${c.roles.join(", ")} | ${outcomeText(c.before)} | ${outcomeText(c.after)} | ` +
+        `line ${c.example.line}: \`${c.example.method} ${c.example.path.replace(/\|/g, "\\|")}\` |`,
     ),
   ];
 }

@@ -172,7 +172,8 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
   }
   if (config.shadowBundle !== undefined && !existsSync(config.shadowBundle))
     throw new StartError(
-      `config.shadowBundle: file not found: ${config.shadowBundle} (pass the candidate bundle, or drop --shadow-bundle)`,
+      `config.shadowBundle: file not found: ${config.shadowBundle} ` +
+        "(pass the candidate bundle, or drop --shadow-bundle)",
     );
   const verificationKey = readVerificationKey(config);
   const verifier = createAccessTokenVerifier({
