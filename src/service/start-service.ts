@@ -198,13 +198,17 @@ export async function startService(
 
   // The directory keeps role names as written; each decision resolves them with the names of the bundle that
   // evaluates it (policy.current), so the directory loads without a bundle and a bundle swap re-reads nothing.
-  // When a bundle goes live, the records its names cannot resolve are counted and reported (not refused:
-  // a policy change is authoritative, and fewer roles is the fail-closed direction).
+  // The directory's guards count the records the live bundle's names resolve. When a bundle goes live, the
+  // records its names cannot resolve are counted again and reported (not refused: a policy change is
+  // authoritative, and fewer roles is the fail-closed direction).
   let directory: Directory | undefined;
   if (config.directory || config.directoryUrl) {
+    const live = policy.current;
     const options = {
       watch: config.watch,
       logger,
+      // The guards count the records these names resolve: what a decision will see.
+      roles: live && { resolve: live.rolesOf, bundle: live.engine.revision },
       maxShrink: config.directoryMaxShrink,
       allowShrink: config.allowDirectoryShrink,
       shrinkWindowMs: config.directoryShrinkWindowSeconds * 1000,
