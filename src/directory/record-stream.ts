@@ -150,7 +150,8 @@ export class RecordStream {
     }
     if (this.endRecord)
       throw new RecordSyntaxError(
-        `${this.source}:${this.line}: content after the end record of line ${this.endRecord.line} (nothing may follow it)`,
+        `${this.source}:${this.line}: content after the end record of line ${this.endRecord.line} ` +
+          "(nothing may follow it)",
       );
     if (isEndRecord(value)) {
       const end = readEndRecord(value);
