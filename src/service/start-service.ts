@@ -21,7 +21,7 @@ import { shareWorkerRegistry } from "./cluster-metrics.js";
 import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
-import { startGrpc, type GrpcService } from "./grpc/server.js";
+import { grpcForHandoff, startGrpc, type GrpcHandoff, type GrpcService } from "./grpc/server.js";
 
 export interface RunningService {
   url: string;
@@ -44,6 +44,8 @@ export interface RunningService {
   close(timeoutMs?: number, delayMs?: number): Promise<void>;
   /** With `handoff`: a connection accepted by the cluster primary, to be served here. */
   acceptConnection(socket: Socket): void;
+  /** With `handoff` and --grpc-port: a gRPC connection accepted by the cluster primary, to be served here. */
+  acceptGrpcConnection(socket: Socket): void;
 }
 
 /** A start-up failure: one line naming what is wrong and what to do. */
@@ -279,7 +281,7 @@ export async function startService(
   let privateDir: string | undefined;
   let url = "";
   let adminUrl: string | undefined;
-  let grpc: GrpcService | undefined;
+  let grpc: GrpcService | GrpcHandoff | undefined;
   if (options.listen !== false) {
     const bind = async (s: Server, port: number, host: string): Promise<string> => {
       try {
@@ -304,7 +306,12 @@ export async function startService(
         await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
       } else url = await bind(server, config.port, config.host);
       if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
-      if (config.grpcPort !== undefined) grpc = await bindGrpc(config, decide, () => readiness(deps).ready, logger);
+      // With handoff, the primary owns the gRPC port too and hands its connections over (acceptGrpcConnection).
+      const ready = () => readiness(deps).ready;
+      if (config.grpcPort !== undefined)
+        grpc = options.handoff
+          ? grpcForHandoff(decide, ready, config.grpcMaxMessageBytes, logger)
+          : await bindGrpc(config, decide, ready, logger);
     } catch (err) {
       // One port could not be bound: release whatever started before the start-up failure is reported.
       server.close();
@@ -319,7 +326,7 @@ export async function startService(
   return {
     url,
     ...(adminUrl !== undefined ? { adminUrl } : {}),
-    ...(grpc ? { grpcAddress: grpc.address } : {}),
+    ...(grpc && "address" in grpc ? { grpcAddress: grpc.address } : {}),
     server,
     decide,
     policy,
@@ -331,6 +338,10 @@ export async function startService(
     },
     acceptConnection(socket) {
       server.emit("connection", socket);
+    },
+    acceptGrpcConnection(socket) {
+      if (grpc && "accept" in grpc) grpc.accept(socket);
+      else socket.destroy();
     },
     async close(timeoutMs = config.shutdownTimeout * 1000, delayMs = config.shutdownDelay * 1000) {
       const deadline = Date.now() + timeoutMs;
