@@ -8,7 +8,6 @@
  * it has a default or is required).
  */
 import { readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { codeOf, messageOf } from "../errors/caught.js";
@@ -232,8 +231,10 @@ export const SERVICE_OPTIONS = {
   workers: {
     type: "string",
     value: "N",
-    description: "processes sharing the port (node:cluster)",
-    default: "one per core",
+    description:
+      "processes sharing the decision and gRPC ports (node:cluster), each with its own bundle and directory in " +
+      "memory; a container or sidecar runs one and scales by replicas",
+    default: "1",
     schema: { type: "integer", minimum: 1, maximum: 256 },
   },
   "role-check": {
@@ -367,7 +368,7 @@ function defaults() {
     port: 8181,
     host: "127.0.0.1",
     adminHost: "127.0.0.1",
-    workers: availableParallelism(),
+    workers: 1,
     roleCheck: "enforce",
     logLevel: "info",
     maxBodyBytes: 65536,

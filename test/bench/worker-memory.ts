@@ -77,14 +77,16 @@ async function main(): Promise<void> {
     const { publicKey } = await generateKeyPair("RS256");
     const jwks = join(dir, "jwks.json");
     writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "m1", alg: "RS256" }] }));
-    const base = ["--issuer", "https://auth.bench.example", "--jwks", jwks, "--log-level", "warn"];
+    const base = ["--issuer", "https://auth.bench.example", "--jwks", jwks];
     const directories: [string, string][] = [["sample (2 records)", join(PROJECT_ROOT, "data/sample/directory.json")]];
     for (const n of RECORDS) {
       const file = join(dir, `users-${n}.ndjson`);
       await writeDirectory(file, n, "ndjson");
       directories.push([`${n.toLocaleString("en")} records`, file]);
     }
-    console.log("| directory | --workers 1 (one process) | --workers 2 (primary + 2 workers) | the primary | ready after |");
+    console.log(
+      "| directory | --workers 1 (one process) | --workers 2 (primary + 2 workers) | the primary | ready after |",
+    );
     console.log("|---|---|---|---|---|");
     for (const [name, file] of directories) {
       const one = await measure([...base, "--directory", file, "--workers", "1"]);
