@@ -1,9 +1,9 @@
 /**
- * Memory per worker of `portier serve` (item for sizing --workers): resident memory (RSS, from /proc) of the
- * whole process tree once /ready answers 200, for the sample directory and for generated NDJSON directories
- * (test/bench/directory.ts's generator), with --workers 1 and 2; the cost of one more worker is the difference.
- * Each row is one fresh process tree, 5 s after it became ready, so the loader's garbage has been collected
- * by the time it is read (V8 collects on its own; nothing is forced). Directories: BENCH_MEMORY_RECORDS
+ * Memory per worker of `portier serve`, for sizing --workers: resident memory (RSS, from /proc) of the whole
+ * process tree once /ready answers 200, for the sample directory and for generated NDJSON directories
+ * (test/bench/directory.ts's generator), with --workers 1 and 2 (each worker is the service of --workers 1; the
+ * rest is the primary). Each row is one fresh process tree, read 5 s after it became ready; no collection is
+ * forced, so RSS includes what V8 has not collected or returned yet. Directories: BENCH_MEMORY_RECORDS
  * (default "1000000,3000000"). Run: npx tsx test/bench/worker-memory.ts (after npx tsc -p tsconfig.json).
  */
 import { spawn } from "node:child_process";
@@ -92,9 +92,10 @@ async function main(): Promise<void> {
       const one = await measure([...base, "--directory", file, "--workers", "1"]);
       const two = await measure([...base, "--directory", file, "--workers", "2"]);
       // With --workers 2 each worker is the service of --workers 1; what is left is the primary's.
+      const ready = `${(one.readyMs / 1000).toFixed(1)} s, ${(two.readyMs / 1000).toFixed(1)} s`;
       console.log(
         `| ${name} | ${mib(one.total)} | ${mib(two.total)} (${two.processes} processes) | ` +
-          `${mib(two.total - 2 * one.total)} | ${(one.readyMs / 1000).toFixed(1)} s, ${(two.readyMs / 1000).toFixed(1)} s |`,
+          `${mib(two.total - 2 * one.total)} | ${ready} |`,
       );
     }
   } finally {
