@@ -21,7 +21,7 @@ import { shareWorkerRegistry } from "./cluster-metrics.js";
 import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
-import { startGrpc, type GrpcService } from "./grpc/server.js";
+import { grpcForHandoff, startGrpc, type GrpcHandoff, type GrpcService } from "./grpc/server.js";
 import { Releases } from "./releases.js";
 
 export interface RunningService {
@@ -45,6 +45,8 @@ export interface RunningService {
   close(timeoutMs?: number, delayMs?: number): Promise<void>;
   /** With `handoff`: a connection accepted by the cluster primary, to be served here. */
   acceptConnection(socket: Socket): void;
+  /** With `handoff` and --grpc-port: a gRPC connection accepted by the cluster primary, to be served here. */
+  acceptGrpcConnection(socket: Socket): void;
 }
 
 /** A start-up failure: one line naming what is wrong and what to do. */
@@ -218,13 +220,17 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
 
   // The directory keeps role names as written; each decision resolves them with the names of the bundle that
   // evaluates it (policy.current), so the directory loads without a bundle and a bundle swap re-reads nothing.
-  // When a bundle goes live, the records its names cannot resolve are counted and reported (not refused:
-  // a policy change is authoritative, and fewer roles is the fail-closed direction).
+  // The directory's guards count the records the live bundle's names resolve. When a bundle goes live, the
+  // records its names cannot resolve are counted again and reported (not refused: a policy change is
+  // authoritative, and fewer roles is the fail-closed direction).
   let directory: Directory | undefined;
   if (config.directory || config.directoryUrl) {
+    const live = policy.current;
     const options = {
       watch: config.watch,
       logger,
+      // The guards count the records these names resolve: what a decision will see.
+      roles: live && { resolve: live.rolesOf, bundle: live.engine.revision },
       maxShrink: config.directoryMaxShrink,
       allowShrink: config.allowDirectoryShrink,
       shrinkWindowMs: config.directoryShrinkWindowSeconds * 1000,
@@ -294,7 +300,7 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
   let privateDir: string | undefined;
   let url = "";
   let adminUrl: string | undefined;
-  let grpc: GrpcService | undefined;
+  let grpc: GrpcService | GrpcHandoff | undefined;
   if (options.listen !== false) {
     const bind = async (s: Server, port: number, host: string): Promise<string> => {
       try {
@@ -322,12 +328,17 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
       await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
     } else url = await bind(server, config.port, config.host);
     if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
-    if (config.grpcPort !== undefined) grpc = await bindGrpc(config, decide, () => readiness(deps).ready, logger);
+    // With handoff, the primary owns the gRPC port too and hands its connections over (acceptGrpcConnection).
+    const ready = () => readiness(deps).ready;
+    if (config.grpcPort !== undefined)
+      grpc = options.handoff
+        ? grpcForHandoff(decide, ready, config.grpcMaxMessageBytes, logger)
+        : await bindGrpc(config, decide, ready, logger);
   }
   return {
     url,
     ...(adminUrl !== undefined ? { adminUrl } : {}),
-    ...(grpc ? { grpcAddress: grpc.address } : {}),
+    ...(grpc && "address" in grpc ? { grpcAddress: grpc.address } : {}),
     server,
     decide,
     policy,
@@ -339,6 +350,10 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
     },
     acceptConnection(socket) {
       server.emit("connection", socket);
+    },
+    acceptGrpcConnection(socket) {
+      if (grpc && "accept" in grpc) grpc.accept(socket);
+      else socket.destroy();
     },
     async close(timeoutMs = config.shutdownTimeout * 1000, delayMs = config.shutdownDelay * 1000) {
       const deadline = Date.now() + timeoutMs;
