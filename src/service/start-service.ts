@@ -22,6 +22,8 @@ import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
 import { startGrpc, type GrpcService } from "./grpc/server.js";
+import { readTracingEnv } from "./tracing/tracing-env.js";
+import { startDecisionTracer, type DecisionTracer } from "./tracing/decision-tracer.js";
 
 export interface RunningService {
   url: string;
@@ -105,15 +107,24 @@ function readVerificationKey(config: ServiceConfig): VerificationKey | undefined
 
 /**
  * `logger` replaces the service's logger entirely (tests); `logDestination` keeps it (level, redaction) and
- * writes its lines elsewhere (portier dev: readable lines). `handoff` (cluster workers): the primary owns the
+ * writes its lines elsewhere (portier dev: readable lines). Tracing is read from the OTEL_* environment
+ * (tracing/tracing-env.ts); `tracer` replaces it (tests: a tracer with an exporter of their own). `handoff` (cluster workers): the primary owns the
  * decision port and hands each accepted connection over (acceptConnection); the decision server then listens
  * only on a private Unix socket, because node:http enforces its headers and request timeouts only on the
  * connections of a listening server.
  */
 export async function startService(
   config: ServiceConfig,
-  options: { logger?: Logger; logDestination?: DestinationStream; listen?: boolean; handoff?: boolean } = {},
+  options: {
+    logger?: Logger;
+    logDestination?: DestinationStream;
+    listen?: boolean;
+    handoff?: boolean;
+    tracer?: DecisionTracer;
+  } = {},
 ): Promise<RunningService> {
+  // A bad OTEL_* variable is a start-up failure naming it, before anything is opened.
+  const tracing = options.tracer ? undefined : readTracingEnv(process.env);
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
   // 200 ms and on exit, and capped: with stdout not drained, lines past the cap are dropped and counted.
   // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
@@ -235,6 +246,8 @@ export async function startService(
     log: () => destination,
     memo: () => memoCounts,
   });
+  // Off (nothing of the OpenTelemetry SDK loaded) unless an OTLP endpoint is set.
+  const tracer = options.tracer ?? (tracing ? await startDecisionTracer(tracing, logger) : undefined);
   const decide = createDecide({
     verifier,
     policy,
@@ -243,6 +256,7 @@ export async function startService(
     roleCheck: config.roleCheck,
     logger,
     metrics,
+    tracer,
   });
   shareWorkerRegistry(metrics.registry);
   // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.
@@ -309,6 +323,7 @@ export async function startService(
       verifier.close();
       directory?.close();
       await policy.close();
+      await tracer?.shutdown(1000);
       throw err;
     }
   }
@@ -340,7 +355,7 @@ export async function startService(
       // 4. Answer every accepted connection; idle keep-alive ones close; what is left is cut at the deadline.
       await connections.drain(deadline);
       if (privateDir) rmSync(privateDir, { recursive: true, force: true });
-      // 5. The admin port (its probes answered /ready 503 meanwhile), then keys, directory, policy and log.
+      // 5. The admin port (its probes answered /ready 503 meanwhile), then keys, directory, policy, spans, log.
       if (admin?.listening) {
         await new Promise<void>((resolve) => {
           admin.close(() => resolve());
@@ -351,6 +366,8 @@ export async function startService(
       verifier.close();
       directory?.close();
       await policy.close();
+      // Spans still queued are exported within what is left of the stop (at least a second).
+      await tracer?.shutdown(Math.max(1000, deadline - Date.now()));
       await destination.end(1000);
       process.off("exit", flushOnExit);
     },

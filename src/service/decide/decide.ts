@@ -29,6 +29,7 @@ import type { Directory } from "../../directory/index.js";
 import { NO_ROLE_NAMES, type EntryRoles } from "../../directory/role-resolver.js";
 import type { PolicyHolder } from "../policy.js";
 import type { ServiceMetrics } from "../metrics.js";
+import type { DecisionTracer } from "../tracing/decision-tracer.js";
 import { authenticate, type Authenticated } from "./authenticate.js";
 import { findSubject } from "./subject.js";
 import { decisionInput } from "./input.js";
@@ -46,6 +47,8 @@ export interface DecideContext {
   roleCheck: RoleCheckMode;
   logger: Logger;
   metrics: ServiceMetrics | undefined;
+  /** With tracing on: one span per decision, ended by the recorder. */
+  tracer?: DecisionTracer | undefined;
 }
 
 /** No bundle loaded: no entry resolves (the decision is denied policy_unavailable anyway). */
@@ -69,19 +72,34 @@ export function createDecide(ctx: DecideContext): Decide {
       revision: undefined,
       www: undefined,
       detail: undefined,
+      span: undefined,
+      trace: undefined,
     };
+    if (ctx.tracer) {
+      run.span = ctx.tracer.start(adapter, req.trace?.headers);
+      run.trace = run.span.trace;
+    }
     // 1. authenticate: a token verified before answers now; any other is this decision's one promise.
     let auth: MaybePromise<Authenticated>;
+    const verifying = run.span?.step("portier.verify_token");
     try {
       auth = authenticate(req, ctx.verifier, run.mode);
     } catch (err) {
+      verifying?.end();
       return stop(run, failed(run, err));
     }
     if (auth instanceof Promise)
       return auth.then(
-        (a) => decideAuthenticated(run, a),
-        (err: unknown) => stop(run, failed(run, err)),
+        (a) => {
+          verifying?.end();
+          return decideAuthenticated(run, a);
+        },
+        (err: unknown) => {
+          verifying?.end();
+          return stop(run, failed(run, err));
+        },
       );
+    verifying?.end();
     return decideAuthenticated(run, auth);
   };
 
@@ -112,7 +130,12 @@ export function createDecide(ctx: DecideContext): Decide {
           run.input = decisionInput(run.req.method, run.normalised.path, auth.claims, caller, run.mode);
           // The revision that decided (a reload may swap the engine while a decision runs).
           run.revision = engine.revision;
-          decision = engine.decide(run.input);
+          const evaluating = run.span?.step("portier.evaluate");
+          try {
+            decision = engine.decide(run.input);
+          } finally {
+            evaluating?.end();
+          }
         }
       }
     } catch (err) {

@@ -27,6 +27,9 @@ export interface DecisionLogFields {
   detail?: string | undefined;
   request_id: unknown;
   traceparent: unknown;
+  /** With tracing on: the decision span's trace and span ids (absent when off). */
+  trace_id?: string | undefined;
+  span_id?: string | undefined;
   client_address: unknown;
   would_deny: unknown;
   revision: unknown;

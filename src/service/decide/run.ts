@@ -1,13 +1,14 @@
 /**
  * The record of one decision and the one place every decision ends, in the way of opa-envoy-plugin's stop():
  * `DecisionRun` carries what the log line needs from the start to the end of a decision (decide.ts alone
- * writes it, from what the stages return); `createRecorder` counts the decision (metrics), then writes the
- * decision log line, and hands the answer back.
+ * writes it, from what the stages return); `createRecorder` counts the decision (metrics), writes the
+ * decision log line, ends the decision's span (when traced), and hands the answer back.
  */
 import type { Logger } from "pino";
 import type { PathResult } from "../../engine/index.js";
 import type { DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { ServiceMetrics } from "../metrics.js";
+import type { DecisionTrace, TracedDecision } from "../tracing/decision-tracer.js";
 import { createDecisionLog } from "./decision-log.js";
 import type { DecisionAnswer, DecisionRequest, Subject } from "./types.js";
 
@@ -32,7 +33,13 @@ export interface DecisionRun {
   www: string | undefined;
   /** The decision's internal text (a wasm trap's), for the log line only: never in the answer. */
   detail: string | undefined;
+  /** With tracing on: this decision's span, and its ids (the log line's and the shipped event's trace_id, span_id). */
+  span: TracedDecision | undefined;
+  trace: DecisionTrace | undefined;
 }
+
+/** Reasons of a decision that failed inside Portier (the span's status is ERROR); any other deny is an answer. */
+const FAILED = new Set(["internal_error", "policy_error"]);
 
 /** Records a finished decision (metrics and log line) and hands its answer back. */
 export type Recorder = (run: DecisionRun, answer: DecisionAnswer) => DecisionAnswer;
@@ -48,6 +55,7 @@ export function createRecorder(
     metrics?.decisions.count(a.allow, a.reason, a.flow ?? "none", run.adapter, seconds);
     const { req, subject } = run;
     const path = run.normalised.ok ? run.normalised.path : undefined;
+    const revision = run.revision ?? currentRevision();
     log({
       event: "decision",
       decision_id: run.decision_id,
@@ -69,14 +77,25 @@ export function createRecorder(
       detail: run.detail,
       request_id: req.trace?.requestId ?? null,
       traceparent: req.trace?.traceparent ?? null,
+      trace_id: run.trace?.traceId,
+      span_id: run.trace?.spanId,
       client_address: req.trace?.clientAddress ?? null,
       would_deny: a.would_deny?.reason ?? null,
       // The revision that decided (a reload may swap the engine while a decision runs).
-      revision: run.revision ?? currentRevision() ?? null,
+      revision: revision ?? null,
       // The exact policy input (verified claims the policy reads; never the token), so that
       // `portier replay` can recompute this decision under another policy.
       input: run.input ?? null,
       latency_ms: Math.round(seconds * 1e6) / 1000,
+    });
+    run.span?.end({
+      decisionId: run.decision_id,
+      allow: a.allow,
+      reason: a.reason,
+      route: a.route?.template,
+      flow: a.flow ?? undefined,
+      revision,
+      failed: FAILED.has(a.reason),
     });
     return a;
   };

@@ -51,7 +51,7 @@ export interface DecisionTracer {
   shutdown(timeoutMs: number): Promise<void>;
 }
 
-export const DECISION_SPAN = "portier.decide";
+const DECISION_SPAN = "portier.decide";
 
 /**
  * The propagators read a header through this getter. A header sent more than once is ambiguous (some hop
