@@ -70,8 +70,15 @@ const GETTER: TextMapGetter<TraceHeaders> = {
 
 /** OpenTelemetry's own warnings (a span queue full and spans dropped, an export that failed) go to the log. */
 function diagLogger(logger: Logger): DiagLogger {
+  // The SDK's text (an error as JSON, a count of dropped spans): bounded, and any URL in it without credentials.
   const warn = (message: string, ...args: unknown[]): void =>
-    logger.warn({ event: "tracing_problem", detail: args.map(String).join(" ").slice(0, 500) }, message);
+    logger.warn(
+      {
+        event: "tracing_problem",
+        detail: redactUrls([message, ...args.map(String)].join(" ").slice(0, 2000)).slice(0, 500),
+      },
+      "tracing: OpenTelemetry reported a problem",
+    );
   const none = (): void => undefined;
   return { error: warn, warn, info: none, debug: none, verbose: none };
 }

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { startDecisionTracer, type DecisionTracer } from "../../../src/service/tracing/decision-tracer.js";
+import { until } from "../../support/until.js";
 import type { TracingSettings } from "../../../src/service/tracing/tracing-env.js";
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -156,6 +157,27 @@ describe("startDecisionTracer", () => {
     const [deny, failed] = await flushed();
     expect(deny!.status.code).toBe(0);
     expect(failed!.status).toEqual({ code: 2, message: "internal_error" });
+  });
+
+  it("logs a failed export (a collector down) while it runs, never the endpoint's credentials", async () => {
+    const lines: string[] = [];
+    const logger = pino({}, { write: (l: string) => void lines.push(l) });
+    // The real OTLP exporter, to a port nothing listens on; batches every 20 ms, exports given up after 1 s.
+    const saved = [process.env.OTEL_BSP_SCHEDULE_DELAY, process.env.OTEL_EXPORTER_OTLP_TIMEOUT];
+    process.env.OTEL_BSP_SCHEDULE_DELAY = "20";
+    process.env.OTEL_EXPORTER_OTLP_TIMEOUT = "1000";
+    try {
+      tracer = await startDecisionTracer({ ...SETTINGS, url: "http://user:s3cret@127.0.0.1:9/v1/traces" }, logger);
+    } finally {
+      for (const [i, name] of ["OTEL_BSP_SCHEDULE_DELAY", "OTEL_EXPORTER_OTLP_TIMEOUT"].entries())
+        if (saved[i] === undefined) delete process.env[name];
+        else process.env[name] = saved[i];
+    }
+    for (let i = 0; i < 3; i++) tracer.start("decide", undefined).end(FACTS);
+    await until(() => lines.some((l) => l.includes('"event":"tracing_problem"')), 15_000, 50);
+    const text = lines.join("");
+    expect(text).toMatch(/"event":"tracing_problem","detail":"[^\n]*ECONNREFUSED/);
+    expect(text).not.toContain("s3cret");
   });
 
   it("logs that tracing is on without the endpoint's credentials", async () => {
