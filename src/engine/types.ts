@@ -91,5 +91,4 @@ export interface DecisionEngine {
   readonly roles: readonly CatalogRole[];
   /** Bundle revision from its manifest (or a content hash when the manifest has none). */
   readonly revision: string;
-  close(): void;
 }

@@ -24,6 +24,7 @@ import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
 import { startGrpc, type GrpcService } from "./grpc/server.js";
 import { readTracingEnv } from "./tracing/tracing-env.js";
 import { startDecisionTracer, type DecisionTracer } from "./tracing/decision-tracer.js";
+import { Releases } from "./releases.js";
 
 export interface RunningService {
   url: string;
@@ -107,22 +108,32 @@ function readVerificationKey(config: ServiceConfig): VerificationKey | undefined
 
 /**
  * `logger` replaces the service's logger entirely (tests); `logDestination` keeps it (level, redaction) and
- * writes its lines elsewhere (portier dev: readable lines). Tracing is read from the OTEL_* environment
- * (tracing/tracing-env.ts); `tracer` replaces it (tests: a tracer with an exporter of their own). `handoff` (cluster workers): the primary owns the
+ * writes its lines elsewhere (portier dev: readable lines). `handoff` (cluster workers): the primary owns the
  * decision port and hands each accepted connection over (acceptConnection); the decision server then listens
  * only on a private Unix socket, because node:http enforces its headers and request timeouts only on the
- * connections of a listening server.
+ * connections of a listening server. Tracing is read from the OTEL_* environment (tracing/tracing-env.ts);
+ * `tracer` replaces it (tests: a tracer with an exporter of their own).
  */
-export async function startService(
-  config: ServiceConfig,
-  options: {
-    logger?: Logger;
-    logDestination?: DestinationStream;
-    listen?: boolean;
-    handoff?: boolean;
-    tracer?: DecisionTracer;
-  } = {},
-): Promise<RunningService> {
+export async function startService(config: ServiceConfig, options: StartOptions = {}): Promise<RunningService> {
+  const releases = new Releases();
+  try {
+    return await start(config, options, releases);
+  } catch (err) {
+    await releases.release();
+    throw err;
+  }
+}
+
+interface StartOptions {
+  logger?: Logger;
+  logDestination?: DestinationStream;
+  listen?: boolean;
+  handoff?: boolean;
+  tracer?: DecisionTracer;
+}
+
+/** The start itself: each part it acquires is added to `releases`, which startService runs if a later part fails. */
+async function start(config: ServiceConfig, options: StartOptions, releases: Releases): Promise<RunningService> {
   // A bad OTEL_* variable is a start-up failure naming it, before anything is opened.
   const tracing = options.tracer ? undefined : readTracingEnv(process.env);
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
@@ -132,6 +143,11 @@ export async function startService(
   const destination = new BoundedLogDestination({ fd: 1, maxBufferBytes: config.logBufferBytes });
   const flushOnExit = (): void => destination.flushSync();
   process.once("exit", flushOnExit);
+  // A failed start keeps what was logged (flushed now), not the exit hook of a service that never ran.
+  releases.add(() => {
+    flushOnExit();
+    process.off("exit", flushOnExit);
+  });
   const logger =
     options.logger ??
     pino(
@@ -166,6 +182,7 @@ export async function startService(
     watchJwksFile: config.watch,
     logger,
   });
+  releases.add(() => verifier.close());
   // Key loading runs in the background: readiness reports it; decisions deny keys_unavailable meanwhile.
   // A JWKS file is read before the service listens (a broken one is a start-up failure); keys from the network
   // too with --require-keys-at-start.
@@ -173,7 +190,6 @@ export async function startService(
     try {
       await verifier.ready();
     } catch {
-      verifier.close();
       const st = verifier.status();
       throw new StartError(
         "jwksFile" in jwksOption
@@ -200,10 +216,9 @@ export async function startService(
     verificationKey,
     { entries: config.decisionMemoEntries, counts: memoCounts },
   );
+  releases.add(() => policy.close());
   // A bundle server that is down at start leaves the service not ready (and polling); a bad file stops it.
   if (!(await policy.start()) && !config.bundleUrl) {
-    verifier.close();
-    await policy.close();
     throw new StartError(`config.bundle: ${policy.status().lastError}`);
   }
 
@@ -229,11 +244,10 @@ export async function startService(
     try {
       directory = url ? await Directory.poll(url, options) : await Directory.open(config.directory!, options);
     } catch (err) {
-      verifier.close();
-      await policy.close();
       throw new StartError(`config.directory: ${messageOf(err)}`);
     }
     const dir = directory;
+    releases.add(() => dir.close());
     const check = (p: PolicySnapshot) => dir.checkRoles(p.rolesOf, p.engine.revision);
     policy.onActivate = check;
     if (policy.current) check(policy.current);
@@ -248,6 +262,7 @@ export async function startService(
   });
   // Off (nothing of the OpenTelemetry SDK loaded) unless an OTLP endpoint is set.
   const tracer = options.tracer ?? (tracing ? await startDecisionTracer(tracing, logger) : undefined);
+  if (tracer) releases.add(() => tracer.shutdown(1000));
   const decide = createDecide({
     verifier,
     policy,
@@ -306,26 +321,18 @@ export async function startService(
       const addr = s.address() as AddressInfo;
       return `http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`;
     };
-    try {
-      if (options.handoff) {
-        // A directory only this user can enter: nothing else connects to this socket.
-        privateDir = mkdtempSync(join(tmpdir(), "portier-worker-"));
-        const path = join(privateDir, "http.sock");
-        await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
-      } else url = await bind(server, config.port, config.host);
-      if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
-      if (config.grpcPort !== undefined) grpc = await bindGrpc(config, decide, () => readiness(deps).ready, logger);
-    } catch (err) {
-      // One port could not be bound: release whatever started before the start-up failure is reported.
-      server.close();
-      admin?.close();
-      if (privateDir) rmSync(privateDir, { recursive: true, force: true });
-      verifier.close();
-      directory?.close();
-      await policy.close();
-      await tracer?.shutdown(1000);
-      throw err;
-    }
+    releases.add(() => server.close());
+    if (admin) releases.add(() => admin.close());
+    if (options.handoff) {
+      // A directory only this user can enter: nothing else connects to this socket.
+      const dir = mkdtempSync(join(tmpdir(), "portier-worker-"));
+      privateDir = dir;
+      releases.add(() => rmSync(dir, { recursive: true, force: true }));
+      const path = join(dir, "http.sock");
+      await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
+    } else url = await bind(server, config.port, config.host);
+    if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
+    if (config.grpcPort !== undefined) grpc = await bindGrpc(config, decide, () => readiness(deps).ready, logger);
   }
   return {
     url,
