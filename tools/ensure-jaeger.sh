@@ -3,9 +3,8 @@
 # to), or builds it from the Go module proxy into .tools/bin. Jaeger's go.mod has replace directives, so
 # `go install module@version` refuses it: the build happens in a small module of its own (.tools/jaeger-build)
 # that requires Jaeger as a tool (`go get -tool`), then `go build`s its command (about 5 minutes on 2 cores).
-# `go version -m` reads the Jaeger module version the binary was built from. Prints the absolute path of the jaeger
-# binary on stdout; progress goes to stderr. The pinned version is
-# named here and nowhere else.
+# `go version -m` reads the Jaeger module version the binary was built from. Prints the absolute path of the
+# jaeger binary on stdout; progress goes to stderr. The pinned version is named here and nowhere else.
 set -euo pipefail
 JAEGER_VERSION="v1.76.0"
 module="github.com/jaegertracing/jaeger"
