@@ -22,6 +22,8 @@ import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
 import { grpcForHandoff, startGrpc, type GrpcHandoff, type GrpcService } from "./grpc/server.js";
+import { readTracingEnv } from "./tracing/tracing-env.js";
+import { startDecisionTracer, type DecisionTracer } from "./tracing/decision-tracer.js";
 import { Releases } from "./releases.js";
 
 export interface RunningService {
@@ -111,7 +113,8 @@ function readVerificationKey(config: ServiceConfig): VerificationKey | undefined
  * writes its lines elsewhere (portier dev: readable lines). `handoff` (cluster workers): the primary owns the
  * decision port and hands each accepted connection over (acceptConnection); the decision server then listens
  * only on a private Unix socket, because node:http enforces its headers and request timeouts only on the
- * connections of a listening server.
+ * connections of a listening server. Tracing is read from the OTEL_* environment (tracing/tracing-env.ts);
+ * `tracer` replaces it (tests: a tracer with an exporter of their own).
  */
 export async function startService(config: ServiceConfig, options: StartOptions = {}): Promise<RunningService> {
   const releases = new Releases();
@@ -128,10 +131,13 @@ interface StartOptions {
   logDestination?: DestinationStream;
   listen?: boolean;
   handoff?: boolean;
+  tracer?: DecisionTracer;
 }
 
 /** The start itself: each part it acquires is added to `releases`, which startService runs if a later part fails. */
 async function start(config: ServiceConfig, options: StartOptions, releases: Releases): Promise<RunningService> {
+  // A bad OTEL_* variable is a start-up failure naming it, before anything is opened.
+  const tracing = options.tracer ? undefined : readTracingEnv(process.env);
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
   // 200 ms and on exit, and capped: with stdout not drained, lines past the cap are dropped and counted.
   // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
@@ -260,6 +266,9 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
     log: () => destination,
     memo: () => memoCounts,
   });
+  // Off (nothing of the OpenTelemetry SDK loaded) unless an OTLP endpoint is set.
+  const tracer = options.tracer ?? (tracing ? await startDecisionTracer(tracing, logger) : undefined);
+  if (tracer) releases.add(() => tracer.shutdown(1000));
   const decide = createDecide({
     verifier,
     policy,
@@ -268,6 +277,7 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
     roleCheck: config.roleCheck,
     logger,
     metrics,
+    tracer,
   });
   shareWorkerRegistry(metrics.registry);
   // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.
@@ -367,7 +377,7 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
       // 4. Answer every accepted connection; idle keep-alive ones close; what is left is cut at the deadline.
       await connections.drain(deadline);
       if (privateDir) rmSync(privateDir, { recursive: true, force: true });
-      // 5. The admin port (its probes answered /ready 503 meanwhile), then keys, directory, policy and log.
+      // 5. The admin port (its probes answered /ready 503 meanwhile), then keys, directory, policy, spans, log.
       if (admin?.listening) {
         await new Promise<void>((resolve) => {
           admin.close(() => resolve());
@@ -378,6 +388,8 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
       verifier.close();
       directory?.close();
       await policy.close();
+      // Spans still queued are exported within what is left of the stop (at least a second).
+      await tracer?.shutdown(Math.max(1000, deadline - Date.now()));
       await destination.end(1000);
       process.off("exit", flushOnExit);
     },

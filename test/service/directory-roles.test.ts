@@ -48,7 +48,7 @@ const readyOf = async (svc: InjectedService) => {
 };
 
 async function serve(records: unknown[]) {
-  const args = [...sampleServeArgs(await makeKeys(), records), "--watch", "false"];
+  const args = [...sampleServeArgs(await makeKeys(), records), "--no-watch"];
   const svc = await serveInjected(args);
   running.push(svc);
   return { svc, file: directoryOf(args) };
@@ -64,7 +64,7 @@ describe("at start", () => {
 
   it("portier serve prints it as one line and exits 1", async () => {
     const args = sampleServeArgs(await makeKeys(), [...unknownRole(2)]);
-    const r = await runServe([...args, "--port", "0", "--workers", "1", "--watch", "false"]);
+    const r = await runServe([...args, "--port", "0", "--workers", "1", "--no-watch"]);
     expect(r.code).toBe(1);
     const lines = r.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);

@@ -23,6 +23,7 @@ import {
   badRequestResponse,
   checkResponse,
   readCheckRequest,
+  callTraceContext,
   type CheckRequestMessage,
   type CheckResponseMessage,
 } from "./check.js";
@@ -91,7 +92,10 @@ export function checkHandler(
       });
     };
     try {
-      const read = readCheckRequest(call.request);
+      const read = readCheckRequest(
+        call.request,
+        callTraceContext((key) => call.metadata.get(key)),
+      );
       if (!read.ok) {
         logger.warn(
           {
