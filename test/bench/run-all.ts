@@ -12,6 +12,7 @@ const BENCHES = [
   "service",
   "latency",
   "hot-path",
+  "tracing",
   "directory",
   "replay",
   "shadow",

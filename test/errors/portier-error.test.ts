@@ -21,6 +21,7 @@ import { FetchError } from "../../src/reload/fetch-url.js";
 import { GuardRefusal } from "../../src/reload/reloader.js";
 import { ConfigError } from "../../src/service/config.js";
 import { StartError } from "../../src/service/start-service.js";
+import { TracingConfigError } from "../../src/service/tracing/tracing-env.js";
 import { BuildError } from "../../src/toolchain/build-bundle.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 
@@ -38,6 +39,7 @@ const SINGLE: [ErrorClass, string, PortierError][] = [
   [BuildError, "build_failed", new BuildError("opa build failed")],
   [ConfigError, "config", new ConfigError(["--port: not a number"])],
   [StartError, "start_failed", new StartError("cannot listen")],
+  [TracingConfigError, "tracing_config", new TracingConfigError("OTEL_TRACES_SAMPLER: not a sampler")],
   [RecordSyntaxError, "record_syntax_invalid", new RecordSyntaxError("users.json:1:2: unexpected }")],
   [DirectoryLoadError, "directory_invalid", new DirectoryLoadError("users.json: too large")],
   [FetchError, "fetch_failed", new FetchError("GET failed", 502)],

@@ -88,6 +88,8 @@ export const CODE_NOTES: Record<string, string> = {
     "An option of `portier serve` is missing, unknown or invalid (exit 2); each line names the option path and where the value came from.",
   start_failed:
     "The service could not start (a port in use, a missing file, keys required at start); the line says what to change. Exit 1.",
+  tracing_config:
+    "An `OTEL_*` environment variable that tracing acts on has a value Portier cannot use (an endpoint that is not an http(s) URL, a protocol other than `http/protobuf`, an unknown sampler, a ratio outside 0 to 1, an exporter other than `otlp` or `none`). The line names the variable and what to set; see docs/operating/tracing.md. Exit 1.",
   record_syntax_invalid:
     "A directory file is not valid JSON or NDJSON; the message gives `file:line:column`. The previous directory keeps serving.",
   directory_invalid:

@@ -1,6 +1,7 @@
 /**
  * `portier serve`: the decision service. With --workers N > 1 the primary supervises N workers (node:cluster,
- * ../supervise-workers.ts) and hands them the connections it accepts; each worker is a full service.
+ * ../supervise-workers.ts) and hands them the connections it accepts on the decision and gRPC ports; each
+ * worker is a full service.
  * SIGTERM/SIGINT: /ready 503, keep serving for --shutdown-delay, stop accepting, answer every accepted
  * connection (all within --shutdown-timeout), exit 0. Exit codes: 1 start-up failure (one line on stderr),
  * 2 configuration error (one line per problem).
@@ -50,6 +51,7 @@ export async function run(argv: string[]): Promise<number> {
       workers: config.workers,
       host: config.host,
       port: config.port,
+      grpc: config.grpcPort === undefined ? undefined : { host: config.grpcHost ?? config.host, port: config.grpcPort },
       shutdownTimeoutMs: config.shutdownTimeout * 1000,
       shutdownDelayMs: config.shutdownDelay * 1000,
     });
@@ -124,7 +126,8 @@ async function runWorker(config: ServiceConfig): Promise<number> {
   const stopped = new Promise<{ reason: string; graceMs: number }>((resolve) => {
     process.on("message", (m: WorkerMessage, handle: unknown) => {
       if (m?.portier === "connection" && service) {
-        service.acceptConnection(handle as Socket);
+        if (m.port === "grpc") service.acceptGrpcConnection(handle as Socket);
+        else service.acceptConnection(handle as Socket);
         void toPrimary({ portier: "connection_taken", id: m.id });
       } else if (m?.portier === "stopping") {
         stopping = true;

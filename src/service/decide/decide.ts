@@ -28,7 +28,8 @@ import { NO_ROLE_NAMES, type EntryRoles } from "../../directory/role-resolver.js
 import type { PolicyHolder } from "../policy.js";
 import type { ServiceMetrics } from "../metrics.js";
 import type { Shadow } from "../shadow/shadow.js";
-import { authenticate, type TokenVerifier } from "./authenticate.js";
+import type { DecisionTracer } from "../tracing/decision-tracer.js";
+import { authenticate, type Authenticated, type TokenVerifier } from "./authenticate.js";
 import { findSubject } from "./subject.js";
 import { decisionInput } from "./input.js";
 import { shapeAnswer } from "./answer.js";
@@ -47,6 +48,8 @@ export interface DecideContext {
   metrics: ServiceMetrics | undefined;
   /** A candidate policy evaluated after each answer, on its input (--shadow-bundle); the recorder offers it. */
   shadow?: Pick<Shadow, "take"> | undefined;
+  /** With tracing on: one span per decision, ended by the recorder. */
+  tracer?: DecisionTracer | undefined;
 }
 
 /** No bundle loaded: no entry resolves (the decision is denied policy_unavailable anyway). */
@@ -71,11 +74,23 @@ export function createDecide(ctx: DecideContext): Decide {
       www: undefined,
       detail: undefined,
       failed: false,
+      span: undefined,
+      trace: undefined,
     };
+    if (ctx.tracer) {
+      run.span = ctx.tracer.start(adapter, req.trace?.headers);
+      run.trace = run.span.trace;
+    }
     let decision: Decision;
     try {
       // 1. authenticate
-      const auth = await authenticate(req, ctx.verifier, run.mode);
+      const verifying = run.span?.step("portier.verify_token");
+      let auth: Authenticated;
+      try {
+        auth = await authenticate(req, ctx.verifier, run.mode);
+      } finally {
+        verifying?.end();
+      }
       if (auth.ok) decision = decideFor(run, auth.claims);
       else {
         run.www = auth.www;
@@ -107,7 +122,12 @@ export function createDecide(ctx: DecideContext): Decide {
     run.input = decisionInput(run.req.method, run.normalised.path, claims, caller, run.mode);
     // The revision that decided (a reload may swap the engine while a decision runs).
     run.revision = engine.revision;
-    return engine.decide(run.input);
+    const evaluating = run.span?.step("portier.evaluate");
+    try {
+      return engine.decide(run.input);
+    } finally {
+      evaluating?.end();
+    }
   }
 
   /** 5. answer, and the record: where every decision ends. */
