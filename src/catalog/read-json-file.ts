@@ -3,7 +3,7 @@
  */
 import { readFileSync } from "node:fs";
 import { DataError } from "./data-error.js";
-import { codeOf, messageOf } from "../errors/caught.js";
+import { messageOf, unreadable } from "../errors/caught.js";
 
 /** Line and column (1-based) of a character offset. */
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
@@ -36,7 +36,7 @@ export function readJsonFile(file: string): unknown {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new DataError(file, "", `cannot read (${codeOf(err) ?? messageOf(err)})`);
+    throw new DataError(file, "", "cannot read", unreadable(file, err));
   }
   return parseJsonText(text, file);
 }

@@ -42,6 +42,7 @@ export const SPEC = {
       default: DEFAULT_SIGNING_ALG,
     },
   },
+  exits: { ok: "the bundle was written (data/ or a policy that cannot be built exits 2)" },
 } as const satisfies CommandSpec;
 
 function readKey(file: string): string {

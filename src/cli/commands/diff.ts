@@ -33,7 +33,7 @@ export const SPEC = {
     json: { type: "boolean", description: "the same as --format json", default: "text" },
     opa: OPA_OPTION,
   },
-  notes: "exit codes: 0 no change, 1 something changed, 2 error (usage, or a policy that cannot be read or built)",
+  exits: { ok: "no change", finding: "something changed" },
 } as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {

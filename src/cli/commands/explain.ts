@@ -64,7 +64,7 @@ export const SPEC = {
     json: { type: "boolean", description: "print the decision and the checks as JSON", default: "text" },
     opa: OPA_OPTION,
   },
-  notes: "exit codes: 0 allow, 1 deny (or an error), 2 usage error",
+  exits: { ok: "allowed", finding: "denied (policy_error, which is no decision, exits 2)" },
 } as const satisfies CommandSpec;
 
 /** A decision input from a file: the input itself, or a decision log line carrying it as `input`. */

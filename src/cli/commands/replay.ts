@@ -41,7 +41,10 @@ export const SPEC = {
     },
     opa: OPA_OPTION,
   },
-  notes: "exit codes: 0 nothing changes, 1 changes (see --fail-on), 2 error",
+  exits: {
+    ok: "nothing that --fail-on counts changes",
+    finding: "changes (see --fail-on)",
+  },
 } as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {

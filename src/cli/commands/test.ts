@@ -47,7 +47,7 @@ export const SPEC = {
       default: "stdout",
     },
   },
-  notes: "exit codes: 0 all passed with enough coverage, 1 otherwise, 2 usage error",
+  exits: { ok: "every test passed with enough coverage", finding: "a test failed, or coverage is below --min-coverage" },
 } as const satisfies CommandSpec;
 
 function minCoverage(raw: string | undefined): number {
