@@ -50,7 +50,8 @@ function describe(err: ErrorObject, roles: readonly RoleEntry[]): string {
   if (err.keyword === "additionalProperties") return `unknown field "${String(err.params.additionalProperty)}"`;
   if (err.keyword === "required") return `missing field "${String(err.params.missingProperty)}"`;
   if (err.keyword === "pattern" && typeof err.data === "string") {
-    if (/\/template$/.test(err.instancePath)) return templateProblem(err.data) ?? `"${err.data}" is not a route template`;
+    if (/\/template$/.test(err.instancePath))
+      return templateProblem(err.data) ?? `"${err.data}" is not a route template`;
     if (/\/allowed\/\d+$/.test(err.instancePath)) return unknownRole(err.data, roles);
   }
   return err.message ?? "is invalid";

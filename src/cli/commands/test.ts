@@ -47,7 +47,10 @@ export const SPEC = {
       default: "stdout",
     },
   },
-  exits: { ok: "every test passed with enough coverage", finding: "a test failed, or coverage is below --min-coverage" },
+  exits: {
+    ok: "every test passed with enough coverage",
+    finding: "a test failed, or coverage is below --min-coverage",
+  },
 } as const satisfies CommandSpec;
 
 function minCoverage(raw: string | undefined): number {
