@@ -18,9 +18,11 @@ function parseJsonText(text: string, file: string): unknown {
     return JSON.parse(text);
   } catch (err) {
     const message = messageOf(err);
-    const m = /position (\d+)/.exec(message);
-    if (m) {
-      const { line, column } = lineAndColumn(text, Number(m[1]));
+    // V8 names no position for a text that ends too early: the end is where it is missing.
+    const at =
+      /position (\d+)/.exec(message)?.[1] ?? (/Unexpected end of JSON input/.test(message) ? text.length : null);
+    if (at !== null) {
+      const { line, column } = lineAndColumn(text, Number(at));
       throw new DataError(
         file,
         `${line}:${column}`,

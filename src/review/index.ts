@@ -6,8 +6,8 @@ export { computeMatrix, samplePath, readCatalog, probeUniverse } from "./compute
 export type { AccessMatrix } from "./compute-matrix.js";
 export { renderMatrix, MATRIX_FORMATS } from "./render-matrix.js";
 export { diffMatrices, hasChanges, renderDiff, renderDiffMarkdown } from "./diff-matrices.js";
-export { loadPolicySource } from "./load-policy-source.js";
+export { loadPolicySource, PolicySourceError } from "./load-policy-source.js";
 export { explain, explainRequest, explainDecisionInput, describeCaller, renderExplanation } from "./explain.js";
 export type { ExplainRequest } from "./explain.js";
-export { newerSource } from "./stale-bundle.js";
-export { replayLines, replayLogFile, renderReplay, renderReplayMarkdown } from "./replay.js";
+export { StaleBundleError, refuseStaleBundle } from "./stale-bundle.js";
+export { replayLines, replayLogFile, renderReplay, renderReplayMarkdown, evidenceProblem } from "./replay.js";

@@ -2,7 +2,9 @@
  * Impact replay: re-evaluates every decision of a decision log (the service's JSON lines, each carrying
  * the exact policy input) under a candidate policy, and groups what would change by route, roles, flow
  * and reason, newly allowed first. Lines decided before the policy (no token, bad token, invalid path)
- * carry no input and are counted apart: no policy change can alter them.
+ * carry no input and are counted apart: no policy change can alter them. A replay is evidence only when it
+ * replayed a decision and read every line (evidenceProblem): an empty log, or a log of other text (the
+ * readable lines of `portier dev`), must not pass a gate as "nothing changes".
  */
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
@@ -142,6 +144,28 @@ export async function replayLines(
 export function replayLogFile(file: string, engine: InProcessEngine): Promise<ReplayReport> {
   const rl = createInterface({ input: createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
   return replayLines(rl, engine);
+}
+
+/**
+ * Why a replay is no evidence, in one line, or undefined: it replayed no decision, or it skipped unreadable
+ * lines (unless `skipUnreadable`: a log that mixes other lines on purpose; they are still counted).
+ */
+export function evidenceProblem(r: ReplayReport, opts: { skipUnreadable?: boolean } = {}): string | undefined {
+  const first = r.malformed[0];
+  const unreadable = first
+    ? `${r.malformedCount} unreadable line(s), the first at line ${first.line} (${first.error})`
+    : "";
+  if (r.replayed === 0) {
+    const read = [
+      unreadable,
+      r.notReplayable > 0 ? `${r.notReplayable} decision(s) made before the policy (not replayable)` : "",
+    ].filter(Boolean);
+    const what = read.length > 0 ? ` (${read.join("; ")})` : "";
+    return `no decision replayed from ${r.lines} line(s)${what}: a replay that saw no decision is no evidence`;
+  }
+  if (unreadable && !opts.skipUnreadable)
+    return `${unreadable}; pass --skip-unreadable if the log mixes other lines on purpose`;
+  return undefined;
 }
 
 function outcomeText(o: Outcome): string {
