@@ -23,12 +23,19 @@ export function projectOfBundle(file: string): string | undefined {
   return existsSync(join(project, "policies")) && existsSync(join(project, "data")) ? project : undefined;
 }
 
+/** A path as the user would type it from here: relative inside the current folder, else absolute. */
+function fromHere(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith("..") ? path : rel;
+}
+
 /** Throws StaleBundleError when a project's bundle was not built from the project's sources as they are now. */
 export function refuseStaleBundle(file: string, revision: string): void {
   const project = projectOfBundle(file);
   if (project === undefined) return;
-  const shown = relative(process.cwd(), resolve(file)) || file;
-  const fix = `run \`portier bundle build${project === process.cwd() ? "" : ` --project ${project}`}\`, or pass --source ${relative(process.cwd(), project) || "."} to read the sources`;
+  const shown = fromHere(resolve(file));
+  const build = `portier bundle build${project === process.cwd() ? "" : ` --project ${fromHere(project)}`}`;
+  const fix = `run \`${build}\`, or pass --source ${fromHere(project) || "."} to read the sources`;
   let now: string;
   try {
     now = sourcesRevision(project);
