@@ -2,11 +2,11 @@
  * Review tools for security staff: the access matrix, grant diffs and single-decision explanations,
  * all computed by evaluating the compiled policy.
  */
-export { computeMatrix, samplePath, readCatalog, probeUniverse } from "./compute-matrix.js";
+export { computeMatrix, samplePath, probeUniverse } from "./compute-matrix.js";
 export type { AccessMatrix } from "./compute-matrix.js";
 export { renderMatrix, MATRIX_FORMATS } from "./render-matrix.js";
 export { diffMatrices, hasChanges, renderDiff, renderDiffMarkdown } from "./diff-matrices.js";
-export { loadPolicySource, PolicySourceError } from "./load-policy-source.js";
+export { loadPolicySource } from "./load-policy-source.js";
 export { explain, explainRequest, explainDecisionInput, describeCaller, renderExplanation } from "./explain.js";
 export type { ExplainRequest } from "./explain.js";
 export { StaleBundleError, refuseStaleBundle } from "./stale-bundle.js";
