@@ -16,7 +16,9 @@ export interface ExitMeanings {
   finding?: string;
 }
 
-export const ERROR_MEANING = "the command could not answer (usage, unreadable or broken input, build failure)";
+export const ERROR_MEANING =
+  "no answer: a usage error, a missing or broken input (data/, policies, a stale bundle, a log without evidence), " +
+  "a failed start";
 
 /** The exit-code lines of a command's --help. */
 export function exitCodesHelp(exits: ExitMeanings): string {

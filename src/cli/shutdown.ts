@@ -1,7 +1,7 @@
 /**
  * Process signals for the long-running commands (serve, dev, issuer): the first SIGTERM or SIGINT starts a
- * graceful stop; a second one ends the process at once (exit 2: the stop did not finish) unless the caller asks to ignore it (cluster
- * workers, which get the terminal's Ctrl-C and the primary's shutdown message together).
+ * graceful stop; a second one ends the process at once (exit 2: the stop did not finish) unless the caller
+ * asks to ignore it (cluster workers, which get the terminal's Ctrl-C and the primary's shutdown message together).
  */
 import { EXIT } from "./exit-codes.js";
 

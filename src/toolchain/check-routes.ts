@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import type { RouteEntry } from "../catalog/index.js";
 import { DataError } from "../catalog/index.js";
-import type { DecisionInput, InProcessEngine } from "../engine/index.js";
+import type { Decision, DecisionInput, InProcessEngine } from "../engine/index.js";
 
 const WHO = "portier-build-check";
 
@@ -40,6 +40,8 @@ export function checkPath(template: string): string {
     .join("/");
 }
 
+const matched = (d: Decision) => (d.route ? `another route, ${d.route.template}` : `no route (${d.reason})`);
+
 export function checkRoutes(engine: InProcessEngine, routes: RouteEntry[], dataDir: string): void {
   const roles = engine.roles.map((r) => r.id);
   routes.forEach((route, i) => {
@@ -51,7 +53,7 @@ export function checkRoutes(engine: InProcessEngine, routes: RouteEntry[], dataD
           ? `the compiled policy cannot decide a call to it (${who}, GET ${path}): ${d.reason}` +
             (typeof d.detail === "string" ? `: ${d.detail}` : `: ${d.message}`)
           : d.route?.template !== route.template
-            ? `the compiled policy matches a call to it (GET ${path}) to ${d.route ? `another route, ${d.route.template}` : `no route (${d.reason})`}`
+            ? `the compiled policy matches a call to it (GET ${path}) to ${matched(d)}`
             : undefined;
       if (problem)
         throw new DataError(
