@@ -16,7 +16,7 @@ import { messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { refuseStaleBundle } from "./stale-bundle.js";
 
-class PolicySourceError extends PortierError {
+export class PolicySourceError extends PortierError {
   static override readonly code = "policy_source_invalid";
 }
 
