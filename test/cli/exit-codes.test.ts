@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { EXIT, ERROR_MEANING } from "../../src/cli/exit-codes.js";
+import { annotatedEntrypoints, writeBundleData } from "../../src/toolchain/build-bundle.js";
+import { opaPath, runOpa } from "../../src/toolchain/opa.js";
 import { portierInProcess as portier, portierProcess, scratchProject } from "../support/cli.js";
 import type { Catalog } from "../../src/catalog/load-catalog.js";
 
@@ -87,6 +89,36 @@ describe("the finding exits 1", () => {
     },
     120_000,
   );
+
+  it("but a policy_error is no decision: explain exits 2", async () => {
+    // A policy that errors on /v1/roles, built with opa directly (portier bundle build refuses it).
+    const dir = scratchProject();
+    const match = join(dir, "policies", "portier", "routes", "match.rego");
+    const probe = '\t"probe": {"k": v | some v in [1, 2]; _route.template == "/v1/roles"},\n';
+    writeFileSync(
+      match,
+      readFileSync(match, "utf8").replace('\t"template": _route.template,\n', (t) => t + probe),
+    );
+    const data = writeBundleData(dir, join(dir, "bundle-data"));
+    const entrypoints = await annotatedEntrypoints(opaPath(), join(dir, "policies"));
+    const bundle = join(dir, "faulty.tar.gz");
+    const built = await runOpa(opaPath(), [
+      "build",
+      "-t",
+      "wasm",
+      ...entrypoints.flatMap((e) => ["-e", e]),
+      "--ignore",
+      "*_test.rego",
+      "-o",
+      bundle,
+      join(dir, "policies"),
+      data.dir,
+    ]);
+    expect(built.stderr).toBe("");
+    const r = await portier(["explain", "--bundle", bundle, "--flow", "application", "GET", "/v1/roles"]);
+    expect(r.stdout).toMatch(/reason: +policy_error/);
+    expect(r.code).toBe(EXIT.error);
+  }, 60_000);
 
   it("and success 0: an allow, no change", async () => {
     expect((await portier(["explain", "--flow", "application", "GET", "/v1/roles"])).code).toBe(EXIT.ok);
