@@ -10,21 +10,9 @@ import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { EXIT, ERROR_MEANING } from "../../src/cli/exit-codes.js";
 import { annotatedEntrypoints, writeBundleData } from "../../src/toolchain/build-bundle.js";
 import { opaPath, runOpa } from "../../src/toolchain/opa.js";
-import { portierInProcess as portier, portierProcess, scratchProject } from "../support/cli.js";
+import { COMMAND_NAMES, portierInProcess as portier, portierProcess, scratchProject } from "../support/cli.js";
 import type { Catalog } from "../../src/catalog/load-catalog.js";
-
-/** A decision log line the project's policy now answers otherwise: an application call to /v1/roles, denied. */
-function deniedThenAllowedLine(): string {
-  const input = {
-    method: "GET",
-    path: "/v1/roles",
-    token: { client_id: "m", aud: ["apiclients"], scope: ["apiclients"], tenant_id: "t" },
-    roles: [],
-    synced: false,
-    role_check: "enforce",
-  };
-  return JSON.stringify({ event: "decision", input, allow: false, reason: "route_unknown" });
-}
+import { applicationDecisionLine } from "../support/decision-log.js";
 
 let broken: string;
 let changed: string;
@@ -42,7 +30,8 @@ beforeAll(() => {
   failingTests = scratchProject();
   appendFileSync(join(failingTests, "policies", "portier", "catalog", "catalog_test.rego"), "\ntest_fails if false\n");
   log = join(changed, "decisions.log");
-  writeFileSync(log, `${deniedThenAllowedLine()}\n`);
+  // Logged as denied; the project's policy now allows it.
+  writeFileSync(log, `${applicationDecisionLine(false, "route_unknown")}\n`);
 });
 
 describe("broken data/ exits 2 from every command that reads it, naming the file", () => {
@@ -127,20 +116,7 @@ describe("the finding exits 1", () => {
 });
 
 describe("every command's --help ends with the table", () => {
-  const names = [
-    "serve",
-    "dev",
-    "issuer",
-    "explain",
-    "matrix",
-    "diff",
-    "replay",
-    "test",
-    "bundle",
-    "data",
-    "directory",
-  ];
-  it.each(names)("%s", async (name) => {
+  it.each(COMMAND_NAMES)("%s", async (name) => {
     const r = await portier([name, "--help"]);
     const table = r.stdout.slice(r.stdout.lastIndexOf("exit codes:"));
     expect(table).toMatch(/^exit codes:\n {2}0 {2}\S/);

@@ -8,22 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import type { CommandSpec, HelpRequest } from "../../src/cli/args.js";
-import { portierProcess, portierInProcess as portier } from "../support/cli.js";
-
-const COMMANDS = [
-  "serve",
-  "dev",
-  "issuer",
-  "explain",
-  "matrix",
-  "diff",
-  "replay",
-  "test",
-  "bundle",
-  "data",
-  "directory",
-  "id-token",
-];
+import { COMMAND_NAMES as COMMANDS, portierProcess, portierInProcess as portier } from "../support/cli.js";
 
 describe("portier <command> --help", () => {
   it.each(COMMANDS)(

@@ -11,21 +11,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { readableLine } from "../../src/cli/readable-log.js";
 import { requireBundle } from "../support/bundle.js";
 import { portierInProcess as portier, portierProcess } from "../support/cli.js";
+import { applicationDecisionLine } from "../support/decision-log.js";
 
-/** A decision the project's policy makes as logged (an application allowed on /v1/roles): replayed, unchanged. */
-const DECISION = JSON.stringify({
-  event: "decision",
-  input: {
-    method: "GET",
-    path: "/v1/roles",
-    token: { client_id: "m", aud: ["apiclients"], scope: ["apiclients"], tenant_id: "t" },
-    roles: [],
-    synced: false,
-    role_check: "enforce",
-  },
-  allow: true,
-  reason: "allowed",
-});
+/** A decision the project's policy makes as logged: replayed, unchanged. */
+const DECISION = applicationDecisionLine(true, "allowed");
 /** A decision made before the policy (no token): in the log, but not replayable. */
 const NO_TOKEN = JSON.stringify({ event: "decision", input: null, allow: false, reason: "token_missing" });
 

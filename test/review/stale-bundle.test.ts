@@ -10,6 +10,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { refuseStaleBundle, StaleBundleError } from "../../src/review/index.js";
 import { loadEngine } from "../../src/engine/index.js";
 import { portierInProcess as portier, scratchProject } from "../support/cli.js";
+import { applicationDecisionLine } from "../support/decision-log.js";
 
 let dir: string;
 let bundle: string;
@@ -24,16 +25,8 @@ const readers = (file: string, log: string): string[][] => [
 
 /** One replayable decision, so that replay's own evidence rule is not what answers. */
 function decisionLog(): string {
-  const input = {
-    method: "GET",
-    path: "/v1/roles",
-    token: { client_id: "m", aud: ["apiclients"], scope: ["apiclients"], tenant_id: "t" },
-    roles: [],
-    synced: false,
-    role_check: "enforce",
-  };
   const file = join(dir, "decisions.log");
-  writeFileSync(file, JSON.stringify({ event: "decision", input, allow: true, reason: "allowed" }) + "\n");
+  writeFileSync(file, applicationDecisionLine(true, "allowed") + "\n");
   return file;
 }
 
