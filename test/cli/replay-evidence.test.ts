@@ -12,6 +12,8 @@ import { readableLine } from "../../src/cli/readable-log.js";
 import { requireBundle } from "../support/bundle.js";
 import { portierInProcess as portier, portierProcess } from "../support/cli.js";
 import { applicationDecisionLine } from "../support/decision-log.js";
+import { MAX_LOG_LINE_BYTES } from "../../src/review/replay.js";
+import { boundedLines, LineTooLong } from "../../src/review/bounded-lines.js";
 
 /** A decision the project's policy makes as logged: replayed, unchanged. */
 const DECISION = applicationDecisionLine(true, "allowed");
@@ -42,7 +44,9 @@ describe("portier replay with no evidence exits 2 and says what it read", () => 
     const file = log("dev.log", [readableLine(DECISION), readableLine(DECISION), "INFO  listening"]);
     const r = await replay(file);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/no decision replayed from 3 line\(s\) \(3 unreadable line\(s\), the first at line 1 /);
+    expect(r.stderr).toMatch(
+      /no decision replayed from 3 line\(s\) \(3 unreadable line\(s\), the first at line 1: not JSON /,
+    );
     // --skip-unreadable does not make a log without a decision evidence.
     expect((await replay(file, "--skip-unreadable")).code).toBe(2);
   });
@@ -60,7 +64,7 @@ describe("portier replay with no evidence exits 2 and says what it read", () => 
     const r = await replay(file);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
-      /mixed\.log: 1 unreadable line\(s\), the first at line 3 \(.*\); pass --skip-unreadable if the log mixes/,
+      /mixed\.log: 1 unreadable line\(s\), the first at line 3: not JSON \(.*\); pass --skip-unreadable if the log mixes/,
     );
     const skipped = await replay(file, "--skip-unreadable");
     expect(skipped.code).toBe(0);
@@ -73,4 +77,31 @@ describe("portier replay with no evidence exits 2 and says what it read", () => 
     const r = await portierProcess(["replay", "--log", log("empty2.log", []), "--bundle", requireBundle()]);
     expect(r.code).toBe(2);
   }, 60_000);
+});
+
+describe("a line longer than the limit", () => {
+  it("is counted as unreadable without being held, and the lines after it are read", async () => {
+    const file = join(dir, "long.log");
+    // 3 MiB without a newline, then a decision: the reader keeps at most 1 MiB of a line.
+    writeFileSync(file, `${"x".repeat(3 * MAX_LOG_LINE_BYTES)}\n${DECISION}\r\n`);
+    const r = await replay(file, "--skip-unreadable");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^! line 1: longer than the limit of 1048576 bytes \(3145728\)$/m);
+    expect(r.stdout).toMatch(/^1 decision\(s\) replayed .* 1 unchanged; .*; 1 unreadable line\(s\)$/m);
+    expect((await replay(file)).code).toBe(2);
+  }, 60_000);
+});
+
+describe("boundedLines", () => {
+  it("splits on \\n across chunks, drops a \\r before it, keeps the last line without a newline", async () => {
+    const file = join(dir, "lines.txt");
+    const long = "é".repeat(40_000); // 80,000 bytes: several read chunks, a character split between two
+    writeFileSync(file, `a\r\n\n${long}\nlast`);
+    const lines: unknown[] = [];
+    for await (const l of boundedLines(file, 100_000)) lines.push(l);
+    expect(lines).toEqual(["a", "", long, "last"]);
+    const bounded: unknown[] = [];
+    for await (const l of boundedLines(file, 1000)) bounded.push(l);
+    expect(bounded).toEqual(["a", "", new LineTooLong(80_000), "last"]);
+  });
 });
