@@ -1,8 +1,8 @@
 /**
  * The node:cluster primary of `portier serve --workers N`: forks N workers and keeps them running. A start-up
- * failure of the first workers is printed once (one line on stderr) and ends the service with exit 1; a worker
+ * failure of the first workers is printed once (one line on stderr) and ends the service with exit 2; a worker
  * that dies later is replaced after an exponential back-off, and CRASH_LIMIT deaths within CRASH_WINDOW_MS end
- * the service with exit 1 and one line. Workers exit when the primary dies (node:cluster ends a worker whose IPC
+ * the service with exit 2 and one line. Workers exit when the primary dies (node:cluster ends a worker whose IPC
  * channel to the primary closes). It also answers the workers' requests for the whole service's metrics
  * (src/service/cluster-metrics.ts).
  *
@@ -14,6 +14,7 @@
  * accepts what already connected and closes the port, waits until every accepted connection is acknowledged,
  * then tells the workers to finish (they answer every connection they were given) and exits 0 once they have.
  */
+import { EXIT } from "./exit-codes.js";
 import cluster, { type Worker } from "node:cluster";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { AggregatorRegistry, type PrometheusContentType } from "prom-client";
@@ -186,7 +187,7 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
         process.stderr.write(
           `portier serve: workers did not stop within ${Math.round(shutdownTimeoutMs / 1000) + 5} s; killed them\n`,
         );
-        finish(1);
+        finish(EXIT.error);
       }, shutdownTimeoutMs + 5000);
       // 1. /ready 503 and Connection: close in every worker; connections are still accepted and handed over.
       broadcast({ portier: "stopping" });
@@ -218,7 +219,7 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
               : `cannot listen on ${bindHost}:${bindPort} for gRPC: ${err.message}; stop the other process or ` +
                 "choose another --grpc-port (or check --grpc-host)";
           process.stderr.write(`portier serve: ${failure}\n`);
-          void stopAll(1, 0);
+          void stopAll(EXIT.error, 0);
           resolve(undefined);
         };
         server.once("error", startFailed);
@@ -273,7 +274,7 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
           startFailures.set(w.id, m.message);
           if (state === "starting") {
             process.stderr.write(`portier serve: ${m.message}\n`);
-            void stopAll(1, 0);
+            void stopAll(EXIT.error, 0);
           }
         }
       });
@@ -295,7 +296,7 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
         process.stderr.write(
           `portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ${why}); stopping the service\n`,
         );
-        void stopAll(1, 0);
+        void stopAll(EXIT.error, 0);
         return;
       }
       const delay = Math.min(BACKOFF_BASE_MS * 2 ** (crashes.length - 1), BACKOFF_MAX_MS);

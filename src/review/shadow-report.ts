@@ -5,15 +5,15 @@
  * newly allowed first), without evaluating anything: the candidate already did, on live traffic. Decisions where
  * the candidate agreed, or that were not sampled, carry no `shadow` and are only counted.
  */
-import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
 import { messageOf } from "../errors/caught.js";
+import { boundedLines, LineTooLong } from "./bounded-lines.js";
 import {
   addChange,
   changeLine,
   changeOf,
   changeTable,
   isInput,
+  MAX_LOG_LINE_BYTES,
   sortedChanges,
   type Outcome,
   type ReplayChange,
@@ -48,7 +48,9 @@ function shadowOutcome(v: unknown): (Outcome & { revision: string }) | undefined
 }
 
 /** Groups the shadow differences of log lines (strings, one JSON object each). */
-export async function shadowLines(lines: AsyncIterable<string> | Iterable<string>): Promise<ShadowReport> {
+export async function shadowLines(
+  lines: AsyncIterable<string | LineTooLong> | Iterable<string | LineTooLong>,
+): Promise<ShadowReport> {
   const report: ShadowReport = {
     lines: 0,
     decisions: 0,
@@ -72,6 +74,10 @@ export async function shadowLines(lines: AsyncIterable<string> | Iterable<string
   };
   for await (const text of lines) {
     const line = ++report.lines;
+    if (text instanceof LineTooLong) {
+      bad(line, `longer than the limit of ${MAX_LOG_LINE_BYTES} bytes (${text.bytes})`);
+      continue;
+    }
     if (text.trim() === "") continue;
     let entry: Record<string, unknown>;
     try {
@@ -128,10 +134,9 @@ export async function shadowLines(lines: AsyncIterable<string> | Iterable<string
   return report;
 }
 
-/** Reads a decision log file line by line (never whole). */
+/** Reads a decision log file line by line (never whole; a line over MAX_LOG_LINE_BYTES is not kept). */
 export function shadowLogFile(file: string): Promise<ShadowReport> {
-  const rl = createInterface({ input: createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
-  return shadowLines(rl);
+  return shadowLines(boundedLines(file, MAX_LOG_LINE_BYTES));
 }
 
 function summary(r: ShadowReport): string {

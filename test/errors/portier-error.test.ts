@@ -23,6 +23,8 @@ import { ConfigError } from "../../src/service/config.js";
 import { StartError } from "../../src/service/start-service.js";
 import { TracingConfigError } from "../../src/service/tracing/tracing-env.js";
 import { BuildError } from "../../src/toolchain/build-bundle.js";
+import { PolicySourceError } from "../../src/review/load-policy-source.js";
+import { StaleBundleError } from "../../src/review/stale-bundle.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 
 type ErrorClass = (abstract new (...args: never[]) => PortierError) & {
@@ -46,6 +48,8 @@ const SINGLE: [ErrorClass, string, PortierError][] = [
   [GuardRefusal, "reload_refused", new GuardRefusal("would drop 90% of users")],
   [DataFileError, "sample_data_invalid", new DataFileError("users.json", "/0", "must be object")],
   [PolicyEvaluationError, "policy_error", new PolicyEvaluationError("RuntimeError: unreachable")],
+  [StaleBundleError, "bundle_stale", new StaleBundleError("build/bundle.tar.gz is stale")],
+  [PolicySourceError, "policy_source_invalid", new PolicySourceError("not found: mian")],
 ];
 
 const TOKEN_CODES = [

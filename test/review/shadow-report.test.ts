@@ -103,7 +103,10 @@ describe("shadow differences from a decision log", () => {
       writeFileSync(join(dir, name), lines.join("\n") + "\n");
       return join(dir, name);
     };
-    const differs = await portier(["replay", "--log", file("d.log", LOG), "--shadow"]);
+    const mixed = await portier(["replay", "--log", file("d.log", LOG), "--shadow"]);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toMatch(/2 unreadable line\(s\), the first at line 7: shadow is not .*--skip-unreadable/);
+    const differs = await portier(["replay", "--log", file("d.log", LOG), "--shadow", "--skip-unreadable"]);
     expect(differs.code).toBe(1);
     expect(differs.stdout).toMatch(/2 newly allowed, 1 newly denied/);
     const denyOnly = file("n.log", [LOG[0]!, LOG[3]!]);

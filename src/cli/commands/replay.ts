@@ -1,12 +1,13 @@
 /**
  * `portier replay --log FILE (--bundle FILE | --source REF | --shadow) [--format text|md|json]
- * [--fail-on any|new-allows]`:
- * what a candidate policy would have done to the decisions of a real decision log; with --shadow, what the shadow
- * candidate of `portier serve` did answer otherwise (the log lines' `shadow` fields), grouped the same way.
- * Exit 0: nothing changes (or, with --fail-on new-allows, nothing newly allowed); 1: changes; 2: error.
+ * [--fail-on any|new-allows]`: what a candidate policy would have done to the decisions of a real decision log;
+ * with --shadow, what the shadow candidate of `portier serve` did answer otherwise (the lines' `shadow` fields). Exit 0: nothing changes
+ * (or, with --fail-on new-allows, nothing newly allowed); 1: changes; 2: no answer: usage, a source that cannot
+ * be built, or a log that is no evidence (no decision replayed, or unreadable lines without --skip-unreadable).
  */
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import {
+  evidenceProblem,
   loadPolicySource,
   renderReplay,
   renderReplayMarkdown,
@@ -16,7 +17,8 @@ import {
   shadowLogFile,
 } from "../../review/index.js";
 import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
-import { messageOf } from "../../errors/caught.js";
+import { messageOf, unreadable } from "../../errors/caught.js";
+import { EXIT } from "../exit-codes.js";
 
 export const SPEC = {
   name: "portier replay",
@@ -55,10 +57,29 @@ export const SPEC = {
       description: "any (any change fails) or new-allows (only a newly allowed decision fails)",
       default: "any",
     },
+    "skip-unreadable": {
+      type: "boolean",
+      description: "count lines that are not JSON and go on (a log that mixes other lines); without it they exit 2",
+      default: "unreadable lines exit 2",
+    },
     opa: OPA_OPTION,
   },
-  notes: "exit codes: 0 nothing changes, 1 changes (see --fail-on), 2 error",
+  exits: {
+    ok: "nothing that --fail-on counts changes",
+    finding: "changes (see --fail-on)",
+  },
 } as const satisfies CommandSpec;
+
+/** Refuses a log that is missing or not a file before anything is built. */
+function readableFile(file: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(file).isFile();
+  } catch (err) {
+    throw new Error(`--log: ${unreadable(file, err)}`);
+  }
+  if (!isFile) throw new Error(`--log: ${file}: is a folder, not a file`);
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
@@ -75,8 +96,8 @@ export async function run(argv: string[]): Promise<number> {
   if (failOn !== "any" && failOn !== "new-allows")
     throw usageError(SPEC, `--fail-on must be any or new-allows, got "${failOn}"`);
   try {
-    if (!existsSync(values.log)) throw new Error(`--log ${values.log}: file not found`);
-    if (!source) return await groupShadow(values.log, format, failOn);
+    readableFile(values.log);
+    if (!source) return await groupShadow(values.log, format, failOn, values["skip-unreadable"] === true);
     const engine = await loadPolicySource(source, { opa: values.opa });
     const report = await replayLogFile(values.log, engine);
     process.stdout.write(
@@ -86,24 +107,25 @@ export async function run(argv: string[]): Promise<number> {
           ? renderReplayMarkdown(report)
           : renderReplay(report),
     );
+    const problem = evidenceProblem(report, { skipUnreadable: values["skip-unreadable"] === true });
+    if (problem) {
+      console.error(`portier replay: --log ${values.log}: ${problem}`);
+      return EXIT.error;
+    }
     const failing = failOn === "new-allows" ? report.newlyAllowed > 0 : report.changes.length > 0;
-    return failing ? 1 : 0;
+    return failing ? EXIT.finding : EXIT.ok;
   } catch (err) {
     console.error(`portier replay: ${messageOf(err)}`);
-    return 2;
+    return EXIT.error;
   }
 }
 
-/** --shadow: the log's shadow differences; a log without a single decision line is an error (nothing was read). */
-async function groupShadow(log: string, format: string, failOn: string): Promise<number> {
+/**
+ * --shadow: the log's shadow differences. As for a replay, a log without a decision line, or with unreadable
+ * lines (without --skip-unreadable), is no evidence: exit 2.
+ */
+async function groupShadow(log: string, format: string, failOn: string, skipUnreadable: boolean): Promise<number> {
   const report = await shadowLogFile(log);
-  if (report.decisions === 0) {
-    console.error(
-      `portier replay: --log ${log}: no decision line among ${report.lines} line(s) ` +
-        "(not a portier serve decision log?)",
-    );
-    return 2;
-  }
   process.stdout.write(
     format === "json"
       ? JSON.stringify(report, null, 2) + "\n"
@@ -111,6 +133,18 @@ async function groupShadow(log: string, format: string, failOn: string): Promise
         ? renderShadowMarkdown(report)
         : renderShadow(report),
   );
+  const first = report.malformed[0];
+  const problem =
+    report.decisions === 0
+      ? `no decision line among ${report.lines} line(s) (not a portier serve decision log?)`
+      : first && !skipUnreadable
+        ? `${report.malformedCount} unreadable line(s), the first at line ${first.line}: ${first.error}; ` +
+          "pass --skip-unreadable if the log mixes other lines on purpose"
+        : undefined;
+  if (problem) {
+    console.error(`portier replay: --log ${log}: ${problem}`);
+    return EXIT.error;
+  }
   const failing = failOn === "new-allows" ? report.newlyAllowed > 0 : report.changes.length > 0;
-  return failing ? 1 : 0;
+  return failing ? EXIT.finding : EXIT.ok;
 }
