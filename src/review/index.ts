@@ -11,3 +11,11 @@ export { explain, explainRequest, explainDecisionInput, describeCaller, renderEx
 export type { ExplainRequest } from "./explain.js";
 export { newerSource } from "./stale-bundle.js";
 export { replayLines, replayLogFile, renderReplay, renderReplayMarkdown } from "./replay.js";
+export { review } from "./review.js";
+export type { ReviewOptions } from "./review.js";
+export { FAIL_ON } from "./review-report.js";
+export type { FailOn, ReviewReport } from "./review-report.js";
+export { renderReviewMarkdown } from "./review-markdown.js";
+export { renderReviewSarif } from "./review-sarif.js";
+export { renderReviewJunit } from "./review-junit.js";
+export { renderAnnotations } from "./review-annotations.js";
