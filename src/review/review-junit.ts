@@ -14,7 +14,8 @@ interface Case {
 function testcase(c: Case): string {
   const head = `    <testcase classname="${xmlEscape(c.classname)}" name="${xmlEscape(c.name)}"`;
   if (c.failure === undefined) return `${head}/>`;
-  return `${head}>\n      <failure message="${xmlEscape(c.failure)}">${xmlEscape(c.failure)}</failure>\n    </testcase>`;
+  const failure = xmlEscape(c.failure);
+  return `${head}>\n      <failure message="${failure}">${failure}</failure>\n    </testcase>`;
 }
 
 export function renderReviewJunit(report: ReviewReport): string {
@@ -26,7 +27,8 @@ export function renderReviewJunit(report: ReviewReport): string {
   }));
   for (const r of report.replay?.rows ?? []) {
     const name =
-      `${r.count} recorded call(s) ${r.change.replace("_", " ")}: ${r.route ?? "(no route)"} flow ${r.flow ?? "none"} ` +
+      `${r.count} recorded call(s) ${r.change.replace("_", " ")}: ${r.route ?? "(no route)"} ` +
+      `flow ${r.flow ?? "none"} ` +
       `roles [${r.roles.join(", ")}] (e.g. ${r.log}:${r.example.line})`;
     cases.push({ classname: "portier.review.replay", name, ...(r.failing ? { failure: `${because}: ${name}` } : {}) });
   }
@@ -40,11 +42,12 @@ export function renderReviewJunit(report: ReviewReport): string {
       ...(failure ? { failure } : {}),
     });
   }
+  const suite = xmlEscape(`portier review ${report.base.ref} -> ${report.head.ref}`);
   const failures = cases.filter((c) => c.failure !== undefined).length;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="portier review" tests="${cases.length}" failures="${failures}">`,
-    `  <testsuite name="portier review ${xmlEscape(report.base.ref)} -> ${xmlEscape(report.head.ref)}" tests="${cases.length}" failures="${failures}">`,
+    `  <testsuite name="${suite}" tests="${cases.length}" failures="${failures}">`,
     ...cases.map(testcase),
     "  </testsuite>",
     "</testsuites>",

@@ -51,7 +51,8 @@ function replayTable(rows: ReplayRow[]): string[] {
   for (const r of rows) {
     const example = `${r.log}:${r.example.line} ${r.example.method} ${r.example.path}`;
     out.push(
-      `| ${risk(r)} | ${r.change.replace("_", " ")} | ${r.count} | ${code(r.route ?? "(none)")} | ${r.flow ?? "none"} | ` +
+      `| ${risk(r)} | ${r.change.replace("_", " ")} | ${r.count} | ${code(r.route ?? "(none)")} | ` +
+        `${r.flow ?? "none"} | ` +
         `${cell(r.roles.join(", ") || "none")} | ${outcome(r.before)} | ${outcome(r.after)} | ${code(example)} |`,
     );
   }

@@ -280,7 +280,8 @@ function summaryLine(grants: ReviewReport["grants"], replay: ReviewReport["repla
   const grantText =
     grants.gained + grants.lost === 0
       ? "no grant gained or lost"
-      : `${plural(grants.gained, "grant")} gained${grants.highRisk ? ` (${grants.highRisk} high risk)` : ""}, ${grants.lost} lost`;
+      : `${plural(grants.gained, "grant")} gained${grants.highRisk ? ` (${grants.highRisk} high risk)` : ""}, ` +
+        `${grants.lost} lost`;
   if (!replay) return `${grantText}; no decision log replayed`;
   const calls =
     replay.newlyAllowed + replay.newlyDenied + replay.reasonChanged === 0

@@ -34,9 +34,9 @@ export const SPEC = {
   name: "portier review",
   positionals: "BASE [HEAD]",
   summary:
-    "Reviews a policy change in one report: builds BASE and HEAD (git revisions, policy folders or bundle files; HEAD\n" +
-    "defaults to the working tree), runs the policy tests with coverage on HEAD, compares who may call what (roles,\n" +
-    "tenants, methods, token shapes) and replays recorded decisions under HEAD (--log).",
+    "Reviews a policy change in one report: builds BASE and HEAD (git revisions, policy folders or bundle files;\n" +
+    "HEAD defaults to the working tree), runs the policy tests with coverage on HEAD, compares who may call what\n" +
+    "(roles, tenants, methods, token shapes) and replays recorded decisions under HEAD (--log).",
   options: {
     format: {
       type: "string",
