@@ -64,7 +64,9 @@ export const SPEC = {
     "fail-on": {
       type: "string",
       value: "WHAT",
-      description: `exit 1 on: ${FAIL_ON.join(", ")} (a route opened outside the role lists)`,
+      description:
+        "exit 1 on: new-allows (a grant gained or a recorded call newly allowed), high-risk (such a change for " +
+        "callers outside the role lists), any-change",
       default: "new-allows",
     },
     "min-coverage": {
