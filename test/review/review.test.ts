@@ -85,11 +85,15 @@ describe("portier review: a role gains a route", () => {
     const high = await inRepo(repo.base, repo.roleGain, "--fail-on", "high-risk", "--format", "junit");
     expect(high.stdout).toMatch(/<testsuites name="portier review" tests="2" failures="0">/);
     expect(high.code).toBe(0);
-    const back = await inRepo(repo.roleGain, repo.base, "--format", "md");
+    // Back to the base, given as a bundle (the project's own policy; a bundle has no tests to run).
+    const bundle = join(repo.dir, "base-policy.tar.gz");
+    expect((await portier(["bundle", "build", "--project", PROJECT_ROOT, "--out", bundle])).code).toBe(0);
+    const back = await inRepo(repo.roleGain, bundle, "--format", "md");
     expect(back.stdout.split("\n")[2]).toBe("**0 grants gained, 1 lost; no decision log replayed**");
     expect(back.stdout).toContain("| normal | lost | Enseignant adulte (enseignant_adulte) | GET |");
+    expect(back.stdout).toContain("Policy tests: not run (HEAD `" + bundle + "` is a bundle, not sources).");
     expect(back.code).toBe(0);
-    expect((await inRepo(repo.roleGain, repo.base, "--fail-on", "any-change")).code).toBe(1);
+    expect((await inRepo(repo.roleGain, bundle, "--fail-on", "any-change")).code).toBe(1);
   }, 180_000);
 });
 
