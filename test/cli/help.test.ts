@@ -18,6 +18,7 @@ const COMMANDS = [
   "matrix",
   "diff",
   "replay",
+  "review",
   "test",
   "bundle",
   "data",
