@@ -19,6 +19,9 @@ function outcome(o: Outcome): string {
 }
 
 const SHOWN_ROUTES = 3;
+// A pull-request comment has a size limit (GitHub: 65,536 characters); the JSON, SARIF and JUnit list everything.
+const SHOWN_FAILED_TESTS = 10;
+const SHOWN_ROWS = 60;
 
 function routes(row: ReviewRow): string {
   const shown = row.routes.slice(0, SHOWN_ROUTES).map((r) => code(r.template));
@@ -48,7 +51,7 @@ function replayTable(rows: ReplayRow[]): string[] {
     "| Risk | Change | Calls | Route | Flow | Roles | Before | After | Example |",
     "|---|---|---|---|---|---|---|---|---|",
   ];
-  for (const r of rows) {
+  for (const r of rows.slice(0, SHOWN_ROWS)) {
     const example = `${r.log}:${r.example.line} ${r.example.method} ${r.example.path}`;
     out.push(
       `| ${risk(r)} | ${r.change.replace("_", " ")} | ${r.count} | ${code(r.route ?? "(none)")} | ` +
@@ -56,19 +59,30 @@ function replayTable(rows: ReplayRow[]): string[] {
         `${cell(r.roles.join(", ") || "none")} | ${outcome(r.before)} | ${outcome(r.after)} | ${code(example)} |`,
     );
   }
+  out.push(...more(rows.length, "group of recorded calls", "groups of recorded calls"));
   return out;
+}
+
+/** The line after a table cut at SHOWN_ROWS. */
+function more(count: number, one: string, many = `${one}s`): string[] {
+  const left = count - SHOWN_ROWS;
+  return left > 0
+    ? ["", `... and ${left} more ${left === 1 ? one : many}: the json, sarif and junit formats list all.`]
+    : [];
 }
 
 function testsLine(report: ReviewReport): string {
   const t = report.tests;
   if (!t) return `Policy tests: not run (HEAD \`${report.head.ref}\` is a bundle, not sources).`;
   const coverage = t.coverage === null ? "coverage not measured (a test failed)" : `coverage ${t.coverage.toFixed(2)}%`;
-  const failed = t.failed.map(
-    (f) => `- failed: ${code(f.name)} at ${code(f.location)}${f.error ? `: ${cell(f.error)}` : ""}`,
-  );
+  const failed = t.failed
+    .slice(0, SHOWN_FAILED_TESTS)
+    .map((f) => `- failed: ${code(f.name)} at ${code(f.location)}${f.error ? `: ${cell(f.error)}` : ""}`);
+  const more = t.failed.length - failed.length;
   return [
     `Policy tests on \`${report.head.ref}\`: ${t.passed} passed, ${t.failed.length} failed; ${coverage}.`,
     ...failed,
+    ...(more > 0 ? [`- and ${more} more (\`portier test\` lists them all)`] : []),
   ].join("\n");
 }
 
@@ -89,12 +103,12 @@ export function renderReviewMarkdown(report: ReviewReport): string {
       "| Risk | Change | Caller | Request | API | Routes | Before | After | Line |",
       "|---|---|---|---|---|---|---|---|---|",
     );
-    for (const r of report.rows)
+    for (const r of report.rows.slice(0, SHOWN_ROWS))
       out.push(
         `| ${risk(r)} | ${r.change} | ${caller(r)} | ${cell(r.request)} | ${apis(r)} | ${routes(r)} | ` +
           `${outcome(r.before)} | ${outcome(r.after)} | ${lines(r)} |`,
       );
-    out.push("");
+    out.push(...more(report.rows.length, "change"), "");
   }
   if (report.replay) {
     const logs = report.replay.logs.map((l) => `${code(l.file)} (${l.replayed} replayed)`).join(", ");
