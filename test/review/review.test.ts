@@ -11,8 +11,8 @@ import { join } from "node:path";
 import Ajv04Module from "ajv-draft-04";
 import addFormatsModule from "ajv-formats";
 import { beforeAll, describe, expect, it } from "vitest";
-import { portierInProcess as portier, portierProcess } from "../support/cli.js";
-import { DECISION_LOG, GAINED_ROUTE, lineOf, makeReviewRepo, type ReviewRepo } from "../support/review-repo.js";
+import { portierInProcess as portier, portierProcess, scratchProject } from "../support/cli.js";
+import { DECISION_LOG, GAINED_ROUTE, edit, lineOf, makeReviewRepo, type ReviewRepo } from "../support/review-repo.js";
 import { TENANT_A, TENANT_B } from "../support/sample.js";
 import type { ReviewReport } from "../../src/review/index.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
@@ -200,6 +200,15 @@ describe("portier review: when it cannot answer, exit 2", () => {
       expect(r.stdout).toBe("");
       expect(r.code).toBe(2);
     }
+    // A side that does not build: its file, position and reason.
+    const broken = scratchProject();
+    edit(broken, "data/routes.json", '"allowed": ["eleve_adulte"]', '"allowed": ["eleve_adulte", "surveillant"]');
+    const bad = await inRepo(broken, bundle);
+    expect(bad.stderr).toMatch(
+      /^portier review: BASE .*: .*data\/routes\.json: routes\[\d+\]\.allowed\[1\]: unknown role "surveillant"/,
+    );
+    expect(bad.code).toBe(2);
+
     const mixed = log("mixed.log", `starting\n${readFileSync(join(repo.dir, DECISION_LOG), "utf8")}`);
     const ok = await inRepo(bundle, bundle, "--log", mixed, "--allow-other-lines", "--format", "json");
     const report = JSON.parse(ok.stdout) as ReviewReport;
