@@ -94,7 +94,7 @@ describe("portier review: a role gains a route", () => {
     expect(back.stdout).toContain("Policy tests: not run (HEAD `" + bundle + "` is a bundle, not sources).");
     expect(back.code).toBe(0);
     expect((await inRepo(repo.roleGain, bundle, "--fail-on", "any-change")).code).toBe(1);
-  }, 180_000);
+  }, 300_000); // three reviews that run the policy tests, on a shared machine
 });
 
 describe("portier review: a tenant binding moves", () => {
