@@ -14,7 +14,7 @@ import { PROJECT_ROOT } from "../toolchain/project-root.js";
 import { messageOf } from "../errors/caught.js";
 
 /** `unannotated`: entrypoints for policies older than the # METADATA annotations (git revisions only). */
-export async function engineFromFolder(folder: string, opa: string, unannotated?: string[]): Promise<InProcessEngine> {
+async function engineFromFolder(folder: string, opa: string, unannotated?: string[]): Promise<InProcessEngine> {
   const work = mkdtempSync(join(tmpdir(), "portier-build-"));
   try {
     const out = join(work, "bundle.tar.gz");
@@ -40,44 +40,30 @@ export async function loadPolicySource(
   const repo = opts.repo ?? PROJECT_ROOT;
   const work = mkdtempSync(join(tmpdir(), "portier-rev-"));
   try {
-    exportRevision(repo, source, work);
-    return await engineFromRevision(work, source, opaPath(opts.opa));
+    try {
+      execFileSync(
+        "bash",
+        ["-c", 'git -C "$1" archive --format=tar "$2" policies data | tar -x -C "$3"', "_", repo, source, work],
+        { stdio: ["ignore", "ignore", "pipe"] },
+      );
+    } catch (err) {
+      const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? "";
+      throw new Error(`${source}: not a bundle file, a policy folder, or a git revision of ${repo} (${detail})`);
+    }
+    try {
+      // A revision from before the entrypoints were annotated builds with the entrypoints it had then.
+      return await engineFromFolder(work, opaPath(opts.opa), UNANNOTATED_ENTRYPOINTS);
+    } catch (err) {
+      // Name the revision, not the temporary folders it was exported and built in.
+      const message = messageOf(err)
+        .split(`${work}/`)
+        .join(`${source}:`)
+        .replace(/\/[^\s:]*portier-build-[^/\s]+\//g, `${source}:build/`);
+      throw new Error(
+        message.startsWith(`${source}`) ? `git revision ${message}` : `git revision ${source}: ${message}`,
+      );
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
-  }
-}
-
-/** Writes the policies/ and data/ of git revision `rev` of `repo` into the folder `into` (git archive). */
-export function exportRevision(repo: string, rev: string, into: string): void {
-  try {
-    execFileSync(
-      "bash",
-      [
-        "-c",
-        'set -o pipefail; git -C "$1" archive --format=tar "$2" policies data | tar -x -C "$3"',
-        "_",
-        repo,
-        rev,
-        into,
-      ],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
-  } catch (err) {
-    const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? "";
-    throw new Error(`${rev}: not a bundle file, a policy folder, or a git revision of ${repo} (${detail})`);
-  }
-}
-
-/** Builds a revision exported into `work`, errors naming the revision rather than the temporary folders. */
-export async function engineFromRevision(work: string, rev: string, opa: string): Promise<InProcessEngine> {
-  try {
-    // A revision from before the entrypoints were annotated builds with the entrypoints it had then.
-    return await engineFromFolder(work, opa, UNANNOTATED_ENTRYPOINTS);
-  } catch (err) {
-    const message = messageOf(err)
-      .split(`${work}/`)
-      .join(`${rev}:`)
-      .replace(/\/[^\s:]*portier-build-[^/\s]+\//g, `${rev}:build/`);
-    throw new Error(message.startsWith(`${rev}`) ? `git revision ${message}` : `git revision ${rev}: ${message}`);
   }
 }

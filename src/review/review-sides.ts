@@ -2,16 +2,16 @@
  * The two sides of `portier review`: what BASE and HEAD name (a bundle file, a policy folder, a git revision
  * of the project's repository, or the working tree) turned into an engine, plus the policies/ and data/
  * folder it was built from when there is one (for the policy tests and for locating a change's line).
- * A git revision is exported with git archive into a temporary folder that `close()` removes.
+ * Engines come from loadPolicySource, as for every review command; a git revision's sources are exported with
+ * git archive into a temporary folder that `close()` removes.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { loadEngine, type InProcessEngine } from "../engine/index.js";
+import type { InProcessEngine } from "../engine/index.js";
 import { PortierError } from "../errors/portier-error.js";
-import { opaPath } from "../toolchain/opa.js";
-import { engineFromFolder, engineFromRevision, exportRevision } from "./load-policy-source.js";
+import { loadPolicySource } from "./load-policy-source.js";
 import { messageOf } from "../errors/caught.js";
 
 /** A side that could not be read or built: the command could not answer (exit 2). */
@@ -42,6 +42,17 @@ function gitCommit(repo: string, ref: string): string | undefined {
   }
 }
 
+/** Writes the policies/ and data/ of `commit` into the folder `into`, for the policy tests and the causes' lines. */
+function exportSources(repo: string, commit: string, into: string): void {
+  const script = 'set -o pipefail; git -C "$1" archive --format=tar "$2" policies data | tar -x -C "$3"';
+  try {
+    execFileSync("bash", ["-c", script, "_", repo, commit, into], { stdio: ["ignore", "ignore", "pipe"] });
+  } catch (err) {
+    const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? "";
+    throw new Error(`git revision ${commit} has no policies/ and data/ to read (${detail})`);
+  }
+}
+
 function isPolicyFolder(dir: string): boolean {
   return existsSync(join(dir, "policies")) && existsSync(join(dir, "data"));
 }
@@ -60,22 +71,24 @@ export async function openSide(
     if (ref === undefined) {
       if (!isPolicyFolder(opts.project))
         throw new Error(`${opts.project} holds no policies/ and data/ (pass --project DIR)`);
-      const engine = await engineFromFolder(opts.project, opaPath(opts.opa));
+      const engine = await loadPolicySource(opts.project, { opa: opts.opa });
       return { ref: "working tree", kind: "working tree", folder: opts.project, engine, close: nothing };
     }
     if (existsSync(ref)) {
-      if (statSync(ref).isFile()) return { ref, kind: "bundle", engine: await loadEngine(ref), close: nothing };
+      if (statSync(ref).isFile())
+        return { ref, kind: "bundle", engine: await loadPolicySource(ref, { opa: opts.opa }), close: nothing };
       if (!isPolicyFolder(ref)) throw new Error(`${ref}: a policy folder must hold policies/ and data/`);
       const folder = resolve(ref);
-      return { ref, kind: "folder", folder, engine: await engineFromFolder(folder, opaPath(opts.opa)), close: nothing };
+      return { ref, kind: "folder", folder, engine: await loadPolicySource(folder, { opa: opts.opa }), close: nothing };
     }
     const commit = gitCommit(opts.project, ref);
     if (!commit) throw new Error(`not found: ${ref} (not a bundle file, a policy folder, or a git revision)`);
     const work = mkdtempSync(join(tmpdir(), "portier-review-"));
     const close = () => rmSync(work, { recursive: true, force: true });
     try {
-      exportRevision(opts.project, commit, work);
-      const engine = await engineFromRevision(work, ref, opaPath(opts.opa));
+      // The engine is built as every review command builds a revision; the sources beside it are the same files.
+      const engine = await loadPolicySource(ref, { opa: opts.opa, repo: opts.project });
+      exportSources(opts.project, commit, work);
       return { ref, kind: "git", commit, folder: work, engine, close };
     } catch (err) {
       close();
