@@ -9,7 +9,7 @@ import type { PolicyTestCase, PolicyTestReport } from "./run-policy-tests.js";
 // surrogates, U+FFFE/U+FFFF) is replaced so that a test's printed output can never break the document.
 const NOT_XML_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
 
-function xmlEscape(text: string): string {
+export function xmlEscape(text: string): string {
   return text
     .replace(NOT_XML_CHAR, "\uFFFD")
     .replace(/&/g, "&amp;")
