@@ -323,6 +323,13 @@ export const SERVICE_OPTIONS = {
     default: "0",
     schema: { type: "number", minimum: 0, maximum: 3600 },
   },
+  "check-config": {
+    type: "boolean",
+    description:
+      "load everything start-up loads (config, keys file, bundle, directory), bind no port, print one line and exit 0; or the start-up failure and exit 1 (2: a configuration error)",
+    default: "false",
+    schema: { type: "boolean" },
+  },
 } as const satisfies Record<string, ServiceOption>;
 
 type Flag = keyof typeof SERVICE_OPTIONS;
@@ -377,6 +384,7 @@ function defaults() {
     shutdownDelay: 0,
     requireKeysAtStart: false,
     noDirectory: false,
+    checkConfig: false,
   } as const satisfies Partial<OptionValues>;
 }
 

@@ -3,12 +3,13 @@
  * ../supervise-workers.ts) and hands them the connections it accepts; each worker is a full service.
  * SIGTERM/SIGINT: /ready 503, keep serving for --shutdown-delay, stop accepting, answer every accepted
  * connection (all within --shutdown-timeout), exit 0. Exit codes: 1 start-up failure (one line on stderr),
- * 2 configuration error (one line per problem).
+ * 2 configuration error (one line per problem). --check-config: the same checks and lines, no port, exit 0.
  */
 import cluster from "node:cluster";
 import type { Socket } from "node:net";
 import {
   loadConfig,
+  checkConfig,
   ConfigError,
   startService,
   SERVICE_OPTIONS,
@@ -44,6 +45,7 @@ export async function run(argv: string[]): Promise<number> {
     console.error("(portier serve --help lists the options)");
     return 2;
   }
+  if (config.checkConfig) return runCheck(config);
   if (cluster.isWorker) return runWorker(config);
   if (config.workers > 1) {
     return superviseWorkers({
@@ -55,6 +57,17 @@ export async function run(argv: string[]): Promise<number> {
     });
   }
   return runSingle(config);
+}
+
+/** --check-config: what start-up would load, loaded and released; one line either way. */
+async function runCheck(config: ServiceConfig): Promise<number> {
+  try {
+    console.log(`portier serve: ${await checkConfig(config)}`);
+    return 0;
+  } catch (err) {
+    console.error(`portier serve: ${messageOf(err)}`);
+    return 1;
+  }
 }
 
 function announce(service: RunningService): void {
