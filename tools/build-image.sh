@@ -31,7 +31,8 @@ while read -r from name as stage; do
   [ "$from" = "FROM" ] || continue
   case "$stages" in *" $name "*) ;; *)
     [ "$name" = "$DEBIAN_BASE" ] || [ "$name" = "$GO_BASE" ] ||
-      fail "Containerfile: FROM $name is not a base this script makes ($DEBIAN_BASE, $GO_BASE); update tools/build-image.sh"
+      fail "Containerfile: FROM $name is not a base this script makes ($DEBIAN_BASE, $GO_BASE);" \
+        "update tools/build-image.sh"
   esac
   [ "${as,,}" = "as" ] && stages+="$stage "
 done < <(grep -E '^FROM ' Containerfile)
@@ -68,11 +69,14 @@ if ! have_image "$GO_BASE"; then
   # The official golang image is Debian with Go's release tree in /usr/local/go: the same, from the host's Go.
   command -v go >/dev/null 2>&1 || fail "no go toolchain to make $GO_BASE from; install Go $GO_MINOR"
   goroot="$(go env GOROOT)" gover="$(go env GOVERSION)"
-  case "$gover" in "go$GO_MINOR" | "go$GO_MINOR".*) ;; *) fail "$GO_BASE needs Go $GO_MINOR, the host has $gover" ;; esac
+  case "$gover" in
+    "go$GO_MINOR" | "go$GO_MINOR".*) ;;
+    *) fail "$GO_BASE needs Go $GO_MINOR, the host has $gover" ;;
+  esac
   ctr="$(buildah from --pull=never "$DEBIAN_BASE")"
   buildah copy --quiet "$ctr" "$goroot" /usr/local/go >/dev/null
-  buildah run --isolation chroot --env DEBIAN_FRONTEND=noninteractive "$ctr" -- sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-    ca-certificates >/dev/null && rm -rf /var/lib/apt/lists/*' >&2
+  buildah run --isolation chroot --env DEBIAN_FRONTEND=noninteractive "$ctr" -- sh -c 'apt-get update -qq \
+    && apt-get install -y -qq --no-install-recommends ca-certificates >/dev/null && rm -rf /var/lib/apt/lists/*' >&2
   buildah config --env PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     --env GOPATH=/go --env GOTOOLCHAIN=local --workingdir /go "$ctr"
   buildah commit --quiet --rm "$ctr" "$GO_BASE" >/dev/null
