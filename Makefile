@@ -83,7 +83,7 @@ image:
 	@bash tools/build-image.sh
 
 # make test builds the image once, before vitest, for test/deploy/image.test.ts (which reads its name from
-# build/image-name); where buildah is missing the file says why and the image tests skip with that reason.
+# build/image-name); where buildah is missing this says so and the image tests skip, saying why.
 IMAGE_NAME_FILE := build/image-name
 image-for-tests:
 	@mkdir -p build && rm -f $(IMAGE_NAME_FILE)
