@@ -34,7 +34,7 @@ while read -r from name as stage; do
       fail "Containerfile: FROM $name is not a base this script makes ($DEBIAN_BASE, $GO_BASE);" \
         "update tools/build-image.sh"
   esac
-  [ "${as,,}" = "as" ] && stages+="$stage "
+  if [ "${as,,}" = "as" ]; then stages+="$stage "; fi
 done < <(grep -E '^FROM ' Containerfile)
 
 # One build at a time on this machine (make image and make test may overlap); the bases are shared.
