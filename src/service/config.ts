@@ -4,8 +4,8 @@
  * (config.port: must be integer (from PORTIER_PORT="abc")). One table, OPTIONS, gives each option's flag,
  * description and JSON schema, whose `default` is the option's default, written there only: ajv fills the
  * defaults and coerces flag and environment strings (coerceTypes, useDefaults); the same table renders
- * `portier serve --help` (SERVICE_OPTIONS), is the JSON Schema of the config file (docs/config.schema.json), the
- * option reference (optionReference) and, through its types, ServiceConfig. An option without a value is a
+ * `portier serve --help` (SERVICE_OPTIONS), is the JSON Schema of the config file (docs/config.schema.json, from
+ * which the option reference is generated) and, through its types, ServiceConfig. An option without a value is a
  * switch: `--watch` sets it, `--no-watch` clears it.
  */
 import { readFileSync } from "node:fs";
@@ -346,28 +346,6 @@ export const SERVICE_OPTIONS = Object.fromEntries(
     ];
   }),
 );
-
-/** One row per option, for the generated option reference. */
-export interface OptionRow {
-  flag: string;
-  /** The config-file key. */
-  key: string;
-  env: string;
-  value: string | undefined;
-  default: string | undefined;
-  description: string;
-}
-
-export function optionReference(): OptionRow[] {
-  return ENTRIES.map(([flag, o]) => ({
-    flag: NEGATABLE.includes(flag) ? `--[no-]${flag}` : `--${flag}`,
-    key: flag === "config" ? "" : camel(flag),
-    env: envName(flag),
-    value: o.value,
-    default: shownDefault(flag, o),
-    description: o.description,
-  }));
-}
 
 const PARSE_OPTIONS: Record<string, { type: "string" | "boolean" }> = {};
 for (const [flag, o] of ENTRIES) PARSE_OPTIONS[flag] = { type: isSwitch(o) ? "boolean" : "string" };
