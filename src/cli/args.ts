@@ -78,7 +78,8 @@ export function renderHelp(spec: CommandSpec): string {
   });
   const width = Math.min(34, Math.max(...left.map((l) => l.flag.length)));
   const lines = left.map(({ flag, o }) => {
-    const text = `${o.description}${o.multiple ? " (repeatable)" : ""}${o.default !== undefined ? ` (default: ${o.default})` : ""}`;
+    const repeatable = o.multiple ? " (repeatable)" : "";
+    const text = `${o.description}${repeatable}${o.default !== undefined ? ` (default: ${o.default})` : ""}`;
     return flag.length > width ? `  ${flag}\n  ${" ".repeat(width)}  ${text}` : `  ${flag.padEnd(width)}  ${text}`;
   });
   return [

@@ -117,7 +117,8 @@ export class DirectoryFeed {
     const remove = () => rm(file, { force: true });
     const tooLarge = () =>
       new FetchError(
-        `GET ${this.shown}: the directory is larger than the limit of ${max} bytes once inflated (--directory-max-bytes)`,
+        `GET ${this.shown}: the directory is larger than the limit of ${max} bytes once inflated ` +
+          `(--directory-max-bytes)`,
         opened.httpCode,
       );
     try {

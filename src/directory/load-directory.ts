@@ -103,7 +103,8 @@ class DirectoryBuilder {
 
   /** The number of the shared entry for this tenant and role name list, made on first sight. */
   private entryNumber(tenant: string, names: string[]): number {
-    // A single name not starting with "[" is its own key; any other list its JSON (which starts with "["): no two lists share a key.
+    // A single name not starting with "[" is its own key; any other list its JSON (which starts with "["): no two
+    // lists share a key.
     const one = names.length === 1 ? names[0] : undefined;
     const key = one !== undefined && !one.startsWith("[") ? one : JSON.stringify(names);
     let group = this.byNames.get(key);
@@ -154,12 +155,14 @@ function checkComplete(source: string, records: RecordStream, digest: TailDigest
     );
   if (end.records !== records.recordCount) {
     throw new DirectoryLoadError(
-      `${source}:${end.line}: the end record counts ${end.records} records but ${records.recordCount} come before it (a feed cut short or edited after sealing); ${SEAL_HINT}`,
+      `${source}:${end.line}: the end record counts ${end.records} records but ${records.recordCount} come ` +
+        `before it (a feed cut short or edited after sealing); ${SEAL_HINT}`,
     );
   }
   if (digest.beforeLastLine() !== end.sha256) {
     throw new DirectoryLoadError(
-      `${source}:${end.line}: the end record's sha256 does not match the bytes before it (a feed cut short or edited after sealing); ${SEAL_HINT}`,
+      `${source}:${end.line}: the end record's sha256 does not match the bytes before it (a feed cut short ` +
+        `or edited after sealing); ${SEAL_HINT}`,
     );
   }
 }

@@ -129,8 +129,10 @@ function summary(d: MatrixDiff): string {
   const gained = d.changes.filter((c) => c.change === "gained").length;
   const probeGained = d.probeChanges.filter((c) => c.change === "gained").length;
   return (
-    `${gained} grant(s) gained, ${d.changes.length - gained} lost; ${probeGained} other decision group(s) newly allowed, ` +
-    `${d.probeChanges.length - probeGained} newly denied; ${d.routesAdded.length} route(s) added, ${d.routesRemoved.length} removed`
+    `${gained} grant(s) gained, ${d.changes.length - gained} lost; ${probeGained} other decision group(s) ` +
+    `newly allowed, ` +
+    `${d.probeChanges.length - probeGained} newly denied; ${d.routesAdded.length} route(s) added, ` +
+    `${d.routesRemoved.length} removed`
   );
 }
 
@@ -168,7 +170,8 @@ export function renderDiffMarkdown(d: MatrixDiff, labels: { before: string; afte
     out.push(`| ${c.change} | ${mdCell(c.column)} | \`${mdCell(c.template)}\` | ${c.before} | ${c.after} |`);
   for (const c of d.probeChanges)
     out.push(
-      `| ${c.change} | ${mdCell(probeWho(c))} | ${mdCell(routesText(c.templates, (t) => `\`${t}\``))} | ${c.before} | ${c.after} |`,
+      `| ${c.change} | ${mdCell(probeWho(c))} | ${mdCell(routesText(c.templates, (t) => `\`${t}\``))} | ` +
+        `${c.before} | ${c.after} |`,
     );
   return out.join("\n") + "\n";
 }

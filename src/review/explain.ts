@@ -76,7 +76,8 @@ export function explainDecisionInput(engine: InProcessEngine, input: DecisionInp
     if (Array.isArray(value)) checks = value as CheckOutcome[];
   } catch {
     hints.push(
-      `this bundle has no ${CHECKS_ENTRYPOINT} entrypoint (built by an older Portier): only the first failing check is shown`,
+      `this bundle has no ${CHECKS_ENTRYPOINT} entrypoint (built by an older Portier): only the first ` +
+        `failing check is shown`,
     );
   }
   const tenantFailed =

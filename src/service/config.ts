@@ -4,8 +4,8 @@
  * (config.port: must be integer (from PORTIER_PORT="abc")). One table, OPTIONS, gives each option's flag,
  * description and JSON schema, whose `default` is the option's default, written there only: ajv fills the
  * defaults and coerces flag and environment strings (coerceTypes, useDefaults); the same table renders
- * `portier serve --help` (SERVICE_OPTIONS), is the JSON Schema of the config file (docs/config.schema.json), the
- * option reference (optionReference) and, through its types, ServiceConfig. An option without a value is a
+ * `portier serve --help` (SERVICE_OPTIONS), is the JSON Schema of the config file (docs/config.schema.json, from
+ * which the option reference is generated) and, through its types, ServiceConfig. An option without a value is a
  * switch: `--watch` sets it, `--no-watch` clears it.
  */
 import { readFileSync } from "node:fs";
@@ -274,6 +274,12 @@ export const OPTIONS = {
       "on SIGTERM/SIGINT, seconds to keep accepting and answering (with /ready 503) before the port closes, so load balancers stop sending first; less than --shutdown-timeout",
     schema: { type: "number", minimum: 0, maximum: 3600, default: 0 },
   },
+  "check-config": {
+    description:
+      "load everything start-up loads (config, keys file, bundle, directory), bind no port, print one line and " +
+      "exit 0; or the start-up failure's line and exit 2",
+    schema: { type: "boolean", default: false },
+  },
 } as const satisfies Record<string, ServiceOption>;
 
 type Flag = keyof typeof OPTIONS;
@@ -359,28 +365,6 @@ export const SERVICE_OPTIONS = Object.fromEntries(
     ];
   }),
 );
-
-/** One row per option, for the generated option reference. */
-export interface OptionRow {
-  flag: string;
-  /** The config-file key. */
-  key: string;
-  env: string;
-  value: string | undefined;
-  default: string | undefined;
-  description: string;
-}
-
-export function optionReference(): OptionRow[] {
-  return ENTRIES.map(([flag, o]) => ({
-    flag: NEGATABLE.includes(flag) ? `--[no-]${flag}` : `--${flag}`,
-    key: flag === "config" ? "" : camel(flag),
-    env: envName(flag),
-    value: o.value,
-    default: shownDefault(flag, o),
-    description: o.description,
-  }));
-}
 
 const PARSE_OPTIONS: Record<string, { type: "string" | "boolean" }> = {};
 for (const [flag, o] of ENTRIES) PARSE_OPTIONS[flag] = { type: isSwitch(o) ? "boolean" : "string" };

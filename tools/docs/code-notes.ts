@@ -98,6 +98,12 @@ export const CODE_NOTES: Record<string, string> = {
     "A bundle, directory or key URL could not be fetched (the message has the HTTP status or network error, URL secrets shown as `***`). Retried with back-off.",
   reload_refused:
     "A reload guard refused the new value (e.g. a directory shrink); the message says which guard and how to accept it.",
+  bundle_stale:
+    "A review command found `build/bundle.tar.gz` built from other sources than today's `data/` and `policies/` (compared by content). Run `make build`, or pass `--bundle` or `--source` explicitly.",
+  policy_source_invalid:
+    "A review command could not build or read the policy source it was given (a folder, a git revision or a bundle); the message names the file and the reason.",
+  review_source:
+    "`portier review` could not make one of its two sides: a revision, folder or bundle not found, or a side whose data or policies do not build; the message names which.",
   sample_data_invalid:
     "The local issuer's sample data (`data/sample/`) fails its schema; the message names the file and the path.",
   // The local development issuer's OAuth errors (RFC 6749), shown to a client of `portier issuer` or `portier dev`.

@@ -81,7 +81,8 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (key !== undefined) writeFileSync(out, await signBundle(readFileSync(out), key, alg, out));
   console.log(
-    `bundle ok: ${out} (revision ${revision}; entrypoints ${entrypoints.join(", ")}${key === undefined ? "" : `; signed ${alg}`})`,
+    `bundle ok: ${out} (revision ${revision}; entrypoints ` +
+      `${entrypoints.join(", ")}${key === undefined ? "" : `; signed ${alg}`})`,
   );
   return 0;
 }

@@ -11,7 +11,8 @@ export const SPEC = {
   name: "portier directory",
   positionals: "seal FILE",
   summary:
-    'seal: appends the end record {"portier_end":{"records":N,"sha256":"..."}} to an NDJSON directory, which the service\n' +
+    'seal: appends the end record {"portier_end":{"records":N,"sha256":"..."}} to an NDJSON directory, ' +
+    "which the service\n" +
     "requires (it refuses an NDJSON file without it: a feed still being written). A JSON array needs none.",
   options: {
     out: {

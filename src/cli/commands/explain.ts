@@ -28,7 +28,8 @@ export const SPEC = {
   name: "portier explain",
   positionals: "METHOD PATH",
   summary:
-    "Explains one decision of the compiled policy for a caller described by the options: the answer, then every check\n" +
+    "Explains one decision of the compiled policy for a caller described by the options: the answer, then " +
+    "every check\n" +
     "in the policy's order with its own outcome. With --input FILE, a decision input as logged (no METHOD PATH).",
   options: {
     role: {
@@ -103,7 +104,9 @@ export async function run(argv: string[]): Promise<number> {
   if (values.input) {
     const input = readInput(values.input);
     const e = explainDecisionInput(engine, input);
-    const who = `the logged caller (flow ${e.decision.flow ?? "none"}, roles [${(input.roles ?? []).join(", ")}]${input.synced ? "" : ", not synced"})`;
+    const who =
+      `the logged caller (flow ${e.decision.flow ?? "none"}, roles ` +
+      `[${(input.roles ?? []).join(", ")}]${input.synced ? "" : ", not synced"})`;
     process.stdout.write(
       values.json
         ? JSON.stringify(e, null, 2) + "\n"

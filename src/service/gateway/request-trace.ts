@@ -1,7 +1,8 @@
 /**
  * What the decision log records to tie a decision to the gateway's request (never used to decide): X-Request-Id,
  * a well-formed W3C traceparent, and the client address as the gateway reports it; and the trace-context headers
- * the decision's span is parented on (with tracing on): W3C from every adapter, B3 from Envoy's only. Where that address comes from
+ * the decision's span is parented on (with tracing on): W3C from every adapter, B3 from Envoy's only. Where that
+ * address comes from
  * depends on the gateway (CLIENT_ADDRESS_HEADER): nginx's shipped config sets X-Real-IP; Caddy, Traefik and Envoy
  * append to X-Forwarded-For, whose last entry is the one the nearest gateway added (earlier entries are whatever
  * the client sent). /decide records none: the sidecar is the caller. Values are bounded and printable.

@@ -44,7 +44,8 @@ export interface GrpcOptions {
 export interface GrpcService {
   /** host:port as bound (a grpcurl or grpc-js target). */
   address: string;
-  /** Health answers NOT_SERVING and new calls are refused; calls in flight finish for up to graceMs, then every connection is closed. */
+  /** Health answers NOT_SERVING and new calls are refused; calls in flight finish for up to graceMs, then every
+   * connection is closed. */
   close(graceMs: number): Promise<void>;
 }
 

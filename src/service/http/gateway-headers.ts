@@ -30,7 +30,8 @@ interface FamilyHeaders {
 
 const ORIGINAL = ["X-Original-Method", "X-Original-URI"];
 const FORWARDED = ["X-Forwarded-Method", "X-Forwarded-Uri"];
-/** Caddy and Traefik set X-Forwarded-Host on every auth request (the client's Host): a request without it did not come from them. */
+/** Caddy and Traefik set X-Forwarded-Host on every auth request (the client's Host): a request without it did not come
+ * from them. */
 const FORWARDED_OWN = [...FORWARDED, "X-Forwarded-Host"];
 const FORWARDED_FAMILY: FamilyHeaders = {
   method: "X-Forwarded-Method",
@@ -84,7 +85,9 @@ export function readForwardAuth(req: IncomingMessage, family: GatewayFamily): Ga
   if (foreign.length > 0) {
     return {
       ok: false,
-      message: `/forward-auth/${family} reads ${spec.method} and ${spec.uri} only; the request also carries ${foreign.join(", ")}, so some hop passed a client's header`,
+      message:
+        `/forward-auth/${family} reads ${spec.method} and ${spec.uri} only; the request also carries ` +
+        `${foreign.join(", ")}, so some hop passed a client's header`,
     };
   }
   const repeated = spec.own.filter((n) => (seen.get(n)?.length ?? 0) > 1);
@@ -94,14 +97,17 @@ export function readForwardAuth(req: IncomingMessage, family: GatewayFamily): Ga
   if (absent.length > 0)
     return {
       ok: false,
-      message: `${absent.join(", ")} missing or empty: /forward-auth/${family} requires ${spec.required.join(", ")} (set by the gateway on every auth request)`,
+      message:
+        `${absent.join(", ")} missing or empty: /forward-auth/${family} requires ` +
+        `${spec.required.join(", ")} (set by the gateway on every auth request)`,
     };
   const method = seen.get(spec.method)![0]!;
   const uri = seen.get(spec.uri)![0]!;
   return { ok: true, request: { method, path: uriFromHeader(uri), ...credentials(seen.get("Authorization")) } };
 }
 
-/** Envoy ext_authz HTTP service: the original method and path are the check request's own; only Authorization is read. */
+/** Envoy ext_authz HTTP service: the original method and path are the check request's own; only Authorization is read.
+ * */
 export function readEnvoy(req: IncomingMessage, path: string): DecisionRequest {
   return { method: req.method ?? "", path, ...credentials(rawValues(req, ["Authorization"]).get("Authorization")) };
 }

@@ -79,7 +79,8 @@ export function readTracingEnv(env: Env): TracingSettings | undefined {
     value(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ?? value(env, "OTEL_EXPORTER_OTLP_PROTOCOL") ?? "http/protobuf";
   if (protocol !== "http/protobuf")
     throw new TracingConfigError(
-      `OTEL_EXPORTER_OTLP_PROTOCOL="${protocol}": Portier exports OTLP over HTTP with protobuf; set http/protobuf (or leave it unset) and the collector's OTLP/HTTP port (4318)`,
+      `OTEL_EXPORTER_OTLP_PROTOCOL="${protocol}": Portier exports OTLP over HTTP with protobuf; set ` +
+        `http/protobuf (or leave it unset) and the collector's OTLP/HTTP port (4318)`,
     );
   const sampler = (value(env, "OTEL_TRACES_SAMPLER")?.toLowerCase() ?? "parentbased_always_on") as SamplerName;
   if (!SAMPLERS.includes(sampler))
