@@ -195,8 +195,10 @@ function outcomeText(o: Outcome): string {
 
 function summary(r: ReplayReport): string {
   return (
-    `${r.replayed} decision(s) replayed under revision ${r.revision}: ${r.newlyAllowed} newly allowed, ${r.newlyDenied} newly denied, ` +
-    `${r.reasonChanged} with another deny reason, ${r.unchanged} unchanged; ${r.notReplayable} decided before the policy (not replayable)` +
+    `${r.replayed} decision(s) replayed under revision ${r.revision}: ${r.newlyAllowed} newly allowed, ` +
+    `${r.newlyDenied} newly denied, ` +
+    `${r.reasonChanged} with another deny reason, ${r.unchanged} unchanged; ${r.notReplayable} decided before ` +
+    `the policy (not replayable)` +
     (r.malformedCount ? `; ${r.malformedCount} unreadable line(s)` : "")
   );
 }

@@ -63,7 +63,8 @@ export const OPTIONS = {
   },
   "require-keys-at-start": {
     description:
-      "exit 1 at start when the issuer's keys cannot be loaded (otherwise they load in the background and /ready answers 503 until then)",
+      "exit 1 at start when the issuer's keys cannot be loaded (otherwise they load in the background and " +
+      "/ready answers 503 until then)",
     schema: { type: "boolean", default: false },
   },
   bundle: {
@@ -86,7 +87,8 @@ export const OPTIONS = {
   "verification-key": {
     value: "FILE",
     description:
-      "PEM public key (or certificate) or JWKS file: refuse a bundle (file or --bundle-url) without a valid OPA signature (/.signatures.json)",
+      "PEM public key (or certificate) or JWKS file: refuse a bundle (file or --bundle-url) without a valid " +
+      "OPA signature (/.signatures.json)",
     unset: "none (bundles are not verified)",
     schema: { type: "string", minLength: 1 },
   },
@@ -190,7 +192,8 @@ export const OPTIONS = {
   "grpc-port": {
     value: "N",
     description:
-      "serve Envoy ext_authz over gRPC (envoy.service.auth.v3.Authorization) and grpc.health.v1 on this port, h2c (0 = any free port)",
+      "serve Envoy ext_authz over gRPC (envoy.service.auth.v3.Authorization) and grpc.health.v1 on this port, " +
+      "h2c (0 = any free port)",
     unset: "none (off)",
     schema: { type: "integer", minimum: 0, maximum: 65535 },
   },
@@ -255,7 +258,8 @@ export const OPTIONS = {
   "decision-memo-entries": {
     value: "N",
     description:
-      "decisions kept per bundle revision and answered again for the exact same policy input (also capped at 32 MiB); 0 = off",
+      "decisions kept per bundle revision and answered again for the exact same policy input (also capped at " +
+      "32 MiB); 0 = off",
     schema: { type: "integer", minimum: 0, maximum: 1000000, default: 10000 },
   },
   watch: {
@@ -271,7 +275,8 @@ export const OPTIONS = {
   "shutdown-delay": {
     value: "S",
     description:
-      "on SIGTERM/SIGINT, seconds to keep accepting and answering (with /ready 503) before the port closes, so load balancers stop sending first; less than --shutdown-timeout",
+      "on SIGTERM/SIGINT, seconds to keep accepting and answering (with /ready 503) before the port closes, so " +
+      "load balancers stop sending first; less than --shutdown-timeout",
     schema: { type: "number", minimum: 0, maximum: 3600, default: 0 },
   },
   "check-config": {
@@ -381,7 +386,9 @@ const CONFIG_SCHEMA = {
         camel(flag),
         {
           ...o.schema,
-          description: `${o.description} (flag --${flag}, env ${envName(flag)}${shown !== undefined ? `; default: ${shown}` : ""})`,
+          description:
+            `${o.description} (flag --${flag}, env ${envName(flag)}` +
+            `${shown !== undefined ? `; default: ${shown}` : ""})`,
         },
       ];
     }),
@@ -394,7 +401,8 @@ export function configSchemaDocument(): Record<string, unknown> {
     $schema: "http://json-schema.org/draft-07/schema#",
     title: "portier serve configuration file (--config FILE or PORTIER_CONFIG)",
     description:
-      "Every key is optional in the file; issuer is required from the file, a flag or PORTIER_ISSUER. Flags win over the environment, which wins over the file.",
+      "Every key is optional in the file; issuer is required from the file, a flag or PORTIER_ISSUER. Flags " +
+      "win over the environment, which wins over the file.",
     ...CONFIG_SCHEMA,
     properties: {
       $schema: { type: "string", description: "ignored by Portier; lets editors find this schema" },
@@ -488,7 +496,8 @@ export function loadConfig(
       if (key === "$schema") continue;
       if (!known.includes(key)) {
         problems.push(
-          `config: unknown option "${key}" in ${file}${didYouMean(key, known)}; the keys are listed in docs/config.schema.json`,
+          `config: unknown option "${key}" in ${file}${didYouMean(key, known)}; the keys are listed in ` +
+            `docs/config.schema.json`,
         );
         continue;
       }
@@ -547,13 +556,16 @@ export function loadConfig(
   }
   if (config.directory !== undefined && config.directoryUrl !== undefined) {
     throw new ConfigError([
-      "config.directoryUrl: cannot be combined with --directory (one source of synced users: a file or a URL); drop one of them",
+      "config.directoryUrl: cannot be combined with --directory (one source of synced users: a file or a URL); " +
+        "drop one of them",
     ]);
   }
   // The timeout bounds the whole stop; a delay that fills it would leave no time to answer what was accepted.
   if (config.shutdownDelay > 0 && config.shutdownDelay >= config.shutdownTimeout) {
     throw new ConfigError([
-      `config.shutdownDelay: must be less than config.shutdownTimeout (${config.shutdownTimeout}), which bounds the whole stop: the delay, then answering the requests accepted; raise --shutdown-timeout (e.g. to the delay + 10)`,
+      `config.shutdownDelay: must be less than config.shutdownTimeout (${config.shutdownTimeout}), which ` +
+        "bounds the whole stop: the delay, then answering the requests accepted; " +
+        "raise --shutdown-timeout (e.g. to the delay + 10)",
     ]);
   }
   if (
@@ -576,7 +588,8 @@ export function loadConfig(
   ) {
     throw new ConfigError([
       "config: neither --directory nor --roles-claim is set, so every user call would be denied (not_synced); " +
-        "pass --directory FILE (or --directory-url URL) or --roles-claim NAME, or --no-directory for an application-only deployment",
+        "pass --directory FILE (or --directory-url URL) or --roles-claim NAME, or --no-directory for an " +
+        "application-only deployment",
     ]);
   }
   return config;

@@ -88,7 +88,8 @@ async function bindGrpc(
     );
   } catch (err) {
     throw new StartError(
-      `cannot listen on ${host}:${config.grpcPort} for gRPC: ${messageOf(err).split("\n")[0]}; stop the other process or choose another --grpc-port (or check --grpc-host)`,
+      `cannot listen on ${host}:${config.grpcPort} for gRPC: ${messageOf(err).split("\n")[0]}; stop the other ` +
+        `process or choose another --grpc-port (or check --grpc-host)`,
     );
   }
 }
@@ -203,7 +204,8 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
       throw new StartError(
         "jwksFile" in jwksOption
           ? `config.jwks: ${jwks}: ${st.lastError ?? "unknown error"} (pass a JWKS file: {"keys": [...]})`
-          : `issuer keys: cannot load them from ${st.source}: ${st.lastError ?? "unknown error"} (--require-keys-at-start is set; check --issuer and --jwks)`,
+          : `issuer keys: cannot load them from ${st.source}: ${st.lastError ?? "unknown error"} ` +
+              `(--require-keys-at-start is set; check --issuer and --jwks)`,
       );
     }
   } else {

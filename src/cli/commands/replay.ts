@@ -2,8 +2,9 @@
  * `portier replay --log FILE (--bundle FILE | --source REF | --shadow) [--format text|md|json]
  * [--fail-on any|new-allows]`: what a candidate policy would have done to the decisions of a real decision log;
  * with --shadow, what the shadow candidate of `portier serve` did answer otherwise (the lines' `shadow` fields).
- * Exit 0: nothing changes (or, with --fail-on new-allows, nothing newly allowed); 1: changes; 2: no answer: usage, a source that cannot
- * be built, or a log that is no evidence (no decision replayed, or unreadable lines without --skip-unreadable).
+ * Exit 0: nothing changes (or, with --fail-on new-allows, nothing newly allowed); 1: changes; 2: no answer: usage,
+ * a source that cannot be built, or a log that is no evidence (no decision replayed, or unreadable lines without
+ * --skip-unreadable).
  */
 import { statSync } from "node:fs";
 import {

@@ -82,9 +82,12 @@ export function createApp(deps: AppDeps, endpoints: "all" | "decisions" | "admin
   }
 
   const listed = {
-    all: "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /health, /ready, /metrics, /openapi.json",
+    all:
+      "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /health, /ready, /metrics, " +
+      "/openapi.json",
     decisions:
-      "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /openapi.json (health, readiness and metrics are on the admin port)",
+      "POST /decide, /forward-auth/{nginx,caddy,traefik}, /envoy/<path>, GET /openapi.json (health, readiness " +
+      "and metrics are on the admin port)",
     admin: "GET /health, /ready, /metrics, /openapi.json",
   }[endpoints];
   app.use((_req, res) => {
