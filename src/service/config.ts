@@ -307,6 +307,70 @@ export const SERVICE_OPTIONS = {
     default: "true",
     schema: { type: "boolean" },
   },
+  "decision-log-url": {
+    type: "string",
+    value: "URL",
+    description:
+      "ship decision log events to this collector with OPA's decision-log upload protocol (POST of gzip JSON arrays); Basic credentials may be given in the URL",
+    default: "none (stdout line only)",
+    schema: { type: "string", pattern: "^https?://" },
+  },
+  "decision-log-token-file": {
+    type: "string",
+    value: "FILE",
+    description: "a file holding the collector's bearer token, read again when it changes",
+    default: "none",
+    schema: { type: "string", minLength: 1 },
+  },
+  "decision-log-label": {
+    type: "string",
+    value: "K=V,...",
+    description: "labels added to every event beside id and version (comma-separated name=value pairs)",
+    default: "none",
+    schema: { type: "string", pattern: "^[A-Za-z0-9_.-]+=[^,]*(,[A-Za-z0-9_.-]+=[^,]*)*$" },
+  },
+  "decision-log-buffer-bytes": {
+    type: "string",
+    value: "N",
+    description: "event bytes that may wait for the collector; past it the oldest events are dropped and counted",
+    default: "16777216 (16 MiB)",
+    schema: { type: "integer", minimum: 65536, maximum: 1073741824 },
+  },
+  "decision-log-batch-bytes": {
+    type: "string",
+    value: "N",
+    description: "largest upload, in compressed bytes; a full batch is uploaded at once",
+    default: "32768",
+    schema: { type: "integer", minimum: 1024, maximum: 16777216 },
+  },
+  "decision-log-period-seconds": {
+    type: "string",
+    value: "S",
+    description: "seconds between uploads of what waits when no batch fills up",
+    default: "5",
+    schema: { type: "number", minimum: 0.05, maximum: 3600 },
+  },
+  "decision-log-timeout-seconds": {
+    type: "string",
+    value: "S",
+    description: "time an upload may take before it counts as failed (and is retried)",
+    default: "10",
+    schema: { type: "number", minimum: 0.1, maximum: 600 },
+  },
+  "decision-log-problem-seconds": {
+    type: "string",
+    value: "S",
+    description: "/ready lists a problem (still ready) once uploads have failed for this long",
+    default: "60",
+    schema: { type: "number", minimum: 0, maximum: 86400 },
+  },
+  "decision-log-stdout": {
+    type: "string",
+    value: "true|false",
+    description: "write each decision as a JSON line on stdout (false: only ship it to --decision-log-url)",
+    default: "true",
+    schema: { type: "boolean" },
+  },
   "shutdown-timeout": {
     type: "string",
     value: "S",
@@ -375,6 +439,12 @@ function defaults() {
     watch: true,
     shutdownTimeout: 10,
     shutdownDelay: 0,
+    decisionLogBufferBytes: 16 * 1024 * 1024,
+    decisionLogBatchBytes: 32_768,
+    decisionLogPeriodSeconds: 5,
+    decisionLogTimeoutSeconds: 10,
+    decisionLogProblemSeconds: 60,
+    decisionLogStdout: true,
     requireKeysAtStart: false,
     noDirectory: false,
   } as const satisfies Partial<OptionValues>;
@@ -557,6 +627,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       `config.shutdownDelay: must be less than config.shutdownTimeout (${config.shutdownTimeout}), which bounds the whole stop: the delay, then answering the requests accepted; raise --shutdown-timeout (e.g. to the delay + 10)`,
     ]);
   }
+  const decisionLogProblem = decisionLogConfigProblem(config);
+  if (decisionLogProblem) throw new ConfigError([decisionLogProblem]);
   if (
     config.noDirectory &&
     (config.directory !== undefined || config.directoryUrl !== undefined || config.rolesClaim !== undefined)
@@ -581,4 +653,26 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     ]);
   }
   return config;
+}
+
+/** Labels every event carries whatever the operator sets (OPA's). */
+const RESERVED_LABELS = ["id", "version"];
+
+/** The --decision-log-* options that only make sense together. */
+function decisionLogConfigProblem(config: ServiceConfig): string | undefined {
+  const url = config.decisionLogUrl;
+  if (url === undefined) {
+    if (config.decisionLogTokenFile !== undefined)
+      return "config.decisionLogTokenFile: needs --decision-log-url (the collector to send the token to)";
+    return undefined;
+  }
+  const hasBasic = /^[a-z]+:\/\/[^/?#]*@/i.test(url);
+  if (hasBasic && config.decisionLogTokenFile !== undefined)
+    return "config.decisionLogTokenFile: cannot be combined with Basic credentials in --decision-log-url; drop one of them";
+  for (const pair of (config.decisionLogLabel ?? "").split(",").filter(Boolean)) {
+    const name = pair.slice(0, pair.indexOf("="));
+    if (RESERVED_LABELS.includes(name))
+      return `config.decisionLogLabel: the label "${name}" is set by Portier (${RESERVED_LABELS.join(", ")}); choose another name`;
+  }
+  return undefined;
 }
