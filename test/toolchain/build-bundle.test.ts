@@ -17,11 +17,13 @@ function edit(file: string, change: (text: string) => string): void {
 }
 
 describe("entrypoints from # METADATA annotations", () => {
-  it("are the three annotated in the project's policies", async () => {
+  it("are the five annotated in the project's policies", async () => {
     expect(await annotatedEntrypoints(opaPath(), join(PROJECT_ROOT, "policies"))).toEqual([
       "portier/catalog",
       "portier/decision",
       "portier/explain/checks",
+      "portier/log/drop",
+      "portier/log/mask",
     ]);
   });
 
@@ -39,6 +41,8 @@ describe("entrypoints from # METADATA annotations", () => {
       "portier/access/verdict",
       "portier/catalog",
       "portier/explain/checks",
+      "portier/log/drop",
+      "portier/log/mask",
     ]);
   });
 
@@ -46,7 +50,13 @@ describe("entrypoints from # METADATA annotations", () => {
     const dir = scratchProject();
     const out = join(dir, "b.tar.gz");
     const built = await buildBundle({ opa: opaPath(), projectDir: dir, workDir: join(dir, "build"), out });
-    expect(built.entrypoints).toEqual(["portier/catalog", "portier/decision", "portier/explain/checks"]);
+    expect(built.entrypoints).toEqual([
+      "portier/catalog",
+      "portier/decision",
+      "portier/explain/checks",
+      "portier/log/drop",
+      "portier/log/mask",
+    ]);
     const bundle = await readBundle(readFileSync(out), out, []);
     expect([...bundle.entrypoints].sort()).toEqual(built.entrypoints);
   });
@@ -56,6 +66,7 @@ describe("entrypoints from # METADATA annotations", () => {
     edit(join(dir, "policies", "portier", "decision.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(dir, "policies", "portier", "catalog", "catalog.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(dir, "policies", "portier", "explain", "checks.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
+    edit(join(dir, "policies", "portier", "log", "log.rego"), (t) => t.replaceAll(ENTRYPOINT_ANNOTATION, ""));
     await expect(annotatedEntrypoints(opaPath(), join(dir, "policies"))).rejects.toThrow(
       /no rule or package is annotated "# METADATA" with "entrypoint: true"/,
     );
