@@ -41,6 +41,14 @@ module.exports = {
       to: {},
     },
     {
+      name: "adapters-apart",
+      comment:
+        "the HTTP and gRPC adapters share what every adapter shares through src/service/gateway/, never each other",
+      severity: "error",
+      from: { path: "^src/service/(http|grpc)/" },
+      to: { path: "^src/service/(http|grpc)/", pathNot: "^src/service/$1/" },
+    },
+    {
       name: "no-cycles",
       comment: "modules import one another one way",
       severity: "error",

@@ -17,7 +17,6 @@ import type { AccessTokenVerifier, VerifiedAccessToken, VerifierOptions } from "
 export const KEY_STORE = Symbol("portier.keyStore");
 
 export interface PortierAccessTokenVerifier extends AccessTokenVerifier {
-  verifyCached(token: string): VerifiedAccessToken | undefined;
   readonly [KEY_STORE]: KeyStore;
 }
 
@@ -69,12 +68,6 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
 
   return {
     [KEY_STORE]: store,
-    verifyCached(token: string): VerifiedAccessToken | undefined {
-      if (!cacheable(token)) return undefined;
-      const hit = cache.get(VerifiedTokenCache.keyOf(token));
-      if (!hit || expired(hit) || !store.has(hit.kid)) return undefined;
-      return { ...hit.value, cached: true };
-    },
     async verify(token: string): Promise<VerifiedAccessToken> {
       if (closed) throw new TokenError("keys_unavailable", "the verifier is closed");
       const key = cacheable(token) ? VerifiedTokenCache.keyOf(token) : undefined;

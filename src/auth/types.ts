@@ -100,8 +100,6 @@ export interface VerifierOptions {
 export interface AccessTokenVerifier {
   /** Verifies an access token; throws TokenError. */
   verify(token: string): Promise<VerifiedAccessToken>;
-  /** The cached answer for a token verified before (still valid, its key still there), or undefined: then call verify. */
-  verifyCached?(token: string): VerifiedAccessToken | undefined;
   /** Resolves once keys are loaded (rejects with TokenError keys_unavailable after a failed first load). */
   ready(): Promise<void>;
   status(): KeyStatus;

@@ -1,7 +1,6 @@
 /**
  * The decision hot path in process, each lean change against the way it was done before, in the same run
  * (interleaved rounds, medians of operations per CPU second of this process, ratios new / before):
- *   - a cached token and the in-process engine: await verify + decide vs verifyCached + decide;
  *   - the answer's headers: an object with a spread vs a flat array, through ServerResponse.writeHead;
  *   - all together: the request listener (forward-auth/nginx and POST /decide) of the base commit's source
  *     (git archive of BENCH_BASE, default the merge base with main) vs this tree's, with the real verifier
@@ -22,7 +21,7 @@ import { Writable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { pino, type Logger } from "pino";
 import { createAccessTokenVerifier } from "../../src/auth/index.js";
-import { loadEngine, normalisePath, tokenFacts } from "../../src/engine/index.js";
+import { loadEngine, tokenFacts } from "../../src/engine/index.js";
 import { BoundedLogDestination } from "../../src/service/bounded-log-destination.js";
 import { BENCH_TENANT } from "./directory-probe.js";
 import {
@@ -185,20 +184,6 @@ async function hotPath(made: string[]): Promise<void> {
     verifier.close();
     return;
   }
-
-  // 3. A cached token and the in-process engine, with and without promises (path normalised in both).
-  const withAwait = async () => {
-    const p = normalisePath(PATH);
-    const v = await verifier.verify(token);
-    return engine.decide({ ...input, path: p.ok ? p.path : "", token: tokenFacts(v.claims) });
-  };
-  const withoutAwait = () => {
-    const p = normalisePath(PATH);
-    const v = verifier.verifyCached(token)!;
-    return engine.decide({ ...input, path: p.ok ? p.path : "", token: tokenFacts(v.claims) });
-  };
-  const sync = await compareMaybe({ withAwait, withoutAwait });
-  report("cached token + engine (await -> synchronous)", sync.get("withAwait")!, sync.get("withoutAwait")!);
 
   // 4. The answer's headers.
   const headerValues = {

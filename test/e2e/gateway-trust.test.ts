@@ -16,7 +16,7 @@ import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./
 import { MACHINE_CLIENT, machineToken, userToken } from "./harness/tokens.js";
 import { startRawUpstream, startUpstream, type RunningRawUpstream, type RunningUpstream } from "./harness/upstream.js";
 import { startShapedGateway, type ShapedKind } from "./harness/shaped-gateways.js";
-import { PORTIER_HEADERS } from "../../src/service/http/gateway-headers.js";
+import { PORTIER_HEADERS } from "../../src/service/gateway/answer.js";
 import { until } from "../support/until.js";
 
 type Kind = GatewayKind | ShapedKind;

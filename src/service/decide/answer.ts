@@ -1,22 +1,18 @@
 /**
- * Stage 5, answer: fail closed (no decision at all is 403 internal_error; only a well-formed allow, allow
- * true with status 200, is an allow; any other answer is a 401 or a 403) and the answer's shape: the
- * decision id, the decision, the subject and, on a 401, the WWW-Authenticate value. The decision's internal
+ * Stage 5, answer: fail closed (only a well-formed allow, allow true with status 200, is an allow; any other
+ * answer is a 401 or a 403) and the answer's shape: the decision id, the decision, the subject, on a 401 the
+ * WWW-Authenticate value, and whether Portier failed to decide. The decision's internal
  * `detail` never goes into the answer (decide.ts keeps it for the log line).
  */
-import { engineDeny } from "../../engine/index.js";
-import type { Decision, RoleCheckMode } from "../../engine/types.js";
-import type { DecisionAnswer, Subject } from "./types.js";
+import type { Decision } from "../../engine/types.js";
+import type { DecisionRun } from "./run.js";
+import type { DecisionAnswer } from "./types.js";
 
 export function shapeAnswer(
-  decided: Decision | undefined,
-  decisionId: string,
-  subject: Subject | null,
-  www: string | undefined,
-  mode: RoleCheckMode,
+  decided: Decision,
+  run: Pick<DecisionRun, "decision_id" | "subject" | "www" | "failed">,
 ): DecisionAnswer {
-  // No stage decided (a verifier that answered no claims): deny.
-  let decision = decided ?? engineDeny("internal_error", "the decision could not be made", mode, 403);
+  let decision = decided;
   if (decision.allow !== true || decision.status !== 200)
     decision = { ...decision, allow: false, status: decision.status === 401 ? 401 : 403 };
   // Only engine denies carry a detail: an allow or a policy deny is copied once, below, not first stripped into
@@ -26,9 +22,10 @@ export function shapeAnswer(
     decision = rest;
   }
   return {
-    decision_id: decisionId,
+    decision_id: run.decision_id,
     ...decision,
-    subject,
-    ...(www !== undefined ? { www_authenticate: www } : {}),
+    subject: run.subject,
+    ...(run.www !== undefined ? { www_authenticate: run.www } : {}),
+    failed: run.failed,
   };
 }

@@ -1,38 +1,27 @@
 /**
- * Stage 1, authenticate: the request's bearer credential, verified by src/auth. A token the verifier has
- * already verified (and whose key is still there) answers at once, without a promise; any other goes
- * through `verify`. A refusal is a 401 with the TokenError's code and its RFC 6750 header; anything else
- * thrown is not a refusal but a failure (the caller denies internal_error).
+ * Stage 1, authenticate: the request's bearer credential, verified by src/auth (which answers a token it has
+ * verified before from its cache). A refusal is a 401 with the TokenError's code and its RFC 6750 header;
+ * anything else thrown is not a refusal but a failure (the caller denies internal_error).
  */
-import { TokenError, wwwAuthenticate, type AccessTokenVerifier } from "../../auth/index.js";
+import { TokenError, wwwAuthenticate, type AccessTokenVerifier, type NormalisedClaims } from "../../auth/index.js";
 import { engineDeny } from "../../engine/index.js";
 import type { Decision, RoleCheckMode } from "../../engine/types.js";
-import type { DecisionRequest, MaybePromise } from "./types.js";
+import type { DecisionRequest } from "./types.js";
 
-export type Authenticated =
-  { ok: true; claims: Record<string, unknown> | undefined } | { ok: false; deny: Decision; www: string };
+export type Authenticated = { ok: true; claims: NormalisedClaims } | { ok: false; deny: Decision; www: string };
 
-function refused(err: unknown, mode: RoleCheckMode): Authenticated {
-  if (!(err instanceof TokenError)) throw err;
-  return { ok: false, deny: engineDeny(err.code, err.message, mode, 401), www: wwwAuthenticate(err) };
-}
-
-export function authenticate(
+export async function authenticate(
   req: DecisionRequest,
-  verifier: AccessTokenVerifier,
+  verifier: Pick<AccessTokenVerifier, "verify">,
   mode: RoleCheckMode,
-): MaybePromise<Authenticated> {
+): Promise<Authenticated> {
   try {
     if (req.authorizationInvalid)
       throw new TokenError("token_malformed", "the Authorization header is not a single Bearer credential");
     if (!req.token) throw new TokenError("token_missing", "no access token was presented");
-    const cached = verifier.verifyCached?.(req.token);
-    if (cached) return { ok: true, claims: cached.claims };
-    return verifier.verify(req.token).then(
-      (verified) => ({ ok: true, claims: verified.claims }),
-      (err: unknown) => refused(err, mode),
-    );
+    return { ok: true, claims: (await verifier.verify(req.token)).claims };
   } catch (err) {
-    return refused(err, mode);
+    if (!(err instanceof TokenError)) throw err;
+    return { ok: false, deny: engineDeny(err.code, err.message, mode, 401), www: wwwAuthenticate(err) };
   }
 }

@@ -6,7 +6,7 @@
  *   | stage           | module                    | gives                                   | on failure            |
  *   |-----------------|---------------------------|-----------------------------------------|-----------------------|
  *   | (start)         | decide.ts `decide`        | clock, decision_id, normalised path     |                       |
- *   | 1. authenticate | authenticate.ts           | claims or a refusal (now, or a promise) | 401 <TokenError code> |
+ *   | 1. authenticate | authenticate.ts           | claims or a refusal                     | 401 <TokenError code> |
  *   | 2. subject      | subject.ts findSubject    | Caller: directory or roles claim        | roles [], not synced  |
  *   | 3. input        | input.ts decisionInput    | DecisionInput (a valid path, a policy)  | 403 path_invalid,     |
  *   |                 |                           |                                         | policy_unavailable    |
@@ -14,10 +14,9 @@
  *   | 5. answer       | answer.ts shapeAnswer     | DecisionAnswer, failing closed          | 403 internal_error    |
  *   | (stop)          | run.ts recorder           | metrics, the decision log line          | never logs the token  |
  *
- * Only the token check may be pending (a token not verified before): `decide` is the one place that turns it
- * into a promise; from there on everything is synchronous (the engine answers in the calling thread), so a
- * cached token gets its answer returned directly. Adapters hand the answer on with `whenAnswered`, which sends
- * now or later. Never throws: any unexpected error becomes a deny (fail closed), logged as decision_error.
+ * Only the token check awaits (src/auth answers a token it verified before from its cache); the engine answers in
+ * the calling thread. Never rejects: any unexpected error becomes a deny (fail closed, `failed` set), logged as
+ * decision_error.
  */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
@@ -29,17 +28,17 @@ import type { Directory } from "../../directory/index.js";
 import { NO_ROLE_NAMES, type EntryRoles } from "../../directory/role-resolver.js";
 import type { PolicyHolder } from "../policy.js";
 import type { ServiceMetrics } from "../metrics.js";
-import { authenticate, type Authenticated } from "./authenticate.js";
+import { authenticate } from "./authenticate.js";
 import { findSubject } from "./subject.js";
 import { decisionInput } from "./input.js";
 import { shapeAnswer } from "./answer.js";
 import { createRecorder, type DecisionRun } from "./run.js";
-import type { Decide, DecisionAnswer, MaybePromise } from "./types.js";
+import type { Decide, DecisionAnswer } from "./types.js";
 
-export type { Decide, DecisionAnswer, DecisionRequest, MaybePromise, RequestTrace } from "./types.js";
+export type { Decide, DecisionAnswer, DecisionRequest, RequestTrace } from "./types.js";
 
 export interface DecideContext {
-  verifier: AccessTokenVerifier;
+  verifier: Pick<AccessTokenVerifier, "verify">;
   policy: Pick<PolicyHolder, "current" | "engine">;
   directory: Pick<Directory, "lookup"> | undefined;
   rolesClaim: string | undefined;
@@ -54,7 +53,7 @@ const NO_ENTRY_ROLES: EntryRoles = () => undefined;
 export function createDecide(ctx: DecideContext): Decide {
   const record = createRecorder(ctx.logger, ctx.metrics, () => ctx.policy.engine?.revision);
 
-  return function decide(req, adapter) {
+  return async function decide(req, adapter) {
     // Start: the clock, the decision id, the path normalised up front (so that the log names the path even when
     // the token fails; refused after the token, below).
     const run: DecisionRun = {
@@ -69,85 +68,59 @@ export function createDecide(ctx: DecideContext): Decide {
       revision: undefined,
       www: undefined,
       detail: undefined,
+      failed: false,
     };
-    // 1. authenticate: a token verified before answers now; any other is this decision's one promise.
-    let auth: MaybePromise<Authenticated>;
+    let decision: Decision;
     try {
-      auth = authenticate(req, ctx.verifier, run.mode);
-    } catch (err) {
-      return stop(run, failed(run, err));
-    }
-    if (auth instanceof Promise)
-      return auth.then(
-        (a) => decideAuthenticated(run, a),
-        (err: unknown) => stop(run, failed(run, err)),
-      );
-    return decideAuthenticated(run, auth);
-  };
-
-  /** Stages 2 to 4 for a checked token, synchronously, then the stop. */
-  function decideAuthenticated(run: DecisionRun, auth: Authenticated): DecisionAnswer {
-    let decision: Decision | undefined;
-    try {
-      if (!auth.ok) {
+      // 1. authenticate
+      const auth = await authenticate(req, ctx.verifier, run.mode);
+      if (auth.ok) decision = decideFor(run, auth.claims);
+      else {
         run.www = auth.www;
         decision = auth.deny;
-      } else if (auth.claims) {
-        // One read of the live bundle: the engine that evaluates and the names that resolve the roles are one
-        // snapshot's.
-        const snapshot = ctx.policy.current;
-        // 2. subject
-        const caller = findSubject(auth.claims, {
-          rolesClaim: ctx.rolesClaim,
-          directory: ctx.directory,
-          resolveRole: snapshot?.resolveRole ?? NO_ROLE_NAMES,
-          rolesOf: snapshot?.rolesOf ?? NO_ENTRY_ROLES,
-        });
-        run.subject = caller.subject;
-        // 3. input, 4. evaluate
-        const engine = snapshot?.engine;
-        if (!run.normalised.ok) decision = engineDeny("path_invalid", run.normalised.message, run.mode, 403);
-        else if (!engine) decision = engineDeny("policy_unavailable", "no policy is loaded", run.mode, 403);
-        else {
-          run.input = decisionInput(run.req.method, run.normalised.path, auth.claims, caller, run.mode);
-          // The revision that decided (a reload may swap the engine while a decision runs).
-          run.revision = engine.revision;
-          decision = engine.decide(run.input);
-        }
       }
     } catch (err) {
       decision = failed(run, err);
     }
     return stop(run, decision);
+  };
+
+  /** Stages 2 to 4 for a verified token. */
+  function decideFor(run: DecisionRun, claims: Record<string, unknown>): Decision {
+    // One read of the live bundle: the engine that evaluates and the names that resolve the roles are one
+    // snapshot's.
+    const snapshot = ctx.policy.current;
+    // 2. subject
+    const caller = findSubject(claims, {
+      rolesClaim: ctx.rolesClaim,
+      directory: ctx.directory,
+      resolveRole: snapshot?.resolveRole ?? NO_ROLE_NAMES,
+      rolesOf: snapshot?.rolesOf ?? NO_ENTRY_ROLES,
+    });
+    run.subject = caller.subject;
+    // 3. input, 4. evaluate
+    const engine = snapshot?.engine;
+    if (!run.normalised.ok) return engineDeny("path_invalid", run.normalised.message, run.mode, 403);
+    if (!engine) return engineDeny("policy_unavailable", "no policy is loaded", run.mode, 403);
+    run.input = decisionInput(run.req.method, run.normalised.path, claims, caller, run.mode);
+    // The revision that decided (a reload may swap the engine while a decision runs).
+    run.revision = engine.revision;
+    return engine.decide(run.input);
   }
 
   /** 5. answer, and the record: where every decision ends. */
-  function stop(run: DecisionRun, decision: Decision | undefined): DecisionAnswer {
-    run.detail = decision?.detail;
-    return record(run, shapeAnswer(decision, run.decision_id, run.subject, run.www, run.mode));
+  function stop(run: DecisionRun, decision: Decision): DecisionAnswer {
+    run.detail = decision.detail;
+    return record(run, shapeAnswer(decision, run));
   }
 
   /** An unexpected error: logged (decision_error), denied internal_error. */
   function failed(run: DecisionRun, err: unknown): Decision {
+    run.failed = true;
     ctx.logger.error(
       { event: "decision_error", decision_id: run.decision_id, error: messageOf(err) },
       "decision failed; denied",
     );
     return engineDeny("internal_error", "the decision could not be made", run.mode, 403);
   }
-}
-
-/**
- * Hands a decision's answer to `send`: now when it was made at once (a token verified before), else when its
- * promise settles; the returned promise (only then) rejects when `send` throws or the decision failed. The one
- * junction every adapter uses. `to` is passed apart from `send` so that an answer made at once costs no closure.
- */
-export function whenAnswered<T>(
-  answer: MaybePromise<DecisionAnswer>,
-  send: (to: T, answer: DecisionAnswer) => void,
-  to: T,
-): Promise<void> | undefined {
-  if (answer instanceof Promise) return answer.then((a) => send(to, a));
-  send(to, answer);
-  return undefined;
 }

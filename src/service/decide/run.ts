@@ -8,7 +8,6 @@ import type { Logger } from "pino";
 import type { PathResult } from "../../engine/index.js";
 import type { DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { ServiceMetrics } from "../metrics.js";
-import { createDecisionLog } from "./decision-log.js";
 import type { DecisionAnswer, DecisionRequest, Subject } from "./types.js";
 
 /** A raw path kept in the log when it cannot be normalised: bounded, so a huge path cannot bloat the log. */
@@ -32,6 +31,8 @@ export interface DecisionRun {
   www: string | undefined;
   /** The decision's internal text (a wasm trap's), for the log line only: never in the answer. */
   detail: string | undefined;
+  /** Portier failed to decide (an unexpected error): the answer says so (DecisionAnswer.failed). */
+  failed: boolean;
 }
 
 /** Records a finished decision (metrics and log line) and hands its answer back. */
@@ -42,42 +43,46 @@ export function createRecorder(
   metrics: ServiceMetrics | undefined,
   currentRevision: () => string | undefined,
 ): Recorder {
-  const log = createDecisionLog(logger);
   return (run, a) => {
     const seconds = Number(process.hrtime.bigint() - run.started) / 1e9;
     metrics?.decisions.count(a.allow, a.reason, a.flow ?? "none", run.adapter, seconds);
     const { req, subject } = run;
     const path = run.normalised.ok ? run.normalised.path : undefined;
-    log({
-      event: "decision",
-      decision_id: run.decision_id,
-      adapter: run.adapter,
-      method: req.method,
-      path: path ?? null,
-      // An invalid path is logged as received (bounded), so the refusal can be traced.
-      raw_path: path === undefined ? String(req.path).slice(0, MAX_LOGGED_RAW_PATH) : undefined,
-      route: a.route?.template ?? null,
-      flow: a.flow,
-      client_id: subject?.client_id ?? null,
-      sub: subject?.sub ?? null,
-      tenant_id: subject?.tenant_id ?? null,
-      roles: subject?.roles ?? [],
-      allow: a.allow,
-      status: a.status,
-      reason: a.reason,
-      message: a.message,
-      detail: run.detail,
-      request_id: req.trace?.requestId ?? null,
-      traceparent: req.trace?.traceparent ?? null,
-      client_address: req.trace?.clientAddress ?? null,
-      would_deny: a.would_deny?.reason ?? null,
-      // The revision that decided (a reload may swap the engine while a decision runs).
-      revision: run.revision ?? currentRevision() ?? null,
-      // The exact policy input (verified claims the policy reads; never the token), so that
-      // `portier replay` can recompute this decision under another policy.
-      input: run.input ?? null,
-      latency_ms: Math.round(seconds * 1e6) / 1000,
-    });
+    // pino's own info(), so the logger's options (level, redaction, destination) apply as to every other line.
+    // Never the token or the Authorization header: the policy input carries the verified claims only.
+    logger.info(
+      {
+        event: "decision",
+        decision_id: run.decision_id,
+        adapter: run.adapter,
+        method: req.method,
+        path: path ?? null,
+        // An invalid path is logged as received (bounded), so the refusal can be traced.
+        raw_path: path === undefined ? String(req.path).slice(0, MAX_LOGGED_RAW_PATH) : undefined,
+        route: a.route?.template ?? null,
+        flow: a.flow,
+        client_id: subject?.client_id ?? null,
+        sub: subject?.sub ?? null,
+        tenant_id: subject?.tenant_id ?? null,
+        roles: subject?.roles ?? [],
+        allow: a.allow,
+        status: a.status,
+        reason: a.reason,
+        message: a.message,
+        detail: run.detail,
+        request_id: req.trace?.requestId ?? null,
+        traceparent: req.trace?.traceparent ?? null,
+        client_address: req.trace?.clientAddress ?? null,
+        would_deny: a.would_deny?.reason ?? null,
+        // The revision that decided (a reload may swap the engine while a decision runs).
+        revision: run.revision ?? currentRevision() ?? null,
+        // The exact policy input (verified claims the policy reads; never the token), so that
+        // `portier replay` can recompute this decision under another policy.
+        input: run.input ?? null,
+        latency_ms: Math.round(seconds * 1e6) / 1000,
+      },
+      "decision",
+    );
     return a;
   };
 }

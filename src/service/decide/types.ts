@@ -35,9 +35,11 @@ export interface DecisionAnswer extends Omit<Decision, "detail"> {
   subject: Subject | null;
   /** Present on 401 answers: the RFC 6750 header value. */
   www_authenticate?: string;
+  /**
+   * True when Portier failed to decide (an unexpected error; denied internal_error): an adapter whose protocol
+   * tells a failure from a deny (gRPC INTERNAL) answers a failure. Never sent in an answer body.
+   */
+  failed: boolean;
 }
 
-/** An answer now (a token verified before) or later (a token to verify: the only step that can be pending). */
-export type MaybePromise<T> = T | Promise<T>;
-
-export type Decide = (req: DecisionRequest, adapter: string) => MaybePromise<DecisionAnswer>;
+export type Decide = (req: DecisionRequest, adapter: string) => Promise<DecisionAnswer>;

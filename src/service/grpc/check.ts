@@ -11,16 +11,9 @@
  * decides; X-Request-Id, traceparent and the last X-Forwarded-For entry go to the decision log only.
  */
 import type { DecisionAnswer, DecisionRequest } from "../decide/decide.js";
-import {
-  allowHeaders,
-  CLIENT_ADDRESS_HEADER,
-  credentials,
-  denyBody,
-  denyHeaders,
-  PORTIER_HEADERS,
-  traceHeaders,
-  traceOf,
-} from "../http/gateway-headers.js";
+import { allowHeaders, denyBody, denyHeaders, PORTIER_HEADERS } from "../gateway/answer.js";
+import { credentials } from "../gateway/credentials.js";
+import { CLIENT_ADDRESS_HEADER, requestTrace, TRACE_HEADERS } from "../gateway/request-trace.js";
 
 /** The fields of envoy.service.auth.v3.CheckRequest that Portier reads (everything else is ignored). */
 export interface CheckRequestMessage {
@@ -61,8 +54,9 @@ export const RPC_CODE = { OK: 0, PERMISSION_DENIED: 7, UNAUTHENTICATED: 16 } as 
 export type CheckRead =
   { ok: true; request: DecisionRequest; clientPortierHeaders: string[] } | { ok: false; message: string };
 
-const TRACE_NAMES = traceHeaders(CLIENT_ADDRESS_HEADER.envoy);
-const WANTED = new Map([...TRACE_NAMES, "Authorization"].map((n) => [n.toLowerCase(), n]));
+const WANTED = new Map(
+  [...TRACE_HEADERS, CLIENT_ADDRESS_HEADER.envoy, "Authorization"].map((n) => [n.toLowerCase(), n]),
+);
 const PORTIER_PREFIX = "x-portier-";
 
 /**
@@ -111,7 +105,7 @@ export function readCheckRequest(msg: CheckRequestMessage | null | undefined): C
     path: http.path.replace(/\uFFFD/g, "%FF"),
     ...credentials(seen.get("Authorization")),
   };
-  const trace = traceOf(seen, CLIENT_ADDRESS_HEADER.envoy);
+  const trace = requestTrace(seen, CLIENT_ADDRESS_HEADER.envoy);
   if (trace) request.trace = trace;
   return { ok: true, request, clientPortierHeaders: [...portier] };
 }

@@ -15,7 +15,7 @@ import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import type { Logger } from "pino";
 import { messageOf } from "../../errors/caught.js";
-import { whenAnswered, type Decide, type DecisionAnswer } from "../decide/decide.js";
+import type { Decide } from "../decide/decide.js";
 import {
   badRequestResponse,
   checkResponse,
@@ -71,7 +71,7 @@ export function loadServices(): Loaded {
   return loaded;
 }
 
-/** The Check handler: the same decide as every HTTP adapter (adapter label envoy_grpc), answered by whenAnswered. */
+/** The Check handler: the same decide as every HTTP adapter (adapter label envoy_grpc). */
 export function checkHandler(
   decide: Decide,
   logger: Logger,
@@ -87,11 +87,6 @@ export function checkHandler(
         details: `the decision could not be made${decisionId ? ` (decision_id ${decisionId})` : ""}`,
       });
     };
-    const reply = (portier: string[], a: DecisionAnswer): void => {
-      // decide denies internal_error when nothing decided: to Envoy that is a failure, not a decision.
-      if (a.reason === "internal_error") return failed(new Error(a.message), a.decision_id);
-      callback(null, checkResponse(a, portier));
-    };
     try {
       const read = readCheckRequest(call.request);
       if (!read.ok) {
@@ -106,7 +101,13 @@ export function checkHandler(
         );
         return callback(null, badRequestResponse(read.message));
       }
-      whenAnswered(decide(read.request, GRPC_ADAPTER), reply, read.clientPortierHeaders)?.catch(failed);
+      decide(read.request, GRPC_ADAPTER)
+        .then((a) => {
+          // Portier failed to decide (denied internal_error): to Envoy that is a failure, not a decision.
+          if (a.failed) failed(new Error(a.message), a.decision_id);
+          else callback(null, checkResponse(a, read.clientPortierHeaders));
+        })
+        .catch(failed);
     } catch (err) {
       failed(err);
     }

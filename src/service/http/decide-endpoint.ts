@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { messageOf } from "../../errors/caught.js";
 import type { Decide, DecisionAnswer, DecisionRequest } from "../decide/decide.js";
 import { parseDecideBody, type DecideBody } from "./decide-body.js";
-import { credentials, withTrace } from "./gateway-headers.js";
+import { credentials } from "../gateway/credentials.js";
+import { withTrace } from "./gateway-headers.js";
 import { readBody, type BodyLimits } from "./read-body.js";
 import { sendJson } from "./write-answer.js";
 
@@ -21,8 +22,9 @@ function fromBody(body: DecideBody): DecisionRequest {
   return { method: body.method, path: body.path, ...credentials(auth && [auth[1]]) };
 }
 
-function publicAnswer(a: DecisionAnswer): Omit<DecisionAnswer, "www_authenticate"> {
-  const { www_authenticate: _omit, ...rest } = a;
+/** The answer as /decide sends it: without the 401 header value and the adapters' failure flag. */
+function publicAnswer(a: DecisionAnswer): Omit<DecisionAnswer, "www_authenticate" | "failed"> {
+  const { www_authenticate: _header, failed: _failed, ...rest } = a;
   return rest;
 }
 
@@ -45,8 +47,6 @@ export async function answerDecide(
   if (!parsed.ok) return sendJson(res, 400, { error: "invalid_request", message: parsed.error });
   if (!parsed.batch)
     return sendJson(res, 200, publicAnswer(await decide(withTrace(fromBody(parsed.request), req), "decide")));
-  // Promise.all takes values and promises alike: the answer for a token verified before is a value (MaybePromise).
-  // eslint-disable-next-line @typescript-eslint/await-thenable -- the rule would have every element a promise.
   const answers = await Promise.all(parsed.requests.map((r) => decide(withTrace(fromBody(r), req), "decide")));
   sendJson(res, 200, answers.map(publicAnswer));
 }

@@ -4,20 +4,16 @@
  * src/service/grpc/.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { whenAnswered, type Decide } from "../decide/decide.js";
-import { CLIENT_ADDRESS_HEADER, readEnvoy, withTrace } from "./gateway-headers.js";
+import type { Decide } from "../decide/decide.js";
+import { CLIENT_ADDRESS_HEADER } from "../gateway/request-trace.js";
+import { readEnvoy, withTrace } from "./gateway-headers.js";
 import { sendGatewayAnswer } from "./write-answer.js";
 
 export const ENVOY_PREFIX = "/envoy";
 
-/** `url`: the request target, "/envoy" or under "/envoy/". A promise while the answer is pending. */
-export function answerEnvoy(
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: string,
-  decide: Decide,
-): Promise<void> | undefined {
+/** `url`: the request target, "/envoy" or under "/envoy/". */
+export async function answerEnvoy(req: IncomingMessage, res: ServerResponse, url: string, decide: Decide) {
   const r = readEnvoy(req, url.slice(ENVOY_PREFIX.length) || "/");
   req.resume();
-  return whenAnswered(decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy"), sendGatewayAnswer, res);
+  sendGatewayAnswer(res, await decide(withTrace(r, req, CLIENT_ADDRESS_HEADER.envoy), "envoy"));
 }

@@ -7,8 +7,9 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { whenAnswered, type Decide } from "../decide/decide.js";
-import { CLIENT_ADDRESS_HEADER, isGatewayFamily, readForwardAuth, withTrace } from "./gateway-headers.js";
+import type { Decide } from "../decide/decide.js";
+import { CLIENT_ADDRESS_HEADER } from "../gateway/request-trace.js";
+import { isGatewayFamily, readForwardAuth, withTrace } from "./gateway-headers.js";
 import { sendGatewayAnswer, sendGatewayRefusal } from "./write-answer.js";
 
 const PREFIX = "/forward-auth/";
@@ -16,27 +17,21 @@ const NAME_THE_GATEWAY =
   "use /forward-auth/nginx (X-Original-Method, X-Original-URI), /forward-auth/caddy or /forward-auth/traefik " +
   "(X-Forwarded-Method, X-Forwarded-Uri)";
 
-/** `endpoint`: the request's path without its query ("/forward-auth" or under PREFIX). A promise while pending. */
-export function answerForwardAuth(
+/** `endpoint`: the request's path without its query ("/forward-auth" or under PREFIX). */
+export async function answerForwardAuth(
   req: IncomingMessage,
   res: ServerResponse,
   endpoint: string,
   decide: Decide,
   logger: Logger | undefined,
-): Promise<void> | undefined {
+): Promise<void> {
   const family = endpoint.slice(PREFIX.length);
   req.resume();
-  if (!isGatewayFamily(family)) {
-    refuse(res, endpoint, NAME_THE_GATEWAY, logger);
-    return undefined;
-  }
+  if (!isGatewayFamily(family)) return refuse(res, endpoint, NAME_THE_GATEWAY, logger);
   const r = readForwardAuth(req, family);
-  if (!r.ok) {
-    refuse(res, endpoint, r.message, logger);
-    return undefined;
-  }
+  if (!r.ok) return refuse(res, endpoint, r.message, logger);
   const request = withTrace(r.request, req, CLIENT_ADDRESS_HEADER[family]);
-  return whenAnswered(decide(request, `forward-auth/${family}`), sendGatewayAnswer, res);
+  sendGatewayAnswer(res, await decide(request, `forward-auth/${family}`));
 }
 
 function refuse(res: ServerResponse, endpoint: string, message: string, logger: Logger | undefined): void {

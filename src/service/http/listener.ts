@@ -27,7 +27,7 @@ export function decisionListener(
 ) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? "/";
-    let work: Promise<void> | undefined;
+    let work: Promise<void>;
     // Fail closed, never crash: an unexpected error answers a deny.
     const failed = (): void => {
       if (!res.headersSent)
@@ -40,7 +40,6 @@ export function decisionListener(
     };
     // Caddy keeps the original query string on the auth request: the endpoint is the path before "?".
     const endpoint = url.split("?", 1)[0]!;
-    // An answer made at once (a token verified before) is sent in this call: its errors are caught here.
     try {
       if (endpoint === "/forward-auth" || endpoint.startsWith("/forward-auth/"))
         work = answerForwardAuth(req, res, endpoint, decide, logger);
@@ -51,6 +50,6 @@ export function decisionListener(
     } catch {
       return failed();
     }
-    work?.catch(failed);
+    work.catch(failed);
   };
 }

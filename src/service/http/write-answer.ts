@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from "node:http";
 import type { DecisionAnswer } from "../decide/decide.js";
-import { allowHeaders, denyBody, denyHeaders } from "./gateway-headers.js";
+import { allowHeaders, denyBody, denyHeaders } from "../gateway/answer.js";
 
 /** `headers`: a flat list, name then value (node:http takes it as is, without building a header object). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: string[] = []): void {

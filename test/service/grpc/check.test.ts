@@ -110,6 +110,7 @@ describe("checkResponse", () => {
     deprecated: false,
     mode: "enforce",
     would_deny: null,
+    failed: false,
     decision_id: "d1",
     subject: { sub: "s\u00e9", tenant_id: "t", roles: ["a", "b"] },
   };

@@ -19,7 +19,7 @@ import {
   sampleServeArgs,
 } from "../helpers.js";
 import { envoyCheck, grpcClients, headersOf, type GrpcClients } from "./client.js";
-import { PORTIER_HEADERS } from "../../../src/service/http/gateway-headers.js";
+import { PORTIER_HEADERS } from "../../../src/service/gateway/answer.js";
 import { loadServices } from "../../../src/service/grpc/server.js";
 
 let svc: InProcessService;

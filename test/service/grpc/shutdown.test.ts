@@ -22,6 +22,7 @@ const ALLOW: DecisionAnswer = {
   would_deny: null,
   decision_id: "d-1",
   subject: { client_id: "machine", roles: [] },
+  failed: false,
 };
 
 /** A decide whose answers wait until release() is called. */

@@ -21,7 +21,7 @@ import {
   writeDirectory,
 } from "../helpers.js";
 import { decide, serveInjected, type InjectedService } from "../inject.js";
-import { PORTIER_HEADERS } from "../../../src/service/http/gateway-headers.js";
+import { PORTIER_HEADERS } from "../../../src/service/gateway/answer.js";
 import { MAX_PATH_BYTES } from "../../../src/engine/index.js";
 
 let svc: InjectedService;

@@ -1,0 +1,53 @@
+/**
+ * What the decision log records to tie a decision to the gateway's request (never used to decide): X-Request-Id,
+ * a well-formed W3C traceparent, and the client address as the gateway reports it. Where that address comes from
+ * depends on the gateway (CLIENT_ADDRESS_HEADER): nginx's shipped config sets X-Real-IP; Caddy, Traefik and Envoy
+ * append to X-Forwarded-For, whose last entry is the one the nearest gateway added (earlier entries are whatever
+ * the client sent). /decide records none: the sidecar is the caller. Values are bounded and printable.
+ */
+import type { RequestTrace } from "../decide/types.js";
+
+export type ClientAddressHeader = "X-Real-IP" | "X-Forwarded-For";
+
+/** The headers read for every request trace (besides the adapter's client address header). */
+export const TRACE_HEADERS = ["X-Request-Id", "traceparent"];
+
+/** Where each adapter finds the client address its gateway reports. */
+export const CLIENT_ADDRESS_HEADER: Record<"nginx" | "caddy" | "traefik" | "envoy", ClientAddressHeader> = {
+  nginx: "X-Real-IP",
+  caddy: "X-Forwarded-For",
+  traefik: "X-Forwarded-For",
+  envoy: "X-Forwarded-For",
+};
+
+const MAX_TRACE_CHARS = 128;
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+function printable(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const v = value
+    .trim()
+    .slice(0, MAX_TRACE_CHARS)
+    .replace(/[^\x21-\x7e]/g, "?");
+  return v === "" ? undefined : v;
+}
+
+/**
+ * The trace of a request whose headers are `seen` (every value of each name of TRACE_HEADERS and `address`, keyed
+ * by the name as written there), or undefined when it carries none.
+ */
+export function requestTrace(
+  seen: ReadonlyMap<string, string[]>,
+  address: ClientAddressHeader | undefined,
+): RequestTrace | undefined {
+  const requestId = printable(seen.get("X-Request-Id")?.at(-1));
+  const tp = seen.get("traceparent")?.at(-1)?.trim().toLowerCase();
+  const traceparent = tp !== undefined && TRACEPARENT.test(tp) ? tp : undefined;
+  const clientAddress = address === undefined ? undefined : printable(seen.get(address)?.join(",").split(",").at(-1));
+  if (requestId === undefined && traceparent === undefined && clientAddress === undefined) return undefined;
+  return {
+    ...(requestId !== undefined ? { requestId } : {}),
+    ...(traceparent !== undefined ? { traceparent } : {}),
+    ...(clientAddress !== undefined ? { clientAddress } : {}),
+  };
+}
