@@ -22,6 +22,7 @@ import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
 import { startGrpc, type GrpcService } from "./grpc/server.js";
+import { createDecisionLogs, registerDecisionLogMetrics, type DecisionLogs } from "./decision-logs/index.js";
 
 export interface RunningService {
   url: string;
@@ -228,6 +229,16 @@ export async function startService(
     if (policy.current) check(policy.current);
   }
 
+  // The decision log: the stdout line and, with --decision-log-url, the collector (a bad token file stops here).
+  let decisionLogs: DecisionLogs;
+  try {
+    decisionLogs = createDecisionLogs(config, logger, () => policy.engine?.logRules);
+  } catch (err) {
+    verifier.close();
+    directory?.close();
+    await policy.close();
+    throw new StartError(`config.decisionLogTokenFile: ${messageOf(err)}`);
+  }
   const metrics = createMetrics({
     keys: () => verifier.status(),
     policy: () => policy.status(),
@@ -243,11 +254,13 @@ export async function startService(
     roleCheck: config.roleCheck,
     logger,
     metrics,
+    decisionLog: decisionLogs,
   });
+  registerDecisionLogMetrics(metrics.registry, decisionLogs.stats, config.decisionLogBufferBytes);
   shareWorkerRegistry(metrics.registry);
   // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.
   let stopping = false;
-  const deps = { verifier, policy, directory, metrics, stopping: () => stopping };
+  const deps = { verifier, policy, directory, metrics, stopping: () => stopping, decisionLogs };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
   // --admin-port: health, readiness and metrics apart from the decision port (shared by workers like it).
   const admin =
@@ -309,6 +322,7 @@ export async function startService(
       verifier.close();
       directory?.close();
       await policy.close();
+      await decisionLogs.close(Date.now());
       throw err;
     }
   }
@@ -351,6 +365,8 @@ export async function startService(
       verifier.close();
       directory?.close();
       await policy.close();
+      // 6. The decision log: what was recorded is written and shipped, retried until the deadline.
+      await decisionLogs.close(deadline);
       await destination.end(1000);
       process.off("exit", flushOnExit);
     },

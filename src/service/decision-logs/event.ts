@@ -5,6 +5,9 @@
  * decision together with the subject it was taken for (the same names as the stdout line's fields).
  */
 
+/** The decision line's fields, as the recorder writes them (src/service/decide/run.ts). */
+export type DecisionLine = { decision_id: string } & Record<string, unknown>;
+
 /** What the recorder hands over per decision: references only, built into an event later. */
 export interface DecisionRecord {
   decision_id: string;

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
 import type { LogRules } from "../../engine/index.js";
 import type { ServiceConfig } from "../config.js";
-import { createDecisionLog, type DecisionLogFields } from "../decide/decision-log.js";
+import type { DecisionLine } from "./event.js";
 import { DecisionLogPipeline } from "./pipeline.js";
 import { Shipper } from "./shipper.js";
 import { newStats, type DecisionLogStats } from "./stats.js";
@@ -22,8 +22,8 @@ export { TokenFileError } from "./token-file.js";
 export type { DecisionLogStats } from "./stats.js";
 
 export interface DecisionLogs {
-  /** The request path's part: one call per decision. */
-  record(fields: DecisionLogFields): void;
+  /** The request path's part: one call per decision (the recorder's sink, as the logger's info() is). */
+  info(fields: DecisionLine, msg: "decision"): void;
   /** /ready's text when the collector has failed for too long. */
   problem(): string | undefined;
   readonly stats: DecisionLogStats;
@@ -60,9 +60,9 @@ export function createDecisionLogs(
   const stats = newStats();
   const labels = { ...operatorLabels(config.decisionLogLabel), id: randomUUID(), version: portierVersion() };
   let shipper: Shipper | undefined;
+  let tokenFile: TokenFile | undefined;
   if (config.decisionLogUrl !== undefined) {
-    const tokenFile =
-      config.decisionLogTokenFile === undefined ? undefined : new TokenFile(config.decisionLogTokenFile);
+    tokenFile = config.decisionLogTokenFile === undefined ? undefined : new TokenFile(config.decisionLogTokenFile);
     shipper = new Shipper({
       target: collectorTarget(config.decisionLogUrl),
       token: () => tokenFile?.current(),
@@ -77,7 +77,7 @@ export function createDecisionLogs(
   }
   const s = shipper;
   const pipeline = new DecisionLogPipeline({
-    line: config.decisionLogStdout ? createDecisionLog(logger) : undefined,
+    line: config.decisionLogStdout ? (fields) => logger.info(fields, "decision") : undefined,
     ship: s && ((json) => s.add(json)),
     rules,
     event: { labels, bundleName: BUNDLE_NAME },
@@ -85,8 +85,12 @@ export function createDecisionLogs(
     logger,
   });
   return {
-    record: (fields) => pipeline.record(fields),
-    problem: () => s?.problem(),
+    info: (fields) => pipeline.record(fields),
+    problem: () => {
+      const token = tokenFile?.lastError && `the token file was not read again (${tokenFile.lastError})`;
+      const found = [token, s?.problem()].filter(Boolean);
+      return found.length ? `decision logs: ${found.join("; ")}` : undefined;
+    },
     stats,
     async close(deadline) {
       pipeline.process();

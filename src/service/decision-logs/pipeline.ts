@@ -8,8 +8,7 @@
  */
 import type { Logger } from "pino";
 import type { LogRules } from "../../engine/index.js";
-import type { DecisionLogFields } from "../decide/decision-log.js";
-import { buildEvent, type DecisionRecord, type EventContext } from "./event.js";
+import { buildEvent, type DecisionLine, type DecisionRecord, type EventContext } from "./event.js";
 import { applyMask, parseMask } from "./mask.js";
 import type { DecisionLogStats } from "./stats.js";
 
@@ -26,7 +25,7 @@ export const RESULT_FIELDS = [
   "tenant_id",
   "roles",
   "would_deny",
-] as const satisfies readonly (keyof DecisionLogFields)[];
+] as const;
 
 /** Decisions waiting for the next turn of the event loop; past this many (a loop stuck for long) they are dropped. */
 const MAX_PENDING = 65_536;
@@ -36,7 +35,7 @@ const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
 
 export interface PipelineOptions {
   /** Writes the stdout line (pino's logger.info(fields, "decision")); undefined: no line. */
-  line: ((fields: DecisionLogFields) => void) | undefined;
+  line: ((fields: DecisionLine) => void) | undefined;
   /** Ships an encoded event; undefined: no collector. */
   ship: ((json: string) => void) | undefined;
   /** The mask and drop rules of the bundle serving now. */
@@ -47,7 +46,7 @@ export interface PipelineOptions {
 }
 
 export class DecisionLogPipeline {
-  private pending: DecisionLogFields[] = [];
+  private pending: DecisionLine[] = [];
   private times: number[] = [];
   private scheduled = false;
   private seq = 0;
@@ -56,7 +55,7 @@ export class DecisionLogPipeline {
   constructor(private readonly o: PipelineOptions) {}
 
   /** The request path's part: keeps the fields for later. */
-  record(fields: DecisionLogFields): void {
+  record(fields: DecisionLine): void {
     if (this.pending.length >= MAX_PENDING) {
       this.o.stats.dropped.buffer_full++;
       return;
@@ -80,7 +79,7 @@ export class DecisionLogPipeline {
     for (let i = 0; i < batch.length; i++) this.one(batch[i]!, times[i]!, rules);
   };
 
-  private one(fields: DecisionLogFields, time: number, rules: LogRules | undefined): void {
+  private one(fields: DecisionLine, time: number, rules: LogRules | undefined): void {
     const result: Record<string, unknown> = {};
     for (const k of RESULT_FIELDS) result[k] = fields[k];
     const trace = typeof fields.traceparent === "string" ? TRACEPARENT.exec(fields.traceparent) : null;

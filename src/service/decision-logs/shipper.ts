@@ -86,7 +86,7 @@ export class Shipper {
     if (this.failingSince === undefined || now - this.failingSince <= this.o.problemAfterMs) return undefined;
     const s = this.o.stats;
     return (
-      `decision logs: the collector ${this.o.target.shown} has failed for ${Math.round((now - this.failingSince) / 1000)} s ` +
+      `the collector ${this.o.target.shown} has failed for ${Math.round((now - this.failingSince) / 1000)} s ` +
       `(${this.lastWhy}); ${s.bufferedEvents} events wait (${s.bufferedBytes} of ${this.o.bufferBytes} buffer bytes)`
     );
   }

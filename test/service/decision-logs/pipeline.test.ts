@@ -9,7 +9,7 @@ import { loadEngine, type InProcessEngine, type LogRules } from "../../../src/en
 import { DecisionLogPipeline } from "../../../src/service/decision-logs/pipeline.js";
 import { applyMask, parseMask, MaskRuleError } from "../../../src/service/decision-logs/mask.js";
 import { newStats } from "../../../src/service/decision-logs/stats.js";
-import type { DecisionLogFields } from "../../../src/service/decide/decision-log.js";
+import type { DecisionLine } from "../../../src/service/decision-logs/event.js";
 import { requireBundle } from "../../support/bundle.js";
 
 let engine: InProcessEngine;
@@ -17,7 +17,7 @@ beforeAll(async () => {
   engine = await loadEngine(requireBundle());
 });
 
-function fields(token: Record<string, unknown>): DecisionLogFields {
+function fields(token: Record<string, unknown>): DecisionLine {
   return {
     event: "decision",
     decision_id: "d-1",
@@ -46,7 +46,7 @@ function fields(token: Record<string, unknown>): DecisionLogFields {
 }
 
 function pipeline(rules: () => LogRules | undefined) {
-  const lines: DecisionLogFields[] = [];
+  const lines: DecisionLine[] = [];
   const shipped: Record<string, unknown>[] = [];
   const stats = newStats();
   let logged = "";
