@@ -21,5 +21,4 @@ export type { PathResult } from "./normalise-path.js";
 export { tokenFacts } from "./token-facts.js";
 export { engineDeny } from "./deny.js";
 export type * from "./types.js";
-export { MASK_ENTRYPOINT, DROP_ENTRYPOINT } from "./log-rules.js";
 export type { LogRules } from "./log-rules.js";

@@ -18,7 +18,6 @@ import { TokenFile } from "./token-file.js";
 import { collectorTarget } from "./upload.js";
 
 export { registerDecisionLogMetrics } from "./metrics.js";
-export { TokenFileError } from "./token-file.js";
 export type { DecisionLogStats } from "./stats.js";
 
 export interface DecisionLogs {
