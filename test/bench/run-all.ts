@@ -5,7 +5,18 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const BENCHES = ["engine", "memo", "auth", "service", "latency", "hot-path", "directory", "replay", "bundle-bomb"];
+const BENCHES = [
+  "engine",
+  "memo",
+  "auth",
+  "service",
+  "latency",
+  "hot-path",
+  "decision-logs",
+  "directory",
+  "replay",
+  "bundle-bomb",
+];
 // Bounded so that the whole run stays within ~10 minutes on 2 loaded cores: the directory benchmark without the
 // previous loader's baseline and with 2 reloads (run test/bench/directory.ts alone for the full comparison).
 process.env.BENCH_DIRECTORY_PREVIOUS ??= "0";

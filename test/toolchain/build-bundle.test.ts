@@ -17,13 +17,12 @@ function edit(file: string, change: (text: string) => string): void {
 }
 
 describe("entrypoints from # METADATA annotations", () => {
-  it("are the five annotated in the project's policies", async () => {
+  it("are the four annotated in the project's policies", async () => {
     expect(await annotatedEntrypoints(opaPath(), join(PROJECT_ROOT, "policies"))).toEqual([
       "portier/catalog",
       "portier/decision",
       "portier/explain/checks",
-      "portier/log/drop",
-      "portier/log/mask",
+      "portier/log/rules",
     ]);
   });
 
@@ -41,8 +40,7 @@ describe("entrypoints from # METADATA annotations", () => {
       "portier/access/verdict",
       "portier/catalog",
       "portier/explain/checks",
-      "portier/log/drop",
-      "portier/log/mask",
+      "portier/log/rules",
     ]);
   });
 
@@ -54,8 +52,7 @@ describe("entrypoints from # METADATA annotations", () => {
       "portier/catalog",
       "portier/decision",
       "portier/explain/checks",
-      "portier/log/drop",
-      "portier/log/mask",
+      "portier/log/rules",
     ]);
     const bundle = await readBundle(readFileSync(out), out, []);
     expect([...bundle.entrypoints].sort()).toEqual(built.entrypoints);
@@ -66,7 +63,7 @@ describe("entrypoints from # METADATA annotations", () => {
     edit(join(dir, "policies", "portier", "decision.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(dir, "policies", "portier", "catalog", "catalog.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(dir, "policies", "portier", "explain", "checks.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
-    edit(join(dir, "policies", "portier", "log", "log.rego"), (t) => t.replaceAll(ENTRYPOINT_ANNOTATION, ""));
+    edit(join(dir, "policies", "portier", "log", "log.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     await expect(annotatedEntrypoints(opaPath(), join(dir, "policies"))).rejects.toThrow(
       /no rule or package is annotated "# METADATA" with "entrypoint: true"/,
     );

@@ -34,3 +34,8 @@ test_mask_without_input_is_empty if {
 test_every_event_is_kept if {
 	not log.drop with input as event(id_token)
 }
+
+test_rules_answer_both_in_one_document if {
+	answer := log.rules with input as event({"sub": "5f1c", "nonce": "n-1"})
+	answer == {"drop": false, "mask": {"/input/token/nonce"}}
+}

@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import type { LogRules } from "../../engine/index.js";
 import { buildEvent, type DecisionLine, type DecisionRecord, type EventContext } from "./event.js";
-import { applyMask, parseMask } from "./mask.js";
+import { applyMask, MaskRuleError, parseMask } from "./mask.js";
 import type { DecisionLogStats } from "./stats.js";
 
 /** The stdout line's fields that make up the event's result (a mask's /result/<name> changes line.<name>). */
@@ -80,6 +80,8 @@ export class DecisionLogPipeline {
   };
 
   private one(fields: DecisionLine, time: number, rules: LogRules | undefined): void {
+    // No collector and no rules (an older bundle): the line as recorded.
+    if (rules === undefined && this.o.ship === undefined) return this.o.line?.(fields);
     const result: Record<string, unknown> = {};
     for (const k of RESULT_FIELDS) result[k] = fields[k];
     const trace = typeof fields.traceparent === "string" ? TRACEPARENT.exec(fields.traceparent) : null;
@@ -95,14 +97,18 @@ export class DecisionLogPipeline {
       span_id: trace?.[2],
     };
     const event = buildEvent(record, ++this.seq, this.o.event);
+    // Encoded once: the rules read this text, and it is what is shipped unless a mask changes the event.
+    let json = JSON.stringify(event);
     let line = fields;
     if (rules) {
       try {
-        if (rules.drop(event)) {
+        const { drop, mask } = rules.evaluate(json);
+        if (typeof drop !== "boolean") throw new MaskRuleError("drop: must be true or false");
+        if (drop) {
           this.o.stats.ruleDropped++;
           return;
         }
-        const ops = parseMask(rules.mask(event));
+        const ops = parseMask(mask);
         if (ops.length > 0) {
           // The input and result are shared with the answer (and the decision memo): mask copies.
           const parts = structuredClone({ input: event.input, result: event.result });
@@ -111,6 +117,7 @@ export class DecisionLogPipeline {
           event.result = parts.result;
           if (erased.length) event.erased = erased;
           if (masked.length) event.masked = masked;
+          json = JSON.stringify(event);
           line = { ...fields, input: parts.input };
           const r = parts.result as Record<string, unknown>;
           for (const k of RESULT_FIELDS) line[k] = r[k];
@@ -122,7 +129,7 @@ export class DecisionLogPipeline {
       }
     }
     this.o.line?.(line);
-    this.o.ship?.(JSON.stringify(event));
+    this.o.ship?.(json);
   }
 
   /** A failing rule fails for every event: reported at most once a minute. */

@@ -121,8 +121,10 @@ describe("the decision-log pipeline", () => {
 
   it("applies /result pointers to the line's fields, and upserts, as listed in erased and masked", () => {
     const rules: LogRules = {
-      drop: () => false,
-      mask: () => ["/result/sub", { op: "upsert", path: "/input/token/sub", value: "***" }],
+      evaluate: () => ({
+        drop: false,
+        mask: ["/result/sub", { op: "upsert", path: "/input/token/sub", value: "***" }],
+      }),
     };
     const { p, lines, shipped } = pipeline(() => rules);
     p.record(fields({ sub: "5f1c" }));
@@ -135,18 +137,18 @@ describe("the decision-log pipeline", () => {
 
   it("leaves out what the drop rule drops (counted apart), and drops what a failing or malformed mask rule meets", () => {
     const cases: [LogRules, keyof ReturnType<typeof newStats>["dropped"] | "ruleDropped"][] = [
-      [{ drop: () => true, mask: () => [] }, "ruleDropped"],
+      [{ evaluate: () => ({ drop: true, mask: [] }) }, "ruleDropped"],
       [
         {
-          drop: () => false,
-          mask: () => {
+          evaluate: () => {
             throw new Error("wasm trap");
           },
         },
         "rule_error",
       ],
-      [{ drop: () => false, mask: () => ["/labels/id"] }, "rule_error"],
-      [{ drop: () => false, mask: () => "not a set" }, "rule_error"],
+      [{ evaluate: () => ({ drop: false, mask: ["/labels/id"] }) }, "rule_error"],
+      [{ evaluate: () => ({ drop: false, mask: "not a set" }) }, "rule_error"],
+      [{ evaluate: () => ({ drop: "yes", mask: [] }) }, "rule_error"],
     ];
     for (const [rules, counted] of cases) {
       const { p, lines, shipped, stats, logged } = pipeline(() => rules);
