@@ -61,13 +61,6 @@ interface Entry {
   bytes: number;
 }
 
-export interface MemoStats {
-  hits: number;
-  misses: number;
-  entries: number;
-  bytes: number;
-}
-
 /** Freezes a decision and the objects it holds (its shape is known: route, route.parameters, would_deny). */
 function freezeDecision(d: Decision): Decision {
   if (d.route !== null && typeof d.route === "object") {
@@ -115,11 +108,10 @@ export class DecisionMemo {
   }
 
   /**
-   * Offers a decision the policy answered for `key`, just missed; `answerLength` is the length of its JSON
-   * text (measured here when not given, only once the key is admitted). Stored (frozen) when the key was
-   * missed before, and still remembered by the doorkeeper.
+   * Offers a decision the policy answered for `key`, just missed. Stored (frozen) when the key was missed before,
+   * and still remembered by the doorkeeper; its size is measured only then.
    */
-  set(key: string, decision: Decision, answerLength?: number): Decision {
+  set(key: string, decision: Decision): Decision {
     // First miss of this key: only remember its hash.
     const hash = fingerprintOf(key);
     const slot = hash & this.seenMask;
@@ -127,7 +119,7 @@ export class DecisionMemo {
       this.seen[slot] = hash;
       return decision;
     }
-    const bytes = 2 * (key.length + (answerLength ?? JSON.stringify(decision).length)) + ENTRY_OVERHEAD_BYTES;
+    const bytes = 2 * (key.length + JSON.stringify(decision).length) + ENTRY_OVERHEAD_BYTES;
     if (bytes > this.maxBytes) return decision;
     const old = this.map.get(key);
     if (old !== undefined) {
@@ -142,9 +134,5 @@ export class DecisionMemo {
     this.map.set(key, { decision: freezeDecision(decision), bytes });
     this.bytes += bytes;
     return decision;
-  }
-
-  stats(): MemoStats {
-    return { hits: this.counts.hits, misses: this.counts.misses, entries: this.map.size, bytes: this.bytes };
   }
 }

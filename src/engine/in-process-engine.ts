@@ -99,7 +99,4 @@ export class InProcessEngine implements DecisionEngine {
     if (!outcome.ok) throw new PolicyEvaluationError(`evaluating ${entrypoint} failed: ${outcome.error}`);
     return resultOf(outcome.results);
   }
-
-  /** Nothing to release: the instance is garbage once the engine is. */
-  close(): void {}
 }

@@ -94,5 +94,4 @@ export interface DecisionEngine {
   readonly revision: string;
   /** The bundle's decision-log mask and drop rules, when it has them (log-rules.ts). */
   readonly logRules?: LogRules | undefined;
-  close(): void;
 }

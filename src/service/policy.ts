@@ -10,13 +10,7 @@
 import { EngineLoadError, loadEngine, type DecisionMemoOptions, type VerificationKey } from "../engine/index.js";
 import type { DecisionEngine } from "../engine/types.js";
 import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
-import {
-  NO_ROLE_NAMES,
-  entryRoles,
-  roleResolver,
-  type EntryRoles,
-  type RoleResolver,
-} from "../directory/role-resolver.js";
+import { entryRoles, roleResolver, type EntryRoles, type RoleResolver } from "../directory/role-resolver.js";
 import { RoleNameError } from "../catalog/role-name-index.js";
 
 export interface PolicyStatus extends ReloadStatus {
@@ -42,7 +36,6 @@ export interface PolicySnapshot {
 export class PolicyHolder {
   private readonly reloader: Reloader<PolicySnapshot>;
   private etag: string | undefined;
-  onChange: (() => void) | undefined;
   /** Called when a bundle goes live (after the swap), e.g. to report the directory records its names cannot resolve. */
   onActivate: ((snapshot: PolicySnapshot) => void) | undefined;
 
@@ -63,7 +56,6 @@ export class PolicyHolder {
         const resolveRole = roleResolver(engine.roles, "catalog.roles");
         return Object.freeze({ engine, resolveRole, rolesOf: entryRoles(resolveRole) });
       } catch (err) {
-        engine.close();
         throw err instanceof RoleNameError
           ? new EngineLoadError("data_invalid", `${source}:/data.json: ${err.message}`, { cause: err })
           : err;
@@ -92,16 +84,14 @@ export class PolicyHolder {
       source: "file" in from ? from.file : from.url,
       file: "file" in from ? from.file : undefined,
       load,
-      activate: (next, old) => {
+      // A decision evaluates synchronously on the one snapshot it read: nothing of the old engine is left to close.
+      activate: (next) => {
         this.etag = "url" in from ? candidateEtag : undefined;
         this.onActivate?.(next);
-        // Let in-flight decisions on the old engine finish before closing it.
-        if (old) setTimeout(() => old.engine.close(), 1000).unref();
       },
       describe: (p) => ({ revision: p?.engine.revision }),
       logger,
     });
-    this.reloader.onChange = () => this.onChange?.();
   }
 
   /** The live bundle: read it once per decision and take engine and role names from that one value. */
@@ -111,11 +101,6 @@ export class PolicyHolder {
 
   get engine(): DecisionEngine | undefined {
     return this.reloader.current?.engine;
-  }
-
-  /** Role names of the active bundle's catalog -> role ids (knows no name until a bundle is loaded). */
-  get resolveRole(): RoleResolver {
-    return this.reloader.current?.resolveRole ?? NO_ROLE_NAMES;
   }
 
   status(): PolicyStatus {
@@ -143,6 +128,5 @@ export class PolicyHolder {
 
   async close(): Promise<void> {
     this.reloader.close();
-    this.engine?.close();
   }
 }

@@ -313,7 +313,6 @@ async function hotPath(made: string[]): Promise<void> {
 
   if (process.env.BENCH_HTTP !== "0") await overHttp(base, { jwksFile, directoryFile, token });
   verifier.close();
-  engine.close();
 }
 
 async function overHttp(base: string, f: { jwksFile: string; directoryFile: string; token: string }): Promise<void> {

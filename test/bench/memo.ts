@@ -152,7 +152,7 @@ async function missPathShare(): Promise<void> {
       },
       "stringify + memo miss": () => {
         const key = JSON.stringify(inputs[j]);
-        if (memo.get(key) === undefined) memo.set(key, decision, 400);
+        if (memo.get(key) === undefined) memo.set(key, decision);
         j = j + 1 === inputs.length ? 0 : j + 1;
       },
       decide: replayer(plain, inputs),

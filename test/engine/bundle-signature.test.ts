@@ -54,7 +54,6 @@ describe("verifyBundleSignature (through loadEngine)", () => {
   it("loads a bundle Portier signed", async () => {
     const engine = await loadEngine(signed, { verificationKey: pub });
     expect(engine.revision).toMatch(/\w/);
-    engine.close();
   });
 
   const someRego = (files: Map<string, Buffer>) => [...files.keys()].find((n) => n.endsWith(".rego")) as string;
@@ -200,7 +199,7 @@ describe("verifyBundleSignature (through loadEngine)", () => {
   });
 
   it("loads without a verification key as before, signed or not", async () => {
-    expect(await loadEngine(readFileSync(DEFAULT_BUNDLE)).then((e) => e.close())).toBeUndefined();
+    expect((await loadEngine(readFileSync(DEFAULT_BUNDLE))).revision).toMatch(/\w/);
   });
 });
 

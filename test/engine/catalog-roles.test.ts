@@ -15,12 +15,8 @@ describe("engine.roles", () => {
     const engine = await loadEngine(
       await bundleWithData("r", (d: Data) => d.catalog.roles[0]!.aliases.push("Professeur")),
     );
-    try {
-      expect(engine.roles[0]).toEqual({ ...DATA_ROLES[0], aliases: ["Professeur"] });
-      expect(engine.roles.slice(1)).toEqual(DATA_ROLES.slice(1));
-    } finally {
-      engine.close();
-    }
+    expect(engine.roles[0]).toEqual({ ...DATA_ROLES[0], aliases: ["Professeur"] });
+    expect(engine.roles.slice(1)).toEqual(DATA_ROLES.slice(1));
   });
 
   /** The data document as the edits below see it: each edit breaks it on purpose (a label removed, a number). */

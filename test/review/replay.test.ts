@@ -10,7 +10,6 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { loadEngine, type InProcessEngine } from "../../src/engine/index.js";
 import { loadPolicySource, renderReplay, renderReplayMarkdown, replayLines } from "../../src/review/index.js";
 import { createDecide } from "../../src/service/decide/decide.js";
-import type { AccessTokenVerifier } from "../../src/auth/index.js";
 import { TokenError } from "../../src/auth/index.js";
 import { requireBundle } from "../support/bundle.js";
 import { portierProcess, portierInProcess as portier, scratchProject } from "../support/cli.js";
@@ -57,7 +56,7 @@ async function decisionLog(): Promise<string[]> {
       if (!claims) throw new TokenError("token_malformed", "not a token");
       return { claims };
     },
-  } as unknown as AccessTokenVerifier;
+  };
   const decide = createDecide({
     verifier,
     policy: fixedPolicy(current),

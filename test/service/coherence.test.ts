@@ -10,9 +10,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { appendFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
-import type { AccessTokenVerifier } from "../../src/auth/index.js";
 import { entryRoles, roleResolver, type DirectoryEntry } from "../../src/directory/index.js";
-import type { Decision, DecisionEngine, DecisionInput } from "../../src/engine/types.js";
+import type { DecisionEngine, DecisionInput } from "../../src/engine/types.js";
 import { createDecide } from "../../src/service/decide/decide.js";
 import { loadConfig } from "../../src/service/config.js";
 import { startService, type RunningService } from "../../src/service/start-service.js";
@@ -20,6 +19,7 @@ import { bundleWithData } from "./bundles.js";
 import { ISSUER, TEACHER, TENANT_A, makeKeys, tempDir, userToken, writeDirectory } from "./helpers.js";
 import { sealNdjson } from "../support/directory-files.js";
 import { injector } from "./inject.js";
+import { ALLOW } from "../support/policy-snapshot.js";
 
 const ALIAS = "Prof racecar";
 const PATH = "/v2/ORG001/elevesJeunes";
@@ -160,11 +160,7 @@ describe("one decision, one snapshot", () => {
     const engineNamed = (name: string): DecisionEngine => ({
       revision: name,
       roles: [],
-      decide: (input: DecisionInput) => (
-        evaluated.push({ engine: name, roles: input.roles }),
-        { allow: true, reason: "allowed", message: "", status: 200 } as unknown as Decision
-      ),
-      close: () => undefined,
+      decide: (input: DecisionInput) => (evaluated.push({ engine: name, roles: input.roles }), ALLOW),
     });
     const snapshot = (name: string, id: string) => {
       const resolveRole = roleResolver([{ id, label: id, aliases: [ALIAS] }]);
@@ -189,7 +185,7 @@ describe("one decision, one snapshot", () => {
         header: {},
         cached: false,
       }),
-    } as unknown as AccessTokenVerifier;
+    };
     const decide = createDecide({
       verifier,
       policy,

@@ -12,7 +12,7 @@
  * are loaded here with loadEngine). Denies are counted, not checked (fail closed). The seed is printed and
  * can be set with PROPTEST_SEED (a number or a comma-separated list).
  */
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
@@ -758,13 +758,9 @@ async function run(
 }
 
 const seeds = process.env.PROPTEST_SEED ? process.env.PROPTEST_SEED.split(",").map(Number) : DEFAULT_SEEDS;
-const engines: InProcessEngine[] = [];
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const done of cleanups.splice(0)) await done();
-});
-afterAll(async () => {
-  for (const e of engines.splice(0)) e.close();
 });
 
 describe("every decision comes from one coherent state (issue 17)", () => {
@@ -782,7 +778,6 @@ describe("every decision comes from one coherent state (issue 17)", () => {
         const oracle: Oracle = { engines: new Map(), resolvers: new Map() };
         for (const [revision, bytes] of Object.entries(bundles)) {
           const engine = await loadEngine(bytes, { source: revision });
-          engines.push(engine);
           expect(engine.revision).toBe(revision);
           oracle.engines.set(revision, engine);
           oracle.resolvers.set(revision, roleResolver(engine.roles, "catalog.roles"));

@@ -26,6 +26,9 @@ const withAlias = (id: string, alias: string) => (data: { catalog: { roles: Role
   data.catalog.roles.find((r) => r.id === id)!.aliases.push(alias);
 
 /** A holder over a bundle file the test rewrites; load() writes a bundle there and reloads. */
+/** The live bundle's resolver for a role name (undefined: no name resolves before a bundle is loaded). */
+const resolveNow = (policy: PolicyHolder, name: string) => policy.current?.resolveRole(name);
+
 function holder() {
   const file = join(tempDir(), "bundle.tar.gz");
   const policy = new PolicyHolder(logger, { file, watch: false }, 64 * 1024 * 1024);
@@ -53,23 +56,23 @@ describe("PolicyHolder: role names go live with the bundle", () => {
     const { policy, load, rolesNow } = await holderWithDirectory([
       { sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] },
     ]);
-    expect(policy.resolveRole(ALIAS)).toBeUndefined();
+    expect(resolveNow(policy, ALIAS)).toBeUndefined();
     expect(rolesNow(TEACHER)).toBe("base:-");
 
     // Watch every turn of the event loop during the reload: the new engine is never live without its names.
     const seen: string[] = [];
     const watcher = setInterval(() => seen.push(rolesNow(TEACHER)), 0);
     const checkAtSwap: string[] = [];
-    policy.onChange = () => checkAtSwap.push(rolesNow(TEACHER));
+    policy.onActivate = () => checkAtSwap.push(rolesNow(TEACHER));
     expect(await load(await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)))).toBe(true);
     clearInterval(watcher);
     expect(checkAtSwap).toEqual(["alias:enseignant_jeune"]);
     expect(seen.filter((s) => s.startsWith("alias:") && s !== "alias:enseignant_jeune")).toEqual([]);
-    expect(policy.resolveRole(ALIAS)).toBe("enseignant_jeune");
-    expect(policy.resolveRole(ALIAS.toUpperCase())).toBe("enseignant_jeune");
+    expect(resolveNow(policy, ALIAS)).toBe("enseignant_jeune");
+    expect(resolveNow(policy, ALIAS.toUpperCase())).toBe("enseignant_jeune");
 
     expect(await load(await bundleWithData("plain", () => undefined))).toBe(true);
-    expect(policy.resolveRole(ALIAS)).toBeUndefined();
+    expect(resolveNow(policy, ALIAS)).toBeUndefined();
     expect(rolesNow(TEACHER)).toBe("plain:-");
   });
 
@@ -83,7 +86,7 @@ describe("PolicyHolder: role names go live with the bundle", () => {
       /bundle\.tar\.gz:\/data\.json: catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
     );
     expect(policy.current).toBe(before);
-    expect(policy.resolveRole("Enseignant jeune")).toBe("enseignant_jeune");
+    expect(resolveNow(policy, "Enseignant jeune")).toBe("enseignant_jeune");
     expect(rolesNow(TEACHER)).toBe("base:enseignant_jeune");
   });
 

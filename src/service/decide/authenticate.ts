@@ -3,16 +3,21 @@
  * verified before from its cache). A refusal is a 401 with the TokenError's code and its RFC 6750 header;
  * anything else thrown is not a refusal but a failure (the caller denies internal_error).
  */
-import { TokenError, wwwAuthenticate, type AccessTokenVerifier, type NormalisedClaims } from "../../auth/index.js";
+import { TokenError, wwwAuthenticate } from "../../auth/index.js";
 import { engineDeny } from "../../engine/index.js";
 import type { Decision, RoleCheckMode } from "../../engine/types.js";
 import type { DecisionRequest } from "./types.js";
 
-export type Authenticated = { ok: true; claims: NormalisedClaims } | { ok: false; deny: Decision; www: string };
+export type Authenticated = { ok: true; claims: Record<string, unknown> } | { ok: false; deny: Decision; www: string };
+
+/** What the pipeline needs of src/auth's AccessTokenVerifier: a token's verified claims, or a TokenError. */
+export interface TokenVerifier {
+  verify(token: string): Promise<{ claims: Record<string, unknown> }>;
+}
 
 export async function authenticate(
   req: DecisionRequest,
-  verifier: Pick<AccessTokenVerifier, "verify">,
+  verifier: TokenVerifier,
   mode: RoleCheckMode,
 ): Promise<Authenticated> {
   try {

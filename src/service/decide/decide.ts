@@ -23,22 +23,21 @@ import type { Logger } from "pino";
 import { messageOf } from "../../errors/caught.js";
 import { engineDeny, normalisePath } from "../../engine/index.js";
 import type { Decision, RoleCheckMode } from "../../engine/types.js";
-import type { AccessTokenVerifier } from "../../auth/index.js";
 import type { Directory } from "../../directory/index.js";
 import { NO_ROLE_NAMES, type EntryRoles } from "../../directory/role-resolver.js";
 import type { PolicyHolder } from "../policy.js";
 import type { ServiceMetrics } from "../metrics.js";
-import { authenticate } from "./authenticate.js";
+import { authenticate, type TokenVerifier } from "./authenticate.js";
 import { findSubject } from "./subject.js";
 import { decisionInput } from "./input.js";
 import { shapeAnswer } from "./answer.js";
 import { createRecorder, type DecisionLineSink, type DecisionRun } from "./run.js";
 import type { Decide, DecisionAnswer } from "./types.js";
 
-export type { Decide, DecisionAnswer, DecisionRequest, RequestTrace } from "./types.js";
+export type { Decide, DecisionAnswer, DecisionRequest } from "./types.js";
 
 export interface DecideContext {
-  verifier: Pick<AccessTokenVerifier, "verify">;
+  verifier: TokenVerifier;
   policy: Pick<PolicyHolder, "current" | "engine">;
   directory: Pick<Directory, "lookup"> | undefined;
   rolesClaim: string | undefined;

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
-import { TokenError, type AccessTokenVerifier } from "../../../src/auth/index.js";
+import { TokenError } from "../../../src/auth/index.js";
 import { loadCatalog } from "../../../src/catalog/index.js";
 import { roleResolver, type DirectoryEntry, type RoleResolver } from "../../../src/directory/index.js";
 import type { Decision, DecisionEngine, DecisionInput } from "../../../src/engine/index.js";
@@ -24,7 +24,7 @@ interface Fakes {
   /** What the engine answers (or throws); undefined engine: no policy loaded. */
   answer?: (() => unknown) | null;
   lookup?: (sub: string) => DirectoryEntry | undefined;
-  verify?: (token: string) => Promise<unknown>;
+  verify?: (token: string) => Promise<{ claims: Record<string, unknown> }>;
   resolveRole?: RoleResolver;
 }
 
@@ -34,14 +34,13 @@ function setup(f: Fakes = {}) {
     verify:
       f.verify ??
       (async (token: string) => ({ claims: JSON.parse(token) as Record<string, unknown>, header: {}, cached: false })),
-  } as unknown as AccessTokenVerifier;
+  };
   const answer = f.answer === undefined ? () => ALLOW : f.answer;
   const engine: DecisionEngine | undefined = answer
     ? {
         revision: "test",
         roles: [],
         decide: (input) => (inputs.push(input), answer() as Decision),
-        close: () => undefined,
       }
     : undefined;
   const records: Record<string, DirectoryEntry> = f.records ?? {
@@ -156,7 +155,10 @@ describe("denies made without the policy", () => {
         },
       },
     ],
-    ["the verifier answers no claims object", { verify: async () => ({}) }],
+    [
+      "the verifier answers no claims object (outside its type)",
+      { verify: async () => JSON.parse("{}") as { claims: Record<string, unknown> } },
+    ],
   ];
   it.each(failures)("%s: 403 internal_error", async (_name, fakes) => {
     const answer = await setup(fakes).ask(user());

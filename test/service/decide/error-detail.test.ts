@@ -5,7 +5,6 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
-import type { AccessTokenVerifier } from "../../../src/auth/index.js";
 import { loadEngine, InProcessEngine, POLICY_ERROR_MESSAGE, type DecisionEngine } from "../../../src/engine/index.js";
 import { createDecide } from "../../../src/service/decide/decide.js";
 import { requireBundle } from "../../support/bundle.js";
@@ -45,7 +44,6 @@ function breakWasm(evaluate: EvaluateOverride): DecisionEngine {
         restore();
       }
     },
-    close: () => undefined,
   };
 }
 
@@ -61,7 +59,7 @@ async function decideWith(engine: DecisionEngine) {
       header: {},
       cached: false,
     }),
-  } as unknown as AccessTokenVerifier;
+  };
   const decide = createDecide({
     verifier,
     policy: fixedPolicy(engine),
@@ -104,7 +102,6 @@ describe("an error's internal text reaches the log, never the answer", () => {
         decide: () => {
           throw new Error(SECRET);
         },
-        close: () => undefined,
       }),
       "internal_error",
       "the decision could not be made",

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { TokenError, type VerifiedAccessToken } from "../../../src/auth/index.js";
+import { TokenError } from "../../../src/auth/index.js";
 import type { Decision, DecisionEngine, DecisionInput } from "../../../src/engine/index.js";
 import { createDecide } from "../../../src/service/decide/decide.js";
 import { DecisionCounts } from "../../../src/service/decision-counts.js";
@@ -16,7 +16,7 @@ const SUB = "11111111-1111-4111-8111-111111111111";
 const CLAIMS = { sub: SUB, client_id: "web", tenant_id: TENANT_A, scope: ["apiclients"] };
 
 interface Options {
-  verify?: () => Promise<VerifiedAccessToken>;
+  verify?: () => Promise<{ claims: Record<string, unknown> }>;
   decide?: (input: DecisionInput) => Decision;
 }
 
@@ -35,7 +35,6 @@ function setup(o: Options) {
     revision: "r1",
     roles: [],
     decide: o.decide ?? (() => ALLOW),
-    close: () => undefined,
   };
   const registry = new Registry();
   const decisions = new DecisionCounts(registry);
