@@ -311,7 +311,8 @@ export const SERVICE_OPTIONS = {
     type: "string",
     value: "URL",
     description:
-      "ship decision log events to this collector with OPA's decision-log upload protocol (POST of gzip JSON arrays); Basic credentials may be given in the URL",
+      "ship decision log events to this collector with OPA's decision-log upload protocol " +
+      "(POST of gzip JSON arrays); Basic credentials may be given in the URL",
     default: "none (stdout line only)",
     schema: { type: "string", pattern: "^https?://" },
   },
@@ -668,11 +669,17 @@ function decisionLogConfigProblem(config: ServiceConfig): string | undefined {
   }
   const hasBasic = /^[a-z]+:\/\/[^/?#]*@/i.test(url);
   if (hasBasic && config.decisionLogTokenFile !== undefined)
-    return "config.decisionLogTokenFile: cannot be combined with Basic credentials in --decision-log-url; drop one of them";
+    return (
+      "config.decisionLogTokenFile: cannot be combined with Basic credentials in --decision-log-url; " +
+      "drop one of them"
+    );
   for (const pair of (config.decisionLogLabel ?? "").split(",").filter(Boolean)) {
     const name = pair.slice(0, pair.indexOf("="));
     if (RESERVED_LABELS.includes(name))
-      return `config.decisionLogLabel: the label "${name}" is set by Portier (${RESERVED_LABELS.join(", ")}); choose another name`;
+      return (
+        `config.decisionLogLabel: the label "${name}" is set by Portier (${RESERVED_LABELS.join(", ")}); ` +
+        "choose another name"
+      );
   }
   return undefined;
 }

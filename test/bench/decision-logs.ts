@@ -229,7 +229,8 @@ export async function main(): Promise<void> {
       }
     }
     console.log(
-      `Decision logs over HTTP with wrk (POST /decide, 10 connections, ${ROUNDS} interleaved rounds of ${SECONDS} s, medians; one worker each):`,
+      `Decision logs over HTTP with wrk (POST /decide, 10 connections, ${ROUNDS} interleaved rounds ` +
+        `of ${SECONDS} s, medians; one worker each):`,
     );
     const base = samples.get("stdout line")!;
     const [br, bc] = [median(base.rps), median(base.cpuUs)];
@@ -237,18 +238,19 @@ export async function main(): Promise<void> {
       const x = samples.get(s.name)!;
       const [r, c] = [median(x.rps), median(x.cpuUs)];
       console.log(
-        `  ${s.name.padEnd(20)} ${fmt(r).padStart(9)} (${c.toFixed(0)} us CPU/decision)  ${(r / br).toFixed(3)}x decisions/s, ${(c / bc).toFixed(3)}x CPU per decision`,
+        `  ${s.name.padEnd(20)} ${fmt(r).padStart(9)} (${c.toFixed(0)} us CPU/decision)  ` +
+          `${(r / br).toFixed(3)}x decisions/s, ${(c / bc).toFixed(3)}x CPU per decision`,
       );
     }
     const down = servers[3]!;
+    const dropped = await metric(down.url, 'portier_decision_logs_dropped_total{reason="buffer_full"}');
+    const buffered = await metric(down.url, "portier_decision_logs_buffer_bytes");
+    console.log(`  collector down: ${dropped} events dropped (buffer full), ${buffered} bytes buffered`);
+    const mib = (sink.bytes() / 1024 / 1024).toFixed(1);
+    console.log(`  live collector: ${sink.uploads()} uploads, ${mib} MiB gzip received (all sides)`);
+    const load1 = loadavg()[0]!.toFixed(1);
     console.log(
-      `  collector down: ${await metric(down.url, 'portier_decision_logs_dropped_total{reason="buffer_full"}')} events dropped (buffer full), ${await metric(down.url, "portier_decision_logs_buffer_bytes")} bytes buffered`,
-    );
-    console.log(
-      `  live collector: ${sink.uploads()} uploads, ${(sink.bytes() / 1024 / 1024).toFixed(1)} MiB gzip received from both shipping sides`,
-    );
-    console.log(
-      `  load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`,
+      `  load average ${load0.toFixed(1)} at the start, ${load1} at the end, on ${availableParallelism()} cores`,
     );
   } finally {
     await Promise.all(servers.map(stopServer));

@@ -9,7 +9,9 @@ export function registerDecisionLogMetrics(registry: Registry, stats: DecisionLo
   const registers = [registry];
   new Counter({
     name: "portier_decision_logs_dropped_total",
-    help: "Decision log events accepted and not delivered, by reason (buffer_full, malformed, too_large, rule_error, shutdown)",
+    help:
+      "Decision log events accepted and not delivered, by reason " +
+      "(buffer_full, malformed, too_large, rule_error, shutdown)",
     labelNames: ["reason"] as const,
     registers,
     collect() {

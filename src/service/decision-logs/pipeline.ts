@@ -139,7 +139,8 @@ export class DecisionLogPipeline {
     this.lastRuleWarning = now;
     this.o.logger.error(
       { event: "decision_log_rule_failed", error: err instanceof Error ? err.message : String(err) },
-      'the bundle\'s decision-log mask or drop rule failed; the event is dropped (portier_decision_logs_dropped_total{reason="rule_error"})',
+      "the bundle's decision-log mask or drop rule failed; the event is dropped " +
+        '(portier_decision_logs_dropped_total{reason="rule_error"})',
     );
   }
 }

@@ -106,7 +106,7 @@ describe("the decision-log pipeline", () => {
     });
   });
 
-  it("masks the stdout line and the shipped event alike with the bundle's rule, leaving the caller's input whole", () => {
+  it("masks the line and the event alike with the bundle's rule, the caller's input left whole", () => {
     const { p, lines, shipped } = pipeline(() => engine.logRules);
     const f = fields(ID_TOKEN);
     p.record(f);
@@ -135,7 +135,7 @@ describe("the decision-log pipeline", () => {
     expect((lines[0]!.input as { token: { sub: string } }).token.sub).toBe("***");
   });
 
-  it("leaves out what the drop rule drops (counted apart), and drops what a failing or malformed mask rule meets", () => {
+  it("leaves out what drop drops (counted apart), and drops the event of a failing rule", () => {
     const cases: [LogRules, keyof ReturnType<typeof newStats>["dropped"] | "ruleDropped"][] = [
       [{ evaluate: () => ({ drop: true, mask: [] }) }, "ruleDropped"],
       [

@@ -88,7 +88,7 @@ async function metric(url: string, name: string): Promise<number> {
 }
 
 describe("portier serve --decision-log-url", () => {
-  it("delivers every decision once across a collector outage, a stall and refused connections, no token in any", async () => {
+  it("delivers each decision once across a 503 outage, a stall and refused connections, no token", async () => {
     collector = await startCollector();
     const c = collector;
     const svc = await serve(["--decision-log-url", c.url, "--decision-log-stdout", "false"]);
@@ -123,7 +123,7 @@ describe("portier serve --decision-log-url", () => {
     expect(await metric(svc.url, 'portier_decision_logs_dropped_total{reason="buffer_full"}')).toBe(0);
   }, 60_000);
 
-  it("on SIGTERM during an outage keeps retrying within --shutdown-timeout and delivers once the collector is back", async () => {
+  it("on SIGTERM during an outage retries within --shutdown-timeout, delivers once it is back", async () => {
     collector = await startCollector();
     const c = collector;
     await c.stop();
@@ -141,7 +141,7 @@ describe("portier serve --decision-log-url", () => {
     expect(decisionLines(svc.output()).map((l) => l.decision_id)).toEqual(ids);
   }, 60_000);
 
-  it("on SIGTERM during an outage that outlasts --shutdown-timeout exits in time, counting what it could not ship", async () => {
+  it("on SIGTERM during an outage longer than --shutdown-timeout exits in time, counting the rest", async () => {
     collector = await startCollector();
     await collector.stop();
     const svc = await serve(["--decision-log-url", collector.url, "--shutdown-timeout", "1"]);
@@ -190,7 +190,7 @@ describe("portier serve --decision-log-url", () => {
     expect(c.events.length).toBe(ids.length);
   }, 60_000);
 
-  it("lists a collector failing longer than --decision-log-problem-seconds in /ready's problems, still ready", async () => {
+  it("lists a collector failing past --decision-log-problem-seconds in /ready's problems, ready", async () => {
     collector = await startCollector();
     collector.mode = "fail";
     const svc = await serve([

@@ -86,7 +86,7 @@ describe("the shipper", () => {
     expect(stats.uploads.ok).toBe(collector.posts.length);
   });
 
-  it("keeps a batch the collector fails (503), refuses (connection) or stalls on, and retries it until delivered", async () => {
+  it("keeps a batch the collector fails (503), refuses or stalls on, retried until delivered", async () => {
     collector = await startCollector();
     const { shipper, stats } = ship(collector.url, { timeoutMs: 300 });
     collector.mode = "fail";
@@ -134,7 +134,7 @@ describe("the shipper", () => {
     expect(stats.bufferedEvents).toBe(0);
   });
 
-  it("splits a batch the collector finds too large (413) until it takes it, and drops a single event it refuses", async () => {
+  it("splits a batch answered 413 until it is taken, and drops a single event refused", async () => {
     collector = await startCollector();
     collector.mode = "too_large";
     collector.maxBytes = 600;
@@ -167,7 +167,7 @@ describe("the shipper", () => {
     expect(collector.events.length + stats.dropped.buffer_full).toBe(80);
   });
 
-  it("on stop, keeps retrying through an outage until the deadline and delivers once the collector is back", async () => {
+  it("on stop, retries through an outage until the deadline, delivering once it is back", async () => {
     collector = await startCollector();
     await collector.stop();
     const { shipper, stats } = ship(collector.url, { backoffBaseMs: 200, backoffMaxMs: 60_000 });
