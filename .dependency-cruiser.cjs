@@ -1,8 +1,8 @@
 /**
- * The dependency graph of src/ that README.md's "Layout" draws, checked by dependency-cruiser (`make lint`).
+ * The dependency graph of src/ that docs/development.md's "Layout" draws, checked by dependency-cruiser (`make lint`).
  * One entry per top-level folder of src/: the folders it may import (besides itself). A subfolder belongs to its
  * top-level folder (src/service/decide/ is service), so a new subfolder needs no new rule; a new top-level folder
- * fails until it is added here and to the README. Every folder may also import the SHARED ones, which import nothing
+ * fails until it is added here and to docs/development.md. Every folder may also import the SHARED ones, which import nothing
  * of Portier.
  */
 const SHARED = ["errors", "text"];
@@ -28,14 +28,14 @@ module.exports = {
   forbidden: [
     ...FOLDERS.map((from) => ({
       name: `${from}-imports-only-${ALLOWED[from].join("-") || "nothing"}`,
-      comment: `src/${from} may import ${ALLOWED[from].length ? ALLOWED[from].map((f) => `src/${f}`).join(", ") : "nothing else of Portier"} (README "Layout")`,
+      comment: `src/${from} may import ${ALLOWED[from].length ? ALLOWED[from].map((f) => `src/${f}`).join(", ") : "nothing else of Portier"} (docs/development.md "Layout")`,
       severity: "error",
       from: { path: `^src/${from}/` },
       to: { path: "^src/", pathNot: oneOf([from, ...ALLOWED[from], ...(SHARED.includes(from) ? [] : SHARED)]) },
     })),
     {
       name: "folder-not-in-the-graph",
-      comment: "a top-level folder of src/ that the graph does not list: add it here and to README \"Layout\"",
+      comment: "a top-level folder of src/ that the graph does not list: add it here and to docs/development.md \"Layout\"",
       severity: "error",
       from: { path: "^src/", pathNot: oneOf(FOLDERS) },
       to: {},

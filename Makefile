@@ -8,7 +8,7 @@ BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
-.PHONY: all deps lock opa grpcurl build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench profile instructions run clean typecheck lint
+.PHONY: all deps lock opa grpcurl build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench profile instructions run clean typecheck lint docs docs-check
 
 all: build
 
@@ -38,15 +38,26 @@ typecheck: node_modules/.package-lock.json
 
 # Prettier's check (format-check, below); typescript-eslint's recommended type-checked rules (eslint.config.js; the cache keeps a re-run to the files
 # changed since the last one); knip (knip.jsonc): unused files, exports and dependencies; dependency-cruiser
-# (.dependency-cruiser.cjs): every import between src/ folders is an edge of README's dependency graph;
+# (.dependency-cruiser.cjs): every import between src/ folders is an edge of the dependency graph in docs/development.md;
 # tools/count-assertions.ts: `as` assertions per 1,000 lines of src/ at most AS_PER_KLOC, issue 18's bar of 10
 # (the tree is at 7.9: 104 in 13,242 lines; count: npx tsx tools/count-assertions.ts).
 AS_PER_KLOC := 10
-lint: node_modules/.package-lock.json format-check
+lint: node_modules/.package-lock.json format-check docs-check
 	npx eslint --cache --cache-location build/.eslintcache src test tools
 	npx knip --no-progress
 	npx depcruise src --config .dependency-cruiser.cjs
 	npx tsx tools/count-assertions.ts --max-as-per-kloc $(AS_PER_KLOC)
+
+# The generated docs (docs/reference/: options, commands, metrics, reasons and error codes; the request-path
+# picture docs/images/request-path.svg) are rewritten by `make docs`; docs-check fails when the committed ones
+# differ from what the sources give, or when a relative link or anchor of README.md or docs/ leads nowhere.
+# They run the built command and a service, hence the build.
+docs: dist/cli/main.js policies
+	npx tsx tools/write-references.ts
+
+docs-check: dist/cli/main.js policies
+	npx tsx tools/write-references.ts --check
+	npx tsx tools/check-links.ts
 
 # Validate data/ against its schemas and write the bundle's data document.
 data-check: dist/cli/main.js

@@ -3,12 +3,14 @@
  * a relying party built on openid-client. GET / starts an authorization code flow with a fresh state, nonce
  * and PKCE S256 pair and redirects to the issuer; GET /callback takes the state it issued (single use, within
  * its lifetime), lets openid-client exchange the code and check state, nonce and the ID token's claims, and
- * shows the access token, the ID token's claims and curl lines that use the token. Development only.
+ * shows the access token, the ID token's claims, curl lines that use the token and, given `access`
+ * (dev-access.ts), the routes this user may call and those refused with the reason. Development only.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as oidc from "openid-client";
 import { messageOf } from "../errors/caught.js";
+import type { AccessOfToken, RouteAccess } from "./dev-access.js";
 
 const DEV_WEB_CLIENT = "portier-demo-web";
 const SCOPE = "openid profile email apiclients";
@@ -26,6 +28,8 @@ export interface DevCallbackOptions {
   host?: string;
   issuerUrl: string;
   serviceUrl: string;
+  /** The routes the signed-in user may call, asked of the decision service (shown as two tables). */
+  access?: AccessOfToken;
 }
 
 export interface RunningDevCallback {
@@ -187,7 +191,8 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
         "Code exchange failed",
         `<p class="error">The token endpoint answered without an ID token.</p>${again}`,
       );
-    sendPage(res, 200, "Signed in", tokenPage(tokens.access_token, { ...claims }, options.serviceUrl));
+    const access = await accessSection(tokens.access_token, options.access);
+    sendPage(res, 200, "Signed in", tokenPage(tokens.access_token, { ...claims }, options.serviceUrl, access));
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -213,9 +218,47 @@ function tokenCurlLines(serviceUrl: string, accessToken: string): { decide: stri
   };
 }
 
-function tokenPage(accessToken: string, claims: Record<string, unknown>, serviceUrl: string): string {
+/** The two tables of what this user may call, or why they could not be asked (the page still shows the token). */
+async function accessSection(accessToken: string, access: AccessOfToken | undefined): Promise<string> {
+  if (!access) return "";
+  let rows: RouteAccess[];
+  try {
+    rows = await access(accessToken);
+  } catch (err) {
+    const why = escapeHtml(messageOf(err));
+    return `<h2>What you may call</h2>\n<p class="error">The decision service could not be asked: ${why}</p>`;
+  }
+  const allowed = rows.filter((r) => r.allow);
+  const refused = rows.filter((r) => !r.allow);
+  const cell = (r: RouteAccess) =>
+    `<td><code>${escapeHtml(r.template)}</code></td><td><code>${escapeHtml(r.path)}</code></td>`;
+  const table = (id: string, head: string, body: string[]) =>
+    body.length === 0
+      ? `<p id="${id}">None.</p>`
+      : `<table id="${id}"><thead><tr>${head}</tr></thead><tbody>\n${body.join("\n")}\n</tbody></table>`;
+  return `<h2>What you may call</h2>
+<p>Every route of the loaded policy, asked of the decision service with this token (GET; a route with
+<code>{codeOrganisme}</code> is shown with your own organisation's code when you may call it there).</p>
+<h3>Allowed: ${allowed.length} of ${rows.length} routes</h3>
+${table(
+  "routes-allowed",
+  "<th>Route</th><th>Path asked</th>",
+  allowed.map((r) => `<tr>${cell(r)}</tr>`),
+)}
+<h3>Refused: ${refused.length} of ${rows.length} routes</h3>
+${table(
+  "routes-refused",
+  "<th>Route</th><th>Path asked</th><th>Reason</th><th>Why</th>",
+  refused.map(
+    (r) => `<tr>${cell(r)}<td><code>${escapeHtml(r.reason)}</code></td><td>${escapeHtml(r.message)}</td></tr>`,
+  ),
+)}`;
+}
+
+function tokenPage(accessToken: string, claims: Record<string, unknown>, serviceUrl: string, access: string): string {
   const curl = tokenCurlLines(serviceUrl, accessToken);
   return `<p class="warn">Development only: these tokens are real for the local issuer; do not paste them anywhere else.</p>
+${access}
 <h2>Access token</h2>
 <pre id="access-token">${escapeHtml(accessToken)}</pre>
 <h2>ID token claims (checked by openid-client: issuer, audience, nonce, expiry)</h2>
@@ -240,7 +283,11 @@ function sendPage(res: ServerResponse, status: number, title: string, body: stri
 <html lang="en"><head><meta charset="utf-8"><title>Portier dev: ${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}
 pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:.5rem}.error{color:#a40000}
-.warn{background:#fff3cd;border:1px solid #e0c36c;padding:.5rem 1rem}</style></head>
+.warn{background:#fff3cd;border:1px solid #e0c36c;padding:.5rem 1rem}
+table{border-collapse:collapse;margin-bottom:1rem;width:100%}
+td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left;overflow-wrap:anywhere}
+#routes-allowed th{background:#e6f4ea}#routes-refused th{background:#fce8e6}
+#routes-refused td:nth-child(3){overflow-wrap:normal}</style></head>
 <body><h1>${escapeHtml(title)}</h1>
 ${body}</body></html>`;
   res

@@ -1,14 +1,14 @@
 /**
  * Service configuration: flags, then PORTIER_* environment variables, then an optional JSON file, then
  * defaults; validated with ajv so each bad option is reported by its path and by where it came from
- * (config.port: must be integer (from PORTIER_PORT="abc")). One table, SERVICE_OPTIONS, gives each option's
- * flag, description, default and JSON-schema type: it parses argv, renders `portier serve --help`, and is the
- * JSON Schema of the config file (CONFIG_SCHEMA, written to docs/config.schema.json), and ServiceConfig, the
- * type of a loaded configuration, is derived from it (an option's value type from its schema, required when
- * it has a default or is required).
+ * (config.port: must be integer (from PORTIER_PORT="abc")). One table, OPTIONS, gives each option's flag,
+ * description and JSON schema, whose `default` is the option's default, written there only: ajv fills the
+ * defaults and coerces flag and environment strings (coerceTypes, useDefaults); the same table renders
+ * `portier serve --help` (SERVICE_OPTIONS), is the JSON Schema of the config file (docs/config.schema.json), the
+ * option reference (optionReference) and, through its types, ServiceConfig. An option without a value is a
+ * switch: `--watch` sets it, `--no-watch` clears it.
  */
 import { readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { codeOf, messageOf } from "../errors/caught.js";
@@ -28,372 +28,287 @@ export class ConfigError extends PortierError {
 }
 
 interface ServiceOption {
-  /** "string": the flag takes a value; "boolean": the flag alone means true. */
-  type: "string" | "boolean";
+  /** The value's placeholder in --help (FILE, N); an option without one is a switch (--NAME, --no-NAME). */
   value?: string;
   description: string;
-  /** The default as shown in --help (undefined: none). */
-  default?: string;
+  /** What --help says when the option has no default value (its schema has no `default`). */
+  unset?: string;
+  /** The value's JSON schema; its `default` is the option's default. */
   schema: Record<string, unknown>;
 }
 
 /** Every option of `portier serve`, by flag name; the config-file key and env variable derive from it. */
-export const SERVICE_OPTIONS = {
+export const OPTIONS = {
   config: {
-    type: "string",
     value: "FILE",
     description: "a JSON config file (keys: docs/config.schema.json)",
-    default: "none",
+    unset: "none",
     schema: {},
   },
   issuer: {
-    type: "string",
     value: "URL",
     description: "the issuer ({auth_url}); tokens' iss must equal it (required)",
     schema: { type: "string", pattern: "^https?://" },
   },
   jwks: {
-    type: "string",
     value: "FILE|URL",
     description: "the issuer's keys (JWKS file or URL) instead of OpenID discovery",
-    default: "discovery",
+    unset: "OpenID discovery from the issuer",
     schema: { type: "string", minLength: 1 },
   },
   "jwks-refresh-seconds": {
-    type: "string",
     value: "S",
     description: "seconds between re-reads of the JWKS file or URL (a watched file reloads within about a second)",
-    default: "60",
-    schema: { type: "number", minimum: 0.05, maximum: 86400 },
+    schema: { type: "number", minimum: 0.05, maximum: 86400, default: 60 },
   },
   "require-keys-at-start": {
-    type: "boolean",
     description:
       "exit 1 at start when the issuer's keys cannot be loaded (otherwise they load in the background and /ready answers 503 until then)",
-    default: "false",
-    schema: { type: "boolean" },
+    schema: { type: "boolean", default: false },
   },
   bundle: {
-    type: "string",
     value: "FILE",
     description: "the compiled policy bundle (watched, hot-swapped)",
-    default: "build/bundle.tar.gz",
+    unset: "build/bundle.tar.gz in Portier's own folder",
     schema: { type: "string", minLength: 1 },
   },
   "bundle-max-bytes": {
-    type: "string",
     value: "N",
     description: "largest bundle download, file and inflated size",
-    default: "67108864 (64 MiB)",
-    schema: { type: "integer", minimum: 1024, maximum: 1073741824 },
+    schema: { type: "integer", minimum: 1024, maximum: 1073741824, default: 67108864 },
   },
   "bundle-url": {
-    type: "string",
     value: "URL",
     description: "poll a bundle server instead of --bundle (ETag, back-off)",
-    default: "none",
+    unset: "none",
     schema: { type: "string", pattern: "^https?://" },
   },
   "verification-key": {
-    type: "string",
     value: "FILE",
     description:
       "PEM public key (or certificate) or JWKS file: refuse a bundle (file or --bundle-url) without a valid OPA signature (/.signatures.json)",
-    default: "none (bundles are not verified)",
+    unset: "none (bundles are not verified)",
     schema: { type: "string", minLength: 1 },
   },
   "verification-alg": {
-    type: "string",
     value: "ALG",
     description: "JWS algorithm the --verification-key PEM key signs with (a JWKS key names its own)",
-    default: "RS256",
-    schema: { enum: [...SIGNING_ALGS] },
+    schema: { enum: [...SIGNING_ALGS], default: "RS256" },
   },
   "bundle-poll-seconds": {
-    type: "string",
     value: "N",
     description: "seconds between polls of --bundle-url",
-    default: "30",
-    schema: { type: "number", minimum: 0.05, maximum: 86400 },
+    schema: { type: "number", minimum: 0.05, maximum: 86400, default: 30 },
   },
   directory: {
-    type: "string",
     value: "FILE",
     description: "synced users, JSON array or NDJSON of {sub, tenant_id, roles} (watched)",
-    default: "none",
+    unset: "none",
     schema: { type: "string", minLength: 1 },
   },
   "directory-url": {
-    type: "string",
     value: "URL",
     description: "poll a directory server instead of --directory (ETag, back-off, gzip accepted)",
-    default: "none",
+    unset: "none",
     schema: { type: "string", pattern: "^https?://" },
   },
   "directory-poll-seconds": {
-    type: "string",
     value: "N",
     description: "seconds between polls of --directory-url",
-    default: "30",
-    schema: { type: "number", minimum: 0.05, maximum: 86400 },
+    schema: { type: "number", minimum: 0.05, maximum: 86400, default: 30 },
   },
   "directory-max-bytes": {
-    type: "string",
     value: "N",
     description: "largest --directory-url download, on the wire and inflated",
-    default: "2147483648 (2 GiB)",
-    schema: { type: "integer", minimum: 1024, maximum: 3221225472 },
+    schema: { type: "integer", minimum: 1024, maximum: 3221225472, default: 2147483648 },
   },
   "directory-max-shrink": {
-    type: "string",
     value: "0..1",
     description: "largest share of the records a directory reload may drop (more is refused)",
-    default: "0.5",
-    schema: { type: "number", minimum: 0, maximum: 1 },
+    schema: { type: "number", minimum: 0, maximum: 1, default: 0.5 },
   },
   "allow-directory-shrink": {
-    type: "string",
-    value: "true|false",
     description: "accept any directory shrink, an empty directory included",
-    default: "false",
-    schema: { type: "boolean" },
+    schema: { type: "boolean", default: false },
   },
   "directory-shrink-window-seconds": {
-    type: "string",
     value: "S",
     description:
       "the shrink guard compares with the largest record count accepted within this window (0: the current index only)",
-    default: "86400",
-    schema: { type: "number", minimum: 0, maximum: 31536000 },
+    schema: { type: "number", minimum: 0, maximum: 31536000, default: 86400 },
   },
   "roles-claim": {
-    type: "string",
     value: "NAME",
     description: "read roles from this token claim instead of a directory",
-    default: "none",
+    unset: "none",
     schema: { type: "string", minLength: 1 },
   },
   "no-directory": {
-    type: "boolean",
     description: "start without --directory or --roles-claim (application-only: every user call is denied)",
-    default: "false",
-    schema: { type: "boolean" },
+    schema: { type: "boolean", default: false },
   },
   port: {
-    type: "string",
     value: "N",
     description: "port to listen on (0 = any free port)",
-    default: "8181",
-    schema: { type: "integer", minimum: 0, maximum: 65535 },
+    schema: { type: "integer", minimum: 0, maximum: 65535, default: 8181 },
   },
   host: {
-    type: "string",
     value: "H",
     description: "address to bind",
-    default: "127.0.0.1",
-    schema: { type: "string", minLength: 1 },
+    schema: { type: "string", minLength: 1, default: "127.0.0.1" },
   },
   "admin-port": {
-    type: "string",
     value: "N",
     description: "serve /health, /ready and /metrics on this port instead of the decision port",
-    default: "none (the decision port)",
+    unset: "none (the decision port)",
     schema: { type: "integer", minimum: 0, maximum: 65535 },
   },
   "admin-host": {
-    type: "string",
     value: "H",
     description: "address to bind the admin port",
-    default: "127.0.0.1",
-    schema: { type: "string", minLength: 1 },
+    schema: { type: "string", minLength: 1, default: "127.0.0.1" },
   },
   "grpc-port": {
-    type: "string",
     value: "N",
     description:
       "serve Envoy ext_authz over gRPC (envoy.service.auth.v3.Authorization) and grpc.health.v1 on this port, h2c (0 = any free port)",
-    default: "none (off)",
+    unset: "none (off)",
     schema: { type: "integer", minimum: 0, maximum: 65535 },
   },
   "grpc-host": {
-    type: "string",
     value: "H",
     description: "address to bind the gRPC port",
-    default: "the --host value",
+    unset: "the --host value",
     schema: { type: "string", minLength: 1 },
   },
   "grpc-max-message-bytes": {
-    type: "string",
     value: "N",
     description: "largest gRPC request message accepted (RESOURCE_EXHAUSTED above)",
-    default: "131072",
-    schema: { type: "integer", minimum: 1024, maximum: 16777216 },
+    schema: { type: "integer", minimum: 1024, maximum: 16777216, default: 131072 },
   },
   workers: {
-    type: "string",
     value: "N",
-    description: "processes sharing the port (node:cluster)",
-    default: "one per core",
-    schema: { type: "integer", minimum: 1, maximum: 256 },
+    description:
+      "processes sharing the decision and gRPC ports (node:cluster), each with its own bundle and directory in memory; in a container keep 1 and scale by replicas",
+    schema: { type: "integer", minimum: 1, maximum: 256, default: 1 },
   },
   "role-check": {
-    type: "string",
     value: "MODE",
     description: "enforce, or audit (a failed role check allows and reports would_deny)",
-    default: "enforce",
-    schema: { enum: ["enforce", "audit"] },
+    schema: { enum: ["enforce", "audit"], default: "enforce" },
   },
   "log-level": {
-    type: "string",
     value: "LEVEL",
     description: "fatal, error, warn, info, debug, trace or silent",
-    default: "info",
-    schema: { enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"] },
+    schema: { enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], default: "info" },
   },
   "max-body-bytes": {
-    type: "string",
     value: "N",
     description: "largest request body accepted (413 above)",
-    default: "65536",
-    schema: { type: "integer", minimum: 256, maximum: 16777216 },
+    schema: { type: "integer", minimum: 256, maximum: 16777216, default: 65536 },
   },
   "headers-timeout-ms": {
-    type: "string",
     value: "MS",
     description: "time to receive a request's headers (408 and disconnect after)",
-    default: "10000",
-    schema: { type: "integer", minimum: 100, maximum: 600000 },
+    schema: { type: "integer", minimum: 100, maximum: 600000, default: 10000 },
   },
   "request-timeout-ms": {
-    type: "string",
     value: "MS",
     description: "time to receive a whole request; at least the headers timeout",
-    default: "30000",
-    schema: { type: "integer", minimum: 100, maximum: 3600000 },
+    schema: { type: "integer", minimum: 100, maximum: 3600000, default: 30000 },
   },
   "keep-alive-timeout-ms": {
-    type: "string",
     value: "MS",
     description: "idle time before a keep-alive connection is closed",
-    default: "65000",
-    schema: { type: "integer", minimum: 100, maximum: 3600000 },
+    schema: { type: "integer", minimum: 100, maximum: 3600000, default: 65000 },
   },
   "body-timeout-ms": {
-    type: "string",
     value: "MS",
     description: "time to receive the body of POST /decide (408 body_timeout after)",
-    default: "10000",
-    schema: { type: "integer", minimum: 100, maximum: 3600000 },
+    schema: { type: "integer", minimum: 100, maximum: 3600000, default: 10000 },
   },
   "log-buffer-bytes": {
-    type: "string",
     value: "N",
     description: "log bytes that may wait for stdout; past it lines are dropped and counted",
-    default: "1048576",
-    schema: { type: "integer", minimum: 16384, maximum: 1073741824 },
+    schema: { type: "integer", minimum: 16384, maximum: 1073741824, default: 1048576 },
   },
   "decision-memo-entries": {
-    type: "string",
     value: "N",
     description:
       "decisions kept per bundle revision and answered again for the exact same policy input (also capped at 32 MiB); 0 = off",
-    default: "10000",
-    schema: { type: "integer", minimum: 0, maximum: 1000000 },
+    schema: { type: "integer", minimum: 0, maximum: 1000000, default: 10000 },
   },
   watch: {
-    type: "string",
-    value: "true|false",
     description: "watch --bundle and --directory and reload them on change",
-    default: "true",
-    schema: { type: "boolean" },
+    schema: { type: "boolean", default: true },
   },
   "decision-log-url": {
-    type: "string",
     value: "URL",
     description:
       "ship decision log events to this collector with OPA's decision-log upload protocol " +
       "(POST of gzip JSON arrays); Basic credentials may be given in the URL",
-    default: "none (stdout line only)",
+    unset: "none (the stdout line only)",
     schema: { type: "string", pattern: "^https?://" },
   },
   "decision-log-token-file": {
-    type: "string",
     value: "FILE",
     description: "a file holding the collector's bearer token, read again when it changes",
-    default: "none",
+    unset: "none",
     schema: { type: "string", minLength: 1 },
   },
   "decision-log-label": {
-    type: "string",
     value: "K=V,...",
     description: "labels added to every event beside id and version (comma-separated name=value pairs)",
-    default: "none",
+    unset: "none",
     schema: { type: "string", pattern: "^[A-Za-z0-9_.-]+=[^,]*(,[A-Za-z0-9_.-]+=[^,]*)*$" },
   },
   "decision-log-buffer-bytes": {
-    type: "string",
     value: "N",
     description: "event bytes that may wait for the collector; past it the oldest events are dropped and counted",
-    default: "16777216 (16 MiB)",
-    schema: { type: "integer", minimum: 65536, maximum: 1073741824 },
+    schema: { type: "integer", minimum: 65536, maximum: 1073741824, default: 16777216 },
   },
   "decision-log-batch-bytes": {
-    type: "string",
     value: "N",
     description: "largest upload, in compressed bytes; a full batch is uploaded at once",
-    default: "32768",
-    schema: { type: "integer", minimum: 1024, maximum: 16777216 },
+    schema: { type: "integer", minimum: 1024, maximum: 16777216, default: 32768 },
   },
   "decision-log-period-seconds": {
-    type: "string",
     value: "S",
     description: "seconds between uploads of what waits when no batch fills up",
-    default: "5",
-    schema: { type: "number", minimum: 0.05, maximum: 3600 },
+    schema: { type: "number", minimum: 0.05, maximum: 3600, default: 5 },
   },
   "decision-log-timeout-seconds": {
-    type: "string",
     value: "S",
     description: "time an upload may take before it counts as failed (and is retried)",
-    default: "10",
-    schema: { type: "number", minimum: 0.1, maximum: 600 },
+    schema: { type: "number", minimum: 0.1, maximum: 600, default: 10 },
   },
   "decision-log-problem-seconds": {
-    type: "string",
     value: "S",
     description: "/ready lists a problem (still ready) once uploads have failed for this long",
-    default: "60",
-    schema: { type: "number", minimum: 0, maximum: 86400 },
+    schema: { type: "number", minimum: 0, maximum: 86400, default: 60 },
   },
   "decision-log-stdout": {
-    type: "string",
-    value: "true|false",
-    description: "write each decision as a JSON line on stdout (false: only ship it to --decision-log-url)",
-    default: "true",
-    schema: { type: "boolean" },
+    description: "write each decision as a JSON line on stdout (off: the collector keeps the only record)",
+    schema: { type: "boolean", default: true },
   },
   "shutdown-timeout": {
-    type: "string",
     value: "S",
     description:
       "on SIGTERM/SIGINT, seconds the whole stop may take (the delay included); requests still unanswered then are cut",
-    default: "10",
-    schema: { type: "number", minimum: 0, maximum: 3600 },
+    schema: { type: "number", minimum: 0, maximum: 3600, default: 10 },
   },
   "shutdown-delay": {
-    type: "string",
     value: "S",
     description:
       "on SIGTERM/SIGINT, seconds to keep accepting and answering (with /ready 503) before the port closes, so load balancers stop sending first; less than --shutdown-timeout",
-    default: "0",
-    schema: { type: "number", minimum: 0, maximum: 3600 },
+    schema: { type: "number", minimum: 0, maximum: 3600, default: 0 },
   },
 } as const satisfies Record<string, ServiceOption>;
 
-type Flag = keyof typeof SERVICE_OPTIONS;
+type Flag = keyof typeof OPTIONS;
 type FileFlag = Exclude<Flag, "config">;
 
-/** The value a schema of SERVICE_OPTIONS accepts: its enum's members, or the type's. */
+/** The value a schema of OPTIONS accepts: its enum's members, or the type's. */
 type SchemaValue<S> = S extends { readonly enum: readonly (infer E)[] }
   ? E
   : S extends { readonly type: "string" }
@@ -408,51 +323,15 @@ type SchemaValue<S> = S extends { readonly enum: readonly (infer E)[] }
 type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
 
 /** Every option of the config file with the type its schema accepts. */
-type OptionValues = { [F in FileFlag as Camel<F>]: SchemaValue<(typeof SERVICE_OPTIONS)[F]["schema"]> };
+type OptionValues = { [F in FileFlag as Camel<F>]: SchemaValue<(typeof OPTIONS)[F]["schema"]> };
 
-/** The values of the options that have one when none is given. */
-function defaults() {
-  return {
-    bundle: DEFAULT_BUNDLE,
-    bundlePollSeconds: 30,
-    verificationAlg: "RS256",
-    jwksRefreshSeconds: 60,
-    bundleMaxBytes: 64 * 1024 * 1024,
-    directoryPollSeconds: 30,
-    directoryMaxBytes: 2 * 1024 ** 3,
-    directoryMaxShrink: 0.5,
-    allowDirectoryShrink: false,
-    directoryShrinkWindowSeconds: 86_400,
-    headersTimeoutMs: 10_000,
-    requestTimeoutMs: 30_000,
-    keepAliveTimeoutMs: 65_000,
-    bodyTimeoutMs: 10_000,
-    logBufferBytes: 1_048_576,
-    decisionMemoEntries: 10_000,
-    port: 8181,
-    host: "127.0.0.1",
-    adminHost: "127.0.0.1",
-    workers: availableParallelism(),
-    roleCheck: "enforce",
-    logLevel: "info",
-    maxBodyBytes: 65536,
-    grpcMaxMessageBytes: 131072,
-    watch: true,
-    shutdownTimeout: 10,
-    shutdownDelay: 0,
-    decisionLogBufferBytes: 16 * 1024 * 1024,
-    decisionLogBatchBytes: 32_768,
-    decisionLogPeriodSeconds: 5,
-    decisionLogTimeoutSeconds: 10,
-    decisionLogProblemSeconds: 60,
-    decisionLogStdout: true,
-    requireKeysAtStart: false,
-    noDirectory: false,
-  } as const satisfies Partial<OptionValues>;
-}
+/** The options with a default in their schema. */
+type Defaulted = {
+  [F in FileFlag]: (typeof OPTIONS)[F]["schema"] extends { default: unknown } ? Camel<F> : never;
+}[FileFlag];
 
-/** Always present in a loaded configuration: the options with a default, and the issuer (required). */
-type Present = keyof ReturnType<typeof defaults> | "issuer";
+/** Always present in a loaded configuration: the options with a default, the issuer (required), the bundle. */
+type Present = Defaulted | "issuer" | "bundle";
 
 /** A loaded configuration: what the config schema accepts, with the defaults filled in. */
 export type ServiceConfig = { [K in Present]: OptionValues[K] } & {
@@ -467,21 +346,88 @@ function envName(flag: string): string {
   return `PORTIER_${flag.toUpperCase().replace(/-/g, "_")}`;
 }
 
-const PARSE_OPTIONS = Object.fromEntries(Object.entries(SERVICE_OPTIONS).map(([flag, o]) => [flag, { type: o.type }]));
+const ENTRIES: [string, ServiceOption][] = Object.entries(OPTIONS);
+const FILE_ENTRIES = ENTRIES.filter(([flag]) => flag !== "config");
+const isSwitch = (o: ServiceOption) => o.value === undefined;
+/** Switches with a `--no-` form: all but those whose name says no already (--no-directory). */
+const NEGATABLE = ENTRIES.filter(([flag, o]) => isSwitch(o) && !flag.startsWith("no-")).map(([flag]) => flag);
 
-const FILE_OPTIONS = Object.entries(SERVICE_OPTIONS).filter(([flag]) => flag !== "config");
-const FILE_KEYS = FILE_OPTIONS.map(([flag]) => flag);
+const BINARY_UNITS = [
+  [1024 ** 3, "GiB"],
+  [1024 ** 2, "MiB"],
+  [1024, "KiB"],
+] as const;
+
+/** An option's default as --help and the references show it: "67108864 (64 MiB)" for a byte count. */
+function shownDefault(flag: string, o: ServiceOption): string | undefined {
+  if (!("default" in o.schema)) return o.unset;
+  const value = o.schema.default;
+  if (flag.endsWith("-bytes") && typeof value === "number") {
+    const unit = BINARY_UNITS.find(([size]) => value >= size && value % size === 0);
+    if (unit) return `${value} (${value / unit[0]} ${unit[1]})`;
+  }
+  return JSON.stringify(value).replace(/^"(.*)"$/, "$1");
+}
+
+function helpDescription(flag: string, o: ServiceOption): string {
+  return NEGATABLE.includes(flag) ? `${o.description}; --no-${flag} to turn it off` : o.description;
+}
+
+/** The options as `portier serve --help` renders them (src/cli/args.ts OptionSpec). */
+export const SERVICE_OPTIONS = Object.fromEntries(
+  ENTRIES.map(([flag, o]) => {
+    const shown = shownDefault(flag, o);
+    return [
+      flag,
+      {
+        type: isSwitch(o) ? ("boolean" as const) : ("string" as const),
+        description: helpDescription(flag, o),
+        ...(o.value !== undefined ? { value: o.value } : {}),
+        ...(shown !== undefined ? { default: shown } : {}),
+      },
+    ];
+  }),
+);
+
+/** One row per option, for the generated option reference. */
+export interface OptionRow {
+  flag: string;
+  /** The config-file key. */
+  key: string;
+  env: string;
+  value: string | undefined;
+  default: string | undefined;
+  description: string;
+}
+
+export function optionReference(): OptionRow[] {
+  return ENTRIES.map(([flag, o]) => ({
+    flag: NEGATABLE.includes(flag) ? `--[no-]${flag}` : `--${flag}`,
+    key: flag === "config" ? "" : camel(flag),
+    env: envName(flag),
+    value: o.value,
+    default: shownDefault(flag, o),
+    description: o.description,
+  }));
+}
+
+const PARSE_OPTIONS: Record<string, { type: "string" | "boolean" }> = {};
+for (const [flag, o] of ENTRIES) PARSE_OPTIONS[flag] = { type: isSwitch(o) ? "boolean" : "string" };
+for (const flag of NEGATABLE) PARSE_OPTIONS[`no-${flag}`] = { type: "boolean" };
 
 /** The JSON Schema of a config file (and of the merged configuration): one property per option. */
 const CONFIG_SCHEMA = {
   type: "object",
   additionalProperties: false,
   properties: Object.fromEntries(
-    FILE_OPTIONS.map(([flag, o]) => {
-      const shown = "default" in o ? `; default: ${o.default}` : "";
+    FILE_ENTRIES.map(([flag, o]) => {
+      const shown = shownDefault(flag, o);
       return [
         camel(flag),
-        { ...o.schema, description: `${o.description} (flag --${flag}, env ${envName(flag)}${shown})` },
+        {
+          ...o.schema,
+          description: `${o.description} (flag --${flag}, env ${envName(flag)}${shown !== undefined ? `; default: ${shown}` : ""})`,
+        },
       ];
     }),
   ),
@@ -502,26 +448,9 @@ export function configSchemaDocument(): Record<string, unknown> {
   };
 }
 
-const REQUIRED = ["issuer", "bundle", "port", "host", "workers", "roleCheck", "logLevel"];
-const ajv = new Ajv({ allErrors: true });
-const validate = ajv.compile<ServiceConfig>({ ...CONFIG_SCHEMA, required: REQUIRED });
-
-/** Keys whose schema type is one of these, for reading flag and environment strings. */
-function keysOfType(...types: string[]): Set<string> {
-  return new Set(
-    FILE_OPTIONS.filter(([, o]) => "type" in o.schema && types.includes(o.schema.type)).map(([flag]) => camel(flag)),
-  );
-}
-const NUMERIC = keysOfType("number", "integer");
-const BOOLEAN = keysOfType("boolean");
-
-function coerce(key: string, value: unknown): unknown {
-  if (typeof value !== "string") return value;
-  if (NUMERIC.has(key) && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value);
-  if (BOOLEAN.has(key))
-    return value === "true" || value === "1" ? true : value === "false" || value === "0" ? false : value;
-  return value;
-}
+// coerceTypes: flag and environment values arrive as strings ("8181", "false"); useDefaults: each schema's default.
+const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true });
+const validate = ajv.compile<ServiceConfig>({ ...CONFIG_SCHEMA, required: ["issuer"] });
 
 /** Where a value came from, for error messages: a flag, an environment variable or the config file. */
 function origin(source: string, value: unknown): string {
@@ -534,7 +463,7 @@ function origin(source: string, value: unknown): string {
 }
 
 function unknownFlagProblem(argv: string[]): string | undefined {
-  const known = Object.keys(SERVICE_OPTIONS).map((f) => `--${f}`);
+  const known = Object.keys(PARSE_OPTIONS).map((f) => `--${f}`);
   const flagName = (arg: string) => arg.replace(/=.*$/s, "");
   const bad = argv.find((a) => a.startsWith("-") && a !== "--" && !known.includes(flagName(a)));
   if (bad === undefined) return undefined;
@@ -542,11 +471,45 @@ function unknownFlagProblem(argv: string[]): string | undefined {
   return `config: unknown option '${name}'${didYouMean(name, known, (s) => s)}`;
 }
 
-/** Reads flags, environment and file; throws ConfigError listing every problem by its path and source. */
-export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+/**
+ * The old spelling of a switch, `--watch false` or `--watch=true`, rewritten as `--no-watch` or `--watch`, each
+ * rewrite told to `deprecated` (accepted for one release).
+ */
+function switchSpellings(argv: string[], deprecated: (line: string) => void): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const m = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
+    const flag = m?.[1];
+    const o = flag === undefined ? undefined : (OPTIONS as Record<string, ServiceOption>)[flag];
+    if (flag === undefined || o === undefined || !isSwitch(o)) {
+      out.push(arg);
+      continue;
+    }
+    const value = m?.[2] ?? (argv[i + 1] === "true" || argv[i + 1] === "false" ? argv[++i] : undefined);
+    if (value === undefined) {
+      out.push(arg);
+      continue;
+    }
+    if (value !== "true" && value !== "false")
+      throw new ConfigError([`config: --${flag} is a switch and takes no value`]);
+    const now = value === "true" ? `--${flag}` : NEGATABLE.includes(flag) ? `--no-${flag}` : undefined;
+    if (now === undefined) throw new ConfigError([`config: --${flag} is a switch: leave it out instead of "false"`]);
+    deprecated(`portier serve: --${flag} ${value} is deprecated and will be refused in the next release: write ${now}`);
+    out.push(now);
+  }
+  return out;
+}
+
+export function loadConfig(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  deprecated: (line: string) => void = (line) => console.error(line),
+): ServiceConfig {
   let values: Record<string, string | boolean | undefined>;
+  const args = switchSpellings(argv, deprecated);
   try {
-    values = parseArgs({ args: argv, options: PARSE_OPTIONS, strict: true, allowPositionals: false }).values;
+    values = parseArgs({ args, options: PARSE_OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (err) {
     throw new ConfigError([unknownFlagProblem(argv) ?? `config: ${messageOf(err)}`]);
   }
@@ -578,22 +541,26 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       source[key] = `${file}: ${key}`;
     }
   }
-  for (const flag of FILE_KEYS) {
+  for (const [flag] of FILE_ENTRIES) {
     const name = envName(flag);
     const envValue = env[name];
     if (envValue !== undefined && envValue !== "") {
-      merged[camel(flag)] = envValue;
+      // A switch also takes 1 and 0 from the environment, as shells write booleans (ajv coerces true and false).
+      const o = (OPTIONS as Record<string, ServiceOption>)[flag]!;
+      merged[camel(flag)] = isSwitch(o) && (envValue === "1" || envValue === "0") ? envValue === "1" : envValue;
       source[camel(flag)] = name;
     }
   }
-  for (const [flag, value] of Object.entries(values)) {
-    if (flag === "config" || value === undefined) continue;
-    merged[camel(flag)] = value;
-    source[camel(flag)] = `--${flag}`;
+  for (const [given, value] of Object.entries(values)) {
+    if (given === "config" || value === undefined) continue;
+    // --no-watch is the watch option set to false.
+    const negated = given.startsWith("no-") && NEGATABLE.includes(given.slice(3));
+    const flag = negated ? given.slice(3) : given;
+    merged[camel(flag)] = negated ? !value : value;
+    source[camel(flag)] = `--${given}`;
   }
   const raw = { ...merged };
-  for (const key of Object.keys(merged)) merged[key] = coerce(key, merged[key]);
-  const config: unknown = { ...defaults(), ...merged };
+  const config: Record<string, unknown> = { bundle: DEFAULT_BUNDLE, ...merged };
   if (!validate(config)) {
     for (const e of validate.errors ?? []) {
       const key = e.instancePath.split("/")[1] ?? "";

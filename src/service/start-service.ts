@@ -22,6 +22,7 @@ import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
 import { startGrpc, type GrpcService } from "./grpc/server.js";
+import { Releases } from "./releases.js";
 import { createDecisionLogs, registerDecisionLogMetrics, type DecisionLogs } from "./decision-logs/index.js";
 
 export interface RunningService {
@@ -111,10 +112,25 @@ function readVerificationKey(config: ServiceConfig): VerificationKey | undefined
  * only on a private Unix socket, because node:http enforces its headers and request timeouts only on the
  * connections of a listening server.
  */
-export async function startService(
-  config: ServiceConfig,
-  options: { logger?: Logger; logDestination?: DestinationStream; listen?: boolean; handoff?: boolean } = {},
-): Promise<RunningService> {
+export async function startService(config: ServiceConfig, options: StartOptions = {}): Promise<RunningService> {
+  const releases = new Releases();
+  try {
+    return await start(config, options, releases);
+  } catch (err) {
+    await releases.release();
+    throw err;
+  }
+}
+
+interface StartOptions {
+  logger?: Logger;
+  logDestination?: DestinationStream;
+  listen?: boolean;
+  handoff?: boolean;
+}
+
+/** The start itself: each part it acquires is added to `releases`, which startService runs if a later part fails. */
+async function start(config: ServiceConfig, options: StartOptions, releases: Releases): Promise<RunningService> {
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
   // 200 ms and on exit, and capped: with stdout not drained, lines past the cap are dropped and counted.
   // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
@@ -122,6 +138,11 @@ export async function startService(
   const destination = new BoundedLogDestination({ fd: 1, maxBufferBytes: config.logBufferBytes });
   const flushOnExit = (): void => destination.flushSync();
   process.once("exit", flushOnExit);
+  // A failed start keeps what was logged (flushed now), not the exit hook of a service that never ran.
+  releases.add(() => {
+    flushOnExit();
+    process.off("exit", flushOnExit);
+  });
   const logger =
     options.logger ??
     pino(
@@ -156,6 +177,7 @@ export async function startService(
     watchJwksFile: config.watch,
     logger,
   });
+  releases.add(() => verifier.close());
   // Key loading runs in the background: readiness reports it; decisions deny keys_unavailable meanwhile.
   // A JWKS file is read before the service listens (a broken one is a start-up failure); keys from the network
   // too with --require-keys-at-start.
@@ -163,7 +185,6 @@ export async function startService(
     try {
       await verifier.ready();
     } catch {
-      verifier.close();
       const st = verifier.status();
       throw new StartError(
         "jwksFile" in jwksOption
@@ -190,10 +211,9 @@ export async function startService(
     verificationKey,
     { entries: config.decisionMemoEntries, counts: memoCounts },
   );
+  releases.add(() => policy.close());
   // A bundle server that is down at start leaves the service not ready (and polling); a bad file stops it.
   if (!(await policy.start()) && !config.bundleUrl) {
-    verifier.close();
-    await policy.close();
     throw new StartError(`config.bundle: ${policy.status().lastError}`);
   }
 
@@ -219,11 +239,10 @@ export async function startService(
     try {
       directory = url ? await Directory.poll(url, options) : await Directory.open(config.directory!, options);
     } catch (err) {
-      verifier.close();
-      await policy.close();
       throw new StartError(`config.directory: ${messageOf(err)}`);
     }
     const dir = directory;
+    releases.add(() => dir.close());
     const check = (p: PolicySnapshot) => dir.checkRoles(p.rolesOf, p.engine.revision);
     policy.onActivate = check;
     if (policy.current) check(policy.current);
@@ -234,11 +253,10 @@ export async function startService(
   try {
     decisionLogs = createDecisionLogs(config, logger, () => policy.engine?.logRules);
   } catch (err) {
-    verifier.close();
-    directory?.close();
-    await policy.close();
     throw new StartError(`config.decisionLogTokenFile: ${messageOf(err)}`);
   }
+  const logs = decisionLogs;
+  releases.add(() => logs.close(Date.now()));
   const metrics = createMetrics({
     keys: () => verifier.status(),
     policy: () => policy.status(),
@@ -305,26 +323,18 @@ export async function startService(
       const addr = s.address() as AddressInfo;
       return `http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`;
     };
-    try {
-      if (options.handoff) {
-        // A directory only this user can enter: nothing else connects to this socket.
-        privateDir = mkdtempSync(join(tmpdir(), "portier-worker-"));
-        const path = join(privateDir, "http.sock");
-        await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
-      } else url = await bind(server, config.port, config.host);
-      if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
-      if (config.grpcPort !== undefined) grpc = await bindGrpc(config, decide, () => readiness(deps).ready, logger);
-    } catch (err) {
-      // One port could not be bound: release whatever started before the start-up failure is reported.
-      server.close();
-      admin?.close();
-      if (privateDir) rmSync(privateDir, { recursive: true, force: true });
-      verifier.close();
-      directory?.close();
-      await policy.close();
-      await decisionLogs.close(Date.now());
-      throw err;
-    }
+    releases.add(() => server.close());
+    if (admin) releases.add(() => admin.close());
+    if (options.handoff) {
+      // A directory only this user can enter: nothing else connects to this socket.
+      const dir = mkdtempSync(join(tmpdir(), "portier-worker-"));
+      privateDir = dir;
+      releases.add(() => rmSync(dir, { recursive: true, force: true }));
+      const path = join(dir, "http.sock");
+      await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
+    } else url = await bind(server, config.port, config.host);
+    if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
+    if (config.grpcPort !== undefined) grpc = await bindGrpc(config, decide, () => readiness(deps).ready, logger);
   }
   return {
     url,

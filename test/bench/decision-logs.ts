@@ -11,7 +11,7 @@
  * `node dist/cli/main.js serve` (one worker, stdout to /dev/null), interleaved rounds in one run, medians:
  *   - stdout line: the decision line on stdout only (no collector), the baseline of every ratio;
  *   - shipping, line off: --decision-log-url to a live collector (a small HTTP server in this process that reads
- *     each upload and answers 204) with --decision-log-stdout false;
+ *     each upload and answers 204) with --no-decision-log-stdout;
  *   - shipping + line: the same with the stdout line kept;
  *   - collector down: --decision-log-url to a port nobody listens on, a 1 MiB buffer that fills and drops the
  *     oldest (its dropped count is printed), line off.
@@ -192,11 +192,11 @@ export async function main(): Promise<void> {
   const f = await createFixture();
   const sides: [string, string[]][] = [
     ["stdout line", []],
-    ["shipping, line off", ["--decision-log-url", sink.url, "--decision-log-stdout", "false"]],
+    ["shipping, line off", ["--decision-log-url", sink.url, "--no-decision-log-stdout"]],
     ["shipping + line", ["--decision-log-url", sink.url]],
     [
       "collector down",
-      ["--decision-log-url", downUrl, "--decision-log-stdout", "false", "--decision-log-buffer-bytes", "1048576"],
+      ["--decision-log-url", downUrl, "--no-decision-log-stdout", "--decision-log-buffer-bytes", "1048576"],
     ],
   ];
   const servers: Server[] = [];

@@ -1,7 +1,9 @@
 /**
  * The browser sign-in of `portier dev`, driven with fetch against a real `portier dev` on loopback (ports 0):
  * printed URL -> issuer authorize -> login page -> one-click form -> /callback -> a page with a token that
- * verifies with the issuer's JWKS and a curl line whose decision is an allow; wrong or replayed state refused.
+ * verifies with the issuer's JWKS, a curl line whose decision is an allow, and the tables of the routes this user
+ * may call and those refused (checked against the access matrix's column of the user's role); wrong or replayed
+ * state refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -10,6 +12,8 @@ import { startDevCallback, type RunningDevCallback } from "../../src/cli/dev-cal
 import { startIssuer, type RunningIssuer } from "../../src/issuer/index.js";
 import { PROJECT_ROOT } from "../service/helpers.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";
+import { computeMatrix } from "../../src/review/index.js";
+import { controlledEngine } from "../support/engine.js";
 
 let proc: ChildProcess;
 let out = "";
@@ -41,6 +45,13 @@ const unescape = (s: string) =>
     .replace(/&quot;/g, '"')
     .replace(/&#39;/g, "'")
     .replace(/&amp;/g, "&");
+/** The rows of the table with this id, as the text of their cells. */
+const tableRows = (html: string, id: string): string[][] => {
+  const table = new RegExp(`<table id="${id}">([\\s\\S]*?)</table>`).exec(html)?.[1] ?? "";
+  return [...table.matchAll(/<tr>((?:<td>[\s\S]*?<\/td>)+)<\/tr>/g)].map((row) =>
+    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((c) => unescape(c[1]!.replace(/<\/?code>/g, ""))),
+  );
+};
 const pre = (html: string, id: string) => unescape(new RegExp(`<pre id="${id}">([^<]*)</pre>`).exec(html)?.[1] ?? "");
 
 async function get(url: string): Promise<{ status: number; location: string | null; body: string }> {
@@ -49,33 +60,37 @@ async function get(url: string): Promise<{ status: number; location: string | nu
 }
 
 /** GET / on the sign-in page and the issuer's authorize URL it redirects to: the login page and the flow's state. */
-async function startSignIn(): Promise<{ loginPage: string; state: string }> {
-  const start = await get(signinUrl);
+async function startSignIn(signin = signinUrl, issuer = issuerUrl): Promise<{ loginPage: string; state: string }> {
+  const start = await get(signin);
   expect(start.status).toBe(302);
   const authorize = new URL(start.location!);
-  expect(authorize.href.startsWith(`${issuerUrl}/connect/authorize?`)).toBe(true);
+  expect(authorize.href.startsWith(`${issuer}/connect/authorize?`)).toBe(true);
   expect(authorize.searchParams.get("code_challenge_method")).toBe("S256");
-  expect(authorize.searchParams.get("redirect_uri")).toBe(`${signinUrl}callback`);
+  expect(authorize.searchParams.get("redirect_uri")).toBe(`${signin}callback`);
   const login = await get(authorize.href);
   expect(login.status).toBe(200);
   return { loginPage: login.body, state: authorize.searchParams.get("state")! };
 }
 
+/** Signs enseignant.jeune in with the login page's one-click form: the /callback URL the issuer redirects to. */
+async function oneClick(loginPage: string): Promise<string> {
+  const form =
+    /<form method="post" action="([^"]+)" class="one-click"><input type="hidden" name="request_id" value="([^"]+)"><input type="hidden" name="login_hint" value="enseignant\.jeune">/.exec(
+      loginPage,
+    );
+  expect(form, "one-click form for enseignant.jeune").not.toBeNull();
+  const posted = await fetch(unescape(form![1]!), {
+    method: "POST",
+    body: new URLSearchParams({ request_id: unescape(form![2]!), login_hint: "enseignant.jeune" }),
+    redirect: "manual",
+  });
+  expect(posted.status).toBe(303);
+  return posted.headers.get("location")!;
+}
+
 describe("portier dev: browser sign-in with the one-click sample users", () => {
   it("ends on /callback with a verifiable token and a curl line that is allowed", async () => {
-    const { loginPage } = await startSignIn();
-    const form =
-      /<form method="post" action="([^"]+)" class="one-click"><input type="hidden" name="request_id" value="([^"]+)"><input type="hidden" name="login_hint" value="enseignant\.jeune">/.exec(
-        loginPage,
-      );
-    expect(form, "one-click form for enseignant.jeune").not.toBeNull();
-    const posted = await fetch(unescape(form![1]!), {
-      method: "POST",
-      body: new URLSearchParams({ request_id: unescape(form![2]!), login_hint: "enseignant.jeune" }),
-      redirect: "manual",
-    });
-    expect(posted.status).toBe(303);
-    const callback = posted.headers.get("location")!;
+    const callback = await oneClick((await startSignIn()).loginPage);
     expect(callback.startsWith(`${signinUrl}callback?`)).toBe(true);
 
     const page = await get(callback);
@@ -113,6 +128,38 @@ describe("portier dev: browser sign-in with the one-click sample users", () => {
       headers: { "X-Original-Method": "GET", "X-Original-URI": fwd![1]!, Authorization: `Bearer ${accessToken}` },
     });
     expect(answer.status).toBe(200);
+
+    // What this user may call: every route once, allowed or refused as the matrix's enseignant_jeune column says
+    // (the sample teacher of tenant A, asked on her own organisation code ORG001), each row the service's answer.
+    const allowed = tableRows(page.body, "routes-allowed");
+    const refused = tableRows(page.body, "routes-refused");
+    const matrix = computeMatrix((await controlledEngine()).engine);
+    expect([...allowed, ...refused].map((r) => r[0]).sort()).toEqual(matrix.rows.map((r) => r.template).sort());
+    for (const row of matrix.rows) {
+      const cell = row.cells["enseignant_jeune"]!;
+      const shown = (cell.allow ? allowed : refused).find((r) => r[0] === row.template);
+      expect(shown, `${row.template}: ${cell.allow ? "allowed" : "refused"}`).toBeDefined();
+      if (!cell.allow) expect(shown![2], row.template).toBe(cell.reason);
+    }
+    expect(allowed.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(allowed.find((r) => r[0] === "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences")?.[1]).toBe(
+      "/v2/ORG001/elevesJeunes/sample-idEleveJeune/absences",
+    );
+    for (const [, path, reason, message] of refused.slice(0, 3)) {
+      const asked = (await (
+        await fetch(curl![1]!, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ method: "GET", path, token: accessToken }),
+        })
+      ).json()) as { allow: boolean; reason: string; message: string };
+      expect({ allow: asked.allow, reason: asked.reason, message: asked.message }).toEqual({
+        allow: false,
+        reason,
+        message,
+      });
+    }
 
     // The state is single-use: the same callback again is refused.
     const replay = await get(callback);
@@ -180,6 +227,24 @@ describe("startDevCallback in process: bounds and failed exchanges", () => {
     const res = await get(`${web.url}callback?state=${first}&code=abc`);
     expect(res.status).toBe(400);
     expect(res.body).toContain("does not belong to a sign-in started here");
+  });
+
+  it("a decision service that cannot be asked: the page says so and still shows the token", async () => {
+    const failing = await startDevCallback({
+      port: 0,
+      issuerUrl: issuer.url,
+      serviceUrl: "http://127.0.0.1:9",
+      access: () => Promise.reject(new Error("the decision service has no policy loaded yet")),
+    });
+    try {
+      const page = await get(await oneClick((await startSignIn(failing.url, issuer.url)).loginPage));
+      expect(page.status).toBe(200);
+      expect(pre(page.body, "access-token")).toMatch(/^ey/);
+      expect(page.body).toContain("could not be asked: the decision service has no policy loaded yet");
+      expect(page.body).not.toContain('id="routes-allowed"');
+    } finally {
+      await failing.close();
+    }
   });
 
   it("anything but GET or HEAD is refused, unknown paths are 404", async () => {

@@ -168,3 +168,63 @@ describe("who decides a user's roles", () => {
     expect(problems([...BASE, ...argv], {})).toEqual(expected);
   });
 });
+
+describe("switches: --NAME sets, --no-NAME clears; the old true|false spelling is accepted with a deprecation line", () => {
+  const load = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+    const said: string[] = [];
+    const config = loadConfig([...BASE, ...argv], env, (line) => said.push(line));
+    return { config, said };
+  };
+
+  it.each([
+    [[], true],
+    [["--watch"], true],
+    [["--no-watch"], false],
+  ])("%j gives watch %s with nothing said", (argv, watch) => {
+    expect(load(argv)).toEqual({ config: expect.objectContaining({ watch }) as unknown, said: [] });
+  });
+
+  it.each([
+    [["--watch", "false"], false, "--no-watch"],
+    [["--watch=false"], false, "--no-watch"],
+    [["--watch", "true"], true, "--watch"],
+    [["--allow-directory-shrink", "true"], true, "--allow-directory-shrink"],
+  ])("%j still works, and says to write %s", (argv, value, now) => {
+    const { config, said } = load(argv);
+    expect(argv[0]!.startsWith("--allow") ? config.allowDirectoryShrink : config.watch).toBe(value);
+    expect(said).toEqual([expect.stringMatching(new RegExp(`deprecated .*: write ${now}$`))]);
+  });
+
+  it("the environment and the file take true and false (ajv coerces the environment's strings)", () => {
+    expect(load([], { PORTIER_WATCH: "false", PORTIER_PORT: "9000" }).config).toMatchObject({
+      watch: false,
+      port: 9000,
+    });
+    expect(load(["--config", configFile({ watch: false, allowDirectoryShrink: true })]).config).toMatchObject({
+      watch: false,
+      allowDirectoryShrink: true,
+    });
+  });
+
+  it("refuses a value that is not a boolean, naming where it came from", () => {
+    expect(problems([...BASE, "--watch=maybe"])).toEqual(["config: --watch is a switch and takes no value"]);
+    expect(problems(BASE, { PORTIER_WATCH: "maybe" })).toEqual([
+      'config.watch: must be boolean (from PORTIER_WATCH="maybe")',
+    ]);
+    // --no-directory has no --no- form of its own, so "false" is refused rather than guessed.
+    expect(problems(["--issuer", "https://auth.example", "--roles-claim", "r", "--no-directory", "false"])).toEqual([
+      'config: --no-directory is a switch: leave it out instead of "false"',
+    ]);
+  });
+
+  it("each default is written once, in the schema: the loaded configuration and docs/config.schema.json agree", () => {
+    const config = loadConfig(["--issuer", "https://auth.example", "--roles-claim", "roles"], {});
+    const schema = JSON.parse(readFileSync(SCHEMA_FILE, "utf8")) as {
+      properties: Record<string, { default?: unknown }>;
+    };
+    for (const [key, property] of Object.entries(schema.properties))
+      if ("default" in property)
+        expect([key, (config as Record<string, unknown>)[key]]).toEqual([key, property.default]);
+    expect(schema.properties.bundleMaxBytes?.default).toBe(64 * 1024 * 1024);
+  });
+});

@@ -330,7 +330,7 @@ describe.concurrent("workers (--workers 2)", () => {
   it("a crash loop ends the whole service with one line and exit 1", async () => {
     const bundle = join(tempDir(), "bundle.tar.gz");
     copyFileSync(BUNDLE, bundle);
-    const g = startGroup(serveArgs(2, ["--bundle", bundle, "--watch", "false"]));
+    const g = startGroup(serveArgs(2, ["--bundle", bundle, "--no-watch"]));
     await listeningUrl(g);
     await until(() => workerPids(g).length === 2, 20_000);
     // Every replacement now fails to start, so one crash becomes a loop.

@@ -28,7 +28,6 @@ describe("reload limit options", () => {
           "--directory-max-shrink",
           "0.1",
           "--allow-directory-shrink",
-          "true",
         ],
         {},
       ),
@@ -54,7 +53,6 @@ describe("reload limit options", () => {
   const bad: [string[], string][] = [
     [["--directory-max-shrink", "1.5"], "config.directoryMaxShrink: must be <= 1"],
     [["--directory-max-shrink=-0.1"], "config.directoryMaxShrink: must be >= 0"],
-    [["--allow-directory-shrink", "maybe"], "config.allowDirectoryShrink: must be boolean"],
     [["--bundle-max-bytes", "10"], "config.bundleMaxBytes: must be >= 1024"],
     [["--bundle-max-bytes", "1.5"], "config.bundleMaxBytes: must be integer"],
     [["--jwks-refresh-seconds", "0"], "config.jwksRefreshSeconds: must be >= 0.05"],

@@ -334,7 +334,6 @@ describe("directory guards", () => {
       "--directory",
       writeDirectory(tempDir(), RECORDS),
       "--allow-directory-shrink",
-      "true",
     ]);
     const file = (await ready(allowing)).directory.file as string;
     replace(file, JSON.stringify([RECORDS[1]]));
@@ -369,8 +368,7 @@ describe("--directory-shrink-window-seconds", () => {
         jwks,
         "--directory",
         directory,
-        "--watch",
-        "false",
+        "--no-watch",
         ...(window === undefined ? [] : ["--directory-shrink-window-seconds", window]),
       ]);
       for (const n of [7, 5, 4]) {

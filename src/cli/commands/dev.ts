@@ -1,6 +1,7 @@
 /**
  * `portier dev`: the local issuer and the decision service together on loopback with the sample data,
- * plus copy-paste curl lines (machine token, user token via the issuer's dev login_hint, /decide calls).
+ * plus copy-paste curl lines (machine token, user token via the issuer's dev login_hint, /decide calls) and a
+ * sign-in page that shows what the signed-in user may call (dev-access.ts).
  * Development only.
  */
 import { createHash } from "node:crypto";
@@ -9,6 +10,7 @@ import { loadConfig, startService, ConfigError, type RunningService } from "../.
 import { readableLogDestination } from "../readable-log.js";
 import { parse, usageError, type CommandSpec } from "../args.js";
 import { startDevCallback, type RunningDevCallback } from "../dev-callback.js";
+import { accessOfToken } from "../dev-access.js";
 import { untilSignal } from "../shutdown.js";
 import { codeOf, messageOf } from "../../errors/caught.js";
 
@@ -124,7 +126,13 @@ export async function run(argv: string[]): Promise<number> {
   }
   let web: RunningDevCallback;
   try {
-    web = await startDevCallback({ port: callbackPort, issuerUrl: issuer.url, serviceUrl: service.url });
+    const live = service;
+    web = await startDevCallback({
+      port: callbackPort,
+      issuerUrl: issuer.url,
+      serviceUrl: service.url,
+      access: accessOfToken(() => live.policy.engine, service.url),
+    });
   } catch (err) {
     await Promise.allSettled([service.close(0), issuer.close()]);
     const why =

@@ -33,13 +33,10 @@ describe("--decision-log-* options", () => {
   });
 
   it("are read from flags and PORTIER_DECISION_LOG_* variables", () => {
-    const config = serveConfig(
-      [...BASE, "--decision-log-stdout", "false", "--decision-log-label", "env=prod,dc=eu-1"],
-      {
-        PORTIER_DECISION_LOG_URL: "https://collector.example/logs",
-        PORTIER_DECISION_LOG_BUFFER_BYTES: "1048576",
-      },
-    );
+    const config = serveConfig([...BASE, "--no-decision-log-stdout", "--decision-log-label", "env=prod,dc=eu-1"], {
+      PORTIER_DECISION_LOG_URL: "https://collector.example/logs",
+      PORTIER_DECISION_LOG_BUFFER_BYTES: "1048576",
+    });
     expect(config).toMatchObject({
       decisionLogStdout: false,
       decisionLogLabel: "env=prod,dc=eu-1",

@@ -43,8 +43,12 @@ afterEach(async () => {
   collector = undefined;
 });
 
-/** Fast enough for a test: uploads every 100 ms, a stalled upload given up after 500 ms. */
-const FAST = ["--decision-log-period-seconds", "0.1", "--decision-log-timeout-seconds", "0.5"];
+/**
+ * Uploads every 100 ms. The upload time limit stays long (5 s): on a loaded machine a shorter one may expire after
+ * the collector stored a batch, which is then delivered twice (the at-least-once case); stalls end by the
+ * collector's stop, which cuts the connection.
+ */
+const FAST = ["--decision-log-period-seconds", "0.1", "--decision-log-timeout-seconds", "5"];
 
 async function serve(args: string[]): Promise<ServiceProcess> {
   const svc = await startServe([...sampleServeArgs(keys), ...FAST, ...args]);
@@ -91,7 +95,7 @@ describe("portier serve --decision-log-url", () => {
   it("delivers each decision once across a 503 outage, a stall and refused connections, no token", async () => {
     collector = await startCollector();
     const c = collector;
-    const svc = await serve(["--decision-log-url", c.url, "--decision-log-stdout", "false"]);
+    const svc = await serve(["--decision-log-url", c.url, "--no-decision-log-stdout"]);
     const token = await userToken(keys, TEACHER);
     const ids = await decisions(svc.url, token, 20);
     c.mode = "fail";
@@ -179,6 +183,8 @@ describe("portier serve --decision-log-url", () => {
       },
     });
     const url = (await group.waitFor(/"event":"listening","url":"([^"]+)"/))[1]!;
+    // Both workers take connections (the primary listens once the first is ready).
+    await until(() => group.stdout().split('"event":"worker_listening"').length > 2, 30_000);
     const token = await machineToken(keys);
     const ids = (await Promise.all([0, 1, 2, 3].map(() => decisions(url, token, 15)))).flat();
     await until(() => c.events.length >= ids.length, 20_000);

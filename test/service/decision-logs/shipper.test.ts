@@ -34,7 +34,7 @@ function ship(url: string, options: Partial<ShipperOptions> = {}): { shipper: Sh
     bufferBytes: 1 << 20,
     batchBytes: 4096,
     periodMs: 50,
-    timeoutMs: 1000,
+    timeoutMs: 5000,
     problemAfterMs: 200,
     backoffBaseMs: 20,
     backoffMaxMs: 200,
@@ -88,13 +88,18 @@ describe("the shipper", () => {
 
   it("keeps a batch the collector fails (503), refuses or stalls on, retried until delivered", async () => {
     collector = await startCollector();
-    const { shipper, stats } = ship(collector.url, { timeoutMs: 300 });
+    // A stalled upload is given up after 1.5 s (not less: a loaded machine may answer a good one that late).
+    const { shipper, stats } = ship(collector.url, { timeoutMs: 1500 });
     collector.mode = "fail";
     addAll(shipper, 0, 100);
     await until(() => stats.uploads.failed >= 2);
     collector.mode = "stall";
     addAll(shipper, 100, 200);
     await until(() => collector.posts.some((p) => p.status === "stalled"));
+    // Still stalled: the upload's time limit gives it up, and the batch is sent again.
+    const failedBefore = stats.uploads.failed;
+    await until(() => stats.uploads.failed > failedBefore, 10_000);
+    expect(collector.posts.filter((p) => p.status === "stalled").length).toBeGreaterThanOrEqual(1);
     await collector.stop();
     addAll(shipper, 200, 300);
     await until(() => stats.uploads.failed >= 5);
