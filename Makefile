@@ -8,7 +8,7 @@ BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
-.PHONY: all deps lock opa grpcurl build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench profile instructions run clean typecheck lint docs docs-check
+.PHONY: all deps lock opa grpcurl jaeger build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench profile instructions run clean typecheck lint docs docs-check
 
 all: build
 
@@ -88,6 +88,10 @@ build: dist/cli/main.js policies matrix
 grpcurl:
 	@bash tools/ensure-grpcurl.sh >/dev/null || echo "grpcurl: not built (needs Go); the grpcurl tests will skip"
 
+# The pinned Jaeger all-in-one for the tracing end-to-end test (about 5 minutes on first build); without Go it skips.
+jaeger:
+	@bash tools/ensure-jaeger.sh >/dev/null || echo "jaeger: not built (needs Go); the tracing end-to-end test will skip"
+
 matrix: dist/cli/main.js
 	$(PORTIER) matrix --bundle $(BUNDLE) --format md > docs/access-matrix.md
 
@@ -108,7 +112,7 @@ unit: dist/cli/main.js policies
 	@rm -f $(VITEST_REPORT)
 	rc=0; $(VITEST_RUN) || rc=$$?; $(NODE) tools/vitest-summary.mjs $(VITEST_REPORT) $$rc; exit $$rc
 
-test: deps grpcurl dist/cli/main.js policies matrix-check policy-test typecheck lint unit
+test: deps grpcurl jaeger dist/cli/main.js policies matrix-check policy-test typecheck lint unit
 
 # The service benchmark drives the servers with wrk (Debian package), installed here when missing.
 bench: deps build

@@ -1,5 +1,6 @@
 /**
- * The error every data problem becomes: it names the file and where in it (a field path or line:col).
+ * The error every data problem becomes: it names the file and where in it (a field path or line:col); a file
+ * that cannot be read at all says so in its own words (`message`, e.g. "not found: data/roles.json").
  */
 import { PortierError } from "../errors/portier-error.js";
 
@@ -10,7 +11,8 @@ export class DataError extends PortierError {
     readonly file: string,
     readonly where: string,
     readonly problem: string,
+    message = `${file}${where ? `: ${where}` : ""}: ${problem}`,
   ) {
-    super(`${file}${where ? `: ${where}` : ""}: ${problem}`);
+    super(message);
   }
 }

@@ -1,14 +1,16 @@
 /**
  * Loads data/roles.json, data/routes.json and data/tenants.json, validates each with its ajv schema
- * (data/schemas/) and across files (a route's roles exist, templates are unique, a code belongs to one
- * tenant whatever its case, no role name names two roles), and composes the bundle's data document
- * (data.catalog in the policies).
+ * (data/schemas/) and across files (a route's roles exist, templates are unique and name each parameter once,
+ * a code belongs to one tenant whatever its case, no role name names two roles), and composes the bundle's data
+ * document (data.catalog in the policies).
  */
 import { join } from "node:path";
 import { Ajv, type ErrorObject } from "ajv";
 import { readJsonFile } from "./read-json-file.js";
 import { DataError } from "./data-error.js";
-import { indexRoleNames, RoleNameError } from "./role-name-index.js";
+import { indexRoleNames, roleNameKey, RoleNameError } from "./role-name-index.js";
+import { templateProblem } from "./route-template.js";
+import { didYouMean } from "../text/did-you-mean.js";
 
 export interface RoleEntry {
   id: string;
@@ -32,7 +34,8 @@ export interface Catalog {
   tenants: TenantEntry[];
 }
 
-const ajv = new Ajv({ allErrors: true, strict: true });
+// verbose: each error carries the value it is about (err.data), so a template is described in words.
+const ajv = new Ajv({ allErrors: true, strict: true, verbose: true });
 
 /** "/routes/3/allowed/1" -> "routes[3].allowed[1]" */
 function fieldPath(instancePath: string): string {
@@ -43,13 +46,31 @@ function fieldPath(instancePath: string): string {
     .join("");
 }
 
-function describe(err: ErrorObject): string {
+function describe(err: ErrorObject, roles: readonly RoleEntry[]): string {
   if (err.keyword === "additionalProperties") return `unknown field "${String(err.params.additionalProperty)}"`;
   if (err.keyword === "required") return `missing field "${String(err.params.missingProperty)}"`;
+  if (err.keyword === "pattern" && typeof err.data === "string") {
+    if (/\/template$/.test(err.instancePath))
+      return templateProblem(err.data) ?? `"${err.data}" is not a route template`;
+    if (/\/allowed\/\d+$/.test(err.instancePath)) return unknownRole(err.data, roles);
+  }
   return err.message ?? "is invalid";
 }
 
-function validated<T>(dir: string, name: string): T {
+/**
+ * A name in a route's `allowed` list that is no role id: the id of the role it names (a label or an alias, as
+ * the matrix shows them), else the nearest id by spelling, else the known ids.
+ */
+function unknownRole(name: string, roles: readonly RoleEntry[]): string {
+  const key = roleNameKey(name);
+  const named = roles.find((r) => [r.label, ...r.aliases].some((n) => roleNameKey(n) === key));
+  if (named) return `"${name}" is the name of role ${named.id}: write its id "${named.id}"`;
+  const ids = roles.map((r) => r.id);
+  const hint = didYouMean(name, ids);
+  return `unknown role "${name}"${hint || ` (roles.json has: ${ids.join(", ")})`}`;
+}
+
+function validated<T>(dir: string, name: string, roles: readonly RoleEntry[] = []): T {
   const file = join(dir, `${name}.json`);
   const schema = readJsonFile(join(dir, "schemas", `${name}.schema.json`)) as object;
   const value = readJsonFile(file);
@@ -58,14 +79,15 @@ function validated<T>(dir: string, name: string): T {
     // oneOf failures repeat for each branch: report the most specific (deepest) error first.
     const errors = [...(check.errors ?? [])].sort((a, b) => b.instancePath.length - a.instancePath.length);
     const first = errors[0];
-    throw new DataError(file, fieldPath(first?.instancePath ?? "") || "(top)", first ? describe(first) : "is invalid");
+    const where = fieldPath(first?.instancePath ?? "") || "(top)";
+    throw new DataError(file, where, first ? describe(first, roles) : "is invalid");
   }
   return value;
 }
 
 export function loadCatalog(dir: string): Catalog {
   const roles = validated<{ roles: RoleEntry[] }>(dir, "roles").roles;
-  const routes = validated<{ routes: RouteEntry[] }>(dir, "routes").routes;
+  const routes = validated<{ routes: RouteEntry[] }>(dir, "routes", roles).routes;
   const tenants = validated<{ tenants: TenantEntry[] }>(dir, "tenants").tenants;
 
   const rolesFile = join(dir, "roles.json");
@@ -80,6 +102,8 @@ export function loadCatalog(dir: string): Catalog {
   const routesFile = join(dir, "routes.json");
   const seen = new Map<string, number>();
   routes.forEach((route, i) => {
+    const problem = templateProblem(route.template);
+    if (problem) throw new DataError(routesFile, `routes[${i}].template`, problem);
     const key = routeKey(route.template);
     const earlier = seen.get(key);
     if (earlier !== undefined)
@@ -93,12 +117,7 @@ export function loadCatalog(dir: string): Catalog {
       throw new DataError(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
     if (Array.isArray(route.allowed)) {
       route.allowed.forEach((role, j) => {
-        if (!ids.has(role))
-          throw new DataError(
-            routesFile,
-            `routes[${i}].allowed[${j}]`,
-            `unknown role "${role}" (roles.json has: ${[...ids].join(", ")})`,
-          );
+        if (!ids.has(role)) throw new DataError(routesFile, `routes[${i}].allowed[${j}]`, unknownRole(role, roles));
       });
     }
   });

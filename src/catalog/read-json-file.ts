@@ -3,7 +3,7 @@
  */
 import { readFileSync } from "node:fs";
 import { DataError } from "./data-error.js";
-import { codeOf, messageOf } from "../errors/caught.js";
+import { messageOf, unreadable } from "../errors/caught.js";
 
 /** Line and column (1-based) of a character offset. */
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
@@ -18,9 +18,11 @@ function parseJsonText(text: string, file: string): unknown {
     return JSON.parse(text);
   } catch (err) {
     const message = messageOf(err);
-    const m = /position (\d+)/.exec(message);
-    if (m) {
-      const { line, column } = lineAndColumn(text, Number(m[1]));
+    // V8 names no position for a text that ends too early: the end is where it is missing.
+    const at =
+      /position (\d+)/.exec(message)?.[1] ?? (/Unexpected end of JSON input/.test(message) ? text.length : null);
+    if (at !== null) {
+      const { line, column } = lineAndColumn(text, Number(at));
       throw new DataError(
         file,
         `${line}:${column}`,
@@ -36,7 +38,7 @@ export function readJsonFile(file: string): unknown {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new DataError(file, "", `cannot read (${codeOf(err) ?? messageOf(err)})`);
+    throw new DataError(file, "", "cannot read", unreadable(file, err));
   }
   return parseJsonText(text, file);
 }

@@ -7,7 +7,8 @@
 import { parseArgs } from "node:util";
 import { PortierError } from "../errors/portier-error.js";
 import { didYouMean } from "../text/did-you-mean.js";
-import { messageOf } from "../errors/caught.js";
+import { codeOf, messageOf } from "../errors/caught.js";
+import { exitCodesHelp, type ExitMeanings } from "./exit-codes.js";
 
 export class UsageError extends PortierError {
   static override readonly code = "usage";
@@ -41,8 +42,10 @@ export interface CommandSpec {
   /** One or more lines saying what the command does. */
   summary: string;
   options: Record<string, OptionSpec>;
-  /** Extra lines after the options (environment variables, exit codes). */
+  /** Extra lines after the options (environment variables, signals). */
   notes?: string;
+  /** What exit codes 0 and 1 mean for this command (exit-codes.ts); rendered last in --help. */
+  exits: ExitMeanings;
 }
 
 /** Options several commands share, described once. */
@@ -78,9 +81,17 @@ export function renderHelp(spec: CommandSpec): string {
     const text = `${o.description}${o.multiple ? " (repeatable)" : ""}${o.default !== undefined ? ` (default: ${o.default})` : ""}`;
     return flag.length > width ? `  ${flag}\n  ${" ".repeat(width)}  ${text}` : `  ${flag.padEnd(width)}  ${text}`;
   });
-  return [usageLine(spec), "", spec.summary, "", "options:", ...lines, ...(spec.notes ? ["", spec.notes] : [])].join(
-    "\n",
-  );
+  return [
+    usageLine(spec),
+    "",
+    spec.summary,
+    "",
+    "options:",
+    ...lines,
+    ...(spec.notes ? ["", spec.notes] : []),
+    "",
+    exitCodesHelp(spec.exits),
+  ].join("\n");
 }
 
 type ParseOptions = Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
@@ -105,15 +116,29 @@ export function parse<const O extends Record<string, OptionSpec>>(argv: string[]
       positionals: string[];
     };
   } catch (err) {
-    const unknown = /^Unknown option '(--[^']+)'/.exec(messageOf(err))?.[1];
-    const hint = unknown
-      ? didYouMean(
-          unknown,
-          Object.keys(options).map((o) => `--${o}`),
-          (s) => s,
-        )
-      : "";
-    throw usageError(spec, `${messageOf(err)}${hint}`);
+    throw usageError(spec, argumentProblem(err, Object.keys(options)));
+  }
+}
+
+/**
+ * Node's parseArgs error in our words, one line, without its advice about `--` separators: the option named,
+ * with the nearest known one for an unknown option.
+ */
+function argumentProblem(err: unknown, known: string[]): string {
+  const message = messageOf(err);
+  const option = /'(-[^' ]+)/.exec(message)?.[1];
+  switch (codeOf(err)) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION": {
+      const name = option ?? message;
+      const flags = known.map((o) => `--${o}`);
+      return `unknown option ${name}${didYouMean(name.replace(/=.*$/, ""), flags, (s) => s)}`;
+    }
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return /does not take an argument/.test(message)
+        ? `${option ?? "the option"} takes no value`
+        : `${option ?? "the option"} needs a value`;
+    default:
+      return message.replace(/\. To specify a positional argument.*$/s, "");
   }
 }
 
@@ -122,9 +147,7 @@ export function isOneOf<T extends string>(choices: readonly T[], value: string):
   return (choices as readonly string[]).includes(value);
 }
 
-/** A usage error about the arguments (not an unknown option): the message, the usage line and the pointer to --help. */
+/** A usage error, one line: the problem and where the options are listed. */
 export function usageError(spec: CommandSpec, message: string): UsageError {
-  return new UsageError(
-    `${message}\n${usageLine(spec)}\n(portier ${spec.name.replace(/^portier /, "")} --help lists the options)`,
-  );
+  return new UsageError(`${message}; ${spec.name} --help lists the options`);
 }

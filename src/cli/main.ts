@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `portier` command (run-command.ts): one sub-command per file in ./commands, loaded on demand. Errors are printed
- * as one line (no stack trace); exit codes: 0 done, 1 failure (a start-up failure, a deny, a change), 2 usage
- * or configuration error. The process exits as soon as the command is done, so nothing left open can keep
- * it alive.
+ * as one line (no stack trace); exit codes (exit-codes.ts): 0 success, 1 the command's finding (a deny, a
+ * change, a failed test), 2 the command could not answer. The process exits as soon as the command is done,
+ * so nothing left open can keep it alive.
  */
 import { runCommand } from "./run-command.js";
 

@@ -1,11 +1,13 @@
 /**
  * One `portier` command line run to its exit code, printing what the command prints: the sub-command loaded on
- * demand from ./commands, a usage or help request and any error turned into output and a code (0 done, 1
- * failure, 2 usage or configuration error; an error is one line, no stack trace). main.ts runs it for the
- * process; tests run it in process.
+ * demand from ./commands, a usage or help request and any error turned into output and a code (exit-codes.ts:
+ * 0 success, 1 the command's finding, 2 the command could not answer; an error is one line, no stack trace).
+ * main.ts runs it for the process; tests run it in process.
  */
 import { readFileSync } from "node:fs";
 import { failureOf } from "./failure.js";
+import { EXIT } from "./exit-codes.js";
+import { didYouMean } from "../text/did-you-mean.js";
 
 type Command = { run(argv: string[]): Promise<number> };
 
@@ -55,8 +57,9 @@ async function dispatch(argv: string[]): Promise<number> {
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
-    console.error(`portier: unknown command "${name}"\n${usage()}`);
-    return 2;
+    const hint = didYouMean(name, Object.keys(COMMANDS), (c) => c);
+    console.error(`portier: unknown command "${name}"${hint}; portier --help lists the commands`);
+    return EXIT.error;
   }
   return (await command[1]()).run(rest);
 }
@@ -66,7 +69,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   try {
     return await dispatch(argv);
   } catch (err: unknown) {
-    // By class (src/cli/failure.ts): a help request prints and exits 0, a usage error exits 2, the rest 1.
+    // By class (src/cli/failure.ts): a help request prints and exits 0, any other error exits 2.
     const failure = failureOf(err);
     if (failure.stdout !== undefined) console.log(failure.stdout);
     if (failure.stderr !== undefined) console.error(failure.stderr);

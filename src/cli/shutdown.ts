@@ -1,8 +1,9 @@
 /**
  * Process signals for the long-running commands (serve, dev, issuer): the first SIGTERM or SIGINT starts a
- * graceful stop; a second one ends the process at once (exit 1) unless the caller asks to ignore it (cluster
- * workers, which get the terminal's Ctrl-C and the primary's shutdown message together).
+ * graceful stop; a second one ends the process at once (exit 2: the stop did not finish) unless the caller
+ * asks to ignore it (cluster workers, which get the terminal's Ctrl-C and the primary's shutdown message together).
  */
+import { EXIT } from "./exit-codes.js";
 
 const SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
@@ -14,7 +15,7 @@ export function untilSignal(options: { onSecond?: "exit" | "ignore" } = {}): Pro
       const second = (again: NodeJS.Signals) => {
         if (options.onSecond === "ignore") return;
         process.stderr.write(`portier: second ${again} while stopping; exiting now\n`);
-        process.exit(1);
+        process.exit(EXIT.error);
       };
       for (const s of SIGNALS) process.on(s, second);
       resolve(signal);

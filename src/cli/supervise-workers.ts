@@ -1,19 +1,20 @@
 /**
  * The node:cluster primary of `portier serve --workers N`: forks N workers and keeps them running. A start-up
- * failure of the first workers is printed once (one line on stderr) and ends the service with exit 1; a worker
+ * failure of the first workers is printed once (one line on stderr) and ends the service with exit 2; a worker
  * that dies later is replaced after an exponential back-off, and CRASH_LIMIT deaths within CRASH_WINDOW_MS end
- * the service with exit 1 and one line. Workers exit when the primary dies (node:cluster ends a worker whose IPC
+ * the service with exit 2 and one line. Workers exit when the primary dies (node:cluster ends a worker whose IPC
  * channel to the primary closes). It also answers the workers' requests for the whole service's metrics
  * (src/service/cluster-metrics.ts).
  *
- * The primary owns the decision port (not node:cluster's round-robin handle, which closes the connections it
- * has accepted but not yet handed over when the last worker closes its server): it listens once the first
- * worker is ready, accepts, and hands each connection round-robin to a ready worker, which acknowledges it
+ * The primary owns the decision port and the gRPC port (not node:cluster's round-robin handle, which closes the
+ * connections it has accepted but not yet handed over when the last worker closes its server): it listens once
+ * the first worker is ready, accepts, and hands each connection round-robin to a ready worker, which acknowledges it
  * (until then the primary keeps its copy and hands it to another worker if that one dies). On SIGTERM/SIGINT:
  * every worker starts stopping (/ready 503), the primary keeps handing connections over for --shutdown-delay,
  * accepts what already connected and closes the port, waits until every accepted connection is acknowledged,
  * then tells the workers to finish (they answer every connection they were given) and exits 0 once they have.
  */
+import { EXIT } from "./exit-codes.js";
 import cluster, { type Worker } from "node:cluster";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { AggregatorRegistry, type PrometheusContentType } from "prom-client";
@@ -38,15 +39,20 @@ const MAX_WAITING_CONNECTIONS = 4096;
 export type WorkerMessage =
   | { portier: "listening"; adminUrl?: string; grpcAddress?: string }
   | { portier: "start_failed"; message: string }
-  | { portier: "connection"; id: number }
+  | { portier: "connection"; id: number; port: HandedPort }
   | { portier: "connection_taken"; id: number }
   | { portier: "stopping" }
   | { portier: "shutdown"; graceMs: number };
+
+/** Which of the primary's ports a handed-over connection came from. */
+export type HandedPort = "http" | "grpc";
 
 export interface SuperviseOptions {
   workers: number;
   host: string;
   port: number;
+  /** --grpc-host and --grpc-port, when the gRPC port is on: the primary owns it too. */
+  grpc?: { host: string; port: number } | undefined;
   shutdownTimeoutMs: number;
   shutdownDelayMs: number;
 }
@@ -69,14 +75,14 @@ class ConnectionHandoff {
   private readonly ready: Worker[] = [];
   private next = 0;
   private seq = 0;
-  private readonly unacknowledged = new Map<number, { socket: Socket; worker: Worker }>();
-  private readonly waiting: Socket[] = [];
+  private readonly unacknowledged = new Map<number, { socket: Socket; port: HandedPort; worker: Worker }>();
+  private readonly waiting: { socket: Socket; port: HandedPort }[] = [];
   private settledWaiters: Array<() => void> = [];
 
   /** A worker that reported ready takes connections (first those that waited for one). */
   add(worker: Worker): void {
     this.ready.push(worker);
-    for (const socket of this.waiting.splice(0)) this.handOff(socket);
+    for (const { socket, port } of this.waiting.splice(0)) this.handOff(socket, port);
   }
 
   /** A worker that died: the connections it did not acknowledge go to another. */
@@ -86,17 +92,17 @@ class ConnectionHandoff {
     for (const [id, h] of this.unacknowledged) if (h.worker === worker) this.retry(id);
   }
 
-  handOff(socket: Socket): void {
+  handOff(socket: Socket, port: HandedPort): void {
     const worker = this.ready[this.next++ % Math.max(1, this.ready.length)];
     if (!worker) {
-      if (this.waiting.length < MAX_WAITING_CONNECTIONS) this.waiting.push(socket);
+      if (this.waiting.length < MAX_WAITING_CONNECTIONS) this.waiting.push({ socket, port });
       else socket.destroy();
       return;
     }
     const id = ++this.seq;
-    this.unacknowledged.set(id, { socket, worker });
+    this.unacknowledged.set(id, { socket, port, worker });
     // keepOpen: this copy stays open until the worker says it has the connection (or dies without).
-    worker.send({ portier: "connection", id } satisfies WorkerMessage, socket, { keepOpen: true }, (err) => {
+    worker.send({ portier: "connection", id, port } satisfies WorkerMessage, socket, { keepOpen: true }, (err) => {
       if (err) this.retry(id);
     });
   }
@@ -128,7 +134,7 @@ class ConnectionHandoff {
     this.unacknowledged.delete(id);
     const i = this.ready.indexOf(h.worker);
     if (i >= 0) this.ready.splice(i, 1);
-    this.handOff(h.socket);
+    this.handOff(h.socket, h.port);
     this.checkSettled();
   }
 
@@ -154,6 +160,7 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
     const alive = (): Worker[] => [...live];
     const handoff = new ConnectionHandoff();
     let listener: Server | undefined;
+    let grpcListener: Server | undefined;
     const broadcast = (m: WorkerMessage) => {
       for (const w of alive()) tellWorker(w, m);
     };
@@ -163,6 +170,7 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
       state = "done";
       clearTimeout(hardStop);
       listener?.close();
+      grpcListener?.close();
       resolve(code);
     };
     let hardStop: NodeJS.Timeout | undefined;
@@ -179,42 +187,60 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
         process.stderr.write(
           `portier serve: workers did not stop within ${Math.round(shutdownTimeoutMs / 1000) + 5} s; killed them\n`,
         );
-        finish(1);
+        finish(EXIT.error);
       }, shutdownTimeoutMs + 5000);
       // 1. /ready 503 and Connection: close in every worker; connections are still accepted and handed over.
       broadcast({ portier: "stopping" });
       // 2. --shutdown-delay.
       if (delayMs > 0) await new Promise((r) => setTimeout(r, Math.min(delayMs, shutdownTimeoutMs)));
       // 3. Accept what already connected, close the port, and see every accepted connection to a worker.
-      if (listener) await stopAccepting(listener);
+      await Promise.all([listener, grpcListener].flatMap((l) => (l ? [stopAccepting(l)] : [])));
       await handoff.settled(deadline);
       // 4. The workers answer what they were given and exit.
       broadcast({ portier: "shutdown", graceMs: Math.max(0, deadline - Date.now()) });
       if (alive().length === 0) finish(code);
     };
 
-    /** The decision port, once a worker is ready to take its connections; a failure ends the service. */
-    const listen = () => {
-      const server = createServer({ pauseOnConnect: true, noDelay: true }, (socket) => handoff.handOff(socket));
-      listener = server;
+    /**
+     * One of the primary's ports (the decision port, or --grpc-port), once a worker is ready to take its
+     * connections: its address, or undefined when it could not be bound (a start-up failure, the service ends).
+     */
+    const listenOn = (which: HandedPort, bindHost: string, bindPort: number) => {
+      const server = createServer({ pauseOnConnect: true, noDelay: true }, (socket) => handoff.handOff(socket, which));
+      if (which === "http") listener = server;
+      else grpcListener = server;
       return new Promise<string | undefined>((resolve) => {
         const startFailed = (err: NodeJS.ErrnoException) => {
-          listener = undefined;
-          process.stderr.write(`portier serve: ${listenFailure(err, host, port).message}\n`);
-          void stopAll(1, 0);
+          if (which === "http") listener = undefined;
+          else grpcListener = undefined;
+          const failure =
+            which === "http"
+              ? listenFailure(err, bindHost, bindPort).message
+              : `cannot listen on ${bindHost}:${bindPort} for gRPC: ${err.message}; stop the other process or ` +
+                "choose another --grpc-port (or check --grpc-host)";
+          process.stderr.write(`portier serve: ${failure}\n`);
+          void stopAll(EXIT.error, 0);
           resolve(undefined);
         };
         server.once("error", startFailed);
-        server.listen(port, host, () => {
+        server.listen(bindPort, bindHost, () => {
           server.off("error", startFailed);
           // Once listening, an error is one failed accept (such as EMFILE): reported, the port stays open.
           server.on("error", (err: Error) =>
-            log(50, "accept_failed", "accepting a connection failed", { error: err.message }),
+            log(50, "accept_failed", "accepting a connection failed", { error: err.message, port: which }),
           );
           const addr = server.address() as AddressInfo;
-          resolve(`http://${addr.address.includes(":") ? `[${addr.address}]` : addr.address}:${addr.port}`);
+          const at = addr.address.includes(":") ? `[${addr.address}]` : addr.address;
+          resolve(which === "http" ? `http://${at}:${addr.port}` : `${at}:${addr.port}`);
         });
       });
+    };
+    /** Both ports; undefined when one could not be bound. */
+    const listen = async (): Promise<{ url: string; grpcAddress?: string } | undefined> => {
+      const url = await listenOn("http", host, port);
+      if (url === undefined || !options.grpc) return url === undefined ? undefined : { url };
+      const grpcAddress = await listenOn("grpc", options.grpc.host, options.grpc.port);
+      return grpcAddress === undefined ? undefined : { url, grpcAddress };
     };
 
     const fork = () => {
@@ -233,13 +259,13 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
           handoff.add(w);
           if (state === "starting") {
             state = "running";
-            void listen().then((url) => {
-              // The admin and gRPC ports are node:cluster's, shared by the workers, so each reports the same ones.
-              if (url !== undefined && state === "running")
+            void listen().then((bound) => {
+              // The admin port is node:cluster's, shared by the workers, so each reports the same one.
+              if (bound !== undefined && state === "running")
                 log(30, "listening", "listening", {
-                  url,
+                  url: bound.url,
                   ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}),
-                  ...(m.grpcAddress ? { grpcAddress: m.grpcAddress } : {}),
+                  ...(bound.grpcAddress ? { grpcAddress: bound.grpcAddress } : {}),
                   workers,
                 });
             });
@@ -248,7 +274,7 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
           startFailures.set(w.id, m.message);
           if (state === "starting") {
             process.stderr.write(`portier serve: ${m.message}\n`);
-            void stopAll(1, 0);
+            void stopAll(EXIT.error, 0);
           }
         }
       });
@@ -270,7 +296,7 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
         process.stderr.write(
           `portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ${why}); stopping the service\n`,
         );
-        void stopAll(1, 0);
+        void stopAll(EXIT.error, 0);
         return;
       }
       const delay = Math.min(BACKOFF_BASE_MS * 2 ** (crashes.length - 1), BACKOFF_MAX_MS);

@@ -2,11 +2,12 @@
  * The synced-users directory: an in-memory index (compact hash table, O(1) lookups) loaded from a file and reloaded
  * through the common reload mechanism (src/reload: watch + periodic re-read, validate, guard, swap), or from a
  * URL polled like a bundle server (fetch-directory.ts: downloaded to a temp file and read by the same loader).
- * A file that is broken, incomplete (NDJSON without its end record), has no valid record, or drops more than
- * the allowed share of the largest record count accepted within the shrink window is refused: the old index
- * keeps serving and the refusal is reported. The index keeps role names as written; each decision resolves
- * them with its bundle's names (role-resolver.ts entryRoles), so loading needs no bundle. checkRoles reports
- * how many records a bundle's names cannot resolve.
+ * The index keeps role names as written; each decision resolves them with its bundle's names (role-resolver.ts
+ * entryRoles), so loading needs no bundle. The guards count what a decision will see: the records whose names
+ * the live bundle resolves (all records while no bundle is loaded). A file that is broken, incomplete (NDJSON
+ * without its end record), has no such record, or drops more than the allowed share of the largest such count
+ * accepted within the shrink window is refused: the old index keeps serving and the refusal is reported.
+ * checkRoles takes a new bundle's names: it counts again, and lowers the window's counts by the records they revoke.
  */
 import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
 import type { EntryRoles } from "./role-resolver.js";
@@ -21,6 +22,14 @@ export { endRecordLine, TailDigest } from "./end-record.js";
 
 export type DirectoryLogger = ReloadLogger;
 
+/** The role names of one loaded bundle, as the directory counts by them. */
+export interface BundleNames {
+  /** A directory entry's role ids under the bundle's names (undefined: a name the bundle does not know). */
+  resolve: EntryRoles;
+  /** The bundle's revision, named in reports. */
+  bundle: string;
+}
+
 export interface DirectoryStatus extends ReloadStatus {
   /** The file, for a file source (a URL source shows its redacted URL as `source`). */
   file?: string;
@@ -28,6 +37,8 @@ export interface DirectoryStatus extends ReloadStatus {
   rejected: number;
   /** Records of the index whose role names the active bundle cannot resolve (those users are not synced). */
   rolesUnresolved: number;
+  /** The bundle revision rolesUnresolved was counted by (absent until a bundle is loaded). */
+  rolesBundle?: string;
   /** Set when more than half of the records are unresolved (shown in /ready's problems). */
   rolesProblem?: string;
 }
@@ -39,12 +50,17 @@ export interface DirectoryOptions {
   maxShrink?: number;
   /** Accept any shrink, an empty directory included (each accepted index then resets the high-water mark). */
   allowShrink?: boolean;
-  /** How long the largest accepted record count stays the shrink guard's reference (default 24 h; 0: the current index only). */
+  /**
+   * How long the largest accepted record count stays the shrink guard's reference (default 24 h; 0: the current
+   * index only).
+   */
   shrinkWindowMs?: number;
   /** Periodic re-read behind the watch (default 30 s; 0 disables). */
   rereadMs?: number;
   /** The clock of the shrink window (tests). */
   now?: () => number;
+  /** The names of the bundle live when the directory opens, which the first load is counted by. */
+  roles?: BundleNames | undefined;
 }
 
 /** A directory polled from a URL (`--directory-url`) instead of read from a file. */
@@ -87,6 +103,11 @@ class HighWaterMark {
     this.marks.length = 0;
   }
 
+  /** Every count within the window lowered by `by` records (never below 0; the order of the queue is kept). */
+  lower(by: number): void {
+    for (const mark of this.marks) mark.size = Math.max(0, mark.size - by);
+  }
+
   /** The largest count accepted within the window before `now` (0 when none). */
   largest(now: number): number {
     for (let first = this.marks[0]; first !== undefined && first.at < now - this.windowMs; first = this.marks[0])
@@ -95,27 +116,51 @@ class HighWaterMark {
   }
 }
 
-/** Why a candidate index must not replace the current one, or undefined when it may. */
+/** An index as the guards see it: its records, and those of them the live bundle's names resolve. */
+interface Counted {
+  records: number;
+  usable: number;
+  rejected: number;
+}
+
+/**
+ * Why a candidate index must not replace the current one, or undefined when it may. Counts are of usable
+ * records (resolved by `by`, the live bundle; every record while there is none): what decisions will see.
+ */
 function directoryRefusal(
-  next: DirectoryIndex,
-  current: DirectoryIndex | undefined,
+  next: Counted,
+  now: number,
   largest: number,
+  by: string | undefined,
   o: { maxShrink: number; allowShrink: boolean; windowMs: number },
 ): string | undefined {
   if (o.allowShrink) return undefined;
-  if (next.entries.size === 0) {
+  if (next.records === 0) {
     const why = next.rejected > 0 ? `all ${next.rejected} records are invalid` : "the file has no record";
     return `refused: ${why}; an empty directory would deny every user (allow it with --allow-directory-shrink)`;
   }
-  const now = current?.entries.size ?? 0;
+  const unknown = next.records - next.usable;
+  if (next.usable === 0) {
+    return (
+      `refused: all ${next.records} records name a role that bundle ${by} does not know; no user would be synced ` +
+      "(allow it with --allow-directory-shrink)"
+    );
+  }
   const before = Math.max(now, largest);
-  const dropped = before - next.entries.size;
+  const dropped = before - next.usable;
   if (before > 0 && dropped / before > o.maxShrink) {
     const from =
       before === now
         ? `${before}`
         : `${before}, the largest accepted in the last ${Math.round(o.windowMs / 1000)} s (now ${now}),`;
-    return `refused: the reload drops ${pct(dropped / before)} of the records (${from} -> ${next.entries.size}), more than the ${pct(o.maxShrink)} allowed by --directory-max-shrink (allow it with --allow-directory-shrink)`;
+    const counted =
+      unknown > 0
+        ? `; ${unknown} of the file's ${next.records} records name a role that bundle ${by} does not know`
+        : "";
+    return (
+      `refused: the reload drops ${pct(dropped / before)} of the records (${from} -> ${next.usable}${counted}), ` +
+      `more than the ${pct(o.maxShrink)} allowed by --directory-max-shrink (allow it with --allow-directory-shrink)`
+    );
   }
   return undefined;
 }
@@ -135,9 +180,12 @@ export function unresolvedRecords(index: DirectoryIndex, rolesOf: EntryRoles): {
 
 export class Directory {
   private readonly reloader: Reloader<DirectoryIndex>;
-  /** The active bundle's names (checkRoles), kept to report each newly loaded index against them. */
-  private rolesOf: { resolve: EntryRoles; bundle: string } | undefined;
+  /** The live bundle's names (checkRoles): the guards count by them, and each newly loaded index is reported. */
+  private rolesOf: BundleNames | undefined;
+  /** Records of the current index that rolesOf cannot resolve. */
   private unresolved = 0;
+  /** The shrink window's counts (of usable records). */
+  private readonly mark: HighWaterMark;
   /** The file of a file source. */
   readonly file: string | undefined;
   /** A URL source's feed (downloads, ETag). */
@@ -154,6 +202,8 @@ export class Directory {
     };
     const now = o.now ?? Date.now;
     const mark = new HighWaterMark(guard.windowMs);
+    this.mark = mark;
+    this.rolesOf = o.roles;
     const logger = o.logger;
     const file = typeof from === "string" ? from : undefined;
     this.file = file;
@@ -174,15 +224,22 @@ export class Directory {
       source: typeof from === "string" ? from : from.url,
       file,
       load,
-      guard: (next, current) => directoryRefusal(next, current, mark.largest(now()), guard),
+      guard: (next, current) =>
+        directoryRefusal(
+          this.counted(next),
+          current ? this.counted(current).usable : 0,
+          mark.largest(now()),
+          this.rolesOf?.bundle,
+          guard,
+        ),
       activate: (next) => {
         // --allow-directory-shrink accepts a purge: the purged size is the new reference.
         if (guard.allowShrink) mark.reset();
-        mark.accepted(next.entries.size, now());
         this.feed?.activated(next);
         for (const p of next.problems)
           logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
-        if (this.rolesOf) this.report(next, this.rolesOf);
+        this.unresolved = this.rolesOf ? this.report(next, this.rolesOf) : 0;
+        mark.accepted(next.entries.size - this.unresolved, now());
       },
       describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
       logger,
@@ -217,18 +274,32 @@ export class Directory {
   /**
    * A bundle went live with these names: counts the records they cannot resolve (those users are not synced
    * under it), logs `directory_roles_unresolved` when there are any, and keeps the count for the status; the
-   * same is done for every index loaded later, until the next bundle.
+   * guards count by these names, and every index loaded later is counted and reported, until the next bundle.
+   * The same names again (the same snapshot) change nothing.
    */
   checkRoles(resolve: EntryRoles, bundle: string): void {
+    if (this.rolesOf?.resolve === resolve) return;
     this.rolesOf = { resolve, bundle };
     const index = this.reloader.current;
-    if (index) this.report(index, this.rolesOf);
+    if (!index) return;
+    const before = this.unresolved;
+    this.unresolved = this.report(index, this.rolesOf);
+    // The bundle is authoritative: the records it revokes leave the shrink guard's reference too, or every
+    // directory reload within the window would be refused as a shrink that the policy change made.
+    if (this.unresolved > before) this.mark.lower(this.unresolved - before);
   }
 
-  private report(index: DirectoryIndex, by: { resolve: EntryRoles; bundle: string }): void {
+  /** An index's records, and those the live bundle's names resolve (every record while no bundle is loaded). */
+  private counted(index: DirectoryIndex): { records: number; usable: number; rejected: number } {
+    const records = index.entries.size;
+    const unknown = this.rolesOf ? unresolvedRecords(index, this.rolesOf.resolve).records : 0;
+    return { records, usable: Math.max(0, records - unknown), rejected: index.rejected };
+  }
+
+  /** Counts the records `by` cannot resolve and logs `directory_roles_unresolved` when there are any. */
+  private report(index: DirectoryIndex, by: BundleNames): number {
     const { records, examples } = unresolvedRecords(index, by.resolve);
-    this.unresolved = records;
-    if (records === 0) return;
+    if (records === 0) return 0;
     const size = index.entries.size;
     this.o.logger?.warn(
       {
@@ -242,6 +313,7 @@ export class Directory {
       },
       `${records} of ${size} directory records name a role the bundle does not know; those users are not synced`,
     );
+    return records;
   }
 
   lookup(sub: string): DirectoryEntry | undefined {
@@ -261,9 +333,12 @@ export class Directory {
       size,
       rejected: index?.rejected ?? 0,
       rolesUnresolved: this.unresolved,
+      ...(this.rolesOf ? { rolesBundle: this.rolesOf.bundle } : {}),
     };
     if (size > 0 && this.unresolved / size > UNRESOLVED_PROBLEM_SHARE && this.rolesOf) {
-      status.rolesProblem = `${this.unresolved} of ${size} records (${pct(this.unresolved / size)}) name a role that bundle ${this.rolesOf.bundle} does not know; those users are not synced`;
+      status.rolesProblem =
+        `${this.unresolved} of ${size} records (${pct(this.unresolved / size)}) name a role that bundle ` +
+        `${this.rolesOf.bundle} does not know; those users are not synced`;
     }
     return status;
   }

@@ -10,7 +10,7 @@
  */
 import { open, type FileHandle } from "node:fs/promises";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { codeOf, messageOf } from "../errors/caught.js";
+import { unreadable } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { CompactIndexBuilder, isWellFormed, type DirectoryEntries, type DirectoryEntry } from "./compact-index.js";
 import { RecordStream, RecordSyntaxError, type RecordLimits } from "./record-stream.js";
@@ -185,7 +185,7 @@ export async function openDirectoryFile(file: string): Promise<FileHandle> {
   try {
     return await open(file, "r");
   } catch (err) {
-    throw new DirectoryLoadError(`${file}: cannot read (${codeOf(err) ?? messageOf(err)})`);
+    throw new DirectoryLoadError(unreadable(file, err));
   }
 }
 

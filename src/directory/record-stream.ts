@@ -2,12 +2,14 @@
  * Splits a directory file, fed as text chunks of any size, into records: NDJSON line by line, or the
  * elements of a top-level JSON array found by a small scanner (strings, escapes, nesting) and each parsed
  * with JSON.parse. Never holds more than one unfinished record beyond the current chunk. Malformed JSON
- * throws with the file, line and column; every record and line is bounded in length, and the record count.
+ * throws with the file, line and column of the fault, found by scanning the record (json-fault.ts), not read
+ * from JSON.parse's message; every record and line is bounded in length, and the record count.
  * An NDJSON end record (end-record.ts) is kept apart, not handed on as a record; a line after it throws.
  */
 import { messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { isEndRecord, readEndRecord, type EndRecord } from "./end-record.js";
+import { jsonFaultOffset } from "./json-fault.js";
 
 export interface RecordLimits {
   /** Longest NDJSON line or JSON array element, in characters. */
@@ -143,12 +145,13 @@ export class RecordStream {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      const at = parsePosition(err, text);
+      const at = jsonFaultOffset(text) ?? 0;
       throw new RecordSyntaxError(`${this.source}:${this.line}:${from - start + at + 1}: ${parseMessage(err)}`);
     }
     if (this.endRecord)
       throw new RecordSyntaxError(
-        `${this.source}:${this.line}: content after the end record of line ${this.endRecord.line} (nothing may follow it)`,
+        `${this.source}:${this.line}: content after the end record of line ${this.endRecord.line} ` +
+          "(nothing may follow it)",
       );
     if (isEndRecord(value)) {
       const end = readEndRecord(value);
@@ -260,8 +263,8 @@ export class RecordStream {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      // Position of the fault: the line and column inside the file, from the offset JSON.parse names.
-      const at = parsePosition(err, text);
+      // Position of the fault: the line and column inside the file, from where the record's scan stops.
+      const at = jsonFaultOffset(text) ?? 0;
       let line = this.elemLine;
       let lineStart = this.elemLineStart;
       for (let k = 0; k < at; k++) {
@@ -283,15 +286,7 @@ export class RecordStream {
   }
 }
 
-/** The offset JSON.parse names ("... at position 12"); else the end for a truncated text, the start otherwise. */
-function parsePosition(err: unknown, text: string): number {
-  const msg = messageOf(err);
-  const pos = /at position (\d+)/.exec(msg);
-  if (pos) return Math.min(Number(pos[1]), text.length);
-  return /end of JSON input/.test(msg) ? text.length : 0;
-}
-
-/** JSON.parse's message without its offset inside the record (the file position replaces it). */
+/** JSON.parse's message without its offset in the record, in any Node's spelling (the file position replaces it). */
 function parseMessage(err: unknown): string {
-  return messageOf(err).replace(/ in JSON at position \d+/, "");
+  return messageOf(err).replace(/ in JSON at position \d+(?: \(line \d+ column \d+\))?/, "");
 }

@@ -3,7 +3,7 @@
  * decision memo. Throws EngineLoadError naming the file when the bundle is unusable.
  */
 import { readFile, stat } from "node:fs/promises";
-import { codeOf, messageOf } from "../errors/caught.js";
+import { unreadable } from "../errors/caught.js";
 import { readBundle, DEFAULT_MAX_BUNDLE_BYTES } from "./read-bundle.js";
 import { EngineLoadError } from "./errors.js";
 import type { VerificationKey } from "./bundle-signature.js";
@@ -33,10 +33,7 @@ async function bytesOf(bundle: string | Uint8Array, source: string, maxBytes: nu
     return await readFile(bundle);
   } catch (err) {
     if (err instanceof EngineLoadError) throw err;
-    throw new EngineLoadError(
-      "bundle_unreadable",
-      `${source}: cannot read the bundle (${codeOf(err) ?? messageOf(err)})`,
-    );
+    throw new EngineLoadError("bundle_unreadable", unreadable(source, err));
   }
 }
 

@@ -8,6 +8,17 @@ export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * Why a file could not be read, in words, never a raw system code alone: "not found: PATH" for a missing one
+ * (also a missing folder on the way), "PATH: is a folder, not a file", else "PATH: cannot read (EACCES)".
+ */
+export function unreadable(file: string, err: unknown): string {
+  const code = codeOf(err);
+  if (code === "ENOENT" || code === "ENOTDIR") return `not found: ${file}`;
+  if (code === "EISDIR") return `${file}: is a folder, not a file`;
+  return `${file}: cannot read (${code ?? messageOf(err)})`;
+}
+
 /** The `code` of a Node.js system error (`ENOENT`, `EACCES`, ...), when the value carries a string one. */
 export function codeOf(err: unknown): string | undefined {
   if (typeof err !== "object" || err === null || !("code" in err)) return undefined;

@@ -2,12 +2,12 @@
  * Review tools for security staff: the access matrix, grant diffs and single-decision explanations,
  * all computed by evaluating the compiled policy.
  */
-export { computeMatrix, samplePath, readCatalog, probeUniverse } from "./compute-matrix.js";
+export { computeMatrix, samplePath, probeUniverse, readCatalog } from "./compute-matrix.js";
 export type { AccessMatrix } from "./compute-matrix.js";
 export { renderMatrix, MATRIX_FORMATS } from "./render-matrix.js";
 export { diffMatrices, hasChanges, renderDiff, renderDiffMarkdown } from "./diff-matrices.js";
 export { loadPolicySource } from "./load-policy-source.js";
 export { explain, explainRequest, explainDecisionInput, describeCaller, renderExplanation } from "./explain.js";
 export type { ExplainRequest } from "./explain.js";
-export { newerSource } from "./stale-bundle.js";
-export { replayLines, replayLogFile, renderReplay, renderReplayMarkdown } from "./replay.js";
+export { StaleBundleError, refuseStaleBundle } from "./stale-bundle.js";
+export { replayLines, replayLogFile, renderReplay, renderReplayMarkdown, evidenceProblem } from "./replay.js";

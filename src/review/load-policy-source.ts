@@ -1,7 +1,8 @@
 /**
- * Turns what a reviewer names into an engine: a bundle file (.tar.gz), a project folder holding
- * policies/ and data/ (built with the pinned opa), or a git revision of this repository (its
- * policies/ and data/ exported with git archive, then built).
+ * Turns what a reviewer names into an engine: a bundle file (.tar.gz; one in a project's build/ folder is
+ * refused when stale, stale-bundle.ts), a project folder holding policies/ and data/ (built with the pinned
+ * opa), or a git revision of this repository (its policies/ and data/ exported with git archive, then built).
+ * A name that is none of these is "not found: NAME".
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
@@ -12,6 +13,12 @@ import { buildBundle, UNANNOTATED_ENTRYPOINTS } from "../toolchain/build-bundle.
 import { opaPath } from "../toolchain/opa.js";
 import { PROJECT_ROOT } from "../toolchain/project-root.js";
 import { messageOf } from "../errors/caught.js";
+import { PortierError } from "../errors/portier-error.js";
+import { refuseStaleBundle } from "./stale-bundle.js";
+
+export class PolicySourceError extends PortierError {
+  static override readonly code = "policy_source_invalid";
+}
 
 /** `unannotated`: entrypoints for policies older than the # METADATA annotations (git revisions only). */
 async function engineFromFolder(folder: string, opa: string, unannotated?: string[]): Promise<InProcessEngine> {
@@ -25,15 +32,28 @@ async function engineFromFolder(folder: string, opa: string, unannotated?: strin
   }
 }
 
+function isRevision(repo: string, name: string): boolean {
+  try {
+    execFileSync("git", ["-C", repo, "rev-parse", "--verify", "--quiet", `${name}^{commit}`], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function loadPolicySource(
   source: string,
   opts: { opa?: string | undefined; repo?: string | undefined } = {},
 ): Promise<InProcessEngine> {
   if (existsSync(source)) {
-    if (statSync(source).isFile()) return await loadEngine(source);
+    if (statSync(source).isFile()) {
+      const engine = await loadEngine(source);
+      refuseStaleBundle(source, engine.revision);
+      return engine;
+    }
     const folder = existsSync(join(source, "policies")) ? source : join(source, "..");
     if (!existsSync(join(folder, "policies")) || !existsSync(join(folder, "data"))) {
-      throw new Error(`${source}: a policy folder must hold policies/ and data/ (a Portier project root)`);
+      throw new PolicySourceError(`${source}: a policy folder must hold policies/ and data/ (a Portier project root)`);
     }
     return engineFromFolder(folder, opaPath(opts.opa));
   }
@@ -46,9 +66,13 @@ export async function loadPolicySource(
         ["-c", 'git -C "$1" archive --format=tar "$2" policies data | tar -x -C "$3"', "_", repo, source, work],
         { stdio: ["ignore", "ignore", "pipe"] },
       );
-    } catch (err) {
-      const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? "";
-      throw new Error(`${source}: not a bundle file, a policy folder, or a git revision of ${repo} (${detail})`);
+    } catch {
+      // In our words, not git's (fatal: not a valid object name ...).
+      throw new PolicySourceError(
+        isRevision(repo, source)
+          ? `git revision ${source} has no policies/ and data/ to build`
+          : `not found: ${source} (no bundle file, policy folder or git revision of ${repo})`,
+      );
     }
     try {
       // A revision from before the entrypoints were annotated builds with the entrypoints it had then.

@@ -2,10 +2,11 @@
  * Impact replay: re-evaluates every decision of a decision log (the service's JSON lines, each carrying
  * the exact policy input) under a candidate policy, and groups what would change by route, roles, flow
  * and reason, newly allowed first. Lines decided before the policy (no token, bad token, invalid path)
- * carry no input and are counted apart: no policy change can alter them.
+ * carry no input and are counted apart: no policy change can alter them. A replay is evidence only when it
+ * replayed a decision and read every line (evidenceProblem): an empty log, or a log of other text (the
+ * readable lines of `portier dev`), must not pass a gate as "nothing changes".
  */
-import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
+import { boundedLines, LineTooLong } from "./bounded-lines.js";
 import type { DecisionInput, InProcessEngine } from "../engine/index.js";
 import { messageOf } from "../errors/caught.js";
 
@@ -33,7 +34,7 @@ export interface ReplayReport {
   replayed: number;
   /** Decision lines without an input: decided before the policy ran. */
   notReplayable: number;
-  /** Lines that are not JSON (the first few kept, with their numbers). */
+  /** Lines that are not JSON or too long (the first few kept, with their numbers and why). */
   malformed: { line: number; error: string }[];
   malformedCount: number;
   unchanged: number;
@@ -47,6 +48,8 @@ export interface ReplayReport {
 }
 
 const MAX_MALFORMED_KEPT = 20;
+/** A decision log line is a few KiB; a longer one is counted as unreadable, never held. */
+export const MAX_LOG_LINE_BYTES = 1024 * 1024;
 const ORDER: Record<ReplayChange["change"], number> = { newly_allowed: 0, newly_denied: 1, reason_changed: 2 };
 
 function isInput(v: unknown): v is DecisionInput {
@@ -61,9 +64,9 @@ function isInput(v: unknown): v is DecisionInput {
   );
 }
 
-/** Replays log lines (strings, one JSON object each) under `engine`. */
+/** Replays log lines (strings, one JSON object each; a LineTooLong is unreadable) under `engine`. */
 export async function replayLines(
-  lines: AsyncIterable<string> | Iterable<string>,
+  lines: AsyncIterable<string | LineTooLong> | Iterable<string | LineTooLong>,
   engine: InProcessEngine,
 ): Promise<ReplayReport> {
   const report: ReplayReport = {
@@ -84,12 +87,19 @@ export async function replayLines(
   const revisions = new Set<string>();
   for await (const text of lines) {
     const line = ++report.lines;
+    if (text instanceof LineTooLong) {
+      const error = `longer than the limit of ${MAX_LOG_LINE_BYTES} bytes (${text.bytes})`;
+      if (report.malformed.length < MAX_MALFORMED_KEPT) report.malformed.push({ line, error });
+      report.malformedCount++;
+      continue;
+    }
     if (text.trim() === "") continue;
     let entry: Record<string, unknown>;
     try {
       entry = JSON.parse(text) as Record<string, unknown>;
     } catch (err) {
-      if (report.malformed.length < MAX_MALFORMED_KEPT) report.malformed.push({ line, error: messageOf(err) });
+      const error = `not JSON (${messageOf(err)})`;
+      if (report.malformed.length < MAX_MALFORMED_KEPT) report.malformed.push({ line, error });
       report.malformedCount++;
       continue;
     }
@@ -138,10 +148,31 @@ export async function replayLines(
   return report;
 }
 
-/** Replays a decision log file, read line by line (never whole). */
+/** Replays a decision log file, read line by line (never whole; a line over MAX_LOG_LINE_BYTES is not kept). */
 export function replayLogFile(file: string, engine: InProcessEngine): Promise<ReplayReport> {
-  const rl = createInterface({ input: createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
-  return replayLines(rl, engine);
+  return replayLines(boundedLines(file, MAX_LOG_LINE_BYTES), engine);
+}
+
+/**
+ * Why a replay is no evidence, in one line, or undefined: it replayed no decision, or it skipped unreadable
+ * lines (unless `skipUnreadable`: a log that mixes other lines on purpose; they are still counted).
+ */
+export function evidenceProblem(r: ReplayReport, opts: { skipUnreadable?: boolean } = {}): string | undefined {
+  const first = r.malformed[0];
+  const unreadable = first
+    ? `${r.malformedCount} unreadable line(s), the first at line ${first.line}: ${first.error}`
+    : "";
+  if (r.replayed === 0) {
+    const read = [
+      unreadable,
+      r.notReplayable > 0 ? `${r.notReplayable} decision(s) made before the policy (not replayable)` : "",
+    ].filter(Boolean);
+    const what = read.length > 0 ? ` (${read.join("; ")})` : "";
+    return `no decision replayed from ${r.lines} line(s)${what}: a replay that saw no decision is no evidence`;
+  }
+  if (unreadable && !opts.skipUnreadable)
+    return `${unreadable}; pass --skip-unreadable if the log mixes other lines on purpose`;
+  return undefined;
 }
 
 function outcomeText(o: Outcome): string {
@@ -165,7 +196,7 @@ export function renderReplay(r: ReplayReport): string {
         `   e.g. line ${c.example.line}: ${c.example.method} ${c.example.path}`,
     );
   }
-  for (const m of r.malformed) lines.push(`! line ${m.line}: not JSON (${m.error})`);
+  for (const m of r.malformed) lines.push(`! line ${m.line}: ${m.error}`);
   lines.push(summary(r));
   return lines.join("\n") + "\n";
 }

@@ -1,29 +1,51 @@
 /**
- * Tells whether a built bundle is older than the policy sources it was built from: the newest file under
- * policies/ or data/ modified after the bundle, so review tools can warn before explaining a stale policy.
+ * Staleness by content: a bundle in a project's build/ folder (PROJECT/build/*.tar.gz, beside policies/ and
+ * data/) is compared with the sources it would be built from now. Its revision is a digest of what it was
+ * built from (the policies but their tests, and the data document of data/), so the same sources give the
+ * same revision: a checkout that restored identical files is not stale, whatever the files' times. A stale
+ * bundle, or sources that no longer load, is refused by every review command alike (StaleBundleError, exit 2).
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync } from "node:fs";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { PortierError } from "../errors/portier-error.js";
+import { messageOf } from "../errors/caught.js";
+import { sourcesRevision } from "../toolchain/build-bundle.js";
 
-function newestFile(dir: string): { file: string; mtimeMs: number } | undefined {
-  let newest: { file: string; mtimeMs: number } | undefined;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, entry.name);
-    const found = entry.isDirectory() ? newestFile(full) : { file: full, mtimeMs: statSync(full).mtimeMs };
-    if (found && (!newest || found.mtimeMs > newest.mtimeMs)) newest = found;
-  }
-  return newest;
+export class StaleBundleError extends PortierError {
+  static override readonly code = "bundle_stale";
 }
 
-/** The source file (relative to projectDir) changed after the bundle was written, or undefined. */
-export function newerSource(bundle: string, projectDir: string): string | undefined {
-  if (!existsSync(bundle)) return undefined;
-  const built = statSync(bundle).mtimeMs;
-  for (const folder of ["policies", "data"]) {
-    const dir = join(projectDir, folder);
-    if (!existsSync(dir)) continue;
-    const newest = newestFile(dir);
-    if (newest && newest.mtimeMs > built) return relative(projectDir, newest.file);
+/** The project folder whose build/ holds this bundle file, or undefined for a bundle anywhere else. */
+export function projectOfBundle(file: string): string | undefined {
+  const build = dirname(resolve(file));
+  const project = dirname(build);
+  if (basename(build) !== "build") return undefined;
+  return existsSync(join(project, "policies")) && existsSync(join(project, "data")) ? project : undefined;
+}
+
+/** A path as the user would type it from here: relative inside the current folder, else absolute. */
+function fromHere(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith("..") ? path : rel;
+}
+
+/** Throws StaleBundleError when a project's bundle was not built from the project's sources as they are now. */
+export function refuseStaleBundle(file: string, revision: string): void {
+  const project = projectOfBundle(file);
+  if (project === undefined) return;
+  const shown = fromHere(resolve(file));
+  const build = `portier bundle build${project === process.cwd() ? "" : ` --project ${fromHere(project)}`}`;
+  const fix = `run \`${build}\`, or pass --source ${fromHere(project) || "."} to read the sources`;
+  let now: string;
+  try {
+    now = sourcesRevision(project);
+  } catch (err) {
+    throw new StaleBundleError(
+      `${shown}: cannot tell whether it is up to date, the sources do not load: ${messageOf(err)}`,
+    );
   }
-  return undefined;
+  if (now !== revision)
+    throw new StaleBundleError(
+      `${shown} is stale: built from revision ${revision}, but policies/ and data/ are now revision ${now}; ${fix}`,
+    );
 }

@@ -189,7 +189,8 @@ export const OPTIONS = {
   workers: {
     value: "N",
     description:
-      "processes sharing the decision and gRPC ports (node:cluster), each with its own bundle and directory in memory; in a container keep 1 and scale by replicas",
+      "processes sharing the decision and gRPC ports (node:cluster), each with its own bundle and directory in " +
+      "memory; a container or sidecar runs one and scales by replicas",
     schema: { type: "integer", minimum: 1, maximum: 256, default: 1 },
   },
   "role-check": {

@@ -14,7 +14,7 @@ export interface ServiceMetrics {
 export function createMetrics(sources: {
   keys: () => { refreshes: number; refreshFailures: number; ready: boolean; lastError?: string };
   policy: () => { revision?: string; loaded: boolean; reloadFailures: number; lastError?: string };
-  directory: () => { size: number; reloadFailures: number; lastError?: string } | undefined;
+  directory: () => { size: number; reloadFailures: number; lastError?: string; rolesUnresolved?: number } | undefined;
   log?: () => { droppedLines: number; bufferedBytes: number };
   /** The decision memo's lookups in this process, over every bundle revision it served. */
   memo?: () => { hits: number; misses: number };
@@ -70,6 +70,12 @@ export function createMetrics(sources: {
     () => (sources.policy().lastError ? 1 : 0),
   );
   gauge("portier_directory_size", "Synced users in the directory", "min", () => sources.directory()?.size ?? 0);
+  gauge(
+    "portier_directory_roles_unresolved",
+    "Directory records naming a role the live bundle does not know (those users are not synced)",
+    "max",
+    () => sources.directory()?.rolesUnresolved ?? 0,
+  );
   gauge("portier_directory_last_load_failed", "1 when the last directory reload was refused", "max", () =>
     sources.directory()?.lastError ? 1 : 0,
   );

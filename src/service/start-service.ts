@@ -21,7 +21,9 @@ import { shareWorkerRegistry } from "./cluster-metrics.js";
 import { BoundedLogDestination } from "./bounded-log-destination.js";
 import { PolicyHolder, type PolicySnapshot } from "./policy.js";
 import { ConnectionDrain, stopAccepting } from "./connection-drain.js";
-import { startGrpc, type GrpcService } from "./grpc/server.js";
+import { grpcForHandoff, startGrpc, type GrpcHandoff, type GrpcService } from "./grpc/server.js";
+import { readTracingEnv } from "./tracing/tracing-env.js";
+import { startDecisionTracer, type DecisionTracer } from "./tracing/decision-tracer.js";
 import { Releases } from "./releases.js";
 import { createDecisionLogs, registerDecisionLogMetrics, type DecisionLogs } from "./decision-logs/index.js";
 
@@ -46,6 +48,8 @@ export interface RunningService {
   close(timeoutMs?: number, delayMs?: number): Promise<void>;
   /** With `handoff`: a connection accepted by the cluster primary, to be served here. */
   acceptConnection(socket: Socket): void;
+  /** With `handoff` and --grpc-port: a gRPC connection accepted by the cluster primary, to be served here. */
+  acceptGrpcConnection(socket: Socket): void;
 }
 
 /** A start-up failure: one line naming what is wrong and what to do. */
@@ -110,7 +114,8 @@ function readVerificationKey(config: ServiceConfig): VerificationKey | undefined
  * writes its lines elsewhere (portier dev: readable lines). `handoff` (cluster workers): the primary owns the
  * decision port and hands each accepted connection over (acceptConnection); the decision server then listens
  * only on a private Unix socket, because node:http enforces its headers and request timeouts only on the
- * connections of a listening server.
+ * connections of a listening server. Tracing is read from the OTEL_* environment (tracing/tracing-env.ts);
+ * `tracer` replaces it (tests: a tracer with an exporter of their own).
  */
 export async function startService(config: ServiceConfig, options: StartOptions = {}): Promise<RunningService> {
   const releases = new Releases();
@@ -127,10 +132,13 @@ interface StartOptions {
   logDestination?: DestinationStream;
   listen?: boolean;
   handoff?: boolean;
+  tracer?: DecisionTracer;
 }
 
 /** The start itself: each part it acquires is added to `releases`, which startService runs if a later part fails. */
 async function start(config: ServiceConfig, options: StartOptions, releases: Releases): Promise<RunningService> {
+  // A bad OTEL_* variable is a start-up failure naming it, before anything is opened.
+  const tracing = options.tracer ? undefined : readTracingEnv(process.env);
   // Decision lines are buffered (one write per 4 KiB instead of one per decision), flushed at least every
   // 200 ms and on exit, and capped: with stdout not drained, lines past the cap are dropped and counted.
   // Opening process.stdout first makes fd 1 non-blocking when it is a pipe or socket (see the destination).
@@ -219,13 +227,17 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
 
   // The directory keeps role names as written; each decision resolves them with the names of the bundle that
   // evaluates it (policy.current), so the directory loads without a bundle and a bundle swap re-reads nothing.
-  // When a bundle goes live, the records its names cannot resolve are counted and reported (not refused:
-  // a policy change is authoritative, and fewer roles is the fail-closed direction).
+  // The directory's guards count the records the live bundle's names resolve. When a bundle goes live, the
+  // records its names cannot resolve are counted again and reported (not refused: a policy change is
+  // authoritative, and fewer roles is the fail-closed direction).
   let directory: Directory | undefined;
   if (config.directory || config.directoryUrl) {
+    const live = policy.current;
     const options = {
       watch: config.watch,
       logger,
+      // The guards count the records these names resolve: what a decision will see.
+      roles: live && { resolve: live.rolesOf, bundle: live.engine.revision },
       maxShrink: config.directoryMaxShrink,
       allowShrink: config.allowDirectoryShrink,
       shrinkWindowMs: config.directoryShrinkWindowSeconds * 1000,
@@ -264,6 +276,9 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
     log: () => destination,
     memo: () => memoCounts,
   });
+  // Off (nothing of the OpenTelemetry SDK loaded) unless an OTLP endpoint is set.
+  const tracer = options.tracer ?? (tracing ? await startDecisionTracer(tracing, logger) : undefined);
+  if (tracer) releases.add(() => tracer.shutdown(1000));
   const decide = createDecide({
     verifier,
     policy,
@@ -272,6 +287,7 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
     roleCheck: config.roleCheck,
     logger,
     metrics,
+    tracer,
     decisionLog: decisionLogs,
   });
   registerDecisionLogMetrics(metrics.registry, decisionLogs.stats, config.decisionLogBufferBytes);
@@ -306,7 +322,7 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
   let privateDir: string | undefined;
   let url = "";
   let adminUrl: string | undefined;
-  let grpc: GrpcService | undefined;
+  let grpc: GrpcService | GrpcHandoff | undefined;
   if (options.listen !== false) {
     const bind = async (s: Server, port: number, host: string): Promise<string> => {
       try {
@@ -334,12 +350,17 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
       await new Promise<void>((resolve) => server.listen({ path, exclusive: true }, resolve));
     } else url = await bind(server, config.port, config.host);
     if (admin && config.adminPort !== undefined) adminUrl = await bind(admin, config.adminPort, config.adminHost);
-    if (config.grpcPort !== undefined) grpc = await bindGrpc(config, decide, () => readiness(deps).ready, logger);
+    // With handoff, the primary owns the gRPC port too and hands its connections over (acceptGrpcConnection).
+    const ready = () => readiness(deps).ready;
+    if (config.grpcPort !== undefined)
+      grpc = options.handoff
+        ? grpcForHandoff(decide, ready, config.grpcMaxMessageBytes, logger)
+        : await bindGrpc(config, decide, ready, logger);
   }
   return {
     url,
     ...(adminUrl !== undefined ? { adminUrl } : {}),
-    ...(grpc ? { grpcAddress: grpc.address } : {}),
+    ...(grpc && "address" in grpc ? { grpcAddress: grpc.address } : {}),
     server,
     decide,
     policy,
@@ -351,6 +372,10 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
     },
     acceptConnection(socket) {
       server.emit("connection", socket);
+    },
+    acceptGrpcConnection(socket) {
+      if (grpc && "accept" in grpc) grpc.accept(socket);
+      else socket.destroy();
     },
     async close(timeoutMs = config.shutdownTimeout * 1000, delayMs = config.shutdownDelay * 1000) {
       const deadline = Date.now() + timeoutMs;
@@ -364,7 +389,7 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
       // 4. Answer every accepted connection; idle keep-alive ones close; what is left is cut at the deadline.
       await connections.drain(deadline);
       if (privateDir) rmSync(privateDir, { recursive: true, force: true });
-      // 5. The admin port (its probes answered /ready 503 meanwhile), then keys, directory, policy and log.
+      // 5. The admin port (its probes answered /ready 503 meanwhile), then keys, directory, policy, spans, log.
       if (admin?.listening) {
         await new Promise<void>((resolve) => {
           admin.close(() => resolve());
@@ -375,8 +400,9 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
       verifier.close();
       directory?.close();
       await policy.close();
-      // 6. The decision log: what was recorded is written and shipped, retried until the deadline.
-      await decisionLogs.close(deadline);
+      // 6. The decision log (what was recorded is written and shipped, retried until the deadline) and the spans
+      // still queued (exported within what is left of the stop, at least a second), side by side.
+      await Promise.all([decisionLogs.close(deadline), tracer?.shutdown(Math.max(1000, deadline - Date.now()))]);
       await destination.end(1000);
       process.off("exit", flushOnExit);
     },

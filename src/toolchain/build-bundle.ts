@@ -1,15 +1,19 @@
 /**
  * Builds the wasm bundle from a project folder (policies/ + data/): validates data/, writes the data
  * document, runs `opa check --strict` and `opa build -t wasm` with the entrypoints that the policies declare
- * themselves (`# METADATA` with `entrypoint: true`, read back with `opa inspect --annotations`). The revision
- * is a hash of the policy files and the data document, so the same sources always give the same revision.
+ * themselves (`# METADATA` with `entrypoint: true`, read back with `opa inspect --annotations`), then evaluates
+ * every route of the catalog once with the compiled policy (check-routes.ts). The revision is a digest of the
+ * policy files and the data document, so the same sources always give the same revision: the review tools
+ * compare it with the sources' own (sourcesRevision) to tell a stale bundle by content, not by file times.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { PortierError } from "../errors/portier-error.js";
-import { loadCatalog, bundleData } from "../catalog/index.js";
+import { loadCatalog, bundleData, type RouteEntry } from "../catalog/index.js";
+import { loadEngine } from "../engine/index.js";
 import { runOpa } from "./opa.js";
+import { checkRoutes } from "./check-routes.js";
 
 export class BuildError extends PortierError {
   static override readonly code = "build_failed";
@@ -26,12 +30,28 @@ function regoFiles(dir: string): string[] {
 }
 
 /** Writes <outDir>/catalog/data.json from <projectDir>/data; returns the folder to pass to opa. */
-export function writeBundleData(projectDir: string, outDir: string): { dir: string; json: string } {
-  const catalog = loadCatalog(join(projectDir, "data"));
-  const json = JSON.stringify(bundleData(catalog).catalog);
+export function writeBundleData(
+  projectDir: string,
+  outDir: string,
+): { dir: string; json: string; routes: RouteEntry[] } {
+  const { json, routes } = dataDocument(projectDir);
   mkdirSync(join(outDir, "catalog"), { recursive: true });
   writeFileSync(join(outDir, "catalog", "data.json"), json);
-  return { dir: outDir, json };
+  return { dir: outDir, json, routes };
+}
+
+/** The bundle's data document (data.catalog) built from <projectDir>/data, as JSON. */
+function dataDocument(projectDir: string): { json: string; routes: RouteEntry[] } {
+  const catalog = loadCatalog(join(projectDir, "data"));
+  return { json: JSON.stringify(bundleData(catalog).catalog), routes: catalog.routes };
+}
+
+/**
+ * The revision a bundle built from <projectDir> now would carry, without building it: what it depends on
+ * (the policies but their tests, the data document). Throws DataError when data/ does not load.
+ */
+export function sourcesRevision(projectDir: string): string {
+  return sourceRevision(projectDir, dataDocument(projectDir).json);
 }
 
 function sourceRevision(projectDir: string, dataJson: string): string {
@@ -95,6 +115,8 @@ export async function buildBundle(opts: {
       return opts.unannotated;
     throw err;
   });
+  // Written beside `out` and renamed once checked, so a refused build leaves no bundle (nor replaces the last).
+  const unchecked = `${opts.out}.${process.pid}.unchecked`;
   const args = [
     "build",
     "-t",
@@ -105,11 +127,17 @@ export async function buildBundle(opts: {
     "-r",
     revision,
     "-o",
-    opts.out,
+    unchecked,
     policies,
     data.dir,
   ];
-  const built = await runOpa(opts.opa, args);
-  if (built.code !== 0) throw new BuildError(`opa build failed:\n${(built.stderr || built.stdout).trim()}`);
+  try {
+    const built = await runOpa(opts.opa, args);
+    if (built.code !== 0) throw new BuildError(`opa build failed:\n${(built.stderr || built.stdout).trim()}`);
+    checkRoutes(await loadEngine(unchecked, { source: opts.out }), data.routes, join(opts.projectDir, "data"));
+    renameSync(unchecked, opts.out);
+  } finally {
+    rmSync(unchecked, { force: true });
+  }
   return { revision, entrypoints };
 }

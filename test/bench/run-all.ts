@@ -13,6 +13,7 @@ const BENCHES = [
   "latency",
   "hot-path",
   "decision-logs",
+  "tracing",
   "directory",
   "replay",
   "bundle-bomb",

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadCatalog, DataError, routeIndex, tenantIndex } from "../../src/catalog/index.js";
@@ -48,8 +48,33 @@ describe("loadCatalog", () => {
       "bad template",
       "routes",
       (d) => (d.routes[5]!.template = "/v2//x"),
-      /routes\.json: routes\[5\]\.template: must match pattern/,
+      /routes\.json: routes\[5\]\.template: empty segment at character 5 \(\/\/ or a trailing \/\)$/,
     ],
+    [
+      "template with an unclosed {, in words (not the schema's regular expression)",
+      "routes",
+      (d) => (d.routes[5]!.template = "/v2/{codeOrganisme/x"),
+      /routes\.json: routes\[5\]\.template: unclosed `\{` at character 5$/,
+    ],
+    [
+      "template naming a parameter twice (the policy could never bind both)",
+      "routes",
+      (d) => (d.routes[5]!.template = "/v2/{codeOrganisme}/{codeOrganisme}"),
+      /routes\.json: routes\[5\]\.template: parameter \{codeOrganisme\} appears twice \(characters 5 and 21\)/,
+    ],
+    [
+      "mistyped role id: the nearest id",
+      "routes",
+      (d) => (d.routes[3]!.allowed[0] = "enseignant_jeun"),
+      /routes\[3\]\.allowed\[0\]: unknown role "enseignant_jeun" \(did you mean "enseignant_jeune"\?\)$/,
+    ],
+    [
+      "a role's label where its id belongs",
+      "routes",
+      (d) => (d.routes[3]!.allowed[0] = "Élève jeune"),
+      /routes\[3\]\.allowed\[0\]: "Élève jeune" is the name of role eleve_jeune: write its id "eleve_jeune"$/,
+    ],
+    ["missing file", "roles", () => undefined, /^not found: \S+\/data\/roles\.json$/],
     [
       "duplicate template",
       "routes",
@@ -142,10 +167,11 @@ describe("loadCatalog", () => {
     ],
   ];
 
-  it.each(broken)("names file and field for %s", (_name, file, edit, message) => {
+  it.each(broken)("names file and field for %s", (name, file, edit, message) => {
     const dir = scratchProject();
     const path = join(dir, "data", `${file}.json`);
     if (typeof edit === "string") writeFileSync(path, edit);
+    else if (name === "missing file") rmSync(path);
     else {
       const doc = JSON.parse(readFileSync(path, "utf8")) as Doc;
       edit(doc);

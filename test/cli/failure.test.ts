@@ -1,6 +1,6 @@
 /**
- * What `portier` does with an error that reaches main: chosen by class (instanceof), so an error that merely
- * carries the code string "usage" or "help" is not taken for one.
+ * What `portier` does with an error that reaches main: a help request exits 0, chosen by class (instanceof), so an
+ * error that merely carries the code string "help" is not taken for one; every other error exits 2 (no answer).
  */
 import { describe, expect, it } from "vitest";
 import { HelpRequest, UsageError } from "../../src/cli/args.js";
@@ -17,27 +17,27 @@ describe("failureOf", () => {
     ],
     ["a UsageError: exit 2", new UsageError("missing METHOD"), { exitCode: 2, stderr: "portier: missing METHOD" }],
     [
-      "another PortierError: exit 1",
+      "another PortierError: exit 2 (no answer)",
       new StartError("cannot listen on 127.0.0.1:1"),
-      { exitCode: 1, stderr: "portier: cannot listen on 127.0.0.1:1" },
+      { exitCode: 2, stderr: "portier: cannot listen on 127.0.0.1:1" },
     ],
     [
       "a PortierError with detail: the detail on its own line",
       new PolicyEvaluationError("RuntimeError: unreachable"),
-      { exitCode: 1, stderr: "portier: the policy could not make a decision\n  detail: RuntimeError: unreachable" },
+      { exitCode: 2, stderr: "portier: the policy could not make a decision\n  detail: RuntimeError: unreachable" },
     ],
-    ["a plain Error: exit 1", new Error("boom"), { exitCode: 1, stderr: "portier: boom" }],
+    ["a plain Error: exit 2", new Error("boom"), { exitCode: 2, stderr: "portier: boom" }],
     [
-      'a plain Error with code "usage" (not a UsageError): exit 1',
+      'a plain Error with code "usage" (not a UsageError): exit 2',
       Object.assign(new Error("bad"), { code: "usage" }),
-      { exitCode: 1, stderr: "portier: bad" },
+      { exitCode: 2, stderr: "portier: bad" },
     ],
     [
-      'an object with code "help" and a text (not a HelpRequest): exit 1',
+      'an object with code "help" and a text (not a HelpRequest): exit 2, not 0',
       { code: "help", text: "usage", message: "help requested" },
-      { exitCode: 1, stderr: "portier: help requested" },
+      { exitCode: 2, stderr: "portier: help requested" },
     ],
-    ["a thrown string: exit 1", "went wrong", { exitCode: 1, stderr: "portier: went wrong" }],
+    ["a thrown string: exit 2", "went wrong", { exitCode: 2, stderr: "portier: went wrong" }],
   ];
   it.each(cases)("%s", (_name, err, failure) => {
     expect(failureOf(err)).toEqual(failure);

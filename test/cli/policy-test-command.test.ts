@@ -130,7 +130,7 @@ describe("portier test", { timeout: 240_000 }, () => {
 
   it("names a missing --opa binary and the cause", async () => {
     const r = await portierProcess(["test", "--opa", "/nonexistent/opa"]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('cannot run opa "/nonexistent/opa": no such file (ENOENT)');
     expect(r.stdout).toBe("policy: not run (see the error above)\n");
   });
@@ -142,7 +142,7 @@ describe("portier test", { timeout: 240_000 }, () => {
       "\ntest_broken if {\n\tunknown_function(1)\n}\n",
     );
     const r = await portier(["test", "--project", dir]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/opa test did not run \(exit \d+\):\n.*catalog_test\.rego:\d+/);
     expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("policy: not run (see the error above)");
   });

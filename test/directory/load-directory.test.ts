@@ -122,8 +122,12 @@ describe("malformed files are refused with the file, line and column", () => {
       '[\n{"sub":"a",\n"tenant_id":"t",\n"roles":[1 2]}]',
       /^F:4:12: record 0: Expected ',' or ']' after array element$/,
     ],
-    // JSON.parse names no position for an unexpected token: the record's start is reported.
-    ["an unexpected token", '[\n {"sub":"a",\n"roles":[,]}]', /^F:2:2: record 0: Unexpected token ','/],
+    // JSON.parse names no position for an unexpected token: the scan of the record finds it.
+    ["an unexpected token", '[\n {"sub":"a",\n"roles":[,]}]', /^F:3:10: record 0: Unexpected token ','/],
+    ["a misspelt literal in an NDJSON line", '{"sub":"a","tenant_id":"t","roles":[],"x":tru}', /^F:1:46: /],
+    ["a bad escape in the second element", '[{"sub":"a"},\n  {"sub":"b\\q"}]', /^F:2:13: record 1: Bad escaped/],
+    ["a control character on an element's second line", '[{"sub":"a",\n"tenant_id":"t\u0001"}]', /^F:2:15: record 0: /],
+    ["a truncated NDJSON line", '{"sub":"a","tenant_id":"t","roles":[]}\n{"sub":"b","ten', /^F:2:16: /],
     [
       "a truncated array",
       '[{"sub":"a","tenant_id":"t","roles":[]}',

@@ -2,13 +2,22 @@
  * The directory refuses reloads that would silently take access away: an empty file, `{}`, whitespace, or
  * records that are all invalid (also at start), a reload that drops more than --directory-max-shrink of the
  * records, and a series of smaller drops from the largest count accepted within the shrink window, unless
- * the operator allows it. The old index keeps serving and the refusal is reported.
+ * the operator allows it. The old index keeps serving and the refusal is reported. With a bundle's names, the
+ * guards count the records those names resolve: a feed that turns users into unknown-role records shrinks.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Directory, type DirectoryOptions } from "../../src/directory/index.js";
+import { fileURLToPath } from "node:url";
+import {
+  Directory,
+  entryRoles,
+  loadRoleResolver,
+  roleResolver,
+  type BundleNames,
+  type DirectoryOptions,
+} from "../../src/directory/index.js";
 import { TENANT_A } from "../support/sample.js";
 import { sealNdjson } from "../support/directory-files.js";
 const T = TENANT_A;
@@ -178,5 +187,93 @@ describe("slow ratchet: the guard compares with the largest count accepted withi
     expect(await step(1)).toBe(true);
     expect(d.size).toBe(1);
     expect(await step(1)).toBe(true);
+  });
+});
+
+describe("the guards count the records the live bundle's names resolve (what decisions see)", () => {
+  const ROLES = fileURLToPath(new URL("../../data/roles.json", import.meta.url));
+  const spec: BundleNames = { resolve: entryRoles(loadRoleResolver(ROLES)), bundle: "spec" };
+  const unknown = (n: number, prefix = "x") =>
+    Array.from({ length: n }, (_, i) => ({ sub: `${prefix}${i}`, tenant_id: T, roles: ["astronaute"] }));
+
+  it("4 valid records kept, 6 turned into unknown-role ones: refused, the old index serves", async () => {
+    const { d, file } = await openWith(users(10), { roles: spec });
+    replace(file, JSON.stringify([...users(4), ...unknown(6, "u1")]));
+    expect(await d.reload()).toBe(false);
+    expect(d.lookup("u9")?.names).toEqual(["enseignant_jeune"]);
+    expect(d.status()).toMatchObject({ size: 10, rolesUnresolved: 0, rolesBundle: "spec" });
+    expect(d.status().lastError).toBe(
+      "refused: the reload drops 60% of the records (10 -> 4; 6 of the file's 10 records name a role that bundle " +
+        "spec does not know), more than the 50% allowed by --directory-max-shrink " +
+        "(allow it with --allow-directory-shrink)",
+    );
+    // Half of them resolvable is within the limit.
+    replace(file, JSON.stringify([...users(5), ...unknown(5)]));
+    expect(await d.reload()).toBe(true);
+    expect(d.status()).toMatchObject({ size: 10, rolesUnresolved: 5 });
+  });
+
+  it("at start, a directory whose every record names only unknown roles is refused", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "portier-dirguard-")), "users.json");
+    writeFileSync(file, JSON.stringify(unknown(3)));
+    await expect(Directory.open(file, { watch: false, roles: spec })).rejects.toThrow(
+      "refused: all 3 records name a role that bundle spec does not know; no user would be synced " +
+        "(allow it with --allow-directory-shrink)",
+    );
+    // Without a bundle's names nothing is unknown yet: every record counts.
+    const d = await Directory.open(file, { watch: false });
+    opened.push(d);
+    expect(d.size).toBe(3);
+  });
+
+  it("a reload turning every record into an unknown-role one is refused like an empty file", async () => {
+    const { d, file } = await openWith(users(3), { roles: spec });
+    replace(file, JSON.stringify(unknown(3)));
+    expect(await d.reload()).toBe(false);
+    expect(d.status().lastError).toMatch(/^refused: all 3 records name a role that bundle spec does not know/);
+    expect(d.lookup("u0")?.names).toEqual(["enseignant_jeune"]);
+  });
+
+  it("the window counts usable records too: 10 -> 7 usable -> 4 usable is refused", async () => {
+    const { d, file } = await openWith(users(10), { roles: spec });
+    replace(file, JSON.stringify([...users(7), ...unknown(3)]));
+    expect(await d.reload()).toBe(true);
+    replace(file, JSON.stringify([...users(4), ...unknown(6)]));
+    expect(await d.reload()).toBe(false);
+    expect(d.status().lastError).toMatch(/drops 60% of the records \(10, the largest accepted .* \(now 7\), -> 4;/);
+  });
+
+  it("a bundle that revokes names goes live, is counted, and lowers the reference by what it revoked", async () => {
+    // Under `alias`, "Professeur" is enseignant_jeune; under `spec` it is no role: 6 of 10 records revoked.
+    const alias: BundleNames = {
+      resolve: entryRoles(
+        roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur"] }]),
+      ),
+      bundle: "alias",
+    };
+    const records = [...users(4), ...users(6, "p").map((r) => ({ ...r, roles: ["Professeur"] }))];
+    const { d, file } = await openWith(records, { roles: alias });
+    expect(d.status()).toMatchObject({ rolesUnresolved: 0, rolesBundle: "alias" });
+    d.checkRoles(spec.resolve, spec.bundle);
+    expect(d.status()).toMatchObject({ size: 10, rolesUnresolved: 6, rolesBundle: "spec" });
+    // The same feed again, and one more user: compared with the 4 the live bundle resolves, not the 10 of before.
+    replace(file, JSON.stringify([...records, ...users(1, "n")]));
+    expect(await d.reload()).toBe(true);
+    expect(d.status()).toMatchObject({ size: 11, rolesUnresolved: 6 });
+    // A shrink from there is still refused.
+    replace(file, JSON.stringify([...users(2), ...users(6, "p").map((r) => ({ ...r, roles: ["Professeur"] }))]));
+    expect(await d.reload()).toBe(false);
+    expect(d.status().lastError).toMatch(/drops 60% of the records \(5 -> 2; 6 of the file's 8 records/);
+  });
+
+  it("after a reload the unknown-role count is taken afresh from the new index", async () => {
+    const { d, file } = await openWith([...users(4), ...unknown(3)], { roles: spec });
+    expect(d.status().rolesUnresolved).toBe(3);
+    replace(file, JSON.stringify([...users(4), ...unknown(1)]));
+    expect(await d.reload()).toBe(true);
+    expect(d.status().rolesUnresolved).toBe(1);
+    replace(file, JSON.stringify([...users(4), ...unknown(2)]));
+    expect(await d.reload()).toBe(true);
+    expect(d.status().rolesUnresolved).toBe(2);
   });
 });

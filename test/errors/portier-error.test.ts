@@ -21,7 +21,10 @@ import { FetchError } from "../../src/reload/fetch-url.js";
 import { GuardRefusal } from "../../src/reload/reloader.js";
 import { ConfigError } from "../../src/service/config.js";
 import { StartError } from "../../src/service/start-service.js";
+import { TracingConfigError } from "../../src/service/tracing/tracing-env.js";
 import { BuildError } from "../../src/toolchain/build-bundle.js";
+import { PolicySourceError } from "../../src/review/load-policy-source.js";
+import { StaleBundleError } from "../../src/review/stale-bundle.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 
 type ErrorClass = (abstract new (...args: never[]) => PortierError) & {
@@ -38,12 +41,15 @@ const SINGLE: [ErrorClass, string, PortierError][] = [
   [BuildError, "build_failed", new BuildError("opa build failed")],
   [ConfigError, "config", new ConfigError(["--port: not a number"])],
   [StartError, "start_failed", new StartError("cannot listen")],
+  [TracingConfigError, "tracing_config", new TracingConfigError("OTEL_TRACES_SAMPLER: not a sampler")],
   [RecordSyntaxError, "record_syntax_invalid", new RecordSyntaxError("users.json:1:2: unexpected }")],
   [DirectoryLoadError, "directory_invalid", new DirectoryLoadError("users.json: too large")],
   [FetchError, "fetch_failed", new FetchError("GET failed", 502)],
   [GuardRefusal, "reload_refused", new GuardRefusal("would drop 90% of users")],
   [DataFileError, "sample_data_invalid", new DataFileError("users.json", "/0", "must be object")],
   [PolicyEvaluationError, "policy_error", new PolicyEvaluationError("RuntimeError: unreachable")],
+  [StaleBundleError, "bundle_stale", new StaleBundleError("build/bundle.tar.gz is stale")],
+  [PolicySourceError, "policy_source_invalid", new PolicySourceError("not found: mian")],
 ];
 
 const TOKEN_CODES = [

@@ -169,6 +169,6 @@ describe("replay", () => {
       requireBundle(),
     ]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/--log .*nope\.log: file not found/);
+    expect(missing.stderr).toMatch(/--log: not found: .*nope\.log$/m);
   }, 120_000);
 });

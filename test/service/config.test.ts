@@ -153,6 +153,11 @@ describe("who decides a user's roles", () => {
     });
   });
 
+  it("--workers defaults to one process, whatever the host's cores (a container or sidecar scales by replicas)", () => {
+    expect(loadConfig(BASE, {}).workers).toBe(1);
+    expect(loadConfig([...BASE, "--workers", "3"], {}).workers).toBe(3);
+  });
+
   // The timeout bounds the whole stop, the delay included: a delay must leave time to answer what was accepted.
   const tooLong = (timeout: number) => [
     `config.shutdownDelay: must be less than config.shutdownTimeout (${timeout}), which bounds the whole stop: the delay, then answering the requests accepted; raise --shutdown-timeout (e.g. to the delay + 10)`,

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { JWK } from "jose";
 import { loadConfig, startService, type RunningService, type ServiceConfig } from "../../src/service/index.js";
+import type { DecisionTracer } from "../../src/service/tracing/decision-tracer.js";
 import { makeKey, sign as signToken, type TestKey } from "../support/tokens.js";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -124,10 +125,15 @@ export function serveConfig(args: string[], env: Record<string, string> = {}): S
  * startService, listening on 127.0.0.1:0; its logger keeps its level and redaction, its lines go to output().
  * A start-up or configuration failure rejects with the message `portier serve` would print.
  */
-export async function serveInProcess(args: string[], env: Record<string, string> = {}): Promise<InProcessService> {
+export async function serveInProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { tracer?: DecisionTracer } = {},
+): Promise<InProcessService> {
   let out = "";
   const service = await startService(serveConfig(args, env), {
     logDestination: { write: (line: string) => void (out += line) },
+    ...options,
   });
   let stopped: Promise<void> | undefined;
   return {

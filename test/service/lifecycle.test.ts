@@ -95,7 +95,7 @@ describe("configuration", () => {
     expect((await portierInProcess(["serve", "--nope"])).stderr).toContain("config: unknown option '--nope'");
   });
 
-  // The message, in process; that such a failure is one line on stderr and exit 1 is in process.test.ts.
+  // The message, in process; that such a failure is one line on stderr and exit 2 is in process.test.ts.
   it("refuses a broken bundle or a missing directory at start, naming the file", async () => {
     const { dir, jwks } = await setup();
     const broken = join(dir, "broken.tar.gz");

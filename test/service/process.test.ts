@@ -226,11 +226,11 @@ describe.concurrent.each([
   { mode: "serve --workers 2", workers: 2, failures: ["port in use", "missing directory file"] },
 ])("start-up failures: $mode", ({ workers, failures }) => {
   it.each(FAILURES.filter((f) => failures.includes(f.name)))(
-    "$name: one line on stderr, exit 1, no process left",
+    "$name: one line on stderr, exit 2, no process left",
     async ({ args: extra, message }) => {
       const args = serveArgs(workers, await extra());
       const g = startGroup(args.includes("--directory") ? args.filter((a) => a !== "--no-directory") : args);
-      await expectStartFailure(g, 1, stderrLine(message));
+      await expectStartFailure(g, 2, stderrLine(message));
     },
     45_000,
   );
@@ -251,7 +251,7 @@ describe.concurrent("start-up failures: dev (make run)", () => {
       /^portier dev: cannot start the callback server on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --callback-port$/,
     ],
   ] as const)(
-    "%s in use: one line, exit 1, no process left",
+    "%s in use: one line, exit 2, no process left",
     async (flag, stderr) => {
       const port = String(await busyPort());
       const on = (f: string) => (flag === f ? port : "0");
@@ -264,7 +264,7 @@ describe.concurrent("start-up failures: dev (make run)", () => {
         "--callback-port",
         on("--callback-port"),
       ]);
-      await expectStartFailure(g, 1, stderr);
+      await expectStartFailure(g, 2, stderr);
     },
     45_000,
   );
@@ -327,7 +327,7 @@ describe.concurrent("workers (--workers 2)", () => {
     expect(await untilGone(g.pgid, 5000)).toEqual([]);
   }, 60_000);
 
-  it("a crash loop ends the whole service with one line and exit 1", async () => {
+  it("a crash loop ends the whole service with one line and exit 2", async () => {
     const bundle = join(tempDir(), "bundle.tar.gz");
     copyFileSync(BUNDLE, bundle);
     const g = startGroup(serveArgs(2, ["--bundle", bundle, "--no-watch"]));
@@ -336,7 +336,7 @@ describe.concurrent("workers (--workers 2)", () => {
     // Every replacement now fails to start, so one crash becomes a loop.
     unlinkSync(bundle);
     process.kill(workerPids(g)[0] as number, "SIGKILL");
-    expect(await Promise.race([g.exited, sleep(60_000).then(() => "still running")])).toBe(1);
+    expect(await Promise.race([g.exited, sleep(60_000).then(() => "still running")])).toBe(2);
     expect(g.stderr().split("\n").filter(Boolean)).toEqual([
       expect.stringMatching(
         /^portier serve: workers died 5 times within 60 s \(last: config\.bundle: file not found: .*bundle\.tar\.gz .*\); stopping the service$/,

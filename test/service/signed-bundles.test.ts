@@ -68,7 +68,7 @@ describe("serve --verification-key", () => {
     const bundle = join(dir, "b.tar.gz");
     writeFileSync(bundle, await bundleWithRevision("unsigned"));
     const r = await runServe([...base, "--bundle", bundle, "--port", "0"]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain(`${bundle}: bundle signature: the bundle is unsigned`);
   }, 60_000);

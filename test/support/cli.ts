@@ -13,6 +13,22 @@ import { runCommand } from "../../src/cli/run-command.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { PORTIER_BIN } from "./portier-bin.js";
 
+/** Every sub-command of `portier`, as `portier --help` lists them. */
+export const COMMAND_NAMES = [
+  "serve",
+  "dev",
+  "issuer",
+  "explain",
+  "matrix",
+  "diff",
+  "replay",
+  "test",
+  "bundle",
+  "data",
+  "directory",
+  "id-token",
+];
+
 export interface CliResult {
   code: number;
   stdout: string;

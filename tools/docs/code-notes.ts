@@ -88,6 +88,8 @@ export const CODE_NOTES: Record<string, string> = {
     "An option of `portier serve` is missing, unknown or invalid (exit 2); each line names the option path and where the value came from.",
   start_failed:
     "The service could not start (a port in use, a missing file, keys required at start); the line says what to change. Exit 1.",
+  tracing_config:
+    "An `OTEL_*` environment variable that tracing acts on has a value Portier cannot use (an endpoint that is not an http(s) URL, a protocol other than `http/protobuf`, an unknown sampler, a ratio outside 0 to 1, an exporter other than `otlp` or `none`). The line names the variable and what to set; see docs/operating/tracing.md. Exit 1.",
   record_syntax_invalid:
     "A directory file is not valid JSON or NDJSON; the message gives `file:line:column`. The previous directory keeps serving.",
   directory_invalid:
@@ -99,7 +101,7 @@ export const CODE_NOTES: Record<string, string> = {
   decision_log_mask_invalid:
     'The bundle\'s decision-log rules (`portier.log`) answered something other than a set of JSON pointers under `/input` or `/result` (or upserts), or a `drop` that is not a boolean. The event is dropped and counted (`portier_decision_logs_dropped_total{reason="rule_error"}`); fix the rule.',
   decision_log_token_file:
-    "`--decision-log-token-file` cannot be read, is empty, or holds more than one bearer token. At start the service exits 1; a bad change later keeps the previous token and `/ready` lists the problem.",
+    "`--decision-log-token-file` cannot be read, is empty, or holds more than one bearer token. At start the service exits 2; a bad change later keeps the previous token and `/ready` lists the problem.",
   sample_data_invalid:
     "The local issuer's sample data (`data/sample/`) fails its schema; the message names the file and the path.",
   // The local development issuer's OAuth errors (RFC 6749), shown to a client of `portier issuer` or `portier dev`.

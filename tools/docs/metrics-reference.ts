@@ -84,18 +84,24 @@ async function scrape(): Promise<string> {
   }
 }
 
-function table(rows: Family[]): string[] {
-  return [
-    "| Metric | Type | Labels | What it counts |",
-    "|---|---|---|---|",
-    ...rows.map(
-      (f) =>
-        `| \`${f.name}\` | ${f.type} | ${[...f.labels]
-          .sort()
-          .map((l) => `\`${l}\``)
-          .join(", ")} | ${cell(f.help)} |`,
-    ),
-  ];
+/** With labels for Portier's series; without for the runtime's, whose labels come and go with what is active. */
+function table(rows: Family[], withLabels: boolean): string[] {
+  const labels = (f: Family) =>
+    [...f.labels]
+      .sort()
+      .map((l) => `\`${l}\``)
+      .join(", ");
+  return withLabels
+    ? [
+        "| Metric | Type | Labels | What it counts |",
+        "|---|---|---|---|",
+        ...rows.map((f) => `| \`${f.name}\` | ${f.type} | ${labels(f)} | ${cell(f.help)} |`),
+      ]
+    : [
+        "| Metric | Type | What it counts |",
+        "|---|---|---|",
+        ...rows.map((f) => `| \`${f.name}\` | ${f.type} | ${cell(f.help)} |`),
+      ];
 }
 
 export async function metricsReference(): Promise<string> {
@@ -115,13 +121,13 @@ export async function metricsReference(): Promise<string> {
     "",
     "## Portier",
     "",
-    ...table(portier),
+    ...table(portier, true),
     "",
     "## Node.js process",
     "",
     "The process and runtime series of prom-client's default collectors.",
     "",
-    ...table(runtime),
+    ...table(runtime, false),
     "",
   ].join("\n");
 }

@@ -12,7 +12,7 @@ import { opaPath } from "../../toolchain/opa.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
 import { DEFAULT_SIGNING_ALG, SIGNING_ALGS } from "../../engine/index.js";
 import { OPA_OPTION, PROJECT_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
-import { codeOf, messageOf } from "../../errors/caught.js";
+import { unreadable } from "../../errors/caught.js";
 
 export const SPEC = {
   name: "portier bundle",
@@ -42,13 +42,14 @@ export const SPEC = {
       default: DEFAULT_SIGNING_ALG,
     },
   },
+  exits: { ok: "the bundle was written (data/ or a policy that cannot be built exits 2)" },
 } as const satisfies CommandSpec;
 
 function readKey(file: string): string {
   try {
     return readFileSync(file, "utf8");
   } catch (err) {
-    throw new Error(`--signing-key ${file}: cannot read (${codeOf(err) ?? messageOf(err)})`);
+    throw new Error(`--signing-key: ${unreadable(file, err)}`);
   }
 }
 

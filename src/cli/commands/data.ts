@@ -21,6 +21,7 @@ export const SPEC = {
       default: "PROJECT/build/bundle-data",
     },
   },
+  exits: { ok: "data/ is valid (invalid data exits 2, naming the file and field)" },
 } as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {

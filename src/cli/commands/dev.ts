@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { startIssuer, DEFAULT_DIRECTORY_FILE } from "../../issuer/index.js";
 import { loadConfig, startService, ConfigError, type RunningService } from "../../service/index.js";
 import { readableLogDestination } from "../readable-log.js";
+import { EXIT } from "../exit-codes.js";
 import { parse, usageError, type CommandSpec } from "../args.js";
 import { startDevCallback, type RunningDevCallback } from "../dev-callback.js";
 import { accessOfToken } from "../dev-access.js";
@@ -46,7 +47,8 @@ export const SPEC = {
     },
   },
   notes:
-    "SIGTERM or SIGINT (Ctrl-C): stop the sign-in page, the service and the issuer, let requests in flight finish, exit 0. exit codes: 1 start-up failure, 2 usage error",
+    "SIGTERM or SIGINT (Ctrl-C): stop the sign-in page, the service and the issuer, let requests in flight finish.",
+  exits: { ok: "stopped by a signal (a start-up failure exits 2)" },
 } as const satisfies CommandSpec;
 const VERIFIER = "portier-dev-pkce-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
 const REDIRECT = "http://127.0.0.1:8400/callback";
@@ -93,7 +95,7 @@ export async function run(argv: string[]): Promise<number> {
         ? "the address is in use by another process; stop it or choose another --issuer-port"
         : messageOf(err);
     console.error(`portier dev: cannot start the issuer on 127.0.0.1:${issuerPort}: ${why}`);
-    return 1;
+    return EXIT.error;
   }
   let service: RunningService | undefined;
   try {
@@ -122,7 +124,7 @@ export async function run(argv: string[]): Promise<number> {
       return 2;
     }
     console.error(`portier dev: ${messageOf(err)}`);
-    return 1;
+    return EXIT.error;
   }
   let web: RunningDevCallback;
   try {
@@ -140,7 +142,7 @@ export async function run(argv: string[]): Promise<number> {
         ? "the address is in use by another process; stop it or choose another --callback-port"
         : messageOf(err);
     console.error(`portier dev: cannot start the callback server on 127.0.0.1:${callbackPort}: ${why}`);
-    return 1;
+    return EXIT.error;
   }
   console.log(JSON.stringify({ msg: "listening", url: service.url, issuer: issuer.url, signin: web.url }));
   console.log(`\nPortier dev: issuer ${issuer.url}, decision service ${service.url} (sample data, development only)\n`);

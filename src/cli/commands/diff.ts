@@ -1,7 +1,8 @@
 /**
  * `portier diff <old> <new>`: everything the policy decides on that changed between two policies (bundle
  * files, policy folders or git revisions): grants of the route x role grid, other methods, token shapes
- * and tenant bindings. Exit 0: no change; 1: changes; 2: error (usage, or a source that cannot be built).
+ * and tenant bindings. Exit 0: no change; 1: changes; 2: no answer (usage, a source that cannot be read or built,
+ * a stale build/bundle.tar.gz).
  */
 import {
   computeMatrix,
@@ -14,6 +15,7 @@ import {
 } from "../../review/index.js";
 import { OPA_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
+import { EXIT } from "../exit-codes.js";
 
 const FORMATS = ["text", "md", "json"] as const;
 
@@ -33,7 +35,7 @@ export const SPEC = {
     json: { type: "boolean", description: "the same as --format json", default: "text" },
     opa: OPA_OPTION,
   },
-  notes: "exit codes: 0 no change, 1 something changed, 2 error (usage, or a policy that cannot be read or built)",
+  exits: { ok: "no change", finding: "something changed" },
 } as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
@@ -57,9 +59,9 @@ export async function run(argv: string[]): Promise<number> {
           ? renderDiffMarkdown(diff, { before: oldRef, after: newRef })
           : renderDiff(diff);
     process.stdout.write(text);
-    return hasChanges(diff) ? 1 : 0;
+    return hasChanges(diff) ? EXIT.finding : EXIT.ok;
   } catch (err) {
     console.error(`portier diff: ${messageOf(err)}`);
-    return 2;
+    return EXIT.error;
   }
 }

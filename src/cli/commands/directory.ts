@@ -21,6 +21,7 @@ export const SPEC = {
       default: "seal FILE in place",
     },
   },
+  exits: { ok: "the file was sealed (a file that cannot be sealed exits 2)" },
 } as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {

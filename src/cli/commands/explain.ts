@@ -1,8 +1,10 @@
 /**
  * `portier explain [--role ID]... [--flow accessCode|application] [--not-synced] [--tenant ID] [--audit]
  *  [--bundle FILE | --source REF] [--json] METHOD PATH`, or `portier explain --input FILE`: one decision of
- * the compiled policy, with every check in order and its outcome. Unknown roles are refused; a bundle older
- * than policies/ or data/ is reported. Exit 0: allowed; 1: denied; 2: usage error.
+ * the compiled policy, with every check in order and its outcome. A role is named by its id or as the matrix
+ * shows it (its label, or an alias); an unknown one is refused with the nearest known name. A stale
+ * build/bundle.tar.gz is refused (loadPolicySource). Exit 0: allowed; 1: denied; 2: no answer (usage, a
+ * policy_error, broken or stale input).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,14 +14,15 @@ import {
   explainDecisionInput,
   explainRequest,
   loadPolicySource,
-  newerSource,
-  readCatalog,
   renderExplanation,
   type ExplainRequest,
 } from "../../review/index.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
+import { indexRoleNames, roleNameKey } from "../../catalog/index.js";
 import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
-import { messageOf } from "../../errors/caught.js";
+import { EXIT } from "../exit-codes.js";
+import { messageOf, unreadable } from "../../errors/caught.js";
+import { didYouMean } from "../../text/did-you-mean.js";
 
 export const SPEC = {
   name: "portier explain",
@@ -32,7 +35,7 @@ export const SPEC = {
       type: "string",
       multiple: true,
       value: "ID",
-      description: "a role id of the caller (unknown ids are refused)",
+      description: 'a role of the caller: its id, or its name as the matrix shows it ("Élève jeune")',
       default: "none",
     },
     flow: {
@@ -64,14 +67,20 @@ export const SPEC = {
     json: { type: "boolean", description: "print the decision and the checks as JSON", default: "text" },
     opa: OPA_OPTION,
   },
-  notes: "exit codes: 0 allow, 1 deny (or an error), 2 usage error",
+  exits: { ok: "allowed", finding: "denied (policy_error, which is no decision, exits 2)" },
 } as const satisfies CommandSpec;
 
 /** A decision input from a file: the input itself, or a decision log line carrying it as `input`. */
 function readInput(file: string): DecisionInput {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw usageError(SPEC, `--input: ${unreadable(file, err)}`);
+  }
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(file, "utf8"));
+    doc = JSON.parse(text);
   } catch (err) {
     throw usageError(SPEC, `--input ${file}: ${messageOf(err)}`);
   }
@@ -88,16 +97,8 @@ export async function run(argv: string[]): Promise<number> {
     throw usageError(SPEC, "--input takes the method and path from the file: give no METHOD PATH");
   if (!values.input && positionals.length !== 2)
     throw usageError(SPEC, `expected METHOD and PATH, got ${positionals.length} argument(s)`);
-  const defaultBundle = join(PROJECT_ROOT, "build", "bundle.tar.gz");
-  const source = values.source ?? values.bundle ?? defaultBundle;
+  const source = values.source ?? values.bundle ?? join(PROJECT_ROOT, "build", "bundle.tar.gz");
   const engine = await loadPolicySource(source, { opa: values.opa });
-  if (source === defaultBundle) {
-    const newer = newerSource(defaultBundle, PROJECT_ROOT);
-    if (newer)
-      console.error(
-        `portier explain: warning: ${newer} changed after build/bundle.tar.gz was built; run make build, or pass --source . to explain the sources`,
-      );
-  }
 
   if (values.input) {
     const input = readInput(values.input);
@@ -108,21 +109,18 @@ export async function run(argv: string[]): Promise<number> {
         ? JSON.stringify(e, null, 2) + "\n"
         : renderExplanation({ method: String(input.method), path: String(input.path), who }, e),
     );
-    return e.decision.allow ? 0 : 1;
+    return exitOf(e.decision);
   }
 
   const flow = values.flow ?? "accessCode";
   if (flow !== "accessCode" && flow !== "application")
     throw usageError(SPEC, `--flow must be accessCode or application, got "${flow}"`);
-  const known = readCatalog(engine).roles.map((r) => r.id);
-  const unknown = (values.role ?? []).filter((r) => !known.includes(r));
-  if (unknown.length > 0)
-    throw usageError(SPEC, `unknown role(s) ${unknown.join(", ")}; the policy knows: ${known.join(", ")}`);
+  const roles = (values.role ?? []).map((name) => roleId(engine.roles, name));
   const req: ExplainRequest = {
     method: positionals[0] as string,
     path: positionals[1] as string,
     flow,
-    roles: values.role ?? [],
+    roles,
     synced: !values["not-synced"],
     tenantId: values.tenant,
     mode: values.audit ? "audit" : "enforce",
@@ -133,5 +131,23 @@ export async function run(argv: string[]): Promise<number> {
       ? JSON.stringify(e, null, 2) + "\n"
       : renderExplanation({ method: req.method, path: req.path, who: describeCaller(req) }, e),
   );
-  return e.decision.allow ? 0 : 1;
+  return exitOf(e.decision);
+}
+
+/** Allowed 0, denied 1; a policy_error is no decision: the policy could not answer (2). */
+function exitOf(decision: { allow: boolean; reason: string }): number {
+  if (decision.allow) return EXIT.ok;
+  return decision.reason === "policy_error" ? EXIT.error : EXIT.finding;
+}
+
+/** The id of the role named by its id, label or alias (compared as the service compares role names). */
+function roleId(roles: readonly { id: string; label: string; aliases: readonly string[] }[], name: string): string {
+  const id = indexRoleNames(roles, "catalog.roles").get(roleNameKey(name));
+  if (id !== undefined) return id;
+  const names = roles.flatMap((r) => [r.id, r.label]);
+  const hint = didYouMean(name, names);
+  throw usageError(
+    SPEC,
+    `--role: unknown role "${name}"${hint || `; the policy knows: ${roles.map((r) => r.id).join(", ")}`}`,
+  );
 }

@@ -1,8 +1,10 @@
 /**
  * `portier id-token validate`: checks an ID token the way a client application must (spec 2.1 / 5.4)
- * and prints its claims as JSON, or the named failure. Exit 0 valid, 1 invalid, 2 usage error.
+ * and prints its claims as JSON, or the named failure. Exit 0 valid, 1 invalid, 2 no answer (usage, the
+ * issuer's keys not loaded).
  */
 import { createAccessTokenVerifier, validateIdToken, TokenError, jwksSource } from "../../auth/index.js";
+import { EXIT } from "../exit-codes.js";
 import { HelpRequest, parse, renderHelp, usageLine, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
 
@@ -30,7 +32,7 @@ export const SPEC = {
     state: { type: "string", value: "STATE", description: "check s_hash against this state", default: "not checked" },
     nonce: { type: "string", value: "NONCE", description: "the nonce the token must carry", default: "not checked" },
   },
-  notes: "exit codes: 0 valid, 1 invalid, 2 usage error",
+  exits: { ok: "valid", finding: "invalid" },
 } as const satisfies CommandSpec;
 
 const USAGE = `${usageLine(SPEC)}\n(portier id-token --help lists the options)`;
@@ -98,12 +100,13 @@ export async function run(argv: string[], io: CommandIo = defaultIo): Promise<nu
     io.out(JSON.stringify(claims, null, 2));
     return 0;
   } catch (err) {
-    if (err instanceof TokenError) {
+    // The issuer's keys not loading is no answer about the token (exit 2); any other TokenError is the finding.
+    if (err instanceof TokenError && err.code !== "keys_unavailable") {
       io.err(`invalid ID token: ${err.code}: ${err.message}`);
-      return 1;
+      return EXIT.finding;
     }
-    io.err(`id-token validate failed: ${messageOf(err)}`);
-    return 1;
+    io.err(`id-token validate failed: ${err instanceof TokenError ? `${err.code}: ` : ""}${messageOf(err)}`);
+    return EXIT.error;
   } finally {
     verifier.close();
   }

@@ -4,6 +4,7 @@
  */
 import { pino } from "pino";
 import { startIssuer, DEFAULT_CLIENTS_FILE, DEFAULT_USERS_FILE } from "../../issuer/index.js";
+import { EXIT } from "../exit-codes.js";
 import { parse, usageError, type CommandSpec } from "../args.js";
 import { untilSignal } from "../shutdown.js";
 import { messageOf } from "../../errors/caught.js";
@@ -31,7 +32,8 @@ export const SPEC = {
       default: "dev login on",
     },
   },
-  notes: "environment: LOG_LEVEL (default info). SIGTERM or SIGINT stops it (exit 0).",
+  notes: "environment: LOG_LEVEL (default info). SIGTERM or SIGINT stops it.",
+  exits: { ok: "stopped by a signal (a start-up failure exits 2)" },
 } as const satisfies CommandSpec;
 
 export const DEFAULT_ISSUER_PORT = 8300;
@@ -71,7 +73,7 @@ export async function run(argv: string[]): Promise<number> {
     });
   } catch (err) {
     process.stderr.write(`portier issuer: cannot start: ${messageOf(err)}\n`);
-    return 1;
+    return EXIT.error;
   }
 
   const { issuer, url } = running;

@@ -27,6 +27,7 @@ export const SPEC = {
     },
     opa: OPA_OPTION,
   },
+  exits: { ok: "the matrix was printed" },
 } as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {

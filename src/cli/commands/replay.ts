@@ -1,12 +1,20 @@
 /**
  * `portier replay --log FILE (--bundle FILE | --source REF) [--format text|md|json] [--fail-on any|new-allows]`:
  * what a candidate policy would have done to the decisions of a real decision log. Exit 0: nothing changes
- * (or, with --fail-on new-allows, nothing newly allowed); 1: changes; 2: error.
+ * (or, with --fail-on new-allows, nothing newly allowed); 1: changes; 2: no answer: usage, a source that cannot
+ * be built, or a log that is no evidence (no decision replayed, or unreadable lines without --skip-unreadable).
  */
-import { existsSync } from "node:fs";
-import { loadPolicySource, renderReplay, renderReplayMarkdown, replayLogFile } from "../../review/index.js";
+import { statSync } from "node:fs";
+import {
+  evidenceProblem,
+  loadPolicySource,
+  renderReplay,
+  renderReplayMarkdown,
+  replayLogFile,
+} from "../../review/index.js";
 import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
-import { messageOf } from "../../errors/caught.js";
+import { messageOf, unreadable } from "../../errors/caught.js";
+import { EXIT } from "../exit-codes.js";
 
 export const SPEC = {
   name: "portier replay",
@@ -39,10 +47,29 @@ export const SPEC = {
       description: "any (any change fails) or new-allows (only a newly allowed decision fails)",
       default: "any",
     },
+    "skip-unreadable": {
+      type: "boolean",
+      description: "count lines that are not JSON and go on (a log that mixes other lines); without it they exit 2",
+      default: "unreadable lines exit 2",
+    },
     opa: OPA_OPTION,
   },
-  notes: "exit codes: 0 nothing changes, 1 changes (see --fail-on), 2 error",
+  exits: {
+    ok: "nothing that --fail-on counts changes",
+    finding: "changes (see --fail-on)",
+  },
 } as const satisfies CommandSpec;
+
+/** Refuses a log that is missing or not a file before anything is built. */
+function readableFile(file: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(file).isFile();
+  } catch (err) {
+    throw new Error(`--log: ${unreadable(file, err)}`);
+  }
+  if (!isFile) throw new Error(`--log: ${file}: is a folder, not a file`);
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
@@ -57,7 +84,7 @@ export async function run(argv: string[]): Promise<number> {
   if (failOn !== "any" && failOn !== "new-allows")
     throw usageError(SPEC, `--fail-on must be any or new-allows, got "${failOn}"`);
   try {
-    if (!existsSync(values.log)) throw new Error(`--log ${values.log}: file not found`);
+    readableFile(values.log);
     const engine = await loadPolicySource(source, { opa: values.opa });
     const report = await replayLogFile(values.log, engine);
     process.stdout.write(
@@ -67,10 +94,15 @@ export async function run(argv: string[]): Promise<number> {
           ? renderReplayMarkdown(report)
           : renderReplay(report),
     );
+    const problem = evidenceProblem(report, { skipUnreadable: values["skip-unreadable"] === true });
+    if (problem) {
+      console.error(`portier replay: --log ${values.log}: ${problem}`);
+      return EXIT.error;
+    }
     const failing = failOn === "new-allows" ? report.newlyAllowed > 0 : report.changes.length > 0;
-    return failing ? 1 : 0;
+    return failing ? EXIT.finding : EXIT.ok;
   } catch (err) {
     console.error(`portier replay: ${messageOf(err)}`);
-    return 2;
+    return EXIT.error;
   }
 }

@@ -1,9 +1,10 @@
 /**
  * `portier serve`: the decision service. With --workers N > 1 the primary supervises N workers (node:cluster,
- * ../supervise-workers.ts) and hands them the connections it accepts; each worker is a full service.
+ * ../supervise-workers.ts) and hands them the connections it accepts on the decision and gRPC ports; each
+ * worker is a full service.
  * SIGTERM/SIGINT: /ready 503, keep serving for --shutdown-delay, stop accepting, answer every accepted
- * connection (all within --shutdown-timeout), exit 0. Exit codes: 1 start-up failure (one line on stderr),
- * 2 configuration error (one line per problem).
+ * connection (all within --shutdown-timeout), exit 0. Exit 2 (../exit-codes.ts): a configuration error (one
+ * line per problem), a start-up failure or a crash loop (one line on stderr).
  */
 import cluster from "node:cluster";
 import type { Socket } from "node:net";
@@ -15,6 +16,7 @@ import {
   type RunningService,
   type ServiceConfig,
 } from "../../service/index.js";
+import { EXIT } from "../exit-codes.js";
 import { parse, type CommandSpec } from "../args.js";
 import { untilSignal } from "../shutdown.js";
 import { superviseWorkers, type WorkerMessage } from "../supervise-workers.js";
@@ -29,8 +31,8 @@ export const SPEC = {
     'the --config file (camelCase: "bundleUrl"); flags win over the environment, which wins over the file.',
     "SIGTERM or SIGINT: /ready answers 503, the service keeps answering for --shutdown-delay, then stops accepting,",
     "answers every connection it accepted and exits 0; the whole stop takes at most --shutdown-timeout.",
-    "exit codes: 0 stopped by a signal, 1 start-up failure or crash loop, 2 configuration error",
   ].join("\n"),
+  exits: { ok: "stopped by a signal (a start-up failure or a crash loop exits 2)" },
 } as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
@@ -50,6 +52,7 @@ export async function run(argv: string[]): Promise<number> {
       workers: config.workers,
       host: config.host,
       port: config.port,
+      grpc: config.grpcPort === undefined ? undefined : { host: config.grpcHost ?? config.host, port: config.grpcPort },
       shutdownTimeoutMs: config.shutdownTimeout * 1000,
       shutdownDelayMs: config.shutdownDelay * 1000,
     });
@@ -98,7 +101,7 @@ async function runSingle(config: ServiceConfig): Promise<number> {
     service = await startService(config);
   } catch (err) {
     console.error(`portier serve: ${messageOf(err)}`);
-    return 1;
+    return EXIT.error;
   }
   announce(service);
   await stop(service, await stopped);
@@ -124,7 +127,8 @@ async function runWorker(config: ServiceConfig): Promise<number> {
   const stopped = new Promise<{ reason: string; graceMs: number }>((resolve) => {
     process.on("message", (m: WorkerMessage, handle: unknown) => {
       if (m?.portier === "connection" && service) {
-        service.acceptConnection(handle as Socket);
+        if (m.port === "grpc") service.acceptGrpcConnection(handle as Socket);
+        else service.acceptConnection(handle as Socket);
         void toPrimary({ portier: "connection_taken", id: m.id });
       } else if (m?.portier === "stopping") {
         stopping = true;
@@ -139,7 +143,7 @@ async function runWorker(config: ServiceConfig): Promise<number> {
     service = await startService(config, { handoff: true });
   } catch (err) {
     await toPrimary({ portier: "start_failed", message: messageOf(err) });
-    return 1;
+    return EXIT.error;
   }
   if (stopping) service.beginStop();
   announce(service);

@@ -2,7 +2,8 @@
  * `portier test [--opa PATH] [--min-coverage 100] [-v] [--format text|junit] [--output FILE]`: runs the
  * policy tests with opa. Text: one line per failing test or data-driven case (file:line) with what the test
  * printed, every test with -v, OPA's coverage figure, and `policy: N passed, N failed`. JUnit XML goes to
- * --output, or to stdout with the text moved to stderr. Non-zero exit on a failure or coverage below the minimum.
+ * --output, or to stdout with the text moved to stderr. Exit 1 on a failed test or coverage below the minimum,
+ * 2 when the tests could not run (broken data/, a policy opa cannot compile, no opa).
  */
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -13,6 +14,7 @@ import { runPolicyTests, type PolicyTestCase, type PolicyTestReport } from "../.
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
 import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
+import { EXIT } from "../exit-codes.js";
 
 export const SPEC = {
   name: "portier test",
@@ -47,7 +49,10 @@ export const SPEC = {
       default: "stdout",
     },
   },
-  notes: "exit codes: 0 all passed with enough coverage, 1 otherwise, 2 usage error",
+  exits: {
+    ok: "every test passed with enough coverage",
+    finding: "a test failed, or coverage is below --min-coverage",
+  },
 } as const satisfies CommandSpec;
 
 function minCoverage(raw: string | undefined): number {
@@ -95,7 +100,7 @@ export async function run(argv: string[]): Promise<number> {
     // Still close with the policy line, so that a log read from its end never misses that nothing ran.
     console.error(`portier: ${messageOf(err)}`);
     say("policy: not run (see the error above)");
-    return 1;
+    return EXIT.error;
   }
   for (const line of textLines(report.cases, values.verbose === true)) say(line);
   for (const line of report.uncovered) say(`not covered: ${line}`);
@@ -115,5 +120,5 @@ export async function run(argv: string[]): Promise<number> {
     if (values.output === undefined) process.stdout.write(xml);
     else writeFileSync(resolve(values.output), xml);
   }
-  return report.failed.length > 0 || report.coverage === null || belowMin ? 1 : 0;
+  return report.failed.length > 0 || report.coverage === null || belowMin ? EXIT.finding : EXIT.ok;
 }

@@ -27,7 +27,8 @@ import type { Directory } from "../../directory/index.js";
 import { NO_ROLE_NAMES, type EntryRoles } from "../../directory/role-resolver.js";
 import type { PolicyHolder } from "../policy.js";
 import type { ServiceMetrics } from "../metrics.js";
-import { authenticate, type TokenVerifier } from "./authenticate.js";
+import type { DecisionTracer } from "../tracing/decision-tracer.js";
+import { authenticate, type Authenticated, type TokenVerifier } from "./authenticate.js";
 import { findSubject } from "./subject.js";
 import { decisionInput } from "./input.js";
 import { shapeAnswer } from "./answer.js";
@@ -44,6 +45,8 @@ export interface DecideContext {
   roleCheck: RoleCheckMode;
   logger: Logger;
   metrics: ServiceMetrics | undefined;
+  /** With tracing on: one span per decision, ended by the recorder. */
+  tracer?: DecisionTracer | undefined;
   /** Where each decision line goes (default: the logger, at once). */
   decisionLog?: DecisionLineSink;
 }
@@ -70,11 +73,23 @@ export function createDecide(ctx: DecideContext): Decide {
       www: undefined,
       detail: undefined,
       failed: false,
+      span: undefined,
+      trace: undefined,
     };
+    if (ctx.tracer) {
+      run.span = ctx.tracer.start(adapter, req.trace?.headers);
+      run.trace = run.span.trace;
+    }
     let decision: Decision;
     try {
       // 1. authenticate
-      const auth = await authenticate(req, ctx.verifier, run.mode);
+      const verifying = run.span?.step("portier.verify_token");
+      let auth: Authenticated;
+      try {
+        auth = await authenticate(req, ctx.verifier, run.mode);
+      } finally {
+        verifying?.end();
+      }
       if (auth.ok) decision = decideFor(run, auth.claims);
       else {
         run.www = auth.www;
@@ -106,7 +121,12 @@ export function createDecide(ctx: DecideContext): Decide {
     run.input = decisionInput(run.req.method, run.normalised.path, claims, caller, run.mode);
     // The revision that decided (a reload may swap the engine while a decision runs).
     run.revision = engine.revision;
-    return engine.decide(run.input);
+    const evaluating = run.span?.step("portier.evaluate");
+    try {
+      return engine.decide(run.input);
+    } finally {
+      evaluating?.end();
+    }
   }
 
   /** 5. answer, and the record: where every decision ends. */

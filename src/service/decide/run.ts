@@ -1,13 +1,14 @@
 /**
  * The record of one decision and the one place every decision ends, in the way of opa-envoy-plugin's stop():
  * `DecisionRun` carries what the log line needs from the start to the end of a decision (decide.ts alone
- * writes it, from what the stages return); `createRecorder` counts the decision (metrics), then writes the
- * decision log line, and hands the answer back.
+ * writes it, from what the stages return); `createRecorder` counts the decision (metrics), writes the
+ * decision log line, ends the decision's span (when traced), and hands the answer back.
  */
 import type { Logger } from "pino";
 import type { PathResult } from "../../engine/index.js";
 import type { DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { ServiceMetrics } from "../metrics.js";
+import type { DecisionTrace, TracedDecision } from "../tracing/decision-tracer.js";
 import type { DecisionAnswer, DecisionRequest, Subject } from "./types.js";
 
 /** A raw path kept in the log when it cannot be normalised: bounded, so a huge path cannot bloat the log. */
@@ -33,6 +34,9 @@ export interface DecisionRun {
   detail: string | undefined;
   /** Portier failed to decide (an unexpected error): the answer says so (DecisionAnswer.failed). */
   failed: boolean;
+  /** With tracing on: this decision's span, and its ids (the log line's and the shipped event's trace_id, span_id). */
+  span: TracedDecision | undefined;
+  trace: DecisionTrace | undefined;
 }
 
 /** Records a finished decision (metrics and log line) and hands its answer back. */
@@ -54,6 +58,7 @@ export function createRecorder(
     metrics?.decisions.count(a.allow, a.reason, a.flow ?? "none", run.adapter, seconds);
     const { req, subject } = run;
     const path = run.normalised.ok ? run.normalised.path : undefined;
+    const revision = run.revision ?? currentRevision();
     // pino's own info(), so the logger's options (level, redaction, destination) apply as to every other line.
     // Never the token or the Authorization header: the policy input carries the verified claims only.
     sink.info(
@@ -78,10 +83,13 @@ export function createRecorder(
         detail: run.detail,
         request_id: req.trace?.requestId ?? null,
         traceparent: req.trace?.traceparent ?? null,
+        // With tracing on: the decision span's ids (absent when off).
+        trace_id: run.trace?.traceId,
+        span_id: run.trace?.spanId,
         client_address: req.trace?.clientAddress ?? null,
         would_deny: a.would_deny?.reason ?? null,
         // The revision that decided (a reload may swap the engine while a decision runs).
-        revision: run.revision ?? currentRevision() ?? null,
+        revision: revision ?? null,
         // The exact policy input (verified claims the policy reads; never the token), so that
         // `portier replay` can recompute this decision under another policy.
         input: run.input ?? null,
@@ -89,6 +97,16 @@ export function createRecorder(
       },
       "decision",
     );
+    run.span?.end({
+      decisionId: run.decision_id,
+      allow: a.allow,
+      reason: a.reason,
+      route: a.route?.template,
+      flow: a.flow ?? undefined,
+      revision,
+      // A policy that could not decide is Portier's failure too, not an answer.
+      failed: a.failed || a.reason === "policy_error",
+    });
     return a;
   };
 }

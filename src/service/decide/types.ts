@@ -3,6 +3,7 @@
  * one decision carries from its start to its record is run.ts's DecisionRun).
  */
 import type { Decision } from "../../engine/types.js";
+import type { TraceHeaders } from "../tracing/decision-tracer.js";
 
 export interface DecisionRequest {
   method: string;
@@ -20,6 +21,8 @@ export interface RequestTrace {
   requestId?: string;
   traceparent?: string;
   clientAddress?: string;
+  /** The trace-context headers the adapter may read for its gateway family, as received: the span's parent. */
+  headers?: TraceHeaders;
 }
 
 export interface Subject {

@@ -93,8 +93,9 @@ export class DecisionLogPipeline {
       revision: typeof fields.revision === "string" ? fields.revision : undefined,
       request_id: typeof fields.request_id === "string" ? fields.request_id : undefined,
       client_address: typeof fields.client_address === "string" ? fields.client_address : undefined,
-      trace_id: trace?.[1],
-      span_id: trace?.[2],
+      // The decision span's ids with tracing on; else the gateway's, from its traceparent.
+      trace_id: typeof fields.trace_id === "string" ? fields.trace_id : trace?.[1],
+      span_id: typeof fields.span_id === "string" ? fields.span_id : trace?.[2],
     };
     const event = buildEvent(record, ++this.seq, this.o.event);
     // Encoded once: the rules read this text, and it is what is shipped unless a mask changes the event.

@@ -8,12 +8,22 @@
  * request target with its query, not decoded; normalised by decide like every path), the token only from
  * the `authorization` header (gateway-headers.ts credentials: one Bearer credential; Envoy joins repeated
  * headers with ",", and such a value is token_malformed), methods as given. Nothing else in the request
- * decides; X-Request-Id, traceparent and the last X-Forwarded-For entry go to the decision log only.
+ * decides; X-Request-Id, traceparent and the last X-Forwarded-For entry go to the decision log only. The
+ * decision's span is parented on the call's own trace context (the ext_authz span Envoy injects into the gRPC
+ * metadata) or else on the checked request's (W3C, else B3).
  */
 import type { DecisionAnswer, DecisionRequest } from "../decide/decide.js";
 import { allowHeaders, denyBody, denyHeaders, PORTIER_HEADERS } from "../gateway/answer.js";
 import { credentials } from "../gateway/credentials.js";
-import { CLIENT_ADDRESS_HEADER, requestTrace, TRACE_HEADERS } from "../gateway/request-trace.js";
+import {
+  B3_HEADERS,
+  CLIENT_ADDRESS_HEADER,
+  CONTEXT_HEADERS,
+  requestTrace,
+  traceContext,
+  TRACE_HEADERS,
+} from "../gateway/request-trace.js";
+import type { TraceHeaders } from "../tracing/decision-tracer.js";
 
 /** The fields of envoy.service.auth.v3.CheckRequest that Portier reads (everything else is ignored). */
 export interface CheckRequestMessage {
@@ -55,7 +65,7 @@ export type CheckRead =
   { ok: true; request: DecisionRequest; clientPortierHeaders: string[] } | { ok: false; message: string };
 
 const WANTED = new Map(
-  [...TRACE_HEADERS, CLIENT_ADDRESS_HEADER.envoy, "Authorization"].map((n) => [n.toLowerCase(), n]),
+  [...TRACE_HEADERS, ...B3_HEADERS, CLIENT_ADDRESS_HEADER.envoy, "Authorization"].map((n) => [n.toLowerCase(), n]),
 );
 const PORTIER_PREFIX = "x-portier-";
 
@@ -91,7 +101,7 @@ function readHeaders(
  * is passed on as the escape of an invalid byte, so the normaliser refuses it as path_invalid exactly as
  * the HTTP adapters refuse raw invalid bytes. (A literal U+FFFD in a request target is refused with it.)
  */
-export function readCheckRequest(msg: CheckRequestMessage | null | undefined): CheckRead {
+export function readCheckRequest(msg: CheckRequestMessage | null | undefined, callTrace?: TraceHeaders): CheckRead {
   const attributes = msg?.attributes;
   if (!attributes)
     return { ok: false, message: "attributes is missing: send the CheckRequest Envoy's ext_authz filter sends" };
@@ -107,7 +117,25 @@ export function readCheckRequest(msg: CheckRequestMessage | null | undefined): C
   };
   const trace = requestTrace(seen, CLIENT_ADDRESS_HEADER.envoy);
   if (trace) request.trace = trace;
+  if (callTrace) request.trace = { ...trace, headers: callTrace };
   return { ok: true, request, clientPortierHeaders: [...portier] };
+}
+
+/**
+ * The trace-context headers of the gRPC call's metadata (`get`: grpc-js Metadata's, lower-case keys), text values
+ * only, or undefined when it carries none.
+ */
+export function callTraceContext(get: (key: string) => readonly (string | Buffer)[]): TraceHeaders | undefined {
+  const seen = new Map<string, string[]>();
+  for (const name of CONTEXT_HEADERS) {
+    const values = get(name);
+    if (values.length > 0)
+      seen.set(
+        name,
+        values.filter((v): v is string => typeof v === "string"),
+      );
+  }
+  return traceContext(seen);
 }
 
 /** A flat name, value list as Envoy's HeaderValueOptions that replace any header of the name (never append). */

@@ -9,7 +9,10 @@
  * connection (a client that sends calls and never reads its answers is cut off there); keepalive pings
  * find dead peers. A Check that fails inside Portier is a gRPC INTERNAL error, so Envoy's
  * failure_mode_allow (keep it false) and status_on_error decide, as with OPA-Envoy.
+ * With --workers N the cluster primary owns the port, as it owns the HTTP one, and hands each accepted
+ * connection to a worker, which serves it through grpc-js's connection injector (grpcForHandoff).
  */
+import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
@@ -20,6 +23,7 @@ import {
   badRequestResponse,
   checkResponse,
   readCheckRequest,
+  callTraceContext,
   type CheckRequestMessage,
   type CheckResponseMessage,
 } from "./check.js";
@@ -88,7 +92,10 @@ export function checkHandler(
       });
     };
     try {
-      const read = readCheckRequest(call.request);
+      const read = readCheckRequest(
+        call.request,
+        callTraceContext((key) => call.metadata.get(key)),
+      );
       if (!read.ok) {
         logger.warn(
           {
@@ -114,16 +121,19 @@ export function checkHandler(
   };
 }
 
-/** Binds the gRPC port; rejects with the bind error (the caller names the option). */
-export async function startGrpc(
-  decide: Decide,
-  ready: () => boolean,
-  options: GrpcOptions,
-  logger: Logger,
-): Promise<GrpcService> {
+/** A gRPC server whose connections a cluster primary accepts and hands over (--workers N), like HTTP's. */
+export interface GrpcHandoff {
+  /** Serves a connection accepted elsewhere (grpc-js's connection injector). */
+  accept(socket: Duplex): void;
+  /** As GrpcService.close. */
+  close(graceMs: number): Promise<void>;
+}
+
+/** The Check and health services on a grpc-js server with the limits above; not bound to any port. */
+function grpcServer(decide: Decide, ready: () => boolean, maxMessageBytes: number, logger: Logger) {
   const services = loadServices();
   const server = new grpc.Server({
-    "grpc.max_receive_message_length": options.maxMessageBytes,
+    "grpc.max_receive_message_length": maxMessageBytes,
     "grpc.max_send_message_length": 1024 * 1024,
     "grpc.max_concurrent_streams": MAX_STREAMS,
     "grpc-node.max_session_memory": MAX_SESSION_MEMORY_MB,
@@ -135,23 +145,47 @@ export async function startGrpc(
   const health = healthService(ready);
   server.addService(services.authorization, { Check: checkHandler(decide, logger) });
   server.addService(services.health, health.handlers);
+  const close = (graceMs: number): Promise<void> => {
+    health.stop();
+    return new Promise<void>((resolve) => {
+      const force = setTimeout(() => server.forceShutdown(), graceMs);
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+  };
+  return { server, close };
+}
+
+/** Binds the gRPC port; rejects with the bind error (the caller names the option). */
+export async function startGrpc(
+  decide: Decide,
+  ready: () => boolean,
+  options: GrpcOptions,
+  logger: Logger,
+): Promise<GrpcService> {
+  const { server, close } = grpcServer(decide, ready, options.maxMessageBytes, logger);
   const host = options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err ? reject(err) : resolve(bound),
     );
   });
-  return {
-    address: `${host}:${port}`,
-    close(graceMs) {
-      health.stop();
-      return new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.forceShutdown(), graceMs);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
-    },
-  };
+  return { address: `${host}:${port}`, close };
+}
+
+/**
+ * The gRPC services of a cluster worker: the primary owns the port and hands each accepted connection over,
+ * served here through grpc-js's public connection injector (the same server, limits and stop as startGrpc).
+ */
+export function grpcForHandoff(
+  decide: Decide,
+  ready: () => boolean,
+  maxMessageBytes: number,
+  logger: Logger,
+): GrpcHandoff {
+  const { server, close } = grpcServer(decide, ready, maxMessageBytes, logger);
+  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  return { accept: (socket) => injector.injectConnection(socket), close };
 }

@@ -107,11 +107,17 @@ export function readEnvoy(req: IncomingMessage, path: string): DecisionRequest {
 }
 
 /**
- * Adds the request id, traceparent and client address (where `address` says) that the decision log records
- * (../gateway/request-trace.ts) to `r`, a request just built by its adapter.
+ * Adds the request id, traceparent and client address (where `address` says) that the decision log records, and
+ * the trace context the span is parented on (../gateway/request-trace.ts), to `r`, a request just built by its
+ * adapter. `names`: the trace headers this adapter reads (TRACE_HEADERS, or with B3_HEADERS for Envoy).
  */
-export function withTrace(r: DecisionRequest, req: IncomingMessage, address?: ClientAddressHeader): DecisionRequest {
-  const trace = requestTrace(rawValues(req, address ? [...TRACE_HEADERS, address] : TRACE_HEADERS), address);
+export function withTrace(
+  r: DecisionRequest,
+  req: IncomingMessage,
+  address?: ClientAddressHeader,
+  names: readonly string[] = TRACE_HEADERS,
+): DecisionRequest {
+  const trace = requestTrace(rawValues(req, address ? [...names, address] : names), address);
   if (trace) r.trace = trace;
   return r;
 }

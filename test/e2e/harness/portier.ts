@@ -33,14 +33,16 @@ export function listeningUrl(line: string): string | undefined {
   return /^Issuer URL: (http:\/\/127\.0\.0\.1:\d+)/.exec(trimmed)?.[1];
 }
 
+/** `env`: more environment variables (OTEL_* for the tracing tests). */
 export async function startPortier(
   command: "issuer" | "serve",
   args: string[],
   timeoutMs = 45_000,
+  env: Record<string, string> = {},
 ): Promise<RunningPortier> {
   const proc = startProcess(`portier ${command}`, process.execPath, [PORTIER_BIN, command, ...args], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info", NO_COLOR: "1" },
+    env: { ...process.env, LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info", NO_COLOR: "1", ...env },
   });
   let url: string;
   try {
@@ -61,18 +63,27 @@ export function startIssuerProcess(extra: string[] = []): Promise<RunningPortier
   return startPortier("issuer", ["--port", "0", "--host", "127.0.0.1", ...extra]);
 }
 
-export function startServiceProcess(issuerUrl: string, extra: string[] = []): Promise<RunningPortier> {
-  return startPortier("serve", [
-    "--port",
-    "0",
-    "--host",
-    "127.0.0.1",
-    "--workers",
-    "1",
-    "--issuer",
-    issuerUrl,
-    "--directory",
-    SAMPLE_DIRECTORY,
-    ...extra,
-  ]);
+export function startServiceProcess(
+  issuerUrl: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<RunningPortier> {
+  return startPortier(
+    "serve",
+    [
+      "--port",
+      "0",
+      "--host",
+      "127.0.0.1",
+      "--workers",
+      "1",
+      "--issuer",
+      issuerUrl,
+      "--directory",
+      SAMPLE_DIRECTORY,
+      ...extra,
+    ],
+    undefined,
+    env,
+  );
 }

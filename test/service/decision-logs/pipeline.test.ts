@@ -106,6 +106,13 @@ describe("the decision-log pipeline", () => {
     });
   });
 
+  it("takes trace_id and span_id from the decision's span when traced, before the gateway's traceparent", () => {
+    const { p, shipped } = pipeline(() => undefined);
+    p.record({ ...fields({ sub: "5f1c" }), trace_id: "4bf92f3577b34da6a3ce929d0e0e4736", span_id: "00f067aa0ba902b7" });
+    p.process();
+    expect(shipped[0]).toMatchObject({ trace_id: "4bf92f3577b34da6a3ce929d0e0e4736", span_id: "00f067aa0ba902b7" });
+  });
+
   it("masks the line and the event alike with the bundle's rule, the caller's input left whole", () => {
     const { p, lines, shipped } = pipeline(() => engine.logRules);
     const f = fields(ID_TOKEN);

@@ -219,7 +219,7 @@ describe("portier serve --decision-log-url", () => {
     expect(collector.posts[0]!.authorization).toBe(`Basic ${Buffer.from("audit:pa55word").toString("base64")}`);
   }, 60_000);
 
-  it("sends the token file's bearer token, and refuses to start on an unreadable one with one line", async () => {
+  it("sends the token file's bearer token, and refuses to start on an unreadable one (exit 2, one line)", async () => {
     collector = await startCollector();
     const file = join(sampleServeArgs(keys)[3]!, "..", "collector-token");
     writeFileSync(file, "collector-bearer-1\n");
@@ -235,7 +235,7 @@ describe("portier serve --decision-log-url", () => {
       "--decision-log-token-file",
       "/nonexistent/token",
     ]);
-    expect(failed.code).toBe(1);
+    expect(failed.code).toBe(2);
     expect(failed.stderr.trim().split("\n")).toEqual([
       "portier serve: config.decisionLogTokenFile: /nonexistent/token: cannot read it (ENOENT)",
     ]);

@@ -7,7 +7,7 @@ import { loadServices } from "../../../src/service/grpc/server.js";
 import type { CheckResponseMessage } from "../../../src/service/grpc/check.js";
 
 export interface GrpcClients {
-  check(request: unknown, deadlineMs?: number): Promise<CheckResponseMessage>;
+  check(request: unknown, deadlineMs?: number, metadata?: grpc.Metadata): Promise<CheckResponseMessage>;
   health(service?: string): Promise<{ status: string }>;
   authorization: grpc.Client;
   healthClient: grpc.Client;
@@ -25,6 +25,7 @@ export function grpcClients(address: string, options: grpc.ClientOptions = {}): 
     method: grpc.MethodDefinition<unknown, unknown>,
     req: unknown,
     deadlineMs = 10_000,
+    metadata = new grpc.Metadata(),
   ): Promise<T> =>
     new Promise((resolve, reject) => {
       client.makeUnaryRequest(
@@ -32,14 +33,14 @@ export function grpcClients(address: string, options: grpc.ClientOptions = {}): 
         method.requestSerialize,
         method.responseDeserialize,
         req,
-        new grpc.Metadata(),
+        metadata,
         { deadline: Date.now() + deadlineMs },
         (err, res) => (err ? reject(err) : resolve(res as T)),
       );
     });
   return {
-    check: (req, deadlineMs) =>
-      call<CheckResponseMessage>(authorization, services.authorization.Check!, req, deadlineMs),
+    check: (req, deadlineMs, metadata) =>
+      call<CheckResponseMessage>(authorization, services.authorization.Check!, req, deadlineMs, metadata),
     health: (service = "") => call<{ status: string }>(healthClient, services.health.Check!, { service }),
     authorization,
     healthClient,

@@ -254,6 +254,23 @@ describe("Check: what Envoy's CheckRequest gets", () => {
     expect((await client.check(one)).dynamic_metadata.fields.reason).toMatchObject({ stringValue: "token_malformed" });
   });
 
+  it("forged x-portier-* headers in header_map are removed like those in headers, raw_value or value", async () => {
+    const check = envoyCheck("GET", ALLOWED) as { attributes: { request: { http: Record<string, unknown> } } };
+    check.attributes.request.http.headers = {};
+    check.attributes.request.http.header_map = {
+      headers: [
+        { key: "authorization", raw_value: Buffer.from(`Bearer ${teacher}`) },
+        { key: "X-Portier-Admin", raw_value: Buffer.from("true") },
+        { key: "x-portier-tenant-override", value: "ORG999" },
+        { key: "x-portier-subject", raw_value: Buffer.from("forged") },
+      ],
+    };
+    const ok = (await client.check(check)).ok_response!;
+    expect(ok.headers_to_remove.sort()).toEqual(["x-portier-admin", "x-portier-tenant-override"]);
+    // The one Portier sets is overwritten with its own value, not removed.
+    expect(headersOf(ok.headers)["x-portier-subject"]).toBe(TEACHER);
+  });
+
   it("metrics count the decisions under adapter envoy_grpc", async () => {
     const text = await (await fetch(`${svc.url}/metrics`)).text();
     expect(text).toMatch(/adapter="envoy_grpc"/);
@@ -342,6 +359,48 @@ describe("Check: bad input is bounded and the service keeps answering", () => {
     ).toBe(0);
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
     session.destroy();
+  });
+});
+
+describe("Check: a failure inside Portier is gRPC INTERNAL (Envoy denies), never OK", () => {
+  /** Runs `body` while the service's directory lookups throw (a fault inside Portier), then restores them. */
+  async function whileLookupsThrow(body: () => Promise<void>): Promise<void> {
+    const directory = svc.service.directory!;
+    const lookup = directory.lookup.bind(directory);
+    directory.lookup = () => {
+      throw new Error("directory index unreadable (planted by the test)");
+    };
+    try {
+      await body();
+    } finally {
+      directory.lookup = lookup;
+    }
+  }
+
+  it("a decision that throws answers INTERNAL with its decision id, and the next one is decided again", async () => {
+    await whileLookupsThrow(async () => {
+      const err = await client.check(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}` })).then(
+        () => undefined,
+        (e: grpc.ServiceError) => e,
+      );
+      expect(err?.code).toBe(grpc.status.INTERNAL);
+      expect(err?.details).toMatch(/^the decision could not be made \(decision_id [0-9a-f-]{36}\)$/);
+      expect(err?.details).not.toContain(teacher);
+    });
+    expect(
+      (await client.check(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}` }))).status?.code ?? 0,
+    ).toBe(0);
+  });
+
+  it("the same fault on /decide is an internal_error deny (the HTTP shape of not deciding)", async () => {
+    await whileLookupsThrow(async () => {
+      const res = await fetch(`${svc.url}/decide`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ method: "GET", path: ALLOWED, token: teacher }),
+      });
+      expect(await res.json()).toMatchObject({ allow: false, status: 403, reason: "internal_error" });
+    });
   });
 });
 

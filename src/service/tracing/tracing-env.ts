@@ -1,0 +1,94 @@
+/**
+ * Whether `portier serve` traces, read from the standard OpenTelemetry environment variables: off (nothing of
+ * the SDK loaded) unless an OTLP endpoint is set, and every variable Portier acts on checked at start, so that
+ * a typo is a start-up failure naming the variable instead of a silent fallback. Headers, timeouts,
+ * compression and certificates (OTEL_EXPORTER_OTLP_HEADERS, ..._TIMEOUT, ...) are read by the OTLP exporter.
+ */
+import { PortierError } from "../../errors/portier-error.js";
+
+/** An OTEL_* variable Portier cannot act on: the message names it and what to set. */
+export class TracingConfigError extends PortierError {
+  static override readonly code = "tracing_config";
+}
+
+export type SamplerName =
+  | "always_on"
+  | "always_off"
+  | "traceidratio"
+  | "parentbased_always_on"
+  | "parentbased_always_off"
+  | "parentbased_traceidratio";
+
+const SAMPLERS: readonly SamplerName[] = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+];
+
+export interface TracingSettings {
+  /** Where spans are sent: OTLP over HTTP, protobuf-encoded (the full URL, /v1/traces included). */
+  url: string;
+  serviceName: string;
+  sampler: SamplerName;
+  /** The ratio of the traceidratio samplers (OTEL_TRACES_SAMPLER_ARG, default 1). */
+  ratio: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function value(env: Env, name: string): string | undefined {
+  const v = env[name]?.trim();
+  return v === "" ? undefined : v;
+}
+
+function endpoint(env: Env): { url: string; variable: string } | undefined {
+  const traces = value(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+  if (traces !== undefined) return { url: traces, variable: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" };
+  const base = value(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+  // The base endpoint takes the signal's path (OTLP exporter specification).
+  if (base !== undefined)
+    return { url: `${base.replace(/\/+$/, "")}/v1/traces`, variable: "OTEL_EXPORTER_OTLP_ENDPOINT" };
+  return undefined;
+}
+
+/** The tracing settings, undefined when tracing is off; throws TracingConfigError naming a bad variable. */
+export function readTracingEnv(env: Env): TracingSettings | undefined {
+  if (value(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true") return undefined;
+  const exporter = value(env, "OTEL_TRACES_EXPORTER")?.toLowerCase() ?? "otlp";
+  if (exporter === "none") return undefined;
+  if (exporter !== "otlp")
+    throw new TracingConfigError(
+      `OTEL_TRACES_EXPORTER="${exporter}": Portier exports traces with "otlp" only (or "none")`,
+    );
+  const where = endpoint(env);
+  if (where === undefined) return undefined;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(where.url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:"))
+    throw new TracingConfigError(
+      `${where.variable}: not an http(s) URL; set the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318`,
+    );
+  const protocol =
+    value(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ?? value(env, "OTEL_EXPORTER_OTLP_PROTOCOL") ?? "http/protobuf";
+  if (protocol !== "http/protobuf")
+    throw new TracingConfigError(
+      `OTEL_EXPORTER_OTLP_PROTOCOL="${protocol}": Portier exports OTLP over HTTP with protobuf; set http/protobuf (or leave it unset) and the collector's OTLP/HTTP port (4318)`,
+    );
+  const sampler = (value(env, "OTEL_TRACES_SAMPLER")?.toLowerCase() ?? "parentbased_always_on") as SamplerName;
+  if (!SAMPLERS.includes(sampler))
+    throw new TracingConfigError(`OTEL_TRACES_SAMPLER="${sampler}": not a sampler; use one of ${SAMPLERS.join(", ")}`);
+  const arg = value(env, "OTEL_TRACES_SAMPLER_ARG");
+  const ratio = arg === undefined ? 1 : Number(arg);
+  if (sampler.endsWith("traceidratio") && !(ratio >= 0 && ratio <= 1))
+    throw new TracingConfigError(
+      `OTEL_TRACES_SAMPLER_ARG="${arg}": the ratio of ${sampler} must be a number from 0 to 1`,
+    );
+  return { url: where.url, serviceName: value(env, "OTEL_SERVICE_NAME") ?? "portier", sampler, ratio };
+}

@@ -1,0 +1,114 @@
+/**
+ * What tracing costs a decision: three `portier serve` processes of this tree (dist/, one worker each) under the
+ * same load, GET /forward-auth/nginx with a W3C traceparent on every request (path ids never repeating, a cached
+ * token): tracing off (no OTEL_* endpoint), tracing on with the gateway's span not sampled (flag 00: the
+ * decision's ids are made, nothing recorded), and tracing on with every request sampled (flag 01: the span and
+ * its two child steps recorded and exported). The OTLP endpoint is a sink in this process that accepts and
+ * discards. wrk drives each in interleaved rounds in rotating order; medians of req/s and of the server's CPU
+ * microseconds per request (its process tree, from /proc); ratios against tracing off, measured in the same run.
+ * Run: make build && npx tsx test/bench/tracing.ts (BENCH_TRACING_ROUNDS, BENCH_TRACING_SECONDS to shorten).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { listenOnLoopback } from "../e2e/harness/net.js";
+import { createFixture, PATH_TEMPLATE, ROOT, serveArgs, startNode, stopServer, type Server } from "./fixture.js";
+import { fmt, median } from "./measure.js";
+import { haveWrk, runWrk, treeCpuSeconds, type Load } from "./wrk.js";
+
+const ROUNDS = Number(process.env.BENCH_TRACING_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_TRACING_SECONDS ?? 3);
+
+/** The load, each token with a traceparent of its own; `flags` "01" sampled, "00" not. */
+function load(tokens: string[], flags: "00" | "01"): Load {
+  return {
+    method: "GET",
+    target: "/forward-auth/nginx",
+    pathTemplate: PATH_TEMPLATE,
+    unique: true,
+    variants: tokens.map((token, i) => ({
+      headers: {
+        "x-original-method": "GET",
+        "x-original-uri": "__PATH__",
+        authorization: `Bearer ${token}`,
+        traceparent: `00-${(i + 1).toString(16).padStart(32, "a")}-${(i + 1).toString(16).padStart(16, "b")}-${flags}`,
+      },
+    })),
+  };
+}
+
+export async function main(): Promise<void> {
+  if (!haveWrk()) {
+    console.log("wrk not installed: tracing benchmark skipped");
+    return;
+  }
+  let spansBytes = 0;
+  let exports = 0;
+  const sink = createServer((req, res) => {
+    req.on("data", (d: Buffer) => (spansBytes += d.length));
+    req.on("end", () => {
+      exports++;
+      res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+    });
+  });
+  const { port: sinkPort, close: closeSink } = await listenOnLoopback(sink);
+  const f = await createFixture();
+  const scriptDir = mkdtempSync(join(tmpdir(), "portier-wrk-"));
+  const scriptFile = join(scriptDir, "load.lua");
+  const servers: Server[] = [];
+  try {
+    const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`, OTEL_SERVICE_NAME: "portier-bench" };
+    const sides: [string, Record<string, string>, Load][] = [
+      ["tracing off", {}, load(f.tokens, "01")],
+      ["tracing on, unsampled", traced, load(f.tokens, "00")],
+      ["tracing on, every request sampled", traced, load(f.tokens, "01")],
+    ];
+    const mainJs = join(ROOT, "dist", "cli", "main.js");
+    for (const [name, env] of sides)
+      servers.push(await startNode(name, [], mainJs, serveArgs(f), { readyPath: "/ready", env }));
+    let start = 1_000_000;
+    const measure = async (i: number, secs: number) => {
+      const s = servers[i]!;
+      const pid = s.child.pid!;
+      const c0 = treeCpuSeconds(pid);
+      const r = await runWrk(s.url, sides[i]![2], { connections: 10, seconds: secs, start, scriptFile });
+      start += 10_000_000;
+      if (r.bad > 0) throw new Error(`${s.name}: ${r.bad} errors or non-2xx answers`);
+      return { rps: r.rps, cpuUs: ((treeCpuSeconds(pid) - c0) * 1e6) / Math.max(r.requests, 1) };
+    };
+    for (let i = 0; i < sides.length; i++) await measure(i, 2); // warm-up: JIT, token cache
+    const rps: number[][] = sides.map(() => []);
+    const cpu: number[][] = sides.map(() => []);
+    const load0 = loadavg()[0]!;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let k = 0; k < sides.length; k++) {
+        const i = (k + round) % sides.length;
+        const m = await measure(i, SECONDS);
+        rps[i]!.push(m.rps);
+        cpu[i]!.push(m.cpuUs);
+      }
+    }
+    console.log(
+      `GET /forward-auth/nginx with a traceparent, wrk (10 connections, ${ROUNDS} interleaved rounds of ${SECONDS} s, medians; ` +
+        `load average ${load0.toFixed(1)} -> ${loadavg()[0]!.toFixed(1)}):`,
+    );
+    const [offRps, offCpu] = [median(rps[0]!), median(cpu[0]!)];
+    for (let i = 0; i < sides.length; i++) {
+      const [r, c] = [median(rps[i]!), median(cpu[i]!)];
+      console.log(
+        `  ${sides[i]![0].padEnd(36)} ${fmt(r).padStart(9)} req/s ${(r / offRps).toFixed(3)}x   ` +
+          `${c.toFixed(0).padStart(5)} µs CPU/request ${(c / offCpu).toFixed(3)}x`,
+      );
+    }
+    console.log(`  (the OTLP sink received ${exports} exports, ${(spansBytes / 1024).toFixed(0)} KiB)`);
+  } finally {
+    for (const s of servers) await stopServer(s);
+    await closeSink();
+    rmSync(scriptDir, { recursive: true, force: true });
+    rmSync(f.dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();
