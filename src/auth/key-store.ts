@@ -204,8 +204,10 @@ export class KeyStore {
     const keys = given.filter((k): k is JWK => unusableReason(k) === undefined);
     if (keys.length === 0) {
       const why = given.slice(0, 3).map((k, i) => `key ${i}${kidOf(k)}: ${unusableReason(k)}`);
+      const listed = why.length ? `; ${why.join("; ")}${given.length > 3 ? "; ..." : ""}` : "";
       throw new Error(
-        `the JWKS has no key usable to verify signatures (${given.length} keys${why.length ? `; ${why.join("; ")}${given.length > 3 ? "; ..." : ""}` : ""}); it needs at least one public RSA, EC or OKP key for signing`,
+        `the JWKS has no key usable to verify signatures (${given.length} keys${listed}); ` +
+          "it needs at least one public RSA, EC or OKP key for signing",
       );
     }
     return { keys, text };

@@ -27,7 +27,10 @@ export interface VerifiedJwt {
   kid: string;
 }
 
-/** Portier's header rules jose does not have: no crit at all (jose accepts b64), a string kid, a base64url signature. */
+/**
+ * Portier's header rules jose does not have: no crit at all (jose accepts b64), a string kid, a base64url
+ * signature.
+ */
 function checkBeforeKey(header: Record<string, unknown>, signature: string, rules: JwtRules): void {
   if (header.crit !== undefined) throw critUnsupported();
   if (header.kid !== undefined && typeof header.kid !== "string")

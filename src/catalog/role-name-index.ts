@@ -57,7 +57,8 @@ export function indexRoleNames(roles: readonly RoleNames[], field = "roles"): Ma
       if (owner && owner.id !== role.id) {
         throw new RoleNameError(
           where,
-          `"${name}" of role ${role.id} matches ${owner.where} "${owner.name}" of role ${owner.id} (names compare by roleNameKey: case, spacing and Unicode form ignored)`,
+          `"${name}" of role ${role.id} matches ${owner.where} "${owner.name}" of role ${owner.id} ` +
+            "(names compare by roleNameKey: case, spacing and Unicode form ignored)",
         );
       }
       if (!owner) owners.set(key, { id: role.id, where, name });

@@ -144,7 +144,8 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
         res,
         400,
         "Sign-in refused",
-        `<p class="error">Unknown, expired or already used <code>state</code>: this answer does not belong to a sign-in started here.</p>${again}`,
+        `<p class="error">Unknown, expired or already used <code>state</code>: ` +
+          `this answer does not belong to a sign-in started here.</p>${again}`,
       );
     }
     const error = params.get("error");
@@ -154,7 +155,8 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
         res,
         400,
         "Sign-in refused",
-        `<p class="error">The issuer answered <code>${escapeHtml(error)}</code>${description ? `: ${escapeHtml(description)}` : ""}.</p>${again}`,
+        `<p class="error">The issuer answered <code>${escapeHtml(error)}</code>` +
+          `${description ? `: ${escapeHtml(description)}` : ""}.</p>${again}`,
       );
     }
     if (!params.get("code"))
@@ -180,7 +182,8 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
         res,
         502,
         "Code exchange failed",
-        `<p class="error">The token endpoint answered: ${escapeHtml(exchangeError(err, options.issuerUrl))}</p>${again}`,
+        `<p class="error">The token endpoint answered: ` +
+          `${escapeHtml(exchangeError(err, options.issuerUrl))}</p>${again}`,
       );
     }
     const claims = tokens.claims();
@@ -209,12 +212,17 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
 
 const again = `<p><a href="/">Sign in again</a></p>`;
 
-/** curl lines that call the decision service with this access token (the token is base64url and dots: safe in single quotes). */
+/**
+ * curl lines that call the decision service with this access token (the token is base64url and dots: safe in
+ * single quotes).
+ */
 function tokenCurlLines(serviceUrl: string, accessToken: string): { decide: string; forwardAuth: string } {
   const body = JSON.stringify({ method: "GET", path: SAMPLE_PATH, token: accessToken });
   return {
     decide: `curl -s -X POST ${serviceUrl}/decide -H 'content-type: application/json' -d '${body}'`,
-    forwardAuth: `curl -s -i ${serviceUrl}/forward-auth/nginx -H 'X-Original-Method: GET' -H 'X-Original-URI: ${SAMPLE_PATH}' -H 'Authorization: Bearer ${accessToken}'`,
+    forwardAuth:
+      `curl -s -i ${serviceUrl}/forward-auth/nginx -H 'X-Original-Method: GET' ` +
+      `-H 'X-Original-URI: ${SAMPLE_PATH}' -H 'Authorization: Bearer ${accessToken}'`,
   };
 }
 
@@ -257,7 +265,9 @@ ${table(
 
 function tokenPage(accessToken: string, claims: Record<string, unknown>, serviceUrl: string, access: string): string {
   const curl = tokenCurlLines(serviceUrl, accessToken);
-  return `<p class="warn">Development only: these tokens are real for the local issuer; do not paste them anywhere else.</p>
+  // In this template a backslash ending a line continues it: the page keeps the line unbroken.
+  return `<p class="warn">Development only: these tokens are real for the local issuer; \
+do not paste them anywhere else.</p>
 ${access}
 <h2>Access token</h2>
 <pre id="access-token">${escapeHtml(accessToken)}</pre>

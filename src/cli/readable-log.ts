@@ -26,7 +26,11 @@ export function readableLine(json: string): string {
     const roles = Array.isArray(l.roles) && l.roles.length > 0 ? ` [${l.roles.join(", ")}]` : "";
     const path = str(l.path) ?? `${str(l.raw_path) ?? "?"} (invalid)`;
     const route = str(l.route) === undefined ? "" : `  ${str(l.route)}`;
-    return `${clock(l.time)} ${l.allow === true ? "ALLOW" : "DENY "} ${String(l.method)} ${path}${route}  ${str(l.flow) ?? "no flow"} ${who}${roles} -> ${String(l.reason)}: ${str(l.message) ?? ""}${str(l.detail) === undefined ? "" : ` (${str(l.detail)})`}`;
+    const detail = str(l.detail) === undefined ? "" : ` (${str(l.detail)})`;
+    return (
+      `${clock(l.time)} ${l.allow === true ? "ALLOW" : "DENY "} ${String(l.method)} ${path}${route}  ` +
+      `${str(l.flow) ?? "no flow"} ${who}${roles} -> ${String(l.reason)}: ${str(l.message) ?? ""}${detail}`
+    );
   }
   const level = (typeof l.level === "number" ? LEVELS[l.level] : undefined) ?? "INFO ";
   const event = str(l.event) === undefined ? "" : ` (${str(l.event)})`;

@@ -20,6 +20,7 @@ const COMMANDS: Record<string, [string, () => Promise<Command>]> = {
   matrix: ["print the route x role access matrix", () => import("./commands/matrix.js")],
   diff: ["list grants gained or lost between two policies", () => import("./commands/diff.js")],
   replay: ["what a candidate policy would change in a real decision log", () => import("./commands/replay.js")],
+  review: ["review a policy change for a pull request (review BASE [HEAD])", () => import("./commands/review.js")],
   test: ["run the policy tests with coverage", () => import("./commands/test.js")],
   bundle: ["build the wasm policy bundle (bundle build)", () => import("./commands/bundle.js")],
   data: ["validate data/ (data check | data build)", () => import("./commands/data.js")],

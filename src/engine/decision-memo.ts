@@ -10,8 +10,8 @@
  * repeats (fresh ids in paths) a miss allocates nothing that outlives the request. Storing every miss only to
  * evict it later cost 5-15% of a decision in the benchmark (objects kept past the young generation), a
  * doorkeeper keeping the key strings about half of that. Two keys with one fingerprint only admit a key one
- * miss early: the memo's answers are looked up by the exact key, never by the fingerprint. The price is one more evaluation per
- * distinct input before it can hit.
+ * miss early: the memo's answers are looked up by the exact key, never by the fingerprint. The price is one
+ * more evaluation per distinct input before it can hit.
  */
 import type { Decision } from "./types.js";
 

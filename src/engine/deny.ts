@@ -14,7 +14,10 @@ export function engineDeny(
   return { allow: false, status, reason, message, flow: null, route: null, deprecated: false, mode, would_deny: null };
 }
 
-/** A deny for an error: its code is the reason, its public text the message, its detail kept as `detail` (logged only). */
+/**
+ * A deny for an error: its code is the reason, its public text the message, its detail kept as `detail`
+ * (logged only).
+ */
 export function errorDeny(err: PortierError, mode: RoleCheckMode = "enforce", status: 401 | 403 = 403): Decision {
   const decision = engineDeny(err.code, err.message, mode, status);
   return err.detail === undefined ? decision : { ...decision, detail: err.detail };

@@ -47,7 +47,8 @@ export async function loadEngine(
   if (bytes.length > maxBytes)
     throw new EngineLoadError(
       "bundle_too_large",
-      `${source}: the bundle (${bytes.length} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`,
+      `${source}: the bundle (${bytes.length} bytes) is larger than the limit of ${maxBytes} bytes ` +
+        "(--bundle-max-bytes)",
     );
   const parsed = await readBundle(bytes, source, [DECISION_ENTRYPOINT], {
     maxBytes,

@@ -36,7 +36,10 @@ const VALID_TARGET =
   /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*(?:\?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$/;
 /** Encoded bytes that would change the path's structure for an upstream that decodes before routing. */
 const ENCODED_REFUSED: Record<number, string> = { 0x2f: "/", 0x5c: "\\", 0x3f: "?", 0x23: "#", 0x3b: ";", 0x25: "%" };
-/** After decoding: controls (C0, DEL, C1), format characters, separators, private use, unassigned, and any space but U+0020. */
+/**
+ * After decoding: controls (C0, DEL, C1), format characters, separators, private use, unassigned, and any
+ * space but U+0020.
+ */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]|(?! )\p{Zs}/u;
 /** The common case, which needs neither the Unicode checks nor NFC. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;

@@ -51,20 +51,26 @@ export interface LoginPageModel {
 
 export function sendLoginPage(res: Response, status: number, model: LoginPageModel): void {
   const oneClick = (u: IssuerUser) =>
-    `<td><form method="post" action="${escapeHtml(model.loginAction)}" class="one-click"><input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">` +
-    `<input type="hidden" name="login_hint" value="${escapeHtml(u.preferred_username)}"><button type="submit">Sign in as ${escapeHtml(u.preferred_username)}</button></form></td>`;
+    `<td><form method="post" action="${escapeHtml(model.loginAction)}" class="one-click">` +
+    `<input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">` +
+    `<input type="hidden" name="login_hint" value="${escapeHtml(u.preferred_username)}">` +
+    `<button type="submit">Sign in as ${escapeHtml(u.preferred_username)}</button></form></td>`;
   const rows = model.users
     .map(
       (u) =>
-        `<tr>${model.oneClick ? oneClick(u) : ""}<td><code>${escapeHtml(u.preferred_username)}</code></td><td>${escapeHtml(u.name)}</td><td>${escapeHtml(u.description ?? "")}</td></tr>`,
+        `<tr>${model.oneClick ? oneClick(u) : ""}<td><code>${escapeHtml(u.preferred_username)}</code></td>` +
+        `<td>${escapeHtml(u.name)}</td><td>${escapeHtml(u.description ?? "")}</td></tr>`,
     )
     .join("\n");
+  const oneClickNote = model.oneClick ? "<p>Dev mode: one click signs a sample user in without a password.</p>\n" : "";
+  const oneClickHead = model.oneClick ? "<th></th>" : "";
   const options = model.users.map((u) => `<option value="${escapeHtml(u.preferred_username)}">`).join("");
   sendHtml(
     res,
     status,
     page(
       "Portier development issuer: sign in",
+      // In this template a backslash ending a line continues it: the page keeps the line unbroken.
       `<h1>Sign in</h1>
 <p class="warn">Portier local issuer: for development only, not for production.${
         model.passwordHint ? ` Password of every sample user: <code>${escapeHtml(model.passwordHint)}</code>.` : ""
@@ -73,13 +79,14 @@ export function sendLoginPage(res: Response, status: number, model: LoginPageMod
 ${model.error ? `<p class="error" role="alert">${escapeHtml(model.error)}</p>` : ""}
 <form method="post" action="${escapeHtml(model.loginAction)}">
 <input type="hidden" name="request_id" value="${escapeHtml(model.requestId)}">
-<label>Username <input name="username" list="sample-users" autocomplete="username" required value="${escapeHtml(model.username ?? "")}"></label>
+<label>Username <input name="username" list="sample-users" autocomplete="username" required \
+value="${escapeHtml(model.username ?? "")}"></label>
 <datalist id="sample-users">${options}</datalist>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
 <button type="submit">Sign in</button>
 </form>
 <h2>Sample users</h2>
-${model.oneClick ? "<p>Dev mode: one click signs a sample user in without a password.</p>\n" : ""}<table><thead><tr>${model.oneClick ? "<th></th>" : ""}<th>Username</th><th>Name</th><th>Directory</th></tr></thead><tbody>
+${oneClickNote}<table><thead><tr>${oneClickHead}<th>Username</th><th>Name</th><th>Directory</th></tr></thead><tbody>
 ${rows}
 </tbody></table>`,
     ),

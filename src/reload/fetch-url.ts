@@ -49,7 +49,8 @@ export type OpenedUrl =
 function splitCredentials(raw: string): { url: URL; authorization?: string } {
   const u = new URL(raw);
   if (!u.username && !u.password) return { url: u };
-  const authorization = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString("base64")}`;
+  const userPass = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
+  const authorization = `Basic ${Buffer.from(userPass).toString("base64")}`;
   u.username = "";
   u.password = "";
   return { url: u, authorization };

@@ -304,6 +304,12 @@ export const OPTIONS = {
       "on SIGTERM/SIGINT, seconds to keep accepting and answering (with /ready 503) before the port closes, so load balancers stop sending first; less than --shutdown-timeout",
     schema: { type: "number", minimum: 0, maximum: 3600, default: 0 },
   },
+  "check-config": {
+    description:
+      "load everything start-up loads (config, keys file, bundle, directory), bind no port, print one line and " +
+      "exit 0; or the start-up failure's line and exit 2",
+    schema: { type: "boolean", default: false },
+  },
 } as const satisfies Record<string, ServiceOption>;
 
 type Flag = keyof typeof OPTIONS;

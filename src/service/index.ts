@@ -5,3 +5,4 @@
 export { loadConfig, ConfigError, SERVICE_OPTIONS, type ServiceConfig } from "./config.js";
 export { startService, listenFailure, type RunningService } from "./start-service.js";
 export { stopAccepting } from "./connection-drain.js";
+export { checkConfig } from "./check-config.js";

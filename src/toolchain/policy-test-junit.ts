@@ -9,7 +9,7 @@ import type { PolicyTestCase, PolicyTestReport } from "./run-policy-tests.js";
 // surrogates, U+FFFE/U+FFFF) is replaced so that a test's printed output can never break the document.
 const NOT_XML_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
 
-function xmlEscape(text: string): string {
+export function xmlEscape(text: string): string {
   return text
     .replace(NOT_XML_CHAR, "\uFFFD")
     .replace(/&/g, "&amp;")
@@ -31,12 +31,14 @@ function seconds(ns: number): string {
 
 function testcase(c: PolicyTestCase): string {
   const [file, line] = c.location.split(/:(?=\d+$)/);
-  const head = `    <testcase${attrs({ classname: c.package, name: c.name.slice(c.package.length + 1), file: file ?? c.location, line: line ?? "" })}`;
+  const name = c.name.slice(c.package.length + 1);
+  const head = `    <testcase${attrs({ classname: c.package, name, file: file ?? c.location, line: line ?? "" })}`;
   if (c.status === "pass") return `${head}/>`;
   if (c.status === "skip") return `${head}>\n      <skipped/>\n    </testcase>`;
   const message = c.error || `${c.name} failed`;
   const body = [c.error, c.output].filter(Boolean).join("\n") || "the test's body was false or undefined";
-  return `${head}>\n      <failure${attrs({ message, type: c.error ? "error" : "fail" })}>${xmlEscape(body)}</failure>\n    </testcase>`;
+  const failure = `<failure${attrs({ message, type: c.error ? "error" : "fail" })}>${xmlEscape(body)}</failure>`;
+  return `${head}>\n      ${failure}\n    </testcase>`;
 }
 
 export function renderJunit(report: PolicyTestReport, minCoverage: number): string {
@@ -56,9 +58,8 @@ export function renderJunit(report: PolicyTestReport, minCoverage: number): stri
     failures += f;
     skipped += s;
     totalNs += ns;
-    suites.push(
-      `  <testsuite${attrs({ name: pkg, tests: cases.length, failures: f, errors: 0, skipped: s, time: seconds(ns) })}>\n${cases.map(testcase).join("\n")}\n  </testsuite>`,
-    );
+    const suite = attrs({ name: pkg, tests: cases.length, failures: f, errors: 0, skipped: s, time: seconds(ns) });
+    suites.push(`  <testsuite${suite}>\n${cases.map(testcase).join("\n")}\n  </testsuite>`);
   }
   const coverageFails = report.coverage === null || report.coverage < minCoverage;
   const coverageText =
@@ -66,13 +67,23 @@ export function renderJunit(report: PolicyTestReport, minCoverage: number): stri
       ? "not measured: opa reports coverage only when every test passes"
       : `${report.coverage.toFixed(2)}% (required ${minCoverage}%)`;
   const uncovered = report.uncovered.length > 0 ? `\nnot covered:\n${report.uncovered.join("\n")}` : "";
+  const coverageSuite = attrs({
+    name: "coverage",
+    tests: 1,
+    failures: coverageFails ? 1 : 0,
+    errors: 0,
+    skipped: 0,
+    time: seconds(0),
+  });
+  const coverageProperty = attrs({ name: "coverage", value: report.coverage === null ? "" : report.coverage });
+  const coverageFailure = attrs({ message: `coverage ${coverageText}`, type: "coverage" });
   suites.push(
     [
-      `  <testsuite${attrs({ name: "coverage", tests: 1, failures: coverageFails ? 1 : 0, errors: 0, skipped: 0, time: seconds(0) })}>`,
-      `    <properties>\n      <property${attrs({ name: "coverage", value: report.coverage === null ? "" : report.coverage })}/>\n    </properties>`,
+      `  <testsuite${coverageSuite}>`,
+      `    <properties>\n      <property${coverageProperty}/>\n    </properties>`,
       `    <testcase${attrs({ classname: "coverage", name: `coverage >= ${minCoverage}%` })}${
         coverageFails
-          ? `>\n      <failure${attrs({ message: `coverage ${coverageText}`, type: "coverage" })}>${xmlEscape(coverageText + uncovered)}</failure>\n    </testcase>`
+          ? `>\n      <failure${coverageFailure}>${xmlEscape(coverageText + uncovered)}</failure>\n    </testcase>`
           : "/>"
       }`,
       "  </testsuite>",
@@ -80,5 +91,6 @@ export function renderJunit(report: PolicyTestReport, minCoverage: number): stri
   );
   tests += 1;
   failures += coverageFails ? 1 : 0;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites${attrs({ name: "portier policy tests", tests, failures, errors: 0, skipped, time: seconds(totalNs) })}>\n${suites.join("\n")}\n</testsuites>\n`;
+  const all = attrs({ name: "portier policy tests", tests, failures, errors: 0, skipped, time: seconds(totalNs) });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites${all}>\n${suites.join("\n")}\n</testsuites>\n`;
 }

@@ -22,6 +22,7 @@ export const COMMAND_NAMES = [
   "matrix",
   "diff",
   "replay",
+  "review",
   "test",
   "bundle",
   "data",
@@ -78,12 +79,16 @@ async function captured(fn: () => Promise<number>): Promise<CliResult> {
 
 /**
  * `portier ARGS` as a child process (node dist/cli/main.js, the compiled CLI), from the project folder unless
- * opts.cwd says otherwise: main's own printing and exit code.
+ * opts.cwd says otherwise, with opts.env added to the environment: main's own printing and exit code.
  */
-export function portierProcess(args: string[], opts: { cwd?: string } = {}): Promise<CliResult> {
+export function portierProcess(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [PORTIER_BIN, ...args], {
       cwd: opts.cwd ?? PROJECT_ROOT,
+      ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
       timeout: 120_000,
     });
     let stdout = "";

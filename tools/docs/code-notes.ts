@@ -102,6 +102,12 @@ export const CODE_NOTES: Record<string, string> = {
     'The bundle\'s decision-log rules (`portier.log`) answered something other than a set of JSON pointers under `/input` or `/result` (or upserts), or a `drop` that is not a boolean. The event is dropped and counted (`portier_decision_logs_dropped_total{reason="rule_error"}`); fix the rule.',
   decision_log_token_file:
     "`--decision-log-token-file` cannot be read, is empty, or holds more than one bearer token. At start the service exits 2; a bad change later keeps the previous token and `/ready` lists the problem.",
+  bundle_stale:
+    "A review command found `build/bundle.tar.gz` built from other sources than today's `data/` and `policies/` (compared by content). Run `make build`, or pass `--bundle` or `--source` explicitly.",
+  policy_source_invalid:
+    "A review command could not build or read the policy source it was given (a folder, a git revision or a bundle); the message names the file and the reason.",
+  review_source:
+    "`portier review` could not make one of its two sides: a revision, folder or bundle not found, or a side whose data or policies do not build; the message names which.",
   sample_data_invalid:
     "The local issuer's sample data (`data/sample/`) fails its schema; the message names the file and the path.",
   // The local development issuer's OAuth errors (RFC 6749), shown to a client of `portier issuer` or `portier dev`.

@@ -18,7 +18,8 @@ import { codeOf, messageOf } from "../../errors/caught.js";
 export const SPEC = {
   name: "portier dev",
   summary:
-    "Runs the local issuer and the decision service together on loopback with the sample data, and prints\ncurl lines to try. Development only (this is what `make run` starts).",
+    "Runs the local issuer and the decision service together on loopback with the sample data, and prints\n" +
+    "curl lines to try. Development only (this is what `make run` starts).",
   options: {
     port: {
       type: "string",
@@ -36,7 +37,8 @@ export const SPEC = {
       type: "string",
       value: "N",
       description:
-        "the sample web client's port: open it in a browser to sign in; its /callback shows the tokens (0 = any free port)",
+        "the sample web client's port: open it in a browser to sign in; its /callback shows the tokens " +
+        "(0 = any free port)",
       default: "8400",
     },
     "log-level": {
@@ -56,23 +58,31 @@ const REDIRECT = "http://127.0.0.1:8400/callback";
 export function curlLines(issuerUrl: string, serviceUrl: string): string[] {
   const challenge = createHash("sha256").update(VERIFIER).digest("base64url");
   const authorize =
-    `${issuerUrl}/connect/authorize?response_type=code&client_id=portier-demo-web&redirect_uri=${encodeURIComponent(REDIRECT)}` +
-    `&scope=openid%20profile%20email%20apiclients&state=dev-state&nonce=dev-nonce&code_challenge=${challenge}&code_challenge_method=S256&login_hint=enseignant.jeune`;
+    `${issuerUrl}/connect/authorize?response_type=code&client_id=portier-demo-web` +
+    `&redirect_uri=${encodeURIComponent(REDIRECT)}` +
+    "&scope=openid%20profile%20email%20apiclients&state=dev-state&nonce=dev-nonce" +
+    `&code_challenge=${challenge}&code_challenge_method=S256&login_hint=enseignant.jeune`;
   const extract = `sed -E 's/.*"access_token":"([^"]+)".*/\\1/'`;
   const ask = (token: string, path: string) =>
-    `curl -s -X POST ${serviceUrl}/decide -H 'content-type: application/json' -d "{\\"method\\":\\"GET\\",\\"path\\":\\"${path}\\",\\"token\\":\\"$${token}\\"}"; echo`;
+    `curl -s -X POST ${serviceUrl}/decide -H 'content-type: application/json' ` +
+    `-d "{\\"method\\":\\"GET\\",\\"path\\":\\"${path}\\",\\"token\\":\\"$${token}\\"}"; echo`;
   return [
     "# 1. a machine token (application flow, client credentials)",
-    `MACHINE_TOKEN=$(curl -s -X POST ${issuerUrl}/connect/token -d grant_type=client_credentials -d client_id=portier-demo-machine -d client_secret=portier-demo-secret -d scope=apiclients | ${extract})`,
+    `MACHINE_TOKEN=$(curl -s -X POST ${issuerUrl}/connect/token -d grant_type=client_credentials ` +
+      "-d client_id=portier-demo-machine -d client_secret=portier-demo-secret -d scope=apiclients " +
+      `| ${extract})`,
     "# 2. a user token for enseignant.jeune (authorization code + PKCE; dev login_hint skips the login form)",
     `CODE=$(curl -s -o /dev/null -w '%{redirect_url}' '${authorize}' | sed -E 's/.*[?&]code=([^&]+).*/\\1/')`,
-    `USER_TOKEN=$(curl -s -X POST ${issuerUrl}/connect/token -d grant_type=authorization_code -d client_id=portier-demo-web -d "code=$CODE" --data-urlencode redirect_uri=${REDIRECT} -d code_verifier=${VERIFIER} | ${extract})`,
+    `USER_TOKEN=$(curl -s -X POST ${issuerUrl}/connect/token -d grant_type=authorization_code ` +
+      `-d client_id=portier-demo-web -d "code=$CODE" --data-urlencode redirect_uri=${REDIRECT} ` +
+      `-d code_verifier=${VERIFIER} | ${extract})`,
     "# 3. ask Portier",
     ask("USER_TOKEN", "/v2/ORG001/elevesJeunes/42/absences"),
     ask("USER_TOKEN", "/v2/ORG001/elevesAdultes"),
     ask("USER_TOKEN", "/v2/ORG002/centres"),
     ask("MACHINE_TOKEN", "/v2/ORG001/elevesAdultes"),
-    `curl -s -i ${serviceUrl}/forward-auth/nginx -H 'X-Original-Method: GET' -H 'X-Original-URI: /v1/roles' -H "Authorization: Bearer $USER_TOKEN"`,
+    `curl -s -i ${serviceUrl}/forward-auth/nginx -H 'X-Original-Method: GET' -H 'X-Original-URI: /v1/roles' ` +
+      `-H "Authorization: Bearer $USER_TOKEN"`,
   ];
 }
 

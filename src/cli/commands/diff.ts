@@ -23,8 +23,9 @@ export const SPEC = {
   name: "portier diff",
   positionals: "OLD NEW",
   summary:
-    "Lists everything the policy decides on that changed between two policies: grants of the route x role grid, other\n" +
-    "methods, token shapes and tenant bindings. OLD and NEW are each a bundle .tar.gz, a policy folder, or a git revision.",
+    "Lists everything the policy decides on that changed between two policies: grants of the route x role grid, " +
+    "other\nmethods, token shapes and tenant bindings. OLD and NEW are each a bundle .tar.gz, a policy folder, " +
+    "or a git revision.",
   options: {
     format: {
       type: "string",

@@ -79,7 +79,8 @@ export async function run(argv: string[]): Promise<number> {
   const { issuer, url } = running;
   process.stdout.write(
     [
-      "Portier local issuer: FOR DEVELOPMENT ONLY, NOT FOR PRODUCTION (sample users, public dev secrets, in-memory keys).",
+      "Portier local issuer: FOR DEVELOPMENT ONLY, NOT FOR PRODUCTION " +
+        "(sample users, public dev secrets, in-memory keys).",
       `Issuer URL: ${url}`,
       `Discovery:  ${url}/.well-known/openid-configuration`,
       `Users: ${issuer.users.length} from ${usersFile} (sample users: see its $comment for the dev password)`,

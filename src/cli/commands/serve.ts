@@ -4,12 +4,14 @@
  * worker is a full service.
  * SIGTERM/SIGINT: /ready 503, keep serving for --shutdown-delay, stop accepting, answer every accepted
  * connection (all within --shutdown-timeout), exit 0. Exit 2 (../exit-codes.ts): a configuration error (one
- * line per problem), a start-up failure or a crash loop (one line on stderr).
+ * line per problem), a start-up failure or a crash loop (one line on stderr). --check-config: the same checks
+ * and lines, no port bound, exit 0.
  */
 import cluster from "node:cluster";
 import type { Socket } from "node:net";
 import {
   loadConfig,
+  checkConfig,
   ConfigError,
   startService,
   SERVICE_OPTIONS,
@@ -46,6 +48,7 @@ export async function run(argv: string[]): Promise<number> {
     console.error("(portier serve --help lists the options)");
     return 2;
   }
+  if (config.checkConfig) return runCheck(config);
   if (cluster.isWorker) return runWorker(config);
   if (config.workers > 1) {
     return superviseWorkers({
@@ -58,6 +61,17 @@ export async function run(argv: string[]): Promise<number> {
     });
   }
   return runSingle(config);
+}
+
+/** --check-config: what start-up would load, loaded and released; one line either way. */
+async function runCheck(config: ServiceConfig): Promise<number> {
+  try {
+    console.log(`portier serve: ${await checkConfig(config)}`);
+    return EXIT.ok;
+  } catch (err) {
+    console.error(`portier serve: ${messageOf(err)}`);
+    return EXIT.error;
+  }
 }
 
 function announce(service: RunningService): void {

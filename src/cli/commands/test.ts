@@ -19,8 +19,8 @@ import { EXIT } from "../exit-codes.js";
 export const SPEC = {
   name: "portier test",
   summary:
-    "Runs the policy tests with opa: one line per failing test or table case (file:line) with what it printed, OPA's\n" +
-    "coverage, N passed, N failed; JUnit XML for CI dashboards with --format junit.",
+    "Runs the policy tests with opa: one line per failing test or table case (file:line) with what it printed, " +
+    "OPA's\ncoverage, N passed, N failed; JUnit XML for CI dashboards with --format junit.",
   options: {
     project: PROJECT_OPTION,
     opa: OPA_OPTION,
@@ -111,9 +111,8 @@ export async function run(argv: string[]): Promise<number> {
   );
   const belowMin = report.coverage !== null && report.coverage < min;
   if (belowMin) say(`coverage ${report.coverage!.toFixed(2)}% is below the required ${min}%`);
-  say(
-    `policy: ${report.passed} passed, ${report.failed.length} failed${report.skipped ? `, ${report.skipped} skipped` : ""}`,
-  );
+  const skipped = report.skipped ? `, ${report.skipped} skipped` : "";
+  say(`policy: ${report.passed} passed, ${report.failed.length} failed${skipped}`);
 
   if (format === "junit") {
     const xml = renderJunit(report, min);

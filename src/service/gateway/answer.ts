@@ -23,7 +23,10 @@ function headerValue(s: string): string {
   return s.replace(/[^\x20-\x7e]/g, "?");
 }
 
-/** The headers of an allow, as a flat name, value list: every X-Portier-* header (lower-cased), empty when not applicable. */
+/**
+ * The headers of an allow, as a flat name, value list: every X-Portier-* header (lower-cased), empty when not
+ * applicable.
+ */
 export function allowHeaders(a: DecisionAnswer): string[] {
   const s = a.subject;
   return [

@@ -52,7 +52,10 @@ export type ParsedBody =
   | { ok: true; batch: true; requests: DecideBody[] }
   | { ok: false; error: string };
 
-/** `headers` with two spellings of authorization (e.g. "Authorization" and "authorization"): which one counts is unclear. */
+/**
+ * `headers` with two spellings of authorization (e.g. "Authorization" and "authorization"): which one counts is
+ * unclear.
+ */
 function duplicateAuthorization(request: DecideBody, at: string): string | undefined {
   const names = Object.keys(request.headers ?? {}).filter((n) => n.toLowerCase() === "authorization");
   return names.length > 1 ? `${at}.headers: more than one authorization header (${names.join(", ")})` : undefined;

@@ -1,0 +1,182 @@
+/**
+ * Where a change of `portier review` comes from: the line of HEAD's sources that causes it, found by comparing
+ * the two sides' data/routes.json, data/roles.json, data/tenants.json and .rego files. A role added to a route
+ * points at that route's `allowed` line; a binding moved, at the tenant's line with the code; a policy change,
+ * at the first changed line of the first changed .rego file. Paths are relative to the project folder.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+
+export interface Cause {
+  file: string;
+  /** 1-based. */
+  line: number;
+  /** What changed there, in words. */
+  why: string;
+}
+
+interface RouteEntry {
+  template: string;
+  allowed: unknown;
+}
+
+interface Side {
+  routes: Map<string, RouteEntry>;
+  roles: Map<string, unknown>;
+  tenantsText: string;
+  /** tenant_id -> its codes. */
+  tenants: Map<string, string[]>;
+  text: Record<string, string>;
+  rego: Map<string, string>;
+}
+
+const ROUTES = "data/routes.json";
+const ROLES = "data/roles.json";
+const TENANTS = "data/tenants.json";
+
+function readText(folder: string, file: string): string {
+  const path = join(folder, file);
+  return existsSync(path) ? readFileSync(path, "utf8") : "";
+}
+
+function listOf(text: string, key: string): unknown[] {
+  try {
+    const doc = JSON.parse(text) as Record<string, unknown>;
+    return Array.isArray(doc[key]) ? doc[key] : [];
+  } catch {
+    return [];
+  }
+}
+
+function regoFiles(folder: string, dir = join(folder, "policies"), out = new Map<string, string>()) {
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir).sort()) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) regoFiles(folder, full, out);
+    else if (name.endsWith(".rego") && !name.endsWith("_test.rego"))
+      out.set(relative(folder, full), readFileSync(full, "utf8"));
+  }
+  return out;
+}
+
+function readSide(folder: string): Side {
+  const text: Record<string, string> = {};
+  for (const file of [ROUTES, ROLES, TENANTS]) text[file] = readText(folder, file);
+  const routes = new Map<string, RouteEntry>();
+  for (const r of listOf(text[ROUTES] ?? "", "routes") as RouteEntry[])
+    if (r && typeof r.template === "string") routes.set(r.template, r);
+  const roles = new Map<string, unknown>();
+  for (const r of listOf(text[ROLES] ?? "", "roles") as { id?: unknown }[])
+    if (r && typeof r.id === "string") roles.set(r.id, r);
+  const tenants = new Map<string, string[]>();
+  for (const t of listOf(text[TENANTS] ?? "", "tenants") as { tenant_id?: unknown; codeOrganisme?: unknown }[])
+    if (t && typeof t.tenant_id === "string")
+      tenants.set(t.tenant_id, Array.isArray(t.codeOrganisme) ? t.codeOrganisme.map(String) : []);
+  return { routes, roles, tenantsText: text[TENANTS] ?? "", tenants, text, rego: regoFiles(folder) };
+}
+
+/** The 1-based number of the first line at or after `from` (0-based) that contains `needle`, or 0. */
+function lineWith(text: string, needle: string | RegExp, from = 0): number {
+  const lines = text.split("\n");
+  for (let i = from; i < lines.length; i++) {
+    const line = lines[i] ?? "";
+    if (typeof needle === "string" ? line.includes(needle) : needle.test(line)) return i + 1;
+  }
+  return 0;
+}
+
+function firstDifferentLine(a: string, b: string): number {
+  const x = a.split("\n");
+  const y = b.split("\n");
+  for (let i = 0; i < y.length; i++) if (x[i] !== y[i]) return i + 1;
+  return Math.max(1, y.length);
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Finds the causes of changes between two source folders; every method answers undefined without sources. */
+export class CauseFinder {
+  private readonly base: Side | undefined;
+  private readonly head: Side | undefined;
+  private readonly regoCause: Cause | undefined;
+
+  constructor(baseFolder: string | undefined, headFolder: string | undefined) {
+    this.base = baseFolder ? readSide(baseFolder) : undefined;
+    this.head = headFolder ? readSide(headFolder) : undefined;
+    this.regoCause = this.firstRegoChange();
+  }
+
+  private firstRegoChange(): Cause | undefined {
+    if (!this.base || !this.head) return undefined;
+    for (const [file, text] of this.head.rego) {
+      const old = this.base.rego.get(file);
+      if (old === undefined) return { file, line: 1, why: "policy file added" };
+      if (old !== text) return { file, line: firstDifferentLine(old, text), why: "policy changed" };
+    }
+    const removed = [...this.base.rego.keys()].find((f) => !this.head?.rego.has(f));
+    return removed ? { file: removed, line: 1, why: "policy file removed" } : undefined;
+  }
+
+  private routeLine(template: string, key?: "allowed"): number {
+    const text = this.head?.text[ROUTES] ?? "";
+    const at = lineWith(text, `"template": ${JSON.stringify(template)}`) || lineWith(text, JSON.stringify(template));
+    if (!at || !key) return at || 1;
+    return lineWith(text, `"${key}"`, at - 1) || at;
+  }
+
+  /** A cell of the route x caller grid: `column` is a role id or synced_without_role, not_synced, application. */
+  grant(template: string, column: string): Cause | undefined {
+    if (!this.head) return undefined;
+    if (!this.base) return { file: ROUTES, line: this.routeLine(template, "allowed"), why: "the route's grants" };
+    const before = this.base.routes.get(template);
+    const after = this.head.routes.get(template);
+    if (!after)
+      return { file: ROUTES, line: lineWith(this.head.text[ROUTES] ?? "", '"routes"') || 1, why: "route removed" };
+    if (!before) return { file: ROUTES, line: this.routeLine(template), why: "route added" };
+    if (!same(before.allowed, after.allowed))
+      return {
+        file: ROUTES,
+        line: this.routeLine(template, "allowed"),
+        why: `allowed: ${JSON.stringify(after.allowed)}`,
+      };
+    if (!same(this.base.roles.get(column), this.head.roles.get(column))) {
+      const line = lineWith(this.head.text[ROLES] ?? "", new RegExp(`"id"\\s*:\\s*${JSON.stringify(column)}`));
+      return { file: ROLES, line: line || 1, why: line ? `role ${column} changed` : `role ${column} removed` };
+    }
+    return this.regoCause ?? { file: ROUTES, line: this.routeLine(template, "allowed"), why: "the route's grants" };
+  }
+
+  /**
+   * A tenant-binding probe: `code` the organisation code asked, `tenantId` the caller's tenant. The caller's
+   * tenant's line when its own codes changed (at the code when it now lists it), else the line that now lists
+   * the code, else the line of the tenant that listed it before.
+   */
+  tenant(template: string, code: string, tenantId: string | undefined): Cause | undefined {
+    if (!this.head) return undefined;
+    if (!this.base || this.base.tenantsText === this.head.tenantsText)
+      return this.regoCause ?? { file: ROUTES, line: this.routeLine(template), why: "the route" };
+    const text = this.head.tenantsText;
+    const codeKey = code.toLowerCase();
+    const at = (owner: string, listsCode: boolean): number => {
+      const line = lineWith(text, JSON.stringify(owner));
+      return line && listsCode ? lineWith(text, JSON.stringify(code), line - 1) || line : line;
+    };
+    const codes = (side: Side, id: string) => (side.tenants.get(id) ?? []).map((c) => c.toLowerCase());
+    const owner = (side: Side) => [...side.tenants].find(([, cs]) => cs.some((c) => c.toLowerCase() === codeKey))?.[0];
+    let line = 0;
+    if (tenantId && !same(codes(this.base, tenantId), codes(this.head, tenantId)))
+      line = at(tenantId, codes(this.head, tenantId).includes(codeKey));
+    const now = owner(this.head);
+    const was = owner(this.base);
+    if (!line && now) line = at(now, true);
+    if (!line && was) line = at(was, false);
+    return { file: TENANTS, line: line || 1, why: `binding of ${code} changed` };
+  }
+
+  /** Another method or token shape on a route: only a policy or a route change can cause it. */
+  other(template: string): Cause | undefined {
+    if (!this.head) return undefined;
+    if (!this.head.routes.has(template) || !this.base?.routes.has(template)) return this.grant(template, "");
+    return this.regoCause ?? { file: ROUTES, line: this.routeLine(template), why: "the route" };
+  }
+}

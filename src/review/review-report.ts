@@ -1,0 +1,306 @@
+/**
+ * The report of `portier review`, before it is rendered: the grant diff of the two sides folded into one row per
+ * caller kind and change (many routes in a row), each with its outcome before and after as data, the line that
+ * causes it, and its risk (high when a route opens to callers outside the role lists: users not synced, synced
+ * users without a listed role, applications, another tenant, other token shapes); the recorded decisions
+ * replayed under HEAD; the policy tests on HEAD; the first line a reviewer acts on, and what --fail-on finds.
+ */
+import type { AccessMatrix, MatrixCell, MatrixProbe, MatrixRoute } from "./compute-matrix.js";
+import type { MatrixDiff } from "./diff-matrices.js";
+import type { ReplayChange, ReplayReport } from "./replay.js";
+import type { Cause, CauseFinder } from "./review-locate.js";
+
+export const FAIL_ON = ["new-allows", "high-risk", "any-change"] as const;
+export type FailOn = (typeof FAIL_ON)[number];
+
+export type CallerKind =
+  "role" | "synced_without_role" | "not_synced" | "application" | "tenant" | "token_shape" | "method";
+
+/** What a caller got, as data: null when the route does not exist on that side. */
+export type Outcome = MatrixCell | null;
+
+export interface ReviewRow {
+  change: "gained" | "lost";
+  risk: "high" | "normal";
+  callerKind: CallerKind;
+  /** The caller in words, a role by its label. */
+  caller: string;
+  /** A role id, for a row of the role grid. */
+  role?: string;
+  /** The method asked, and for a tenant probe the organisation code. */
+  request: string;
+  routes: MatrixRoute[];
+  before: Outcome;
+  after: Outcome;
+  /** The lines that cause the change, each with the routes it covers (none when a side is a bundle). */
+  causes: (Cause & { templates: string[] })[];
+  /** Whether --fail-on fails on this row. */
+  failing: boolean;
+}
+
+export interface ReplayRow extends ReplayChange {
+  log: string;
+  risk: "high" | "normal";
+  failing: boolean;
+}
+
+export interface ReviewSideInfo {
+  ref: string;
+  kind: string;
+  commit?: string;
+  revision: string;
+}
+
+export interface ReviewTests {
+  passed: number;
+  /** The coverage required (percent); below it the tests fail. */
+  minCoverage: number;
+  failed: { name: string; location: string; error: string }[];
+  coverage: number | null;
+}
+
+export interface ReviewReport {
+  /** The first line: what a reviewer acts on. */
+  summary: string;
+  base: ReviewSideInfo;
+  head: ReviewSideInfo;
+  failOn: FailOn;
+  /** Whether the command exits 1: --fail-on matched, or the policy tests failed. */
+  failing: boolean;
+  /** Why it fails, in words (empty when it passes). */
+  findings: string[];
+  grants: { gained: number; highRisk: number; lost: number };
+  routesAdded: string[];
+  routesRemoved: string[];
+  rows: ReviewRow[];
+  /** Policy tests run on HEAD; null when HEAD is a bundle (no sources to test). */
+  tests: ReviewTests | null;
+  replay: {
+    logs: { file: string; replayed: number; notReplayable: number; otherLines: number }[];
+    replayed: number;
+    newlyAllowed: number;
+    newlyDenied: number;
+    reasonChanged: number;
+    rows: ReplayRow[];
+  } | null;
+}
+
+const PROBE_CALLERS: Record<string, [CallerKind, string]> = {
+  synced_without_role: ["synced_without_role", "synced user without a listed role"],
+  not_synced: ["not_synced", "user not synced"],
+  application: ["application", "application (client credentials)"],
+};
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function routeOf(matrices: AccessMatrix[], template: string): MatrixRoute {
+  for (const m of matrices) {
+    const row = m.rows.find((r) => r.template === template);
+    if (row) return { product: row.product, api: row.api, template };
+  }
+  return { product: "", api: "", template };
+}
+
+function groupCauses(pairs: [string, Cause | undefined][]): ReviewRow["causes"] {
+  const out = new Map<string, Cause & { templates: string[] }>();
+  for (const [template, cause] of pairs) {
+    if (!cause) continue;
+    const key = `${cause.file}:${cause.line}:${cause.why}`;
+    const c = out.get(key);
+    if (c) c.templates.push(template);
+    else out.set(key, { ...cause, templates: [template] });
+  }
+  return [...out.values()];
+}
+
+function fails(failOn: FailOn, change: "gained" | "lost" | "reason", risk: "high" | "normal"): boolean {
+  if (failOn === "any-change") return true;
+  if (change !== "gained") return false;
+  return failOn === "new-allows" || risk === "high";
+}
+
+/** The grid's changes, one row per caller and change, routes folded. */
+function gridRows(base: AccessMatrix, head: AccessMatrix, diff: MatrixDiff, causes: CauseFinder, failOn: FailOn) {
+  const labels = new Map([...base.roles, ...head.roles].map((r) => [r.id, r.label]));
+  const cell = (m: AccessMatrix, template: string, column: string): Outcome =>
+    m.rows.find((r) => r.template === template)?.cells[column] ?? null;
+  const groups = new Map<string, ReviewRow>();
+  for (const c of diff.changes) {
+    const before = cell(base, c.template, c.column);
+    const after = cell(head, c.template, c.column);
+    const key = JSON.stringify([c.column, c.change, before, after]);
+    let row = groups.get(key);
+    if (!row) {
+      const probe = PROBE_CALLERS[c.column];
+      const risk = probe && c.change === "gained" ? "high" : "normal";
+      row = {
+        change: c.change,
+        risk,
+        callerKind: probe ? probe[0] : "role",
+        caller: probe ? probe[1] : `${labels.get(c.column) ?? c.column}`,
+        ...(probe ? {} : { role: c.column }),
+        request: "GET",
+        routes: [],
+        before,
+        after,
+        causes: [],
+        failing: fails(failOn, c.change, risk),
+      };
+      groups.set(key, row);
+    }
+    row.routes.push(routeOf([head, base], c.template));
+  }
+  for (const row of groups.values())
+    row.causes = groupCauses(
+      row.routes.map((r) => [r.template, causes.grant(r.template, row.role ?? callerColumn(row))]),
+    );
+  return [...groups.values()];
+}
+
+function callerColumn(row: ReviewRow): string {
+  return Object.keys(PROBE_CALLERS).find((k) => PROBE_CALLERS[k]?.[0] === row.callerKind) ?? "";
+}
+
+const TENANT_ID = /tenant ([0-9a-f-]{36})/;
+
+function probeRows(base: AccessMatrix, head: AccessMatrix, diff: MatrixDiff, causes: CauseFinder, failOn: FailOn) {
+  const key = (p: Pick<MatrixProbe, "kind" | "caller" | "detail" | "template">) =>
+    `${p.kind}\0${p.caller}\0${p.detail}\0${p.template}`;
+  const baseCells = new Map(base.probes.map((p) => [key(p), p.cell]));
+  const headCells = new Map(head.probes.map((p) => [key(p), p.cell]));
+  return diff.probeChanges.map((c): ReviewRow => {
+    const first = c.templates[0] ?? "";
+    const kind: CallerKind = c.kind === "token" ? "token_shape" : c.kind;
+    // Another tenant, another token shape, or another method for an application: outside the role lists.
+    const outside = c.kind !== "method" || c.caller.startsWith("application");
+    const risk = c.change === "gained" && outside ? "high" : "normal";
+    const code = /^codeOrganisme (.*)$/.exec(c.detail)?.[1];
+    const tenantId = TENANT_ID.exec(c.caller)?.[1];
+    return {
+      change: c.change,
+      risk,
+      callerKind: kind,
+      caller: c.caller,
+      request: c.kind === "tenant" ? `GET, ${c.detail}` : c.detail,
+      routes: c.templates.map((t) => routeOf([head, base], t)),
+      before: baseCells.get(key({ ...c, template: first })) ?? null,
+      after: headCells.get(key({ ...c, template: first })) ?? null,
+      causes: groupCauses(
+        c.templates.map((t) => [t, code !== undefined ? causes.tenant(t, code, tenantId) : causes.other(t)]),
+      ),
+      failing: fails(failOn, c.change, risk),
+    };
+  });
+}
+
+/** Newly allowed recorded calls of an application or a user without roles are high risk. */
+function replayRows(reports: { file: string; report: ReplayReport }[], failOn: FailOn): ReplayRow[] {
+  return reports.flatMap(({ file, report }) =>
+    report.changes.map((c) => {
+      const risk =
+        c.change === "newly_allowed" && (c.flow !== "accessCode" || c.roles.length === 0) ? "high" : "normal";
+      const change = c.change === "newly_allowed" ? "gained" : c.change === "newly_denied" ? "lost" : "reason";
+      return { ...c, log: file, risk, failing: fails(failOn, change, risk) };
+    }),
+  );
+}
+
+export function buildReport(input: {
+  base: ReviewSideInfo;
+  head: ReviewSideInfo;
+  baseMatrix: AccessMatrix;
+  headMatrix: AccessMatrix;
+  diff: MatrixDiff;
+  causes: CauseFinder;
+  tests: ReviewTests | null;
+  logs: { file: string; report: ReplayReport }[] | null;
+  failOn: FailOn;
+}): ReviewReport {
+  const { baseMatrix, headMatrix, diff, causes, failOn } = input;
+  const order = (r: ReviewRow) => (r.change === "gained" ? (r.risk === "high" ? 0 : 1) : 2);
+  const rows = [
+    ...gridRows(baseMatrix, headMatrix, diff, causes, failOn),
+    ...probeRows(baseMatrix, headMatrix, diff, causes, failOn),
+  ].sort((a, b) => order(a) - order(b));
+  const count = (pick: (r: ReviewRow) => boolean) => rows.filter(pick).reduce((n, r) => n + r.routes.length, 0);
+  const grants = {
+    gained: count((r) => r.change === "gained"),
+    highRisk: count((r) => r.change === "gained" && r.risk === "high"),
+    lost: count((r) => r.change === "lost"),
+  };
+  const replay = input.logs
+    ? {
+        logs: input.logs.map(({ file, report }) => ({
+          file,
+          replayed: report.replayed,
+          notReplayable: report.notReplayable,
+          otherLines: report.malformedCount,
+        })),
+        replayed: sum(input.logs, (r) => r.replayed),
+        newlyAllowed: sum(input.logs, (r) => r.newlyAllowed),
+        newlyDenied: sum(input.logs, (r) => r.newlyDenied),
+        reasonChanged: sum(input.logs, (r) => r.reasonChanged),
+        rows: replayRows(input.logs, failOn),
+      }
+    : null;
+  const findings: string[] = [];
+  const routeChanges = failOn === "any-change" ? diff.routesAdded.length + diff.routesRemoved.length : 0;
+  const matched = rows.filter((r) => r.failing).length + (replay?.rows.filter((r) => r.failing).length ?? 0);
+  if (matched + routeChanges > 0)
+    findings.push(`--fail-on ${failOn} matched ${plural(matched + routeChanges, "change")}`);
+  const t = input.tests;
+  if (t && t.failed.length > 0) findings.push(`${plural(t.failed.length, "policy test")} failed`);
+  else if (t && t.coverage === null) findings.push("policy test coverage not measured");
+  else if (t && t.coverage !== null && t.coverage < t.minCoverage)
+    findings.push(`policy test coverage ${t.coverage.toFixed(2)}% is below ${t.minCoverage}%`);
+  const failing = findings.length > 0;
+  return {
+    summary: summaryLine(grants, replay),
+    base: input.base,
+    head: input.head,
+    failOn,
+    failing,
+    findings,
+    grants,
+    routesAdded: diff.routesAdded,
+    routesRemoved: diff.routesRemoved,
+    rows,
+    tests: input.tests,
+    replay,
+  };
+}
+
+function sum(logs: { report: ReplayReport }[], pick: (r: ReplayReport) => number): number {
+  return logs.reduce((n, l) => n + pick(l.report), 0);
+}
+
+function summaryLine(grants: ReviewReport["grants"], replay: ReviewReport["replay"]): string {
+  const grantText =
+    grants.gained + grants.lost === 0
+      ? "no grant gained or lost"
+      : `${plural(grants.gained, "grant")} gained${grants.highRisk ? ` (${grants.highRisk} high risk)` : ""}, ` +
+        `${grants.lost} lost`;
+  if (!replay) return `${grantText}; no decision log replayed`;
+  const calls =
+    replay.newlyAllowed + replay.newlyDenied + replay.reasonChanged === 0
+      ? `none of ${plural(replay.replayed, "recorded call")} would change`
+      : `${plural(replay.newlyAllowed, "recorded call")} would now be allowed, ${replay.newlyDenied} denied` +
+        (replay.reasonChanged ? `, ${replay.reasonChanged} denied for another reason` : "");
+  return `${grantText}; ${calls}`;
+}
+
+/** A row in one sentence, for SARIF results, JUnit failures and workflow annotations. */
+export function describeRow(row: ReviewRow, templates = row.routes.map((r) => r.template)): string {
+  const who = row.role ? `${row.caller} (${row.role})` : row.caller;
+  const said = (o: Outcome) => (!o ? "no such route" : o.allow ? "allow" : `deny (${o.reason})`);
+  const shown =
+    templates.length > 3
+      ? `${templates.slice(0, 3).join(", ")} and ${templates.length - 3} more`
+      : templates.join(", ");
+  return (
+    `${row.risk === "high" ? "high risk: " : ""}${who} ${row.change} ${row.request} on ${shown}: ` +
+    `${said(row.before)} -> ${said(row.after)}`
+  );
+}
