@@ -25,6 +25,7 @@ import { grpcForHandoff, startGrpc, type GrpcHandoff, type GrpcService } from ".
 import { readTracingEnv } from "./tracing/tracing-env.js";
 import { startDecisionTracer, type DecisionTracer } from "./tracing/decision-tracer.js";
 import { Releases } from "./releases.js";
+import { createDecisionLogs, registerDecisionLogMetrics, type DecisionLogs } from "./decision-logs/index.js";
 
 export interface RunningService {
   url: string;
@@ -259,6 +260,15 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
     if (policy.current) check(policy.current);
   }
 
+  // The decision log: the stdout line and, with --decision-log-url, the collector (a bad token file stops here).
+  let decisionLogs: DecisionLogs;
+  try {
+    decisionLogs = createDecisionLogs(config, logger, () => policy.engine?.logRules);
+  } catch (err) {
+    throw new StartError(`config.decisionLogTokenFile: ${messageOf(err)}`);
+  }
+  const logs = decisionLogs;
+  releases.add(() => logs.close(Date.now()));
   const metrics = createMetrics({
     keys: () => verifier.status(),
     policy: () => policy.status(),
@@ -278,11 +288,13 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
     logger,
     metrics,
     tracer,
+    decisionLog: decisionLogs,
   });
+  registerDecisionLogMetrics(metrics.registry, decisionLogs.stats, config.decisionLogBufferBytes);
   shareWorkerRegistry(metrics.registry);
   // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.
   let stopping = false;
-  const deps = { verifier, policy, directory, metrics, stopping: () => stopping };
+  const deps = { verifier, policy, directory, metrics, stopping: () => stopping, decisionLogs };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
   // --admin-port: health, readiness and metrics apart from the decision port (shared by workers like it).
   const admin =
@@ -388,8 +400,9 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
       verifier.close();
       directory?.close();
       await policy.close();
-      // Spans still queued are exported within what is left of the stop (at least a second).
-      await tracer?.shutdown(Math.max(1000, deadline - Date.now()));
+      // 6. The decision log (what was recorded is written and shipped, retried until the deadline) and the spans
+      // still queued (exported within what is left of the stop, at least a second), side by side.
+      await Promise.all([decisionLogs.close(deadline), tracer?.shutdown(Math.max(1000, deadline - Date.now()))]);
       await destination.end(1000);
       process.off("exit", flushOnExit);
     },

@@ -42,10 +42,16 @@ export interface DecisionRun {
 /** Records a finished decision (metrics and log line) and hands its answer back. */
 export type Recorder = (run: DecisionRun, answer: DecisionAnswer) => DecisionAnswer;
 
+/** Where the decision line goes: the logger itself, or the decision log (src/service/decision-logs), later. */
+export interface DecisionLineSink {
+  info(fields: { decision_id: string } & Record<string, unknown>, msg: "decision"): void;
+}
+
 export function createRecorder(
   logger: Logger,
   metrics: ServiceMetrics | undefined,
   currentRevision: () => string | undefined,
+  sink: DecisionLineSink = logger,
 ): Recorder {
   return (run, a) => {
     const seconds = Number(process.hrtime.bigint() - run.started) / 1e9;
@@ -55,7 +61,7 @@ export function createRecorder(
     const revision = run.revision ?? currentRevision();
     // pino's own info(), so the logger's options (level, redaction, destination) apply as to every other line.
     // Never the token or the Authorization header: the policy input carries the verified claims only.
-    logger.info(
+    sink.info(
       {
         event: "decision",
         decision_id: run.decision_id,

@@ -18,10 +18,12 @@ export interface AppDeps {
   metrics: ServiceMetrics;
   /** True from SIGTERM/SIGINT on: /ready answers 503 so that load balancers stop sending here. */
   stopping?: () => boolean;
+  /** The decision log: a collector failing for too long is a problem (still ready). */
+  decisionLogs?: { problem(): string | undefined };
 }
 
 /** What /ready answers (ready: 200, else 503); gRPC health (grpc/health.ts) reports the same. */
-export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "stopping">): {
+export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "stopping" | "decisionLogs">): {
   ready: boolean;
   missing: string[];
   problems: string[];
@@ -45,6 +47,8 @@ export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory
     else if (d.lastError) problems.push(`directory: last reload refused, previous index keeps serving: ${d.lastError}`);
     if (d.rolesProblem) problems.push(`directory: ${d.rolesProblem}`);
   }
+  const logProblem = deps.decisionLogs?.problem();
+  if (logProblem) problems.push(logProblem);
   return { ready: missing.length === 0, missing, problems };
 }
 
