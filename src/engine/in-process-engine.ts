@@ -5,6 +5,7 @@
  * the policy) and answered again for the same text; denies the engine makes itself are never kept.
  */
 import type { Bundle } from "./read-bundle.js";
+import { logRulesOf, type LogRules } from "./log-rules.js";
 import { PolicyInstance, type PolicyLoader } from "./policy-instance.js";
 import { inputProblem } from "./validate-input.js";
 import { engineDeny, errorDeny } from "./deny.js";
@@ -51,6 +52,8 @@ export class InProcessEngine implements DecisionEngine {
   readonly manifest: Bundle["manifest"];
   readonly roles: readonly CatalogRole[];
   private readonly instance: PolicyInstance;
+  /** The bundle's decision-log mask and drop rules (portier/log/mask, portier/log/drop), if it has them. */
+  readonly logRules: LogRules | undefined;
   private readonly decisionId: number;
   private readonly memo: DecisionMemo | undefined;
 
@@ -67,6 +70,7 @@ export class InProcessEngine implements DecisionEngine {
         `${source}:/policy.wasm: the module has no entrypoint ${DECISION_ENTRYPOINT}`,
       );
     this.decisionId = id;
+    this.logRules = logRulesOf(this.instance);
     this.memo = memo && memo.entries > 0 ? new DecisionMemo(memo) : undefined;
   }
 

@@ -21,3 +21,4 @@ export type { PathResult } from "./normalise-path.js";
 export { tokenFacts } from "./token-facts.js";
 export { engineDeny } from "./deny.js";
 export type * from "./types.js";
+export type { LogRules } from "./log-rules.js";

@@ -2,6 +2,7 @@
  * The engine's contract: what the service passes to the policy (DecisionInput, also written as the JSON
  * schema policies/input.schema.json) and the decision document the policy answers (Decision).
  */
+import type { LogRules } from "./log-rules.js";
 
 export type Flow = "accessCode" | "application";
 export type RoleCheckMode = "enforce" | "audit";
@@ -91,4 +92,6 @@ export interface DecisionEngine {
   readonly roles: readonly CatalogRole[];
   /** Bundle revision from its manifest (or a content hash when the manifest has none). */
   readonly revision: string;
+  /** The bundle's decision-log mask and drop rules, when it has them (log-rules.ts). */
+  readonly logRules?: LogRules | undefined;
 }

@@ -266,6 +266,55 @@ export const OPTIONS = {
     description: "watch --bundle and --directory and reload them on change",
     schema: { type: "boolean", default: true },
   },
+  "decision-log-url": {
+    value: "URL",
+    description:
+      "ship decision log events to this collector with OPA's decision-log upload protocol " +
+      "(POST of gzip JSON arrays); Basic credentials may be given in the URL",
+    unset: "none (the stdout line only)",
+    schema: { type: "string", pattern: "^https?://" },
+  },
+  "decision-log-token-file": {
+    value: "FILE",
+    description: "a file holding the collector's bearer token, read again when it changes",
+    unset: "none",
+    schema: { type: "string", minLength: 1 },
+  },
+  "decision-log-label": {
+    value: "K=V,...",
+    description: "labels added to every event beside id and version (comma-separated name=value pairs)",
+    unset: "none",
+    schema: { type: "string", pattern: "^[A-Za-z0-9_.-]+=[^,]*(,[A-Za-z0-9_.-]+=[^,]*)*$" },
+  },
+  "decision-log-buffer-bytes": {
+    value: "N",
+    description: "event bytes that may wait for the collector; past it the oldest events are dropped and counted",
+    schema: { type: "integer", minimum: 65536, maximum: 1073741824, default: 16777216 },
+  },
+  "decision-log-batch-bytes": {
+    value: "N",
+    description: "largest upload, in compressed bytes; a full batch is uploaded at once",
+    schema: { type: "integer", minimum: 1024, maximum: 16777216, default: 32768 },
+  },
+  "decision-log-period-seconds": {
+    value: "S",
+    description: "seconds between uploads of what waits when no batch fills up",
+    schema: { type: "number", minimum: 0.05, maximum: 3600, default: 5 },
+  },
+  "decision-log-timeout-seconds": {
+    value: "S",
+    description: "time an upload may take before it counts as failed (and is retried)",
+    schema: { type: "number", minimum: 0.1, maximum: 600, default: 10 },
+  },
+  "decision-log-problem-seconds": {
+    value: "S",
+    description: "/ready lists a problem (still ready) once uploads have failed for this long",
+    schema: { type: "number", minimum: 0, maximum: 86400, default: 60 },
+  },
+  "decision-log-stdout": {
+    description: "write each decision as a JSON line on stdout (off: the collector keeps the only record)",
+    schema: { type: "boolean", default: true },
+  },
   "shutdown-timeout": {
     value: "S",
     description:
@@ -568,6 +617,8 @@ export function loadConfig(
         "raise --shutdown-timeout (e.g. to the delay + 10)",
     ]);
   }
+  const decisionLogProblem = decisionLogConfigProblem(config);
+  if (decisionLogProblem) throw new ConfigError([decisionLogProblem]);
   if (
     config.noDirectory &&
     (config.directory !== undefined || config.directoryUrl !== undefined || config.rolesClaim !== undefined)
@@ -593,4 +644,32 @@ export function loadConfig(
     ]);
   }
   return config;
+}
+
+/** Labels every event carries whatever the operator sets (OPA's). */
+const RESERVED_LABELS = ["id", "version"];
+
+/** The --decision-log-* options that only make sense together. */
+function decisionLogConfigProblem(config: ServiceConfig): string | undefined {
+  const url = config.decisionLogUrl;
+  if (url === undefined) {
+    if (config.decisionLogTokenFile !== undefined)
+      return "config.decisionLogTokenFile: needs --decision-log-url (the collector to send the token to)";
+    return undefined;
+  }
+  const hasBasic = /^[a-z]+:\/\/[^/?#]*@/i.test(url);
+  if (hasBasic && config.decisionLogTokenFile !== undefined)
+    return (
+      "config.decisionLogTokenFile: cannot be combined with Basic credentials in --decision-log-url; " +
+      "drop one of them"
+    );
+  for (const pair of (config.decisionLogLabel ?? "").split(",").filter(Boolean)) {
+    const name = pair.slice(0, pair.indexOf("="));
+    if (RESERVED_LABELS.includes(name))
+      return (
+        `config.decisionLogLabel: the label "${name}" is set by Portier (${RESERVED_LABELS.join(", ")}); ` +
+        "choose another name"
+      );
+  }
+  return undefined;
 }

@@ -27,6 +27,7 @@ import { startDecisionTracer, type DecisionTracer } from "./tracing/decision-tra
 import { Releases } from "./releases.js";
 import { startShadow } from "./shadow/start-shadow.js";
 import { registerShadowMetrics } from "./shadow/metrics.js";
+import { createDecisionLogs, registerDecisionLogMetrics, type DecisionLogs } from "./decision-logs/index.js";
 
 export interface RunningService {
   url: string;
@@ -271,6 +272,15 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
   // A candidate that cannot be loaded is a problem on /ready, never a start-up failure.
   const shadow = await startShadow(config, logger, verificationKey);
   if (shadow) releases.add(() => shadow.close());
+  // The decision log: the stdout line and, with --decision-log-url, the collector (a bad token file stops here).
+  let decisionLogs: DecisionLogs;
+  try {
+    decisionLogs = createDecisionLogs(config, logger, () => policy.engine?.logRules);
+  } catch (err) {
+    throw new StartError(`config.decisionLogTokenFile: ${messageOf(err)}`);
+  }
+  const logs = decisionLogs;
+  releases.add(() => logs.close(Date.now()));
   const metrics = createMetrics({
     keys: () => verifier.status(),
     policy: () => policy.status(),
@@ -292,11 +302,13 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
     logger,
     metrics,
     tracer,
+    decisionLog: decisionLogs,
   });
+  registerDecisionLogMetrics(metrics.registry, decisionLogs.stats, config.decisionLogBufferBytes);
   shareWorkerRegistry(metrics.registry);
   // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.
   let stopping = false;
-  const deps = { verifier, policy, directory, metrics, shadow: shadow?.shadow, stopping: () => stopping };
+  const deps = { verifier, policy, directory, metrics, shadow: shadow?.shadow, stopping: () => stopping, decisionLogs };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
   // --admin-port: health, readiness and metrics apart from the decision port (shared by workers like it).
   const admin =
@@ -404,8 +416,9 @@ async function start(config: ServiceConfig, options: StartOptions, releases: Rel
       // Decisions still waiting for the shadow candidate are evaluated and their lines written before the log ends.
       await shadow?.close();
       await policy.close();
-      // Spans still queued are exported within what is left of the stop (at least a second).
-      await tracer?.shutdown(Math.max(1000, deadline - Date.now()));
+      // 6. The decision log (what was recorded is written and shipped, retried until the deadline) and the spans
+      // still queued (exported within what is left of the stop, at least a second), side by side.
+      await Promise.all([decisionLogs.close(deadline), tracer?.shutdown(Math.max(1000, deadline - Date.now()))]);
       await destination.end(1000);
       process.off("exit", flushOnExit);
     },

@@ -12,6 +12,7 @@ const BENCHES = [
   "service",
   "latency",
   "hot-path",
+  "decision-logs",
   "tracing",
   "directory",
   "replay",

@@ -20,11 +20,12 @@ function edit(file: string, change: (text: string) => string): void {
 }
 
 describe("entrypoints from # METADATA annotations", () => {
-  it("are the three annotated in the project's policies", async () => {
+  it("are the four annotated in the project's policies", async () => {
     expect(await annotatedEntrypoints(opaPath(), join(PROJECT_ROOT, "policies"))).toEqual([
       "portier/catalog",
       "portier/decision",
       "portier/explain/checks",
+      "portier/log/rules",
     ]);
   });
 
@@ -42,6 +43,7 @@ describe("entrypoints from # METADATA annotations", () => {
       "portier/access/verdict",
       "portier/catalog",
       "portier/explain/checks",
+      "portier/log/rules",
     ]);
   });
 
@@ -49,7 +51,12 @@ describe("entrypoints from # METADATA annotations", () => {
     const dir = scratchProject();
     const out = join(dir, "b.tar.gz");
     const built = await buildBundle({ opa: opaPath(), projectDir: dir, workDir: join(dir, "build"), out });
-    expect(built.entrypoints).toEqual(["portier/catalog", "portier/decision", "portier/explain/checks"]);
+    expect(built.entrypoints).toEqual([
+      "portier/catalog",
+      "portier/decision",
+      "portier/explain/checks",
+      "portier/log/rules",
+    ]);
     const bundle = await readBundle(readFileSync(out), out, []);
     expect([...bundle.entrypoints].sort()).toEqual(built.entrypoints);
   });
@@ -59,6 +66,7 @@ describe("entrypoints from # METADATA annotations", () => {
     edit(join(dir, "policies", "portier", "decision.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(dir, "policies", "portier", "catalog", "catalog.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     edit(join(dir, "policies", "portier", "explain", "checks.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
+    edit(join(dir, "policies", "portier", "log", "log.rego"), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
     await expect(annotatedEntrypoints(opaPath(), join(dir, "policies"))).rejects.toThrow(
       /no rule or package is annotated "# METADATA" with "entrypoint: true"/,
     );

@@ -98,6 +98,10 @@ export const CODE_NOTES: Record<string, string> = {
     "A bundle, directory or key URL could not be fetched (the message has the HTTP status or network error, URL secrets shown as `***`). Retried with back-off.",
   reload_refused:
     "A reload guard refused the new value (e.g. a directory shrink); the message says which guard and how to accept it.",
+  decision_log_mask_invalid:
+    'The bundle\'s decision-log rules (`portier.log`) answered something other than a set of JSON pointers under `/input` or `/result` (or upserts), or a `drop` that is not a boolean. The event is dropped and counted (`portier_decision_logs_dropped_total{reason="rule_error"}`); fix the rule.',
+  decision_log_token_file:
+    "`--decision-log-token-file` cannot be read, is empty, or holds more than one bearer token. At start the service exits 2; a bad change later keeps the previous token and `/ready` lists the problem.",
   bundle_stale:
     "A review command found `build/bundle.tar.gz` built from other sources than today's `data/` and `policies/` (compared by content). Run `make build`, or pass `--bundle` or `--source` explicitly.",
   policy_source_invalid:

@@ -33,7 +33,7 @@ import { authenticate, type Authenticated, type TokenVerifier } from "./authenti
 import { findSubject } from "./subject.js";
 import { decisionInput } from "./input.js";
 import { shapeAnswer } from "./answer.js";
-import { createRecorder, type DecisionRun } from "./run.js";
+import { createRecorder, type DecisionLineSink, type DecisionRun } from "./run.js";
 import type { Decide, DecisionAnswer } from "./types.js";
 
 export type { Decide, DecisionAnswer, DecisionRequest } from "./types.js";
@@ -50,13 +50,21 @@ export interface DecideContext {
   shadow?: Pick<Shadow, "take"> | undefined;
   /** With tracing on: one span per decision, ended by the recorder. */
   tracer?: DecisionTracer | undefined;
+  /** Where each decision line goes (default: the logger, at once). */
+  decisionLog?: DecisionLineSink;
 }
 
 /** No bundle loaded: no entry resolves (the decision is denied policy_unavailable anyway). */
 const NO_ENTRY_ROLES: EntryRoles = () => undefined;
 
 export function createDecide(ctx: DecideContext): Decide {
-  const record = createRecorder(ctx.logger, ctx.metrics, () => ctx.policy.engine?.revision, ctx.shadow);
+  const record = createRecorder(
+    ctx.logger,
+    ctx.metrics,
+    () => ctx.policy.engine?.revision,
+    ctx.decisionLog,
+    ctx.shadow,
+  );
 
   return async function decide(req, adapter) {
     // Start: the clock, the decision id, the path normalised up front (so that the log names the path even when

@@ -45,17 +45,27 @@ export interface DecisionRun {
 /** Records a finished decision (metrics and log line) and hands its answer back. */
 export type Recorder = (run: DecisionRun, answer: DecisionAnswer) => DecisionAnswer;
 
+/** Where the decision line goes: the logger itself, or the decision log (src/service/decision-logs), later. */
+export interface DecisionLineSink {
+  info(fields: { decision_id: string } & Record<string, unknown>, msg: "decision"): void;
+}
+
 export function createRecorder(
   logger: Logger,
   metrics: ServiceMetrics | undefined,
   currentRevision: () => string | undefined,
+  sink: DecisionLineSink = logger,
   shadow?: Pick<Shadow, "take">,
 ): Recorder {
-  const logDecision = (fields: object, input: DecisionInput | undefined, a: DecisionAnswer): void => {
+  const logDecision = (
+    fields: { decision_id: string } & Record<string, unknown>,
+    input: DecisionInput | undefined,
+    a: DecisionAnswer,
+  ): void => {
     const taken = shadow?.take(input, a, (differs) =>
-      logger.info(differs === undefined ? fields : { ...fields, shadow: differs }, "decision"),
+      sink.info(differs === undefined ? fields : { ...fields, shadow: differs }, "decision"),
     );
-    if (!taken) logger.info(fields, "decision");
+    if (!taken) sink.info(fields, "decision");
   };
   return (run, a) => {
     const seconds = Number(process.hrtime.bigint() - run.started) / 1e9;

@@ -22,10 +22,14 @@ export interface AppDeps {
   shadow?: Pick<Shadow, "status"> | undefined;
   /** True from SIGTERM/SIGINT on: /ready answers 503 so that load balancers stop sending here. */
   stopping?: () => boolean;
+  /** The decision log: a collector failing for too long is a problem (still ready). */
+  decisionLogs?: { problem(): string | undefined };
 }
 
 /** What /ready answers (ready: 200, else 503); gRPC health (grpc/health.ts) reports the same. */
-export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "shadow" | "stopping">): {
+export function readiness(
+  deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "shadow" | "stopping" | "decisionLogs">,
+): {
   ready: boolean;
   missing: string[];
   problems: string[];
@@ -51,6 +55,8 @@ export function readiness(deps: Pick<AppDeps, "verifier" | "policy" | "directory
   }
   const shadow = deps.shadow && shadowProblem(deps.shadow.status());
   if (shadow) problems.push(shadow);
+  const logProblem = deps.decisionLogs?.problem();
+  if (logProblem) problems.push(logProblem);
   return { ready: missing.length === 0, missing, problems };
 }
 

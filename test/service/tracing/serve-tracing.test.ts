@@ -71,7 +71,7 @@ describe("portier serve and tracing", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318",
       OTEL_TRACES_SAMPLER: "sometimes",
     });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr.trim().split("\n")).toEqual([
       expect.stringMatching(/^portier serve: OTEL_TRACES_SAMPLER="sometimes": not a sampler; use one of always_on/),
     ]);

@@ -1,0 +1,262 @@
+/**
+ * What shipping the decision log costs per decision, in two parts.
+ *
+ * In process (CPU time of this process, libuv's compression threads included; interleaved rounds, medians):
+ * N recorded decisions written as today's stdout line (pino's logger.info to /dev/null, no pipeline) against the
+ * decision-log pipeline of this tree with the project's bundle's rules: the line alone; shipping to a live
+ * collector (the Shipper, gzip, HTTP to a server in this process) with the line off; shipping with the line; and
+ * the collector down (a port nobody listens on, a 1 MiB buffer full and dropping), line off.
+ *
+ * Over HTTP with wrk, every side this tree's
+ * `node dist/cli/main.js serve` (one worker, stdout to /dev/null), interleaved rounds in one run, medians:
+ *   - stdout line: the decision line on stdout only (no collector), the baseline of every ratio;
+ *   - shipping, line off: --decision-log-url to a live collector (a small HTTP server in this process that reads
+ *     each upload and answers 204) with --no-decision-log-stdout;
+ *   - shipping + line: the same with the stdout line kept;
+ *   - collector down: --decision-log-url to a port nobody listens on, a 1 MiB buffer that fills and drops the
+ *     oldest (its dropped count is printed), line off.
+ * Load: POST /decide, a user token, path ids never repeating (no decision memo hit). Ratios: decisions per second
+ * and CPU time per decision (the server's process tree, from /proc) against the stdout line.
+ * Run: make build && npx tsx test/bench/decision-logs.ts (BENCH_SECONDS=3, BENCH_ROUNDS=5 by default)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server as HttpServer } from "node:http";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createFixture, decideLoad, serveArgs, startNode, stopServer, ROOT, type Server } from "./fixture.js";
+import { pino, type Logger } from "pino";
+import { loadEngine } from "../../src/engine/index.js";
+import { DecisionLogPipeline } from "../../src/service/decision-logs/pipeline.js";
+import { Shipper } from "../../src/service/decision-logs/shipper.js";
+import { newStats } from "../../src/service/decision-logs/stats.js";
+import { collectorTarget } from "../../src/service/decision-logs/upload.js";
+import { freePort } from "../support/free-port.js";
+import { fmt, median } from "./measure.js";
+import { haveWrk, runWrk, treeCpuSeconds } from "./wrk.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+/** A collector that reads every upload and answers 204, counting bytes and uploads. */
+async function startSink(): Promise<{ url: string; server: HttpServer; uploads: () => number; bytes: () => number }> {
+  let uploads = 0;
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    req.on("data", (c: Buffer) => (bytes += c.length));
+    req.on("end", () => {
+      uploads++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/logs`, server, uploads: () => uploads, bytes: () => bytes };
+}
+
+/** A decision line as the recorder writes it (run.ts), with decision `i`'s id and path. */
+function line(i: number): { decision_id: string } & Record<string, unknown> {
+  const sub = "11111111-1111-4111-8111-111111111111";
+  const path = `/v2/ORG001/elevesJeunes/${i}/absences`;
+  return {
+    event: "decision",
+    decision_id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+    adapter: "decide",
+    method: "GET",
+    path,
+    route: "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
+    flow: "accessCode",
+    client_id: "web",
+    sub,
+    tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01",
+    roles: ["enseignant_jeune"],
+    allow: true,
+    status: 200,
+    reason: "allowed",
+    message: "enseignant_jeune may call /v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
+    request_id: "5d41402abc4b2a76b9719d911017c592",
+    traceparent: null,
+    client_address: "10.1.2.3",
+    would_deny: null,
+    revision: "3bb5113cebd4",
+    input: {
+      method: "GET",
+      path,
+      token: { sub, client_id: "web", auth_time: 1795765410, idp: "local", tenant_id: "t", aud: [], scope: ["openid"] },
+      roles: ["enseignant_jeune"],
+      synced: true,
+      role_check: "enforce",
+    },
+    latency_ms: 0.412,
+  };
+}
+
+/** CPU microseconds per decision of the in-process sides, interleaved rounds, medians. */
+async function inProcess(sinkUrl: string, downUrl: string): Promise<void> {
+  const N = Number(process.env.BENCH_DECISIONS ?? 20_000);
+  const engine = await loadEngine(join(ROOT, "build", "bundle.tar.gz"));
+  const logger: Logger = pino({ base: { pid: process.pid } }, pino.destination({ dest: "/dev/null", sync: false }));
+  const quiet = pino({ level: "silent" });
+  type Side = { record(fields: ReturnType<typeof line>): void; settle(): Promise<void>; close(): Promise<void> };
+  const pipelineSide = (url: string | undefined, stdout: boolean, bufferBytes = 16 << 20): Side => {
+    const stats = newStats();
+    const shipper =
+      url === undefined
+        ? undefined
+        : new Shipper({
+            target: collectorTarget(url),
+            token: () => undefined,
+            bufferBytes,
+            batchBytes: 32768,
+            periodMs: 1000,
+            timeoutMs: 2000,
+            problemAfterMs: 60_000,
+            stats,
+            logger: quiet,
+          });
+    const p = new DecisionLogPipeline({
+      line: stdout ? (f) => logger.info(f, "decision") : undefined,
+      ship: shipper && ((json) => shipper.add(json)),
+      rules: () => engine.logRules,
+      event: { labels: { id: "bench", version: "0" }, bundleName: "portier" },
+      stats,
+      logger: quiet,
+    });
+    return {
+      record: (f) => p.record(f),
+      // Uploads of a live collector finish in the round that caused them.
+      settle: async () => {
+        await new Promise((r) => setImmediate(r));
+        if (url === sinkUrl) while (stats.bufferedEvents > 0) await new Promise((r) => setTimeout(r, 5));
+      },
+      close: () => shipper?.close(Date.now()) ?? Promise.resolve(),
+    };
+  };
+  const sides: [string, Side][] = [
+    [
+      "stdout line (today)",
+      { record: (f) => logger.info(f, "decision"), settle: () => Promise.resolve(), close: () => Promise.resolve() },
+    ],
+    ["pipeline: line", pipelineSide(undefined, true)],
+    ["shipping, line off", pipelineSide(sinkUrl, false)],
+    ["shipping + line", pipelineSide(sinkUrl, true)],
+    ["collector down", pipelineSide(downUrl, false, 1 << 20)],
+  ];
+  const samples = new Map(sides.map(([name]) => [name, [] as number[]]));
+  let next = 0;
+  const round = async (side: Side): Promise<number> => {
+    const t = process.cpuUsage();
+    // As a server records them: a burst per turn of the event loop.
+    for (let i = 0; i < N; i++) {
+      side.record(line(next++));
+      if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+    }
+    await side.settle();
+    const u = process.cpuUsage(t);
+    return (u.user + u.system) / N;
+  };
+  for (const [, side] of sides) await round(side); // warm-up
+  for (let r = 0; r < ROUNDS; r++)
+    for (let i = 0; i < sides.length; i++) {
+      const [name, side] = sides[(i + r) % sides.length]!;
+      samples.get(name)!.push(await round(side));
+    }
+  console.log(`Decision logs in process (${N} decisions per round, ${ROUNDS} interleaved rounds, CPU time, medians):`);
+  const base = median(samples.get("stdout line (today)")!);
+  for (const [name] of sides) {
+    const us = median(samples.get(name)!);
+    console.log(`  ${name.padEnd(20)} ${us.toFixed(2).padStart(6)} us CPU/decision  ${(us / base).toFixed(3)}x`);
+  }
+  for (const [, side] of sides) await side.close();
+}
+
+async function metric(url: string, name: string): Promise<string> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return (
+    text
+      .split("\n")
+      .find((l) => l.startsWith(name))
+      ?.split(" ")[1] ?? "n/a"
+  );
+}
+
+export async function main(): Promise<void> {
+  const sink = await startSink();
+  const downUrl = `http://127.0.0.1:${await freePort()}/logs`;
+  await inProcess(sink.url, downUrl);
+  if (!haveWrk()) {
+    console.log("wrk not installed: the HTTP comparison is skipped");
+    sink.server.close();
+    return;
+  }
+  const f = await createFixture();
+  const sides: [string, string[]][] = [
+    ["stdout line", []],
+    ["shipping, line off", ["--decision-log-url", sink.url, "--no-decision-log-stdout"]],
+    ["shipping + line", ["--decision-log-url", sink.url]],
+    [
+      "collector down",
+      ["--decision-log-url", downUrl, "--no-decision-log-stdout", "--decision-log-buffer-bytes", "1048576"],
+    ],
+  ];
+  const servers: Server[] = [];
+  const scriptDir = mkdtempSync(join(tmpdir(), "portier-wrk-"));
+  const scriptFile = join(scriptDir, "load.lua");
+  try {
+    for (const [name, extra] of sides) {
+      const args = serveArgs(f, ["--decision-log-period-seconds", "1", ...extra]);
+      servers.push(await startNode(name, [], join(ROOT, "dist", "cli", "main.js"), args, { readyPath: "/ready" }));
+    }
+    const load = decideLoad(f);
+    let start = 1_000_000;
+    const measure = async (s: Server, secs: number) => {
+      const pid = s.child.pid!;
+      const c0 = treeCpuSeconds(pid);
+      const r = await runWrk(s.url, load, { connections: 10, seconds: secs, start, scriptFile });
+      start += 10_000_000;
+      if (r.bad > 0) throw new Error(`${s.name}: ${r.bad} errors or non-2xx answers`);
+      return { rps: r.rps, cpuUs: ((treeCpuSeconds(pid) - c0) * 1e6) / Math.max(r.requests, 1) };
+    };
+    for (const s of servers) await measure(s, 2); // warm-up: JIT, token cache; fills the down side's buffer
+    const samples = new Map(servers.map((s) => [s.name, { rps: [] as number[], cpuUs: [] as number[] }]));
+    const load0 = loadavg()[0]!;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < servers.length; i++) {
+        const s = servers[(i + round) % servers.length]!;
+        const m = await measure(s, SECONDS);
+        samples.get(s.name)!.rps.push(m.rps);
+        samples.get(s.name)!.cpuUs.push(m.cpuUs);
+      }
+    }
+    console.log(
+      `Decision logs over HTTP with wrk (POST /decide, 10 connections, ${ROUNDS} interleaved rounds ` +
+        `of ${SECONDS} s, medians; one worker each):`,
+    );
+    const base = samples.get("stdout line")!;
+    const [br, bc] = [median(base.rps), median(base.cpuUs)];
+    for (const s of servers) {
+      const x = samples.get(s.name)!;
+      const [r, c] = [median(x.rps), median(x.cpuUs)];
+      console.log(
+        `  ${s.name.padEnd(20)} ${fmt(r).padStart(9)} (${c.toFixed(0)} us CPU/decision)  ` +
+          `${(r / br).toFixed(3)}x decisions/s, ${(c / bc).toFixed(3)}x CPU per decision`,
+      );
+    }
+    const down = servers[3]!;
+    const dropped = await metric(down.url, 'portier_decision_logs_dropped_total{reason="buffer_full"}');
+    const buffered = await metric(down.url, "portier_decision_logs_buffer_bytes");
+    console.log(`  collector down: ${dropped} events dropped (buffer full), ${buffered} bytes buffered`);
+    const mib = (sink.bytes() / 1024 / 1024).toFixed(1);
+    console.log(`  live collector: ${sink.uploads()} uploads, ${mib} MiB gzip received (all sides)`);
+    const load1 = loadavg()[0]!.toFixed(1);
+    console.log(
+      `  load average ${load0.toFixed(1)} at the start, ${load1} at the end, on ${availableParallelism()} cores`,
+    );
+  } finally {
+    await Promise.all(servers.map(stopServer));
+    sink.server.close();
+    rmSync(scriptDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();
