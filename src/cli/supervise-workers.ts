@@ -294,7 +294,8 @@ export function superviseWorkers(options: SuperviseOptions): Promise<number> {
       const why = startFailures.get(worker.id) ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
       if (crashes.length >= CRASH_LIMIT) {
         process.stderr.write(
-          `portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ${why}); stopping the service\n`,
+          `portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ` +
+            `${why}); stopping the service\n`,
         );
         void stopAll(EXIT.error, 0);
         return;
