@@ -152,3 +152,12 @@ export function isOneOf<T extends string>(choices: readonly T[], value: string):
 export function usageError(spec: CommandSpec, message: string): UsageError {
   return new UsageError(`${message}; ${spec.name} --help lists the options`);
 }
+
+/** --min-coverage of `portier test` and `portier review`: a percentage from 0 to 100, default 100. */
+export function minCoverageOption(spec: CommandSpec, raw: string | undefined): number {
+  if (raw === undefined) return 100;
+  const value = /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
+  if (!(value >= 0 && value <= 100))
+    throw usageError(spec, `--min-coverage: "${raw}" is not a percentage from 0 to 100`);
+  return value;
+}

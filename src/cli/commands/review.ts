@@ -16,7 +16,7 @@ import {
   review,
   type ReviewReport,
 } from "../../review/index.js";
-import { OPA_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, isOneOf, minCoverageOption, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
 import { EXIT } from "../exit-codes.js";
 
@@ -116,14 +116,6 @@ function outputFormat(file: string): Format {
   return found[1];
 }
 
-function minCoverage(raw: string | undefined): number {
-  if (raw === undefined) return 100;
-  const value = /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
-  if (!(value >= 0 && value <= 100))
-    throw usageError(SPEC, `--min-coverage: "${raw}" is not a percentage from 0 to 100`);
-  return value;
-}
-
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
   const [base, head] = positionals;
@@ -135,7 +127,7 @@ export async function run(argv: string[]): Promise<number> {
   const failOn = values["fail-on"] ?? "new-allows";
   if (!isOneOf(FAIL_ON, failOn))
     throw usageError(SPEC, `--fail-on must be one of ${FAIL_ON.join(", ")}, got "${failOn}"`);
-  const min = minCoverage(values["min-coverage"]);
+  const min = minCoverageOption(SPEC, values["min-coverage"]);
   const outputs = (values.output ?? []).map((file) => [file, outputFormat(file)] as const);
   let report: ReviewReport;
   try {

@@ -12,7 +12,7 @@ import { opaPath } from "../../toolchain/opa.js";
 import { renderJunit } from "../../toolchain/policy-test-junit.js";
 import { runPolicyTests, type PolicyTestCase, type PolicyTestReport } from "../../toolchain/run-policy-tests.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, PROJECT_OPTION, minCoverageOption, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
 import { EXIT } from "../exit-codes.js";
 
@@ -55,14 +55,6 @@ export const SPEC = {
   },
 } as const satisfies CommandSpec;
 
-function minCoverage(raw: string | undefined): number {
-  if (raw === undefined) return 100;
-  const value = /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
-  if (!(value >= 0 && value <= 100))
-    throw usageError(SPEC, `--min-coverage: "${raw}" is not a percentage from 0 to 100`);
-  return value;
-}
-
 function indent(text: string): string[] {
   return text
     .replace(/\n$/, "")
@@ -84,7 +76,7 @@ function textLines(cases: PolicyTestCase[], verbose: boolean): string[] {
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, SPEC);
-  const min = minCoverage(values["min-coverage"]);
+  const min = minCoverageOption(SPEC, values["min-coverage"]);
   const format = values.format ?? "text";
   if (format !== "text" && format !== "junit") throw usageError(SPEC, `--format: "${format}" is not text or junit`);
   if (values.output !== undefined && format !== "junit") throw usageError(SPEC, "--output: only with --format junit");
