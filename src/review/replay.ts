@@ -93,6 +93,47 @@ export function sortedChanges(groups: Map<string, ReplayChange>): ReplayChange[]
   return [...groups.values()].sort((a, b) => ORDER[a.change] - ORDER[b.change] || b.count - a.count);
 }
 
+/** What a log reader counts: every line, and the unreadable ones (the first MAX_MALFORMED_KEPT kept). */
+interface LineCounts {
+  lines: number;
+  malformed: { line: number; error: string }[];
+  malformedCount: number;
+}
+
+/** Counts an unreadable line of a log. */
+export function countUnreadable(into: LineCounts, line: number, error: string): void {
+  if (into.malformed.length < MAX_MALFORMED_KEPT) into.malformed.push({ line, error });
+  into.malformedCount++;
+}
+
+/**
+ * The decision lines of a log (replay's and the shadow report's one reader): each parsed, with its line number;
+ * every line is counted in `into`, an unreadable one (too long, not JSON) as malformed; blank lines and other
+ * events are passed over.
+ */
+export async function* decisionEntries(
+  lines: AsyncIterable<string | LineTooLong> | Iterable<string | LineTooLong>,
+  into: LineCounts,
+): AsyncGenerator<{ line: number; entry: Record<string, unknown> }> {
+  for await (const text of lines) {
+    const line = ++into.lines;
+    if (text instanceof LineTooLong) {
+      countUnreadable(into, line, `longer than the limit of ${MAX_LOG_LINE_BYTES} bytes (${text.bytes})`);
+      continue;
+    }
+    if (text.trim() === "") continue;
+    let entry: unknown;
+    try {
+      entry = JSON.parse(text);
+    } catch (err) {
+      countUnreadable(into, line, `not JSON (${messageOf(err)})`);
+      continue;
+    }
+    if (entry && typeof entry === "object" && (entry as { event?: unknown }).event === "decision")
+      yield { line, entry: entry as Record<string, unknown> };
+  }
+}
+
 /** Replays log lines (strings, one JSON object each; a LineTooLong is unreadable) under `engine`. */
 export async function replayLines(
   lines: AsyncIterable<string | LineTooLong> | Iterable<string | LineTooLong>,
@@ -114,25 +155,7 @@ export async function replayLines(
   };
   const groups = new Map<string, ReplayChange>();
   const revisions = new Set<string>();
-  for await (const text of lines) {
-    const line = ++report.lines;
-    if (text instanceof LineTooLong) {
-      const error = `longer than the limit of ${MAX_LOG_LINE_BYTES} bytes (${text.bytes})`;
-      if (report.malformed.length < MAX_MALFORMED_KEPT) report.malformed.push({ line, error });
-      report.malformedCount++;
-      continue;
-    }
-    if (text.trim() === "") continue;
-    let entry: Record<string, unknown>;
-    try {
-      entry = JSON.parse(text) as Record<string, unknown>;
-    } catch (err) {
-      const error = `not JSON (${messageOf(err)})`;
-      if (report.malformed.length < MAX_MALFORMED_KEPT) report.malformed.push({ line, error });
-      report.malformedCount++;
-      continue;
-    }
-    if (!entry || typeof entry !== "object" || entry.event !== "decision") continue;
+  for await (const { line, entry } of decisionEntries(lines, report)) {
     if (typeof entry.revision === "string") revisions.add(entry.revision);
     if (!isInput(entry.input)) {
       report.notReplayable++;

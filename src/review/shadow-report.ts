@@ -5,13 +5,14 @@
  * newly allowed first), without evaluating anything: the candidate already did, on live traffic. Decisions where
  * the candidate agreed, or that were not sampled, carry no `shadow` and are only counted.
  */
-import { messageOf } from "../errors/caught.js";
 import { boundedLines, LineTooLong } from "./bounded-lines.js";
 import {
   addChange,
   changeLine,
   changeOf,
   changeTable,
+  countUnreadable,
+  decisionEntries,
   isInput,
   MAX_LOG_LINE_BYTES,
   sortedChanges,
@@ -38,8 +39,6 @@ export interface ShadowReport {
   candidateRevisions: string[];
   loggedRevisions: string[];
 }
-
-const MAX_MALFORMED_KEPT = 20;
 
 function shadowOutcome(v: unknown): (Outcome & { revision: string }) | undefined {
   const s = v as { allow?: unknown; reason?: unknown; revision?: unknown } | null;
@@ -68,25 +67,8 @@ export async function shadowLines(
   const groups = new Map<string, ReplayChange>();
   const candidates = new Set<string>();
   const revisions = new Set<string>();
-  const bad = (line: number, error: string) => {
-    if (report.malformed.length < MAX_MALFORMED_KEPT) report.malformed.push({ line, error });
-    report.malformedCount++;
-  };
-  for await (const text of lines) {
-    const line = ++report.lines;
-    if (text instanceof LineTooLong) {
-      bad(line, `longer than the limit of ${MAX_LOG_LINE_BYTES} bytes (${text.bytes})`);
-      continue;
-    }
-    if (text.trim() === "") continue;
-    let entry: Record<string, unknown>;
-    try {
-      entry = JSON.parse(text) as Record<string, unknown>;
-    } catch (err) {
-      bad(line, `not JSON (${messageOf(err)})`);
-      continue;
-    }
-    if (!entry || typeof entry !== "object" || entry.event !== "decision") continue;
+  const bad = (line: number, error: string) => countUnreadable(report, line, error);
+  for await (const { line, entry } of decisionEntries(lines, report)) {
     report.decisions++;
     if (typeof entry.revision === "string") revisions.add(entry.revision);
     if (!isInput(entry.input)) continue;
