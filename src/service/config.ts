@@ -63,7 +63,7 @@ export const OPTIONS = {
   },
   "require-keys-at-start": {
     description:
-      "exit 1 at start when the issuer's keys cannot be loaded (otherwise they load in the background and " +
+      "fail the start (exit 2) when the issuer's keys cannot be loaded (otherwise they load in the background and " +
       "/ready answers 503 until then)",
     schema: { type: "boolean", default: false },
   },

@@ -25,6 +25,9 @@ import { TracingConfigError } from "../../src/service/tracing/tracing-env.js";
 import { BuildError } from "../../src/toolchain/build-bundle.js";
 import { PolicySourceError } from "../../src/review/load-policy-source.js";
 import { StaleBundleError } from "../../src/review/stale-bundle.js";
+import { ReviewSourceError } from "../../src/review/review-sides.js";
+import { MaskRuleError } from "../../src/service/decision-logs/mask.js";
+import { TokenFileError } from "../../src/service/decision-logs/token-file.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 
 type ErrorClass = (abstract new (...args: never[]) => PortierError) & {
@@ -50,6 +53,9 @@ const SINGLE: [ErrorClass, string, PortierError][] = [
   [PolicyEvaluationError, "policy_error", new PolicyEvaluationError("RuntimeError: unreachable")],
   [StaleBundleError, "bundle_stale", new StaleBundleError("build/bundle.tar.gz is stale")],
   [PolicySourceError, "policy_source_invalid", new PolicySourceError("not found: mian")],
+  [ReviewSourceError, "review_source", new ReviewSourceError("not found: mian")],
+  [MaskRuleError, "decision_log_mask_invalid", new MaskRuleError("mask: /input/x is not a JSON pointer")],
+  [TokenFileError, "decision_log_token_file", new TokenFileError("token file: empty")],
 ];
 
 const TOKEN_CODES = [

@@ -62,10 +62,10 @@ describe("at start", () => {
     );
   });
 
-  it("portier serve prints it as one line and exits 1", async () => {
+  it("portier serve prints it as one line and exits 2", async () => {
     const args = sampleServeArgs(await makeKeys(), [...unknownRole(2)]);
     const r = await runServe([...args, "--port", "0", "--workers", "1", "--no-watch"]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     const lines = r.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/config\.directory: refused: all 2 records name a role that bundle \S+ does not know/);

@@ -101,14 +101,14 @@ describe("--workers 2 --grpc-port", () => {
     }
   }, 60_000);
 
-  it("a gRPC port in use is one line from the primary and exit 1", async () => {
+  it("a gRPC port in use is one line from the primary and exit 2", async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
     const port = (busy.address() as AddressInfo).port;
     try {
       const args = sampleServeArgs(await makeKeys());
       const r = await runServe([...args, "--port", "0", "--grpc-port", String(port), "--workers", "2"]);
-      expect(r.code).toBe(1);
+      expect(r.code).toBe(2);
       expect(r.stderr.trim().split("\n")).toEqual([
         expect.stringMatching(
           new RegExp(`^portier serve: cannot listen on 127\\.0\\.0\\.1:${port} for gRPC: .*choose another --grpc-port`),
