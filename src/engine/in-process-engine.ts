@@ -5,7 +5,7 @@
  * the policy) and answered again for the same text; denies the engine makes itself are never kept.
  */
 import type { Bundle } from "./read-bundle.js";
-import { logRulesOf, type LogRules } from "./log-rules.js";
+import { logRulesOf, readsOf, type LogRules } from "./log-rules.js";
 import { PolicyInstance, type PolicyLoader } from "./policy-instance.js";
 import { inputProblem } from "./validate-input.js";
 import { engineDeny, errorDeny } from "./deny.js";
@@ -70,7 +70,7 @@ export class InProcessEngine implements DecisionEngine {
         `${source}:/policy.wasm: the module has no entrypoint ${DECISION_ENTRYPOINT}`,
       );
     this.decisionId = id;
-    this.logRules = logRulesOf(this.instance);
+    this.logRules = logRulesOf(this.instance, readsOf(bundle.data));
     this.memo = memo && memo.entries > 0 ? new DecisionMemo(memo) : undefined;
   }
 

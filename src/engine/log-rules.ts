@@ -2,6 +2,10 @@
  * The bundle's decision-log rules, as OPA's system.log.mask and system.log.drop: the policies' portier.log
  * package answers both for a decision log event in one document (one evaluation per event). A bundle without
  * it (an older one) has none: every event is kept whole.
+ * When the bundle says which parts of an event the rules read (data.portier_bundle.log_rules_reads, found by
+ * `opa deps` when it was built), the rules are evaluated on those parts only, and their answer is kept for
+ * the next event with the same parts (a bounded memo, one per bundle revision): a user's many decisions with
+ * one token cost one evaluation. Without them, every event is evaluated whole.
  */
 import type { PolicyInstance } from "./policy-instance.js";
 import { PolicyEvaluationError } from "./errors.js";
@@ -9,26 +13,89 @@ import { PolicyEvaluationError } from "./errors.js";
 /** mask and drop of the portier.log package in one document: {"drop": bool, "mask": set}. */
 export const LOG_RULES_ENTRYPOINT = "portier/log/rules";
 
-/** The rules' answer for one event; each rule takes the event as its JSON text (encoded once, then shipped). */
+/** Where `portier bundle build` writes the paths the rules read: data.portier_bundle.log_rules_reads. */
+export const READS_ROOT = "portier_bundle";
+export const READS_KEY = "log_rules_reads";
+
+/** Answers kept per bundle revision, and the longest event part (JSON text) a kept answer may be keyed on. */
+const MEMO_ENTRIES = 4096;
+const MEMO_KEY_UNITS = 8192;
+
+export interface LogRulesAnswer {
+  drop: unknown;
+  mask: unknown;
+}
+
+/** The rules' answer for one event. */
 export interface LogRules {
-  /** Throws PolicyEvaluationError when evaluation fails (a rule's conflict, a builtin's error). */
-  evaluate(eventJson: string): { drop: unknown; mask: unknown };
+  /**
+   * `event`: the decision log event; `json`: its JSON text when the caller has it already (it ships it).
+   * Throws PolicyEvaluationError when evaluation fails (a rule's conflict, a builtin's error). The answer may
+   * be shared with other events: never change it.
+   */
+  evaluate(event: Record<string, unknown>, json?: string): LogRulesAnswer;
+  /** The paths of the event the rules read, or undefined when they are given every event whole. */
+  readonly reads: readonly (readonly string[])[] | undefined;
+}
+
+/** The bundle's read paths (an array of non-empty arrays of strings), or undefined when absent or malformed. */
+export function readsOf(data: Record<string, unknown>): string[][] | undefined {
+  const root = data[READS_ROOT];
+  const reads = typeof root === "object" && root !== null ? (root as Record<string, unknown>)[READS_KEY] : undefined;
+  if (!Array.isArray(reads)) return undefined;
+  const ok = reads.every((p) => Array.isArray(p) && p.length > 0 && p.every((k) => typeof k === "string"));
+  return ok ? (reads as string[][]) : undefined;
+}
+
+/** The parts of `event` at `reads`, in a document of the same shape (absent parts stay absent). */
+export function project(
+  event: Record<string, unknown>,
+  reads: readonly (readonly string[])[],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const keys of reads) {
+    let value: unknown = event;
+    for (const key of keys) {
+      value = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as never)[key] : undefined;
+      if (value === undefined) break;
+    }
+    if (value === undefined) continue;
+    let to = out;
+    for (const key of keys.slice(0, -1)) to = (to[key] ??= {}) as Record<string, unknown>;
+    to[keys[keys.length - 1]!] = value;
+  }
+  return out;
 }
 
 /** The rules of the instance's module, or undefined when it has no portier/log/rules entrypoint. */
-export function logRulesOf(instance: PolicyInstance): LogRules | undefined {
+export function logRulesOf(instance: PolicyInstance, reads: string[][] | undefined): LogRules | undefined {
   const id = instance.entrypointId(LOG_RULES_ENTRYPOINT);
   if (id === undefined) return undefined;
+  const run = (json: string): LogRulesAnswer => {
+    const outcome = instance.evaluateJson(id, json);
+    if (!outcome.ok) throw new PolicyEvaluationError(`evaluating ${LOG_RULES_ENTRYPOINT} failed: ${outcome.error}`);
+    const results = outcome.results;
+    const value = Array.isArray(results) ? (results[0] as { result?: unknown } | undefined)?.result : undefined;
+    if (typeof value !== "object" || value === null)
+      throw new PolicyEvaluationError(`${LOG_RULES_ENTRYPOINT}: no {drop, mask} document (a rule is undefined)`);
+    const { drop, mask } = value as { drop?: unknown; mask?: unknown };
+    return Object.freeze({ drop, mask });
+  };
+  if (reads === undefined) return { reads, evaluate: (event, json) => run(json ?? JSON.stringify(event)) };
+  const memo = new Map<string, LogRulesAnswer>();
   return {
-    evaluate(json) {
-      const outcome = instance.evaluateJson(id, json);
-      if (!outcome.ok) throw new PolicyEvaluationError(`evaluating ${LOG_RULES_ENTRYPOINT} failed: ${outcome.error}`);
-      const results = outcome.results;
-      const value = Array.isArray(results) ? (results[0] as { result?: unknown } | undefined)?.result : undefined;
-      if (typeof value !== "object" || value === null)
-        throw new PolicyEvaluationError(`${LOG_RULES_ENTRYPOINT}: no {drop, mask} document (a rule is undefined)`);
-      const { drop, mask } = value as { drop?: unknown; mask?: unknown };
-      return { drop, mask };
+    reads,
+    evaluate(event) {
+      const key = JSON.stringify(project(event, reads));
+      const known = memo.get(key);
+      if (known !== undefined) return known;
+      const answer = run(key);
+      if (key.length <= MEMO_KEY_UNITS) {
+        // Oldest first: a Map iterates in insertion order.
+        if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
+        memo.set(key, answer);
+      }
+      return answer;
     },
   };
 }

@@ -11,9 +11,10 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { join, relative } from "node:path";
 import { PortierError } from "../errors/portier-error.js";
 import { loadCatalog, bundleData, type RouteEntry } from "../catalog/index.js";
-import { loadEngine } from "../engine/index.js";
+import { loadEngine, READS_KEY, READS_ROOT } from "../engine/index.js";
 import { runOpa } from "./opa.js";
 import { checkRoutes } from "./check-routes.js";
+import { logRulesReads } from "./log-rules-reads.js";
 
 export class BuildError extends PortierError {
   static override readonly code = "build_failed";
@@ -115,6 +116,19 @@ export async function buildBundle(opts: {
       return opts.unannotated;
     throw err;
   });
+  // What the decision-log rules read of an event (log-rules-reads.ts), as a data root of its own.
+  const readsDir = join(data.dir, READS_ROOT);
+  rmSync(readsDir, { recursive: true, force: true });
+  if (entrypoints.includes("portier/log/rules")) {
+    const sources = regoFiles(policies)
+      .filter((f) => !f.endsWith("_test.rego"))
+      .map((f) => readFileSync(f, "utf8"));
+    const reads = await logRulesReads(opts.opa, ["-d", policies, "-d", data.dir], sources);
+    if (reads !== null) {
+      mkdirSync(readsDir, { recursive: true });
+      writeFileSync(join(readsDir, "data.json"), JSON.stringify({ [READS_KEY]: reads }));
+    }
+  }
   // Written beside `out` and renamed once checked, so a refused build leaves no bundle (nor replaces the last).
   const unchecked = `${opts.out}.${process.pid}.unchecked`;
   const args = [

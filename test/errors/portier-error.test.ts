@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PortierError } from "../../src/errors/portier-error.js";
+import { LogRulesReadsError } from "../../src/toolchain/log-rules-reads.js";
 import { TokenError } from "../../src/auth/token-error.js";
 import { DataError } from "../../src/catalog/data-error.js";
 import { RoleNameError } from "../../src/catalog/role-name-index.js";
@@ -54,6 +55,7 @@ const SINGLE: [ErrorClass, string, PortierError][] = [
   [StaleBundleError, "bundle_stale", new StaleBundleError("build/bundle.tar.gz is stale")],
   [PolicySourceError, "policy_source_invalid", new PolicySourceError("not found: mian")],
   [ReviewSourceError, "review_source", new ReviewSourceError("not found: mian")],
+  [LogRulesReadsError, "log_rules_reads_failed", new LogRulesReadsError("opa deps failed:\n1 error occurred")],
   [MaskRuleError, "decision_log_mask_invalid", new MaskRuleError("mask: /input/x is not a JSON pointer")],
   [TokenFileError, "decision_log_token_file", new TokenFileError("token file: empty")],
 ];

@@ -98,6 +98,8 @@ export const CODE_NOTES: Record<string, string> = {
     "A bundle, directory or key URL could not be fetched (the message has the HTTP status or network error, URL secrets shown as `***`). Retried with back-off.",
   reload_refused:
     "A reload guard refused the new value (e.g. a directory shrink); the message says which guard and how to accept it.",
+  log_rules_reads_failed:
+    "`portier bundle build` could not ask `opa deps` which parts of a decision log event the `portier.log` rules read; its output follows. Fix the policy.",
   decision_log_mask_invalid:
     'The bundle\'s decision-log rules (`portier.log`) answered something other than a set of JSON pointers under `/input` or `/result` (or upserts), or a `drop` that is not a boolean. The event is dropped and counted (`portier_decision_logs_dropped_total{reason="rule_error"}`); fix the rule.',
   decision_log_token_file:

@@ -98,12 +98,14 @@ export class DecisionLogPipeline {
       span_id: typeof fields.span_id === "string" ? fields.span_id : trace?.[2],
     };
     const event = buildEvent(record, ++this.seq, this.o.event);
-    // Encoded once: the rules read this text, and it is what is shipped unless a mask changes the event.
-    let json = JSON.stringify(event);
+    // Encoded once, when shipped: before the rules when they read the event whole (they take this text),
+    // else after them (a dropped event is never encoded); again when a mask changed the event.
+    let json: string | undefined;
     let line = fields;
     if (rules) {
       try {
-        const { drop, mask } = rules.evaluate(json);
+        if (rules.reads === undefined && this.o.ship) json = JSON.stringify(event);
+        const { drop, mask } = rules.evaluate(event as unknown as Record<string, unknown>, json);
         if (typeof drop !== "boolean") throw new MaskRuleError("drop: must be true or false");
         if (drop) {
           this.o.stats.ruleDropped++;
@@ -118,7 +120,7 @@ export class DecisionLogPipeline {
           event.result = parts.result;
           if (erased.length) event.erased = erased;
           if (masked.length) event.masked = masked;
-          json = JSON.stringify(event);
+          json = undefined;
           line = { ...fields, input: parts.input };
           const r = parts.result as Record<string, unknown>;
           for (const k of RESULT_FIELDS) line[k] = r[k];
@@ -130,7 +132,7 @@ export class DecisionLogPipeline {
       }
     }
     this.o.line?.(line);
-    this.o.ship?.(json);
+    this.o.ship?.(json ?? JSON.stringify(event));
   }
 
   /** A failing rule fails for every event: reported at most once a minute. */
