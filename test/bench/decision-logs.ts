@@ -7,7 +7,7 @@
  * collector (the Shipper, gzip, HTTP to a server in this process) with the line off; shipping with the line; and
  * the collector down (a port nobody listens on, a 1 MiB buffer full and dropping), line off.
  *
- * Over HTTP with wrk, every side this tree's
+ * Over HTTP with wrk, every side BENCH_PROCESSES (2) processes of this tree's
  * `node dist/cli/main.js serve` (one worker, stdout to /dev/null), interleaved rounds in one run, medians:
  *   - stdout line: the decision line on stdout only (no collector), the baseline of every ratio;
  *   - shipping, line off: --decision-log-url to a live collector (a small HTTP server in this process that reads
@@ -20,11 +20,19 @@
  * Run: make build && npx tsx test/bench/decision-logs.ts (BENCH_SECONDS=3, BENCH_ROUNDS=5 by default)
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server as HttpServer } from "node:http";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createFixture, decideLoad, serveArgs, startNode, stopServer, ROOT, type Server } from "./fixture.js";
+import {
+  createFixture,
+  decideLoad,
+  serveArgs,
+  startCollector,
+  startNode,
+  stopServer,
+  ROOT,
+  type Server,
+} from "./fixture.js";
 import { pino, type Logger } from "pino";
 import { loadEngine } from "../../src/engine/index.js";
 import { DecisionLogPipeline } from "../../src/service/decision-logs/pipeline.js";
@@ -37,22 +45,8 @@ import { haveWrk, runWrk, treeCpuSeconds } from "./wrk.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-
-/** A collector that reads every upload and answers 204, counting bytes and uploads. */
-async function startSink(): Promise<{ url: string; server: HttpServer; uploads: () => number; bytes: () => number }> {
-  let uploads = 0;
-  let bytes = 0;
-  const server = createServer((req, res) => {
-    req.on("data", (c: Buffer) => (bytes += c.length));
-    req.on("end", () => {
-      uploads++;
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}/logs`, server, uploads: () => uploads, bytes: () => bytes };
-}
+/** Server processes per side over HTTP, pooled: two processes of one code differ by up to 7% (A/A). */
+const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 2);
 
 /** A decision line as the recorder writes it (run.ts), with decision `i`'s id and path. */
 function line(i: number): { decision_id: string } & Record<string, unknown> {
@@ -181,7 +175,7 @@ async function metric(url: string, name: string): Promise<string> {
 }
 
 export async function main(): Promise<void> {
-  const sink = await startSink();
+  const sink = await startCollector();
   const downUrl = `http://127.0.0.1:${await freePort()}/logs`;
   await inProcess(sink.url, downUrl);
   if (!haveWrk()) {
@@ -203,10 +197,12 @@ export async function main(): Promise<void> {
   const scriptDir = mkdtempSync(join(tmpdir(), "portier-wrk-"));
   const scriptFile = join(scriptDir, "load.lua");
   try {
-    for (const [name, extra] of sides) {
-      const args = serveArgs(f, ["--decision-log-period-seconds", "1", ...extra]);
-      servers.push(await startNode(name, [], join(ROOT, "dist", "cli", "main.js"), args, { readyPath: "/ready" }));
-    }
+    // Each side's processes share its name: the samples of a side pool them.
+    for (let p = 0; p < PROCESSES; p++)
+      for (const [name, extra] of sides) {
+        const args = serveArgs(f, ["--decision-log-period-seconds", "1", ...extra]);
+        servers.push(await startNode(name, [], join(ROOT, "dist", "cli", "main.js"), args, { readyPath: "/ready" }));
+      }
     const load = decideLoad(f);
     let start = 1_000_000;
     const measure = async (s: Server, secs: number) => {
@@ -230,15 +226,15 @@ export async function main(): Promise<void> {
     }
     console.log(
       `Decision logs over HTTP with wrk (POST /decide, 10 connections, ${ROUNDS} interleaved rounds ` +
-        `of ${SECONDS} s, medians; one worker each):`,
+        `of ${SECONDS} s, medians; ${PROCESSES} processes per side, one worker each):`,
     );
     const base = samples.get("stdout line")!;
     const [br, bc] = [median(base.rps), median(base.cpuUs)];
-    for (const s of servers) {
-      const x = samples.get(s.name)!;
+    for (const [name] of sides) {
+      const x = samples.get(name)!;
       const [r, c] = [median(x.rps), median(x.cpuUs)];
       console.log(
-        `  ${s.name.padEnd(20)} ${fmt(r).padStart(9)} (${c.toFixed(0)} us CPU/decision)  ` +
+        `  ${name.padEnd(20)} ${fmt(r).padStart(9)} (${c.toFixed(0)} us CPU/decision)  ` +
           `${(r / br).toFixed(3)}x decisions/s, ${(c / bc).toFixed(3)}x CPU per decision`,
       );
     }

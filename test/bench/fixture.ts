@@ -9,6 +9,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer, type Server as HttpServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { BENCH_TENANT, benchSub } from "./directory-probe.js";
@@ -313,4 +314,25 @@ export function compiledBase(ref: string): string {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** A collector that reads every upload and answers 204, counting bytes and uploads. */
+export async function startCollector(): Promise<{
+  url: string;
+  server: HttpServer;
+  uploads: () => number;
+  bytes: () => number;
+}> {
+  let uploads = 0;
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    req.on("data", (c: Buffer) => (bytes += c.length));
+    req.on("end", () => {
+      uploads++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/logs`, server, uploads: () => uploads, bytes: () => bytes };
 }

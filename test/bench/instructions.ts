@@ -15,7 +15,9 @@
  * `make profile`'s CPU time, not a replacement for it.
  * Servers: the same-shaped server and Portier from this tree's dist/; with BENCH_BASE=<ref>, also Portier at that
  * commit (compiled like hot-path.ts's base; BENCH_BASE=HEAD and the BENCH_BEFORE_/BENCH_AFTER_ settings of
- * fixture.ts's sideSettings compare one code under two settings).
+ * fixture.ts's sideSettings compare one code under two settings). `@collector` in a side's ARGS is the URL of a
+ * decision-log collector this process runs (it reads each upload and answers 204): shipping against the stdout line
+ * is BENCH_BASE=HEAD BENCH_AFTER_ARGS="--decision-log-url @collector --no-decision-log-stdout".
  * Run: make build && npx tsx test/bench/instructions.ts (INSTR_WARM_UP=60 s not instrumented, INSTR_SETTLE=40 s
  * instrumented, then INSTR_ROUNDS=5 rounds of INSTR_SECONDS=10 s; INSTR_LOADS="/forward-auth;/decide";
  * INSTR_SAME_SHAPED=0 leaves the same-shaped server out). About 3 minutes per server and load.
@@ -35,6 +37,7 @@ import {
   shapeOf,
   SHAPED,
   sideSettings,
+  startCollector,
   startNode,
   startServer,
   stopServer,
@@ -205,6 +208,7 @@ export async function main(): Promise<void> {
     return;
   }
   const f = await createFixture();
+  const collector = await startCollector();
   const baseRef = process.env.BENCH_BASE;
   const base = baseRef ? compiledBase(baseRef) : undefined;
   try {
@@ -228,7 +232,8 @@ export async function main(): Promise<void> {
       env: Record<string, string>;
     }
     const portier = (label: string, root: string, side: "before" | "after"): Counting => {
-      const { nodeFlags, env, args, bundle } = sideSettings(side);
+      const { nodeFlags, env, bundle, ...settings } = sideSettings(side);
+      const args = settings.args.map((a) => a.replace("@collector", collector.url));
       const serve = [join(root, "dist", "cli", "main.js"), ...serveArgs(f, args, { bundle })];
       return {
         label,
@@ -298,6 +303,7 @@ export async function main(): Promise<void> {
       `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, on ${availableParallelism()} cores (counts move much less with the load than CPU time, but they do: the collector and the batching of requests per wake-up follow the timing; count on a quiet machine).`,
     );
   } finally {
+    collector.server.close();
     rmSync(f.dir, { recursive: true, force: true });
     if (base) rmSync(base, { recursive: true, force: true });
   }
