@@ -138,6 +138,9 @@ export async function buildBundle(opts: {
     ...entrypoints.flatMap((e) => ["-e", e]),
     "--ignore",
     "*_test.rego",
+    // The decision input's JSON schema sits beside the policies: it is not data.
+    "--ignore",
+    "*.schema.json",
     "-r",
     revision,
     "-o",

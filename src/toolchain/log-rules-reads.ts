@@ -58,6 +58,9 @@ export async function logRulesReads(opa: string, loadArgs: string[], sources: st
     "json",
     "--ignore",
     "*_test.rego",
+    // The decision input's JSON schema sits beside the policies: it is not data.
+    "--ignore",
+    "*.schema.json",
     ...loadArgs,
     "data.portier.log.rules",
   ]);

@@ -17,7 +17,8 @@
  *     oldest (its dropped count is printed), line off.
  * Load: POST /decide, a user token, path ids never repeating (no decision memo hit). Ratios: decisions per second
  * and CPU time per decision (the server's process tree, from /proc) against the stdout line.
- * Run: make build && npx tsx test/bench/decision-logs.ts (BENCH_SECONDS=3, BENCH_ROUNDS=5 by default)
+ * Run: make build && npx tsx test/bench/decision-logs.ts (BENCH_SECONDS=3, BENCH_ROUNDS=5 by default; BENCH_HTTP=0: in
+ * process only)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
@@ -178,6 +179,10 @@ export async function main(): Promise<void> {
   const sink = await startCollector();
   const downUrl = `http://127.0.0.1:${await freePort()}/logs`;
   await inProcess(sink.url, downUrl);
+  if (process.env.BENCH_HTTP === "0") {
+    sink.server.close();
+    return;
+  }
   if (!haveWrk()) {
     console.log("wrk not installed: the HTTP comparison is skipped");
     sink.server.close();

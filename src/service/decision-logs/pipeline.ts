@@ -80,8 +80,8 @@ export class DecisionLogPipeline {
   };
 
   private one(fields: DecisionLine, time: number, rules: LogRules | undefined): void {
-    // No collector and no rules (an older bundle): the line as recorded.
-    if (rules === undefined && this.o.ship === undefined) return this.o.line?.(fields);
+    // No collector: nothing to mask or drop without a line; no rules either (an older bundle): the line as recorded.
+    if (this.o.ship === undefined && (rules === undefined || this.o.line === undefined)) return this.o.line?.(fields);
     const result: Record<string, unknown> = {};
     for (const k of RESULT_FIELDS) result[k] = fields[k];
     const trace = typeof fields.traceparent === "string" ? TRACEPARENT.exec(fields.traceparent) : null;
