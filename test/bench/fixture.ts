@@ -316,9 +316,11 @@ export function compiledBase(ref: string): string {
   }
 }
 
-/** A collector that reads every upload and answers 204, counting bytes and uploads. */
+/** A collector (of decision logs, or of OTLP spans) that reads every upload and answers 204, counting bytes and uploads. */
 export async function startCollector(): Promise<{
   url: string;
+  /** Its origin (http://127.0.0.1:port): an OTLP/HTTP endpoint, since it takes any POST. */
+  origin: string;
   server: HttpServer;
   uploads: () => number;
   bytes: () => number;
@@ -334,5 +336,6 @@ export async function startCollector(): Promise<{
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}/logs`, server, uploads: () => uploads, bytes: () => bytes };
+  const origin = `http://127.0.0.1:${port}`;
+  return { url: `${origin}/logs`, origin, server, uploads: () => uploads, bytes: () => bytes };
 }

@@ -17,7 +17,8 @@
  * commit (compiled like hot-path.ts's base; BENCH_BASE=HEAD and the BENCH_BEFORE_/BENCH_AFTER_ settings of
  * fixture.ts's sideSettings compare one code under two settings). `@collector` in a side's ARGS is the URL of a
  * decision-log collector this process runs (it reads each upload and answers 204): shipping against the stdout line
- * is BENCH_BASE=HEAD BENCH_AFTER_ARGS="--decision-log-url @collector --no-decision-log-stdout".
+ * is BENCH_BASE=HEAD BENCH_AFTER_ARGS="--decision-log-url @collector --no-decision-log-stdout"; in a side's ENV it
+ * is the collector's origin (an OTLP endpoint: BENCH_AFTER_ENV="OTEL_EXPORTER_OTLP_ENDPOINT=@collector").
  * Run: make build && npx tsx test/bench/instructions.ts (INSTR_WARM_UP=60 s not instrumented, INSTR_SETTLE=40 s
  * instrumented, then INSTR_ROUNDS=5 rounds of INSTR_SECONDS=10 s; INSTR_LOADS="/forward-auth;/decide";
  * INSTR_SAME_SHAPED=0 leaves the same-shaped server out). About 3 minutes per server and load.
@@ -232,8 +233,11 @@ export async function main(): Promise<void> {
       env: Record<string, string>;
     }
     const portier = (label: string, root: string, side: "before" | "after"): Counting => {
-      const { nodeFlags, env, bundle, ...settings } = sideSettings(side);
+      const { nodeFlags, bundle, ...settings } = sideSettings(side);
       const args = settings.args.map((a) => a.replace("@collector", collector.url));
+      const env = Object.fromEntries(
+        Object.entries(settings.env).map(([k, v]) => [k, v.replace("@collector", collector.origin)]),
+      );
       const serve = [join(root, "dist", "cli", "main.js"), ...serveArgs(f, args, { bundle })];
       return {
         label,
