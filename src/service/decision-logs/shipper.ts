@@ -4,10 +4,10 @@
  * batches not yet delivered); when it is full the oldest event not on the wire is dropped, counted
  * (buffer_full). A batch is cut when the queue holds a full one (its size in compressed bytes, from the last
  * compression ratio, split again if it came out larger) or when the upload period has passed; compression
- * (zlib's fastest level) runs in libuv's thread pool. One upload at a time: a failed one (non-2xx, timeout, refused connection) keeps
- * its batch and is retried after an exponential back-off with jitter; 400/422 drops the batch (malformed),
- * 413 splits it in two (a single event refused is dropped: too_large). close() uploads what waits until the
- * deadline, then counts what is left as dropped (shutdown).
+ * (zlib's fastest level) runs in libuv's thread pool. One upload at a time: a failed one (non-2xx, timeout,
+ * refused connection) keeps its batch and is retried after an exponential back-off with jitter; 400/422 drops the
+ * batch (malformed), 413 splits it in two (a single event refused is dropped: too_large). close() uploads what
+ * waits until the deadline, then counts what is left as dropped (shutdown).
  */
 import { constants, gzip, type ZlibOptions } from "node:zlib";
 import { promisify } from "node:util";
