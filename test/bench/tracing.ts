@@ -3,18 +3,25 @@
  * same load (each side run by several processes, BENCH_TRACING_PROCESSES), GET /forward-auth/nginx with a W3C traceparent on every request (path ids never repeating, a cached
  * token): tracing off (no OTEL_* endpoint), tracing on with the gateway's span not sampled (flag 00: the
  * decision's ids are made, nothing recorded), and tracing on with every request sampled (flag 01: the span and
- * its two child steps recorded and exported). The OTLP endpoint is a sink in this process that accepts and
- * discards. wrk drives each in interleaved rounds in rotating order; medians of req/s and of the server's CPU
+ * its two child steps recorded and exported). The OTLP endpoint is a collector in this process that accepts
+ * and discards (fixture.ts). wrk drives each in interleaved rounds in rotating order; medians of req/s and of the server's CPU
  * microseconds per request (its process tree, from /proc); ratios against tracing off, measured in the same run.
  * Run: make build && npx tsx test/bench/tracing.ts (BENCH_TRACING_ROUNDS, BENCH_TRACING_SECONDS to shorten).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { listenOnLoopback } from "../e2e/harness/net.js";
-import { createFixture, PATH_TEMPLATE, ROOT, serveArgs, startNode, stopServer, type Server } from "./fixture.js";
+import {
+  createFixture,
+  PATH_TEMPLATE,
+  ROOT,
+  serveArgs,
+  startCollector,
+  startNode,
+  stopServer,
+  type Server,
+} from "./fixture.js";
 import { fmt, median } from "./measure.js";
 import { haveWrk, runWrk, treeCpuSeconds, type Load } from "./wrk.js";
 
@@ -49,22 +56,13 @@ export async function main(): Promise<void> {
     console.log("wrk not installed: tracing benchmark skipped");
     return;
   }
-  let spansBytes = 0;
-  let exports = 0;
-  const sink = createServer((req, res) => {
-    req.on("data", (d: Buffer) => (spansBytes += d.length));
-    req.on("end", () => {
-      exports++;
-      res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
-    });
-  });
-  const { port: sinkPort, close: closeSink } = await listenOnLoopback(sink);
+  const sink = await startCollector();
   const f = await createFixture();
   const scriptDir = mkdtempSync(join(tmpdir(), "portier-wrk-"));
   const scriptFile = join(scriptDir, "load.lua");
   const servers: Server[] = [];
   try {
-    const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`, OTEL_SERVICE_NAME: "portier-bench" };
+    const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin, OTEL_SERVICE_NAME: "portier-bench" };
     const sides: [string, Record<string, string>, Load][] = [
       ["tracing off", {}, load(f.tokens, "01")],
       ["tracing on, unsampled", traced, load(f.tokens, "00")],
@@ -113,10 +111,10 @@ export async function main(): Promise<void> {
           `${c.toFixed(0).padStart(5)} µs CPU/request ${(c / offCpu).toFixed(3)}x`,
       );
     }
-    console.log(`  (the OTLP sink received ${exports} exports, ${(spansBytes / 1024).toFixed(0)} KiB)`);
+    console.log(`  (the OTLP sink received ${sink.uploads()} exports, ${(sink.bytes() / 1024).toFixed(0)} KiB)`);
   } finally {
     for (const s of servers) await stopServer(s);
-    await closeSink();
+    sink.server.close();
     rmSync(scriptDir, { recursive: true, force: true });
     rmSync(f.dir, { recursive: true, force: true });
   }
