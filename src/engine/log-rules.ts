@@ -4,8 +4,8 @@
  * it (an older one) has none: every event is kept whole.
  * When the bundle says which parts of an event the rules read (data.portier_bundle.log_rules_reads, found by
  * `opa deps` when it was built), the rules are evaluated on those parts only, and their answer is kept for
- * the next event with the same parts (a bounded memo, one per bundle revision): a user's many decisions with
- * one token cost one evaluation. Without them, every event is evaluated whole.
+ * the next event with the same parts (a memo bounded in entries and bytes, one per bundle revision): a user's many
+ * decisions with one token cost one evaluation. Without them, every event is evaluated whole.
  */
 import type { PolicyInstance } from "./policy-instance.js";
 import { PolicyEvaluationError } from "./errors.js";
@@ -17,8 +17,12 @@ export const LOG_RULES_ENTRYPOINT = "portier/log/rules";
 export const READS_ROOT = "portier_bundle";
 export const READS_KEY = "log_rules_reads";
 
-/** Answers kept per bundle revision, and the longest event part (JSON text) a kept answer may be keyed on. */
-const MEMO_ENTRIES = 4096;
+/**
+ * The memo's bounds, per bundle revision: answers kept, UTF-16 units of key text kept in all (8 MiB), and the
+ * longest key (an event's parts as JSON) an answer is kept for. The oldest answers go first.
+ */
+export const MEMO_ENTRIES = 4096;
+const MEMO_UNITS = 4 * 1024 * 1024;
 const MEMO_KEY_UNITS = 8192;
 
 export interface LogRulesAnswer {
@@ -83,6 +87,7 @@ export function logRulesOf(instance: PolicyInstance, reads: string[][] | undefin
   };
   if (reads === undefined) return { reads, evaluate: (event, json) => run(json ?? JSON.stringify(event)) };
   const memo = new Map<string, LogRulesAnswer>();
+  let units = 0;
   return {
     reads,
     evaluate(event) {
@@ -92,8 +97,13 @@ export function logRulesOf(instance: PolicyInstance, reads: string[][] | undefin
       const answer = run(key);
       if (key.length <= MEMO_KEY_UNITS) {
         // Oldest first: a Map iterates in insertion order.
-        if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
+        while (memo.size >= MEMO_ENTRIES || (memo.size > 0 && units + key.length > MEMO_UNITS)) {
+          const oldest = memo.keys().next().value!;
+          units -= oldest.length;
+          memo.delete(oldest);
+        }
         memo.set(key, answer);
+        units += key.length;
       }
       return answer;
     },

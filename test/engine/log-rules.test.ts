@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readBundle, type Bundle } from "../../src/engine/read-bundle.js";
 import { PolicyInstance } from "../../src/engine/policy-instance.js";
-import { logRulesOf, project, readsOf } from "../../src/engine/log-rules.js";
+import { logRulesOf, MEMO_ENTRIES, project, readsOf } from "../../src/engine/log-rules.js";
 import { requireBundle } from "../support/bundle.js";
 
 let bundle: Bundle;
@@ -58,6 +58,17 @@ describe("the decision-log rules on the parts of an event they read", () => {
     }
     expect(seen).toHaveLength(TOKENS.length);
     expect(seen[1]).toBe('{"input":{"token":{"sub":"a","idp":"local","nonce":"n","at_hash":"h"}}}');
+  });
+
+  it("keep at most MEMO_ENTRIES answers, the oldest going first", () => {
+    const { instance, seen } = counted();
+    const rules = logRulesOf(instance, readsOf(bundle.data))!;
+    for (let i = 0; i <= MEMO_ENTRIES; i++) rules.evaluate(event(i, { sub: `s-${i}` }));
+    expect(seen).toHaveLength(MEMO_ENTRIES + 1);
+    rules.evaluate(event(0, { sub: `s-${MEMO_ENTRIES}` }));
+    expect(seen).toHaveLength(MEMO_ENTRIES + 1);
+    rules.evaluate(event(0, { sub: "s-0" }));
+    expect(seen).toHaveLength(MEMO_ENTRIES + 2);
   });
 
   it("evaluate every event whole when the bundle does not say what they read", () => {
