@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findBinary, startGateway, type GatewayKind, type RunningGateway } from "./harness/gateways.js";
 import { bearer, send } from "./harness/http.js";
 import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./harness/portier.js";
+import { onDecisionLine } from "./harness/process.js";
 import { machineToken } from "./harness/tokens.js";
 import { startUpstream, type RunningUpstream } from "./harness/upstream.js";
 import { until } from "../service/helpers.js";
@@ -35,14 +36,7 @@ beforeAll(async () => {
   upstream = await startUpstream();
   issuer = await startIssuerProcess();
   service = await startServiceProcess(issuer.url);
-  service.proc.onLine((line) => {
-    try {
-      const rec = JSON.parse(line) as Record<string, unknown>;
-      if (rec.event === "decision") lines.push(rec);
-    } catch {
-      /* not a JSON line */
-    }
-  });
+  onDecisionLine(service.proc, (rec) => lines.push(rec));
   token = await machineToken(issuer.url);
 }, 120_000);
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findBinary, startGateway, type RunningGateway } from "./harness/gateways.js";
 import { bearer, send } from "./harness/http.js";
 import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./harness/portier.js";
+import { onDecisionLine } from "./harness/process.js";
 import { USERS, userToken } from "./harness/tokens.js";
 import { startUpstream, type RunningUpstream } from "./harness/upstream.js";
 import { CANDIDATE_CHANGES, buildCandidateBundle } from "../support/candidate-bundle.js";
@@ -43,16 +44,9 @@ beforeAll(async () => {
   upstream = await startUpstream();
   issuer = await startIssuerProcess();
   service = await startServiceProcess(issuer.url, ["--shadow-bundle", candidate]);
-  service.proc.onLine((line) => {
-    try {
-      const rec = JSON.parse(line) as Record<string, unknown>;
-      if (rec.event === "decision") {
-        lines.push(rec);
-        rawLines.push(line);
-      }
-    } catch {
-      /* not a JSON line */
-    }
+  onDecisionLine(service.proc, (rec, line) => {
+    lines.push(rec);
+    rawLines.push(line);
   });
   token = (await userToken(issuer.url, "enseignant.jeune")).accessToken;
   gateway = await startGateway("nginx", { authPort: service.port, upstreamPort: upstream.port });

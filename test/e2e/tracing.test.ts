@@ -18,6 +18,7 @@ import {
   type RunningJaeger,
 } from "./harness/jaeger.js";
 import { startIssuerProcess, startServiceProcess, type RunningPortier } from "./harness/portier.js";
+import { onDecisionLine } from "./harness/process.js";
 import { machineToken } from "./harness/tokens.js";
 import { startUpstream, type RunningUpstream } from "./harness/upstream.js";
 import { until } from "../service/helpers.js";
@@ -43,14 +44,7 @@ describe.skipIf(skip)("traces through nginx, found in Jaeger", () => {
       // Batches leave at once, so the test does not wait the default 5 s per batch.
       OTEL_BSP_SCHEDULE_DELAY: "100",
     });
-    service.proc.onLine((line) => {
-      try {
-        const rec = JSON.parse(line) as Record<string, unknown>;
-        if (rec.event === "decision") lines.push(rec);
-      } catch {
-        /* not a JSON line */
-      }
-    });
+    onDecisionLine(service.proc, (rec) => lines.push(rec));
     gateway = await startGateway("nginx", { authPort: service.port, upstreamPort: upstream.port });
     token = await machineToken(issuer.url);
   }, 180_000);

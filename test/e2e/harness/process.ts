@@ -149,3 +149,17 @@ export function waitForLine<T>(proc: Managed, match: (line: string) => T | undef
     );
   });
 }
+
+/** Calls `listener` with each decision log line the process writes on stdout, parsed, and its text. */
+export function onDecisionLine(proc: Managed, listener: (rec: Record<string, unknown>, line: string) => void): void {
+  proc.onLine((line) => {
+    let rec: unknown;
+    try {
+      rec = JSON.parse(line);
+    } catch {
+      return; // not a JSON line
+    }
+    if (typeof rec === "object" && rec !== null && (rec as { event?: unknown }).event === "decision")
+      listener(rec as Record<string, unknown>, line);
+  });
+}
