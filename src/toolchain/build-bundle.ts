@@ -20,6 +20,9 @@ export class BuildError extends PortierError {
   static override readonly code = "build_failed";
 }
 
+/** What opa leaves out of the policies folder: the tests, and the decision input's JSON schema (it is not data). */
+export const OPA_IGNORES = ["--ignore", "*_test.rego", "--ignore", "*.schema.json"];
+
 function regoFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir).sort()) {
@@ -28,6 +31,11 @@ function regoFiles(dir: string): string[] {
     else if (name.endsWith(".rego")) out.push(full);
   }
   return out;
+}
+
+/** The policy files of a folder, its tests left out. */
+function policyFiles(dir: string): string[] {
+  return regoFiles(dir).filter((f) => !f.endsWith("_test.rego"));
 }
 
 /** Writes <outDir>/catalog/data.json from <projectDir>/data; returns the folder to pass to opa. */
@@ -57,7 +65,7 @@ export function sourcesRevision(projectDir: string): string {
 
 function sourceRevision(projectDir: string, dataJson: string): string {
   const hash = createHash("sha256");
-  for (const file of regoFiles(join(projectDir, "policies")).filter((f) => !f.endsWith("_test.rego"))) {
+  for (const file of policyFiles(join(projectDir, "policies"))) {
     hash.update(relative(projectDir, file)).update("\0").update(readFileSync(file)).update("\0");
   }
   hash.update(dataJson);
@@ -120,10 +128,8 @@ export async function buildBundle(opts: {
   const readsDir = join(data.dir, READS_ROOT);
   rmSync(readsDir, { recursive: true, force: true });
   if (entrypoints.includes("portier/log/rules")) {
-    const sources = regoFiles(policies)
-      .filter((f) => !f.endsWith("_test.rego"))
-      .map((f) => readFileSync(f, "utf8"));
-    const reads = await logRulesReads(opts.opa, ["-d", policies, "-d", data.dir], sources);
+    const sources = policyFiles(policies).map((f) => readFileSync(f, "utf8"));
+    const reads = await logRulesReads(opts.opa, [...OPA_IGNORES, "-d", policies, "-d", data.dir], sources);
     if (reads !== null) {
       mkdirSync(readsDir, { recursive: true });
       writeFileSync(join(readsDir, "data.json"), JSON.stringify({ [READS_KEY]: reads }));
@@ -136,11 +142,7 @@ export async function buildBundle(opts: {
     "-t",
     "wasm",
     ...entrypoints.flatMap((e) => ["-e", e]),
-    "--ignore",
-    "*_test.rego",
-    // The decision input's JSON schema sits beside the policies: it is not data.
-    "--ignore",
-    "*.schema.json",
+    ...OPA_IGNORES,
     "-r",
     revision,
     "-o",

@@ -48,22 +48,11 @@ export function inputPaths(refs: Term[][]): string[][] | null {
 
 /**
  * The paths the rules read, or null when they must see every event whole. `sources`: the project's policy
- * texts (their builtins are checked); `loadArgs`: opa's -d arguments for the policies and the data document.
+ * texts (their builtins are checked); `loadArgs`: opa's arguments that load the policies and the data document.
  */
 export async function logRulesReads(opa: string, loadArgs: string[], sources: string[]): Promise<string[][] | null> {
   if (sources.some((text) => UNSTABLE_BUILTINS.test(text))) return null;
-  const run = await runOpa(opa, [
-    "deps",
-    "--format",
-    "json",
-    "--ignore",
-    "*_test.rego",
-    // The decision input's JSON schema sits beside the policies: it is not data.
-    "--ignore",
-    "*.schema.json",
-    ...loadArgs,
-    "data.portier.log.rules",
-  ]);
+  const run = await runOpa(opa, ["deps", "--format", "json", ...loadArgs, "data.portier.log.rules"]);
   if (run.code !== 0) throw new LogRulesReadsError(`opa deps failed:\n${(run.stderr || run.stdout).trim()}`);
   const base = (JSON.parse(run.stdout) as { base?: Term[][] }).base ?? [];
   return inputPaths(base);

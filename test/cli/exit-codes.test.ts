@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { EXIT, ERROR_MEANING } from "../../src/cli/exit-codes.js";
-import { annotatedEntrypoints, writeBundleData } from "../../src/toolchain/build-bundle.js";
+import { annotatedEntrypoints, OPA_IGNORES, writeBundleData } from "../../src/toolchain/build-bundle.js";
 import { opaPath, runOpa } from "../../src/toolchain/opa.js";
 import { COMMAND_NAMES, portierInProcess as portier, portierProcess, scratchProject } from "../support/cli.js";
 import type { Catalog } from "../../src/catalog/load-catalog.js";
@@ -96,8 +96,7 @@ describe("the finding exits 1", () => {
       "-t",
       "wasm",
       ...entrypoints.flatMap((e) => ["-e", e]),
-      "--ignore",
-      "*_test.rego",
+      ...OPA_IGNORES,
       "-o",
       bundle,
       join(dir, "policies"),

@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { OPA_IGNORES } from "../../src/toolchain/build-bundle.js";
 import { inputPaths, logRulesReads } from "../../src/toolchain/log-rules-reads.js";
 import { opaPath } from "../../src/toolchain/opa.js";
 
@@ -24,7 +25,7 @@ async function readsOf(log: string, other: string): Promise<string[][] | null> {
   writeFileSync(join(dir, "log.rego"), sources[0]!);
   writeFileSync(join(dir, "other.rego"), sources[1]!);
   writeFileSync(join(dir, "log_test.rego"), "package portier.log_test\n\ntest_now if time.now_ns() > input.x\n");
-  return logRulesReads(opaPath(), ["-d", dir], sources);
+  return logRulesReads(opaPath(), [...OPA_IGNORES, "-d", dir], sources);
 }
 
 describe("the paths the decision-log rules read (opa deps)", () => {
