@@ -6,7 +6,7 @@
  */
 import type { Bundle } from "./read-bundle.js";
 import { logRulesOf, readsOf, type LogRules } from "./log-rules.js";
-import { PolicyInstance, type PolicyLoader } from "./policy-instance.js";
+import { PolicyInstance, resultOf, type PolicyLoader } from "./policy-instance.js";
 import { inputProblem } from "./validate-input.js";
 import { engineDeny, errorDeny } from "./deny.js";
 import { EngineLoadError, PolicyEvaluationError } from "./errors.js";
@@ -33,11 +33,6 @@ function decisionProblem(value: unknown): string | null {
   if (typeof d.reason !== "string" || typeof d.message !== "string")
     return "decision.reason or decision.message is not a string";
   return null;
-}
-
-/** The first result of a result set; undefined when there is none. */
-function resultOf(results: unknown): unknown {
-  return Array.isArray(results) ? (results[0] as { result?: unknown } | undefined)?.result : undefined;
 }
 
 export interface InProcessEngineOptions {

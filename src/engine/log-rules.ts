@@ -7,7 +7,7 @@
  * the next event with the same parts (a memo bounded in entries and bytes, one per bundle revision): a user's many
  * decisions with one token cost one evaluation. Without them, every event is evaluated whole.
  */
-import type { PolicyInstance } from "./policy-instance.js";
+import { resultOf, type PolicyInstance } from "./policy-instance.js";
 import { PolicyEvaluationError } from "./errors.js";
 
 /** mask and drop of the portier.log package in one document: {"drop": bool, "mask": set}. */
@@ -33,13 +33,11 @@ export interface LogRulesAnswer {
 /** The rules' answer for one event. */
 export interface LogRules {
   /**
-   * `event`: the decision log event; `json`: its JSON text when the caller has it already (it ships it).
-   * Throws PolicyEvaluationError when evaluation fails (a rule's conflict, a builtin's error). The answer may
-   * be shared with other events: never change it.
+   * `event`: the decision log event; `encoded`: its JSON text (asked for only when the rules read the event whole;
+   * the caller keeps it for shipping). Throws PolicyEvaluationError when evaluation fails (a rule's conflict, a
+   * builtin's error). The answer may be shared with other events: never change it.
    */
-  evaluate(event: Record<string, unknown>, json?: string): LogRulesAnswer;
-  /** The paths of the event the rules read, or undefined when they are given every event whole. */
-  readonly reads: readonly (readonly string[])[] | undefined;
+  evaluate(event: Record<string, unknown>, encoded: () => string): LogRulesAnswer;
 }
 
 /** The bundle's read paths (an array of non-empty arrays of strings), or undefined when absent or malformed. */
@@ -78,18 +76,16 @@ export function logRulesOf(instance: PolicyInstance, reads: string[][] | undefin
   const run = (json: string): LogRulesAnswer => {
     const outcome = instance.evaluateJson(id, json);
     if (!outcome.ok) throw new PolicyEvaluationError(`evaluating ${LOG_RULES_ENTRYPOINT} failed: ${outcome.error}`);
-    const results = outcome.results;
-    const value = Array.isArray(results) ? (results[0] as { result?: unknown } | undefined)?.result : undefined;
+    const value = resultOf(outcome.results);
     if (typeof value !== "object" || value === null)
       throw new PolicyEvaluationError(`${LOG_RULES_ENTRYPOINT}: no {drop, mask} document (a rule is undefined)`);
     const { drop, mask } = value as { drop?: unknown; mask?: unknown };
     return Object.freeze({ drop, mask });
   };
-  if (reads === undefined) return { reads, evaluate: (event, json) => run(json ?? JSON.stringify(event)) };
+  if (reads === undefined) return { evaluate: (_event, encoded) => run(encoded()) };
   const memo = new Map<string, LogRulesAnswer>();
   let units = 0;
   return {
-    reads,
     evaluate(event) {
       const key = JSON.stringify(project(event, reads));
       const known = memo.get(key);

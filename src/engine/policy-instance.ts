@@ -27,6 +27,11 @@ export type PolicyLoader = (module: WebAssembly.Module) => LoadedPolicy;
 
 export const sdkLoader: PolicyLoader = (module) => opaWasm.loadPolicySync(module);
 
+/** The first result of a result set; undefined when there is none. */
+export function resultOf(results: unknown): unknown {
+  return Array.isArray(results) ? (results[0] as { result?: unknown } | undefined)?.result : undefined;
+}
+
 export type EvalOutcome = { ok: true; results: unknown } | { ok: false; error: string };
 
 const encoder = new TextEncoder();

@@ -36,6 +36,10 @@ function event(i: number, token: Record<string, unknown>): Record<string, unknow
   };
 }
 
+/** The event's text as the pipeline gives it: asked for when the rules read the event whole. */
+const encoding = (e: Record<string, unknown>) => () => JSON.stringify(e);
+const encoded = (e: Record<string, unknown>): [Record<string, unknown>, () => string] => [e, encoding(e)];
+
 const TOKENS = [
   { sub: "a", idp: "local" },
   { sub: "a", idp: "local", nonce: "n", at_hash: "h" },
@@ -54,7 +58,7 @@ describe("the decision-log rules on the parts of an event they read", () => {
     const parts = logRulesOf(instance, readsOf(bundle.data))!;
     for (let i = 0; i < 40; i++) {
       const e = event(i, TOKENS[i % TOKENS.length]!);
-      expect(parts.evaluate(e)).toEqual(whole.evaluate(e));
+      expect(parts.evaluate(e, encoding(e))).toEqual(whole.evaluate(e, encoding(e)));
     }
     expect(seen).toHaveLength(TOKENS.length);
     expect(seen[1]).toBe('{"input":{"token":{"sub":"a","idp":"local","nonce":"n","at_hash":"h"}}}');
@@ -63,18 +67,21 @@ describe("the decision-log rules on the parts of an event they read", () => {
   it("keep at most MEMO_ENTRIES answers, the oldest going first", () => {
     const { instance, seen } = counted();
     const rules = logRulesOf(instance, readsOf(bundle.data))!;
-    for (let i = 0; i <= MEMO_ENTRIES; i++) rules.evaluate(event(i, { sub: `s-${i}` }));
+    for (let i = 0; i <= MEMO_ENTRIES; i++) rules.evaluate(...encoded(event(i, { sub: `s-${i}` })));
     expect(seen).toHaveLength(MEMO_ENTRIES + 1);
-    rules.evaluate(event(0, { sub: `s-${MEMO_ENTRIES}` }));
+    rules.evaluate(...encoded(event(0, { sub: `s-${MEMO_ENTRIES}` })));
     expect(seen).toHaveLength(MEMO_ENTRIES + 1);
-    rules.evaluate(event(0, { sub: "s-0" }));
+    rules.evaluate(...encoded(event(0, { sub: "s-0" })));
     expect(seen).toHaveLength(MEMO_ENTRIES + 2);
   });
 
   it("evaluate every event whole when the bundle does not say what they read", () => {
     const { instance, seen } = counted();
     const rules = logRulesOf(instance, undefined)!;
-    for (let i = 0; i < 3; i++) rules.evaluate(event(i, TOKENS[1]!), i === 2 ? '{"given":1}' : undefined);
+    for (let i = 0; i < 3; i++) {
+      const e = event(i, TOKENS[1]!);
+      rules.evaluate(e, i === 2 ? () => '{"given":1}' : encoding(e));
+    }
     expect(seen).toEqual([JSON.stringify(event(0, TOKENS[1]!)), JSON.stringify(event(1, TOKENS[1]!)), '{"given":1}']);
   });
 

@@ -98,14 +98,14 @@ export class DecisionLogPipeline {
       span_id: typeof fields.span_id === "string" ? fields.span_id : trace?.[2],
     };
     const event = buildEvent(record, ++this.seq, this.o.event);
-    // Encoded once, when shipped: before the rules when they read the event whole (they take this text),
-    // else after them (a dropped event is never encoded); again when a mask changed the event.
+    // Encoded at most once (the rules ask for it when they read the event whole, shipping needs it), and again
+    // when a mask changed the event.
     let json: string | undefined;
+    const encoded = (): string => (json ??= JSON.stringify(event));
     let line = fields;
     if (rules) {
       try {
-        if (rules.reads === undefined && this.o.ship) json = JSON.stringify(event);
-        const { drop, mask } = rules.evaluate(event as unknown as Record<string, unknown>, json);
+        const { drop, mask } = rules.evaluate(event as unknown as Record<string, unknown>, encoded);
         if (typeof drop !== "boolean") throw new MaskRuleError("drop: must be true or false");
         if (drop) {
           this.o.stats.ruleDropped++;
@@ -132,7 +132,7 @@ export class DecisionLogPipeline {
       }
     }
     this.o.line?.(line);
-    this.o.ship?.(json ?? JSON.stringify(event));
+    this.o.ship?.(encoded());
   }
 
   /** A failing rule fails for every event: reported at most once a minute. */

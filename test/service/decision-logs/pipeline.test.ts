@@ -128,7 +128,6 @@ describe("the decision-log pipeline", () => {
 
   it("applies /result pointers to the line's fields, and upserts, as listed in erased and masked", () => {
     const rules: LogRules = {
-      reads: undefined,
       evaluate: () => ({
         drop: false,
         mask: ["/result/sub", { op: "upsert", path: "/input/token/sub", value: "***" }],
@@ -145,19 +144,18 @@ describe("the decision-log pipeline", () => {
 
   it("leaves out what drop drops (counted apart), and drops the event of a failing rule", () => {
     const cases: [LogRules, keyof ReturnType<typeof newStats>["dropped"] | "ruleDropped"][] = [
-      [{ reads: undefined, evaluate: () => ({ drop: true, mask: [] }) }, "ruleDropped"],
+      [{ evaluate: () => ({ drop: true, mask: [] }) }, "ruleDropped"],
       [
         {
-          reads: undefined,
           evaluate: () => {
             throw new Error("wasm trap");
           },
         },
         "rule_error",
       ],
-      [{ reads: undefined, evaluate: () => ({ drop: false, mask: ["/labels/id"] }) }, "rule_error"],
-      [{ reads: undefined, evaluate: () => ({ drop: false, mask: "not a set" }) }, "rule_error"],
-      [{ reads: undefined, evaluate: () => ({ drop: "yes", mask: [] }) }, "rule_error"],
+      [{ evaluate: () => ({ drop: false, mask: ["/labels/id"] }) }, "rule_error"],
+      [{ evaluate: () => ({ drop: false, mask: "not a set" }) }, "rule_error"],
+      [{ evaluate: () => ({ drop: "yes", mask: [] }) }, "rule_error"],
     ];
     for (const [rules, counted] of cases) {
       const { p, lines, shipped, stats, logged } = pipeline(() => rules);
