@@ -42,7 +42,7 @@ import { newStats } from "../../src/service/decision-logs/stats.js";
 import { collectorTarget } from "../../src/service/decision-logs/upload.js";
 import { freePort } from "../support/free-port.js";
 import { fmt, median } from "./measure.js";
-import { haveWrk, runWrk, treeCpuSeconds } from "./wrk.js";
+import { haveWrk, interleavedRounds, type SideServer } from "./wrk.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -200,44 +200,33 @@ export async function main(): Promise<void> {
   ];
   const servers: Server[] = [];
   const scriptDir = mkdtempSync(join(tmpdir(), "portier-wrk-"));
-  const scriptFile = join(scriptDir, "load.lua");
   try {
-    // Each side's processes share its name: the samples of a side pool them.
-    for (let p = 0; p < PROCESSES; p++)
-      for (const [name, extra] of sides) {
-        const args = serveArgs(f, ["--decision-log-period-seconds", "1", ...extra]);
-        servers.push(await startNode(name, [], join(ROOT, "dist", "cli", "main.js"), args, { readyPath: "/ready" }));
-      }
     const load = decideLoad(f);
-    let start = 1_000_000;
-    const measure = async (s: Server, secs: number) => {
-      const pid = s.child.pid!;
-      const c0 = treeCpuSeconds(pid);
-      const r = await runWrk(s.url, load, { connections: 10, seconds: secs, start, scriptFile });
-      start += 10_000_000;
-      if (r.bad > 0) throw new Error(`${s.name}: ${r.bad} errors or non-2xx answers`);
-      return { rps: r.rps, cpuUs: ((treeCpuSeconds(pid) - c0) * 1e6) / Math.max(r.requests, 1) };
-    };
-    for (const s of servers) await measure(s, 2); // warm-up: JIT, token cache; fills the down side's buffer
-    const samples = new Map(servers.map((s) => [s.name, { rps: [] as number[], cpuUs: [] as number[] }]));
-    const load0 = loadavg()[0]!;
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let i = 0; i < servers.length; i++) {
-        const s = servers[(i + round) % servers.length]!;
-        const m = await measure(s, SECONDS);
-        samples.get(s.name)!.rps.push(m.rps);
-        samples.get(s.name)!.cpuUs.push(m.cpuUs);
+    const runs: SideServer[] = [];
+    for (let p = 0; p < PROCESSES; p++)
+      for (const [side, [name, extra]] of sides.entries()) {
+        const args = serveArgs(f, ["--decision-log-period-seconds", "1", ...extra]);
+        const s = await startNode(name, [], join(ROOT, "dist", "cli", "main.js"), args, { readyPath: "/ready" });
+        servers.push(s);
+        runs.push({ name: `${name} #${p + 1}`, url: s.url, pid: s.child.pid!, side, load });
       }
-    }
+    const load0 = loadavg()[0]!;
+    // The warm-up also fills the down side's buffer.
+    const { rps, cpuUs } = await interleavedRounds(runs, {
+      sides: sides.length,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      warmUpSeconds: 2,
+      connections: 10,
+      scriptFile: join(scriptDir, "load.lua"),
+    });
     console.log(
       `Decision logs over HTTP with wrk (POST /decide, 10 connections, ${ROUNDS} interleaved rounds ` +
         `of ${SECONDS} s, medians; ${PROCESSES} processes per side, one worker each):`,
     );
-    const base = samples.get("stdout line")!;
-    const [br, bc] = [median(base.rps), median(base.cpuUs)];
-    for (const [name] of sides) {
-      const x = samples.get(name)!;
-      const [r, c] = [median(x.rps), median(x.cpuUs)];
+    const [br, bc] = [median(rps[0]!), median(cpuUs[0]!)];
+    for (const [i, [name]] of sides.entries()) {
+      const [r, c] = [median(rps[i]!), median(cpuUs[i]!)];
       console.log(
         `  ${name.padEnd(20)} ${fmt(r).padStart(9)} (${c.toFixed(0)} us CPU/decision)  ` +
           `${(r / br).toFixed(3)}x decisions/s, ${(c / bc).toFixed(3)}x CPU per decision`,

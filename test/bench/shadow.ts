@@ -36,7 +36,7 @@ import {
   type Server,
 } from "./fixture.js";
 import { fmt, median } from "./measure.js";
-import { haveWrk, runWrk, treeCpuSeconds } from "./wrk.js";
+import { haveWrk, interleavedRounds, type SideServer } from "./wrk.js";
 import { placement } from "./pin.js";
 import { buildCandidateBundle } from "../support/candidate-bundle.js";
 import { metricValue } from "../support/metrics.js";
@@ -71,26 +71,15 @@ export async function main(): Promise<void> {
     // Each service allows the benchmark's request (the candidate would deny it: shadow only).
     for (const s of servers) await shapeOf(s.url, f);
     const load = forwardAuthLoad(f, true);
-    const rates = SIDES.map(() => [] as number[]);
-    const cpu = SIDES.map(() => [] as number[]);
-    let start = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let k = 0; k < SIDES.length; k++) {
-        const i = (k + round) % SIDES.length;
-        const s = servers[i]!;
-        const cpuBefore = treeCpuSeconds(s.child.pid!);
-        const r = await runWrk(s.url, load, {
-          connections: CONNECTIONS,
-          seconds: SECONDS,
-          start,
-          scriptFile: join(dir, "load.lua"),
-        });
-        start += r.requests + 1;
-        if (r.bad > 0) throw new Error(`${s.name}: ${r.bad} bad answers of ${r.requests}`);
-        rates[i]!.push(r.rps);
-        cpu[i]!.push(((treeCpuSeconds(s.child.pid!) - cpuBefore) * 1e6) / r.requests);
-      }
-    }
+    const runs = servers.map((s, side): SideServer => ({ name: s.name, url: s.url, pid: s.child.pid!, side, load }));
+    const { rps: rates, cpuUs: cpu } = await interleavedRounds(runs, {
+      sides: SIDES.length,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      warmUpSeconds: 0,
+      connections: CONNECTIONS,
+      scriptFile: join(dir, "load.lua"),
+    });
     console.log(
       `shadow: GET /forward-auth/nginx, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${SECONDS} s, ` +
         `medians; ${placement()}; load average ${loadavg()[0]!.toFixed(1)}`,

@@ -23,7 +23,7 @@ import {
   type Server,
 } from "./fixture.js";
 import { fmt, median } from "./measure.js";
-import { haveWrk, runWrk, treeCpuSeconds, type Load } from "./wrk.js";
+import { haveWrk, interleavedRounds, type Load, type SideServer } from "./wrk.js";
 
 const ROUNDS = Number(process.env.BENCH_TRACING_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_TRACING_SECONDS ?? 3);
@@ -70,34 +70,22 @@ export async function main(): Promise<void> {
     ];
     const mainJs = join(ROOT, "dist", "cli", "main.js");
     // Processes side by side: side 0's first, side 1's first, ..., then each side's second, ...
-    const sideOf: number[] = [];
+    const runs: SideServer[] = [];
     for (let p = 0; p < PROCESSES; p++)
-      for (const [i, [name, env]] of sides.entries()) {
-        servers.push(await startNode(`${name} #${p + 1}`, [], mainJs, serveArgs(f), { readyPath: "/ready", env }));
-        sideOf.push(i);
+      for (const [side, [name, env, sideLoad]] of sides.entries()) {
+        const s = await startNode(`${name} #${p + 1}`, [], mainJs, serveArgs(f), { readyPath: "/ready", env });
+        servers.push(s);
+        runs.push({ name: s.name, url: s.url, pid: s.child.pid!, side, load: sideLoad });
       }
-    let start = 1_000_000;
-    const measure = async (k: number, secs: number) => {
-      const s = servers[k]!;
-      const pid = s.child.pid!;
-      const c0 = treeCpuSeconds(pid);
-      const r = await runWrk(s.url, sides[sideOf[k]!]![2], { connections: 10, seconds: secs, start, scriptFile });
-      start += 10_000_000;
-      if (r.bad > 0) throw new Error(`${s.name}: ${r.bad} errors or non-2xx answers`);
-      return { rps: r.rps, cpuUs: ((treeCpuSeconds(pid) - c0) * 1e6) / Math.max(r.requests, 1) };
-    };
-    for (let k = 0; k < servers.length; k++) await measure(k, 2); // warm-up: JIT, token cache
-    const rps: number[][] = sides.map(() => []);
-    const cpu: number[][] = sides.map(() => []);
     const load0 = loadavg()[0]!;
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let n = 0; n < servers.length; n++) {
-        const k = (n + round) % servers.length;
-        const m = await measure(k, SECONDS);
-        rps[sideOf[k]!]!.push(m.rps);
-        cpu[sideOf[k]!]!.push(m.cpuUs);
-      }
-    }
+    const { rps, cpuUs: cpu } = await interleavedRounds(runs, {
+      sides: sides.length,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      warmUpSeconds: 2,
+      connections: 10,
+      scriptFile,
+    });
     console.log(
       `GET /forward-auth/nginx with a traceparent, wrk (10 connections; ${PROCESSES} processes per side, ` +
         `${ROUNDS} interleaved rounds of ${SECONDS} s each, medians; ` +

@@ -152,3 +152,43 @@ export function treeCpuSeconds(root: number): number {
   }
   return ticks / TICKS_PER_SECOND;
 }
+
+/** One server of a benchmark's side: where it listens, its process, the load it takes. */
+export interface SideServer {
+  name: string;
+  url: string;
+  pid: number;
+  /** The index of its side; the servers of one side pool their samples. */
+  side: number;
+  load: Load;
+}
+
+/**
+ * Requests per second and the server's CPU microseconds per request (its process tree) of each side, from wrk
+ * in interleaved rounds: every server once per round, the order rotated each round (so a slow moment of the
+ * machine falls on each in turn). A warm-up pass (JIT, token caches) is not counted. Path ids never repeat.
+ */
+export async function interleavedRounds(
+  servers: SideServer[],
+  o: { sides: number; rounds: number; seconds: number; warmUpSeconds: number; connections: number; scriptFile: string },
+): Promise<{ rps: number[][]; cpuUs: number[][] }> {
+  let start = 1_000_000;
+  const measure = async (s: SideServer, seconds: number) => {
+    const c0 = treeCpuSeconds(s.pid);
+    const r = await runWrk(s.url, s.load, { connections: o.connections, seconds, start, scriptFile: o.scriptFile });
+    start += 10_000_000;
+    if (r.bad > 0) throw new Error(`${s.name}: ${r.bad} errors or non-2xx answers of ${r.requests}`);
+    return { rps: r.rps, cpuUs: ((treeCpuSeconds(s.pid) - c0) * 1e6) / Math.max(r.requests, 1) };
+  };
+  if (o.warmUpSeconds > 0) for (const s of servers) await measure(s, o.warmUpSeconds);
+  const rps = Array.from({ length: o.sides }, () => [] as number[]);
+  const cpuUs = Array.from({ length: o.sides }, () => [] as number[]);
+  for (let round = 0; round < o.rounds; round++)
+    for (let n = 0; n < servers.length; n++) {
+      const s = servers[(n + round) % servers.length]!;
+      const m = await measure(s, o.seconds);
+      rps[s.side]!.push(m.rps);
+      cpuUs[s.side]!.push(m.cpuUs);
+    }
+  return { rps, cpuUs };
+}
