@@ -8,9 +8,9 @@
  * forgotten.
  * Keys named inside a token (jku, x5u, jwk, x5c) are never looked at: lookup is by kid only.
  */
-import { readFile, stat } from "node:fs/promises";
 import { importJWK, type JWK, type CryptoKey } from "jose";
 import { messageOf } from "../errors/caught.js";
+import { InputFileError, readInputFile } from "../files/read-input-file.js";
 import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type LoadContext } from "../reload/index.js";
 import { TokenError } from "./token-error.js";
 import type { KeyStatus } from "./types.js";
@@ -171,9 +171,11 @@ export class KeyStore {
   private async readText(ctx: LoadContext): Promise<string> {
     if (this.opts.jwks) return JSON.stringify(this.opts.jwks);
     if (this.opts.jwksFile) {
-      const file = this.opts.jwksFile;
-      if ((await stat(file)).size > MAX_JWKS_BYTES) throw new Error(`${file}: larger than ${MAX_JWKS_BYTES} bytes`);
-      return readFile(file, "utf8");
+      // The source names the file (the log line's `source`, start-up's `config.jwks: FILE`): the reason alone.
+      const bytes = await readInputFile(this.opts.jwksFile, MAX_JWKS_BYTES).catch((err: unknown) => {
+        throw err instanceof InputFileError ? new Error(err.why) : err;
+      });
+      return bytes.toString("utf8");
     }
     if (this.opts.jwksUri) return this.fetchText(this.opts.jwksUri, ctx);
     const discovery = parseJson(await this.fetchText(this.source, ctx), "the discovery document");

@@ -1,9 +1,12 @@
 /**
  * Reads a JSON file and reports a parse error with the file name, line and column.
  */
-import { readFileSync } from "node:fs";
 import { DataError } from "./data-error.js";
 import { messageOf, unreadable } from "../errors/caught.js";
+import { InputFileError, readInputFileSync } from "../files/read-input-file.js";
+
+/** The largest catalog file (routes, roles, tenants, their schemas): the spec's are a few KiB. */
+const MAX_DATA_FILE_BYTES = 16 * 1024 * 1024;
 
 /** Line and column (1-based) of a character offset. */
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
@@ -36,8 +39,9 @@ function parseJsonText(text: string, file: string): unknown {
 export function readJsonFile(file: string): unknown {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readInputFileSync(file, MAX_DATA_FILE_BYTES).toString("utf8");
   } catch (err) {
+    if (err instanceof InputFileError) throw new DataError(file, "", err.why);
     throw new DataError(file, "", "cannot read", unreadable(file, err));
   }
   return parseJsonText(text, file);

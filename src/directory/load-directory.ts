@@ -8,10 +8,12 @@
  * An NDJSON file must end with its end record (end-record.ts), checked before the index is returned, so a
  * prefix of a feed is never an index. File size, record count and record length are bounded.
  */
-import { open, type FileHandle } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { unreadable } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
+import { InputFileError, openInputFile } from "../files/read-input-file.js";
 import { CompactIndexBuilder, isWellFormed, type DirectoryEntries, type DirectoryEntry } from "./compact-index.js";
 import { RecordStream, RecordSyntaxError, type RecordLimits } from "./record-stream.js";
 import { TailDigest } from "./end-record.js";
@@ -183,22 +185,23 @@ export function parseDirectory(text: string, source: string, options: LoadOption
   return builder.result(builder.index.finish());
 }
 
-/** Opens a directory file to read, or throws a DirectoryLoadError naming it and why (loading and sealing). */
-export async function openDirectoryFile(file: string): Promise<FileHandle> {
+/**
+ * Opens a directory file to read (a regular file: a FIFO or a device is refused without waiting on it), or throws
+ * a DirectoryLoadError naming it and why (loading and sealing).
+ */
+export async function openDirectoryFile(file: string): Promise<{ handle: FileHandle; stats: Stats }> {
   try {
-    return await open(file, "r");
+    return await openInputFile(file);
   } catch (err) {
-    throw new DirectoryLoadError(unreadable(file, err));
+    throw new DirectoryLoadError(err instanceof InputFileError ? err.message : unreadable(file, err));
   }
 }
 
 /** Reads and indexes a directory file chunk by chunk, letting other work run between slices. */
 export async function loadDirectoryFile(file: string, options: LoadOptions = {}): Promise<DirectoryIndex> {
   const limits = limitsOf(options);
-  const handle = await openDirectoryFile(file);
+  const { handle, stats: stat } = await openDirectoryFile(file);
   try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new DirectoryLoadError(`${file}: not a regular file`);
     const tooBig = () => new DirectoryLoadError(`${file}: larger than ${limits.maxFileBytes} bytes (the limit)`);
     if (stat.size > limits.maxFileBytes) throw tooBig();
 

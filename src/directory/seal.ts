@@ -18,12 +18,11 @@ export interface SealResult {
 
 /** Appends the end record to `file` (or writes a sealed copy to `out`). Throws DirectoryLoadError naming the file. */
 export async function sealDirectoryFile(file: string, out?: string): Promise<SealResult> {
-  const handle = await openDirectoryFile(file);
+  const { handle } = await openDirectoryFile(file);
   const hash = createHash("sha256");
   const records = new RecordStream(file, DIRECTORY_LIMITS, () => undefined);
   let lastByte: number | undefined;
   try {
-    if (!(await handle.stat()).isFile()) throw new DirectoryLoadError(`${file}: not a regular file`);
     const decoder = new TextDecoder("utf-8", { fatal: true });
     const chunk = Buffer.allocUnsafe(64 * 1024);
     let read = 0;

@@ -2,8 +2,8 @@
  * Loads a compiled bundle (a path or bytes) into a decision engine in this thread, with or without a
  * decision memo. Throws EngineLoadError naming the file when the bundle is unusable.
  */
-import { readFile, stat } from "node:fs/promises";
 import { unreadable } from "../errors/caught.js";
+import { InputFileError, readInputFile } from "../files/read-input-file.js";
 import { readBundle, DEFAULT_MAX_BUNDLE_BYTES } from "./read-bundle.js";
 import { EngineLoadError } from "./errors.js";
 import type { VerificationKey } from "./bundle-signature.js";
@@ -24,15 +24,11 @@ export interface LoadEngineOptions {
 async function bytesOf(bundle: string | Uint8Array, source: string, maxBytes: number): Promise<Uint8Array> {
   if (typeof bundle !== "string") return bundle;
   try {
-    const { size } = await stat(bundle);
-    if (size > maxBytes)
-      throw new EngineLoadError(
-        "bundle_too_large",
-        `${source}: the file (${size} bytes) is larger than the limit of ${maxBytes} bytes (--bundle-max-bytes)`,
-      );
-    return await readFile(bundle);
+    return await readInputFile(bundle, maxBytes);
   } catch (err) {
-    if (err instanceof EngineLoadError) throw err;
+    if (err instanceof InputFileError && err.code === "file_too_large")
+      throw new EngineLoadError("bundle_too_large", `${err.message} (--bundle-max-bytes)`);
+    if (err instanceof InputFileError) throw new EngineLoadError("bundle_unreadable", err.message);
     throw new EngineLoadError("bundle_unreadable", unreadable(source, err));
   }
 }

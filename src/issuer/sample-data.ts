@@ -2,13 +2,16 @@
  * Loads the issuer's users and clients and validates each file against its JSON schema with ajv; every error
  * names the file and the field path. (The synced-users directory is the service's: src/directory loads it.)
  */
-import { readFileSync } from "node:fs";
 import { PortierError } from "../errors/portier-error.js";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import usersSchema from "./schemas/users.schema.json" with { type: "json" };
 import clientsSchema from "./schemas/clients.schema.json" with { type: "json" };
 import { messageOf } from "../errors/caught.js";
+import { InputFileError, readInputFileSync } from "../files/read-input-file.js";
+
+/** The largest users or clients file the issuer reads (a development sample is a few KiB). */
+const MAX_DATA_FILE_BYTES = 16 * 1024 * 1024;
 
 export interface IssuerUser {
   sub: string;
@@ -87,9 +90,9 @@ export function loadClients(file: string): IssuerClient[] {
 function readValidated<T>(file: string, validate: ValidateFunction<T>): T {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readInputFileSync(file, MAX_DATA_FILE_BYTES).toString("utf8");
   } catch (err) {
-    throw new DataFileError(file, "", `cannot read: ${messageOf(err)}`);
+    throw new DataFileError(file, "", err instanceof InputFileError ? err.why : `cannot read: ${messageOf(err)}`);
   }
   let doc: unknown;
   try {

@@ -8,17 +8,20 @@
  * which the option reference is generated) and, through its types, ServiceConfig. An option without a value is a
  * switch: `--watch` sets it, `--no-watch` clears it.
  */
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
+import { InputFileError, readInputFileSync } from "../files/read-input-file.js";
 import { Ajv } from "ajv";
 import { redactUrls } from "../reload/index.js";
 import { didYouMean } from "../text/did-you-mean.js";
 import { SIGNING_ALGS } from "../engine/index.js";
 
 export const DEFAULT_BUNDLE = fileURLToPath(new URL("../../build/bundle.tar.gz", import.meta.url));
+
+/** The largest --config file: far above any real one (every option set is a few KiB). */
+const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
 
 export class ConfigError extends PortierError {
   static override readonly code = "config";
@@ -533,9 +536,10 @@ export function loadConfig(
   if (file) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(readFileSync(file, "utf8"));
+      parsed = JSON.parse(readInputFileSync(file, MAX_CONFIG_FILE_BYTES).toString("utf8"));
     } catch (err) {
-      const why = codeOf(err) === "ENOENT" ? "file not found" : messageOf(err);
+      const why =
+        err instanceof InputFileError ? err.why : codeOf(err) === "ENOENT" ? "file not found" : messageOf(err);
       throw new ConfigError([`config file ${file}${fileFromEnv ? " (from PORTIER_CONFIG)" : ""}: ${why}`]);
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))

@@ -3,11 +3,12 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
+import { InputFileError, readInputFileSync } from "../files/read-input-file.js";
 import { pino, type DestinationStream, type Logger } from "pino";
 import { createAccessTokenVerifier, jwksSource, type AccessTokenVerifier } from "../auth/index.js";
 import { Directory } from "../directory/index.js";
@@ -95,16 +96,20 @@ async function bindGrpc(
   }
 }
 
+/** The largest --verification-key file: a PEM public key is a few KiB. */
+const MAX_KEY_FILE_BYTES = 64 * 1024;
+
 /** --verification-key, read once at start (a bad one is a start-up failure). */
 function readVerificationKey(config: ServiceConfig): VerificationKey | undefined {
   if (config.verificationKey === undefined) return undefined;
   try {
     return parseVerificationKey(
-      readFileSync(config.verificationKey, "utf8"),
+      readInputFileSync(config.verificationKey, MAX_KEY_FILE_BYTES).toString("utf8"),
       config.verificationKey,
       config.verificationAlg,
     );
   } catch (err) {
+    if (err instanceof InputFileError) throw new StartError(`config.verificationKey: ${err.message}`);
     const code = codeOf(err);
     throw new StartError(
       `config.verificationKey: ${code ? `${config.verificationKey}: cannot read (${code})` : messageOf(err)}`,

@@ -29,6 +29,7 @@ import { StaleBundleError } from "../../src/review/stale-bundle.js";
 import { ReviewSourceError } from "../../src/review/review-sides.js";
 import { MaskRuleError } from "../../src/service/decision-logs/mask.js";
 import { TokenFileError } from "../../src/service/decision-logs/token-file.js";
+import { InputFileError } from "../../src/files/read-input-file.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 
 type ErrorClass = (abstract new (...args: never[]) => PortierError) & {
@@ -117,6 +118,13 @@ const FAMILIES: [ErrorClass, string, string[], PortierError, string][] = [
   ],
   [OAuthError, "oauth_error", OAUTH_CODES, new OAuthError("invalid_grant", "code already used"), "invalid_grant"],
   [PageError, "oauth_error", OAUTH_CODES, new PageError("invalid_client", "unknown client_id"), "invalid_client"],
+  [
+    InputFileError,
+    "file_refused",
+    ["file_not_regular", "file_too_large"],
+    new InputFileError("file_not_regular", "/dev/zero", "not a regular file (a character device)"),
+    "file_not_regular",
+  ],
 ];
 
 describe("the codes table", () => {

@@ -2,11 +2,12 @@
  * Reloads through the real `portier serve` (startService in this process; its requests over an in-memory
  * connection, inject.ts; the issuer and bundle servers it fetches from are real sockets): a key removed from --jwks FILE stops verifying; a later 304
  * clears a failed --bundle-url poll from /ready and metrics; an empty or shrunken directory is refused;
+ * a watched bundle or JWKS file replaced by a link to /dev/zero is refused unread while the old one serves;
  * a bundle bomb is refused under --bundle-max-bytes while the old policy serves; configured URLs never show
  * their secrets in /ready, /metrics or the logs.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { renameSync, writeFileSync } from "node:fs";
+import { renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createGzip } from "node:zlib";
@@ -381,6 +382,42 @@ describe("--directory-shrink-window-seconds", () => {
         );
     });
   }
+});
+
+describe("a watched file replaced by a link to a device", () => {
+  // /dev/zero never ends: read, it would fill the memory. It is refused unread, and what was loaded keeps serving.
+  const toDevice = (file: string) => {
+    symlinkSync("/dev/zero", `${file}.link`);
+    renameSync(`${file}.link`, file);
+  };
+
+  it("--bundle: refused, the old policy serves, /ready and the metric report it", async () => {
+    const { jwks, dir } = await keyFile();
+    const bundle = join(dir, "bundle.tar.gz");
+    writeFileSync(bundle, await bundleWithRevision("before-device"));
+    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--bundle", bundle]);
+    expect((await ready(svc)).policy.revision).toBe("before-device");
+    toDevice(bundle);
+    await until(async () => /not a regular file/.test((await ready(svc)).policy.lastError ?? ""), 20_000);
+    const r = await ready(svc);
+    expect(r.policy.lastError).toBe(`${bundle}: not a regular file (a character device)`);
+    expect(r.policy.revision).toBe("before-device");
+    expect(metricValue(await metrics(svc), LOAD_FAILED)).toBe(1);
+  }, 60_000);
+
+  it("--jwks FILE: refused, the loaded keys keep verifying", async () => {
+    const { keys, jwks } = await keyFile();
+    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks]);
+    toDevice(jwks);
+    await until(async () => (await ready(svc)).keys.refreshFailures > 0, 20_000);
+    const r = await ready(svc);
+    expect(r.keys).toMatchObject({ ready: true, keyCount: 1 });
+    expect(r.problems.join("\n")).toContain("not a regular file (a character device)");
+    const token = await userToken(keys, TEACHER);
+    expect((await decide(svc, { method: "GET", path: ROLES_PATH, token })).json).toMatchObject({
+      reason: "not_synced",
+    });
+  }, 60_000);
 });
 
 describe("--bundle-max-bytes", () => {

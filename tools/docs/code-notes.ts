@@ -104,6 +104,11 @@ export const CODE_NOTES: Record<string, string> = {
     'The bundle\'s decision-log rules (`portier.log`) answered something other than a set of JSON pointers under `/input` or `/result` (or upserts), or a `drop` that is not a boolean. The event is dropped and counted (`portier_decision_logs_dropped_total{reason="rule_error"}`); fix the rule.',
   decision_log_token_file:
     "`--decision-log-token-file` cannot be read, is empty, or holds more than one bearer token. At start the service exits 2; a bad change later keeps the previous token and `/ready` lists the problem.",
+  file_refused: "The family of the two codes below: a file named by an option was refused before it was read.",
+  file_not_regular:
+    "A file named by an option (`--bundle`, `--jwks`, `--directory`, `--config`, `--verification-key`, `--decision-log-token-file`) is a device, a FIFO, a socket or a folder; Portier reads regular files only (a link to one counts). At start the service exits 2; at a reload the previous one keeps serving.",
+  file_too_large:
+    "A file named by an option is larger than its bound (`docs/operating/limits.md` lists each); the file is not read past it.",
   bundle_stale:
     "A review command found `build/bundle.tar.gz` built from other sources than today's `data/` and `policies/` (compared by content). Run `make build`, or pass `--bundle` or `--source` explicitly.",
   policy_source_invalid:

@@ -4,9 +4,10 @@
  * that is not a valid token (empty, too long, with spaces or control characters) is refused: the previous
  * token keeps being used and the refusal is reported (lastError), never the token itself.
  */
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { codeOf } from "../../errors/caught.js";
 import { PortierError } from "../../errors/portier-error.js";
+import { InputFileError, readInputFileSync } from "../../files/read-input-file.js";
 
 export class TokenFileError extends PortierError {
   static override readonly code = "decision_log_token_file";
@@ -18,11 +19,9 @@ const MAX_TOKEN_BYTES = 16_384;
 function readToken(path: string): string {
   let text: string;
   try {
-    if (statSync(path).size > MAX_TOKEN_BYTES)
-      throw new TokenFileError(`${path}: larger than ${MAX_TOKEN_BYTES} bytes; it must hold one bearer token`);
-    text = readFileSync(path, "utf8");
+    text = readInputFileSync(path, MAX_TOKEN_BYTES).toString("utf8");
   } catch (err) {
-    if (err instanceof TokenFileError) throw err;
+    if (err instanceof InputFileError) throw new TokenFileError(`${err.message}; it must hold one bearer token`);
     throw new TokenFileError(`${path}: cannot read it (${codeOf(err) ?? "error"})`);
   }
   const token = text.trim();
