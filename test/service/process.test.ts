@@ -5,9 +5,10 @@
  * the service, the primary's death ends the workers).
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { copyFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { request, type IncomingMessage } from "node:http";
-import { createServer, type Server } from "node:net";
+import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { BUNDLE } from "./bundles.js";
 import { ISSUER, machineToken, makeKeys, serveInProcess, tempDir, until } from "./helpers.js";
@@ -22,6 +23,9 @@ const keys = await makeKeys();
 const dir = tempDir();
 const jwks = join(dir, "jwks.json");
 writeFileSync(jwks, JSON.stringify(keys.jwks));
+// A FIFO nobody writes to: opening it to read would wait for a writer, for ever.
+const fifo = join(dir, "fifo");
+execFileSync("mkfifo", [fifo]);
 const serveArgs = (workers: number, extra: string[] = []) => [
   "serve",
   "--issuer",
@@ -198,6 +202,39 @@ const FAILURES: { name: string; args: () => Promise<string[]>; message: RegExp }
     args: async () => ["--directory", join(dir, "none.ndjson")],
     message: /^config\.directory: file not found: .*none\.ndjson/,
   },
+  // A file input that is not a regular file is refused without reading it: /dev/zero would fill the memory, a
+  // FIFO hold the start (and the process's signals) for ever.
+  {
+    name: "bundle that is a device",
+    args: async () => ["--bundle", "/dev/zero"],
+    message: /^config\.bundle: \/dev\/zero: not a regular file \(a character device\)$/,
+  },
+  {
+    name: "bundle that is a FIFO",
+    args: async () => ["--bundle", fifo],
+    message: /^config\.bundle: .*fifo: not a regular file \(a FIFO\)$/,
+  },
+  {
+    name: "JWKS file that is a FIFO",
+    args: async () => ["--jwks", fifo],
+    message: /^config\.jwks: .*fifo: not a regular file \(a FIFO\) \(pass a JWKS file: \{"keys": \[\.\.\.\]\}\)$/,
+  },
+  {
+    name: "directory file that is a device",
+    args: async () => ["--directory", "/dev/zero"],
+    message: /^config\.directory: \/dev\/zero: not a regular file \(a character device\)$/,
+  },
+  {
+    name: "verification key that is a FIFO",
+    args: async () => ["--verification-key", fifo],
+    message: /^config\.verificationKey: .*fifo: not a regular file \(a FIFO\)$/,
+  },
+  {
+    name: "decision-log token file that is a device",
+    args: async () => ["--decision-log-url", "http://127.0.0.1:9/logs", "--decision-log-token-file", "/dev/zero"],
+    message:
+      /^config\.decisionLogTokenFile: \/dev\/zero: not a regular file \(a character device\); it must hold one bearer token$/,
+  },
 ];
 const stderrLine = (message: RegExp) => new RegExp(`^portier serve: ${message.source.slice(1)}`);
 
@@ -222,8 +259,12 @@ describe("start-up failures: the message", () => {
 });
 
 describe.concurrent.each([
-  { mode: "serve --workers 1", workers: 1, failures: ["port in use"] },
-  { mode: "serve --workers 2", workers: 2, failures: ["port in use", "missing directory file"] },
+  { mode: "serve --workers 1", workers: 1, failures: ["port in use", "bundle that is a device"] },
+  {
+    mode: "serve --workers 2",
+    workers: 2,
+    failures: ["port in use", "missing directory file", "bundle that is a FIFO"],
+  },
 ])("start-up failures: $mode", ({ workers, failures }) => {
   it.each(FAILURES.filter((f) => failures.includes(f.name)))(
     "$name: one line on stderr, exit 2, no process left",
@@ -234,6 +275,32 @@ describe.concurrent.each([
     },
     45_000,
   );
+});
+
+describe.concurrent.each([
+  { ...MODES[0]!, stderr: "portier serve: stopped by SIGTERM while starting\n" },
+  { ...MODES[1]!, stderr: "" },
+])("a stop during start-up: $mode", ({ args, signalGroup, stderr }) => {
+  it("SIGTERM while the start waits on a key server that never answers ends the process at once, exit 0", async () => {
+    // --require-keys-at-start makes the start wait for the keys (until the fetch's timeout): the operator's stop
+    // must not wait with it.
+    const connections: Socket[] = [];
+    const stalled = createServer((s) => void connections.push(s));
+    await new Promise<void>((r) => stalled.listen(0, "127.0.0.1", r));
+    try {
+      const port = (stalled.address() as AddressInfo).port;
+      const g = startGroup(args(["--jwks", `http://127.0.0.1:${port}/jwks`, "--require-keys-at-start"]));
+      await until(() => connections.length > 0, 20_000);
+      signal(g, "SIGTERM", signalGroup);
+      expect(await Promise.race([g.exited, sleep(2000).then(() => "still starting")])).toBe(0);
+      expect(g.stdout()).not.toContain('"msg":"listening"');
+      expect(g.stderr()).toBe(stderr);
+      expect(await untilGone(g.pgid, 5000)).toEqual([]);
+    } finally {
+      for (const s of connections) s.destroy();
+      stalled.close();
+    }
+  }, 45_000);
 });
 
 describe.concurrent("start-up failures: dev (make run)", () => {

@@ -108,17 +108,36 @@ async function stop(service: RunningService, signal: string, timeoutMs?: number,
   service.logger.info({ event: "stopped" }, "stopped");
 }
 
+/**
+ * The service started, or how its start ended: failed, or a stop that came first. A stop during start-up ends the
+ * process at once (what the start waits on, a slow key server for one, does not hold an operator's stop).
+ */
+async function started<S>(
+  start: Promise<RunningService>,
+  stop: Promise<S>,
+): Promise<{ service: RunningService } | { failed: unknown } | { stopped: S }> {
+  return Promise.race([
+    start.then(
+      (service) => ({ service }),
+      (failed: unknown) => ({ failed }),
+    ),
+    stop.then((stopped) => ({ stopped })),
+  ]);
+}
+
 async function runSingle(config: ServiceConfig): Promise<number> {
-  const stopped = untilSignal();
-  let service;
-  try {
-    service = await startService(config);
-  } catch (err) {
-    console.error(`portier serve: ${messageOf(err)}`);
+  const signal = untilSignal();
+  const start = await started(startService(config), signal);
+  if ("stopped" in start) {
+    console.error(`portier serve: stopped by ${start.stopped} while starting`);
+    return EXIT.ok;
+  }
+  if ("failed" in start) {
+    console.error(`portier serve: ${messageOf(start.failed)}`);
     return EXIT.error;
   }
-  announce(service);
-  await stop(service, await stopped);
+  announce(start.service);
+  await stop(start.service, await signal);
   return 0;
 }
 
@@ -135,30 +154,32 @@ function toPrimary(message: WorkerMessage): Promise<void> {
  * primary (which prints them once) instead of printing.
  */
 async function runWorker(config: ServiceConfig): Promise<number> {
-  let service: RunningService | undefined;
+  // The service once started: a connection or a stop may come before.
+  const live: { service?: RunningService } = {};
   let stopping = false;
   // Listen for a stop from the very start, so one sent while this worker is still starting is not lost.
   const stopped = new Promise<{ reason: string; graceMs: number }>((resolve) => {
     process.on("message", (m: WorkerMessage, handle: unknown) => {
-      if (m?.portier === "connection" && service) {
-        if (m.port === "grpc") service.acceptGrpcConnection(handle as Socket);
-        else service.acceptConnection(handle as Socket);
+      if (m?.portier === "connection" && live.service) {
+        if (m.port === "grpc") live.service.acceptGrpcConnection(handle as Socket);
+        else live.service.acceptConnection(handle as Socket);
         void toPrimary({ portier: "connection_taken", id: m.id });
       } else if (m?.portier === "stopping") {
         stopping = true;
-        service?.beginStop();
+        live.service?.beginStop();
       } else if (m?.portier === "shutdown") resolve({ reason: "shutdown", graceMs: m.graceMs });
     });
     process.once("disconnect", () => resolve({ reason: "primary gone", graceMs: config.shutdownTimeout * 1000 }));
   });
   // Keep the default action (exit) away from SIGTERM/SIGINT: the primary drives the stop.
   void untilSignal({ onSecond: "ignore" });
-  try {
-    service = await startService(config, { handoff: true });
-  } catch (err) {
-    await toPrimary({ portier: "start_failed", message: messageOf(err) });
+  const start = await started(startService(config, { handoff: true }), stopped);
+  if ("stopped" in start) return EXIT.ok;
+  if ("failed" in start) {
+    await toPrimary({ portier: "start_failed", message: messageOf(start.failed) });
     return EXIT.error;
   }
+  const service = (live.service = start.service);
   if (stopping) service.beginStop();
   announce(service);
   await toPrimary({
