@@ -7,7 +7,7 @@
  * then on the bytes read, since a file may grow between the two. Failures of the system (ENOENT, EACCES) are
  * thrown as they are, for the caller's own words (errors/caught.ts `unreadable`).
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { PortierError } from "../errors/portier-error.js";
 
@@ -56,6 +56,11 @@ function regular(file: string, s: Stats): Stats {
 function judge(file: string, s: Stats, maxBytes: number): number {
   if (regular(file, s).size > maxBytes) throw tooLarge(file, maxBytes);
   return s.size + 1;
+}
+
+/** The stats of `file` (a link followed), a regular file, for a caller that opens it later; or InputFileError. */
+export function regularFileStats(file: string): Stats {
+  return regular(file, statSync(file));
 }
 
 /** Opens `file` to read it in the caller's own way (a stream of chunks): a regular file, or InputFileError. */

@@ -14,6 +14,7 @@ import { opaPath } from "../toolchain/opa.js";
 import { PROJECT_ROOT } from "../toolchain/project-root.js";
 import { messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
+import { regularFileStats } from "../files/read-input-file.js";
 import { refuseStaleBundle } from "./stale-bundle.js";
 
 export class PolicySourceError extends PortierError {
@@ -46,7 +47,12 @@ export async function loadPolicySource(
   opts: { opa?: string | undefined; repo?: string | undefined } = {},
 ): Promise<InProcessEngine> {
   if (existsSync(source)) {
-    if (statSync(source).isFile()) {
+    if (!statSync(source).isDirectory()) {
+      try {
+        regularFileStats(source);
+      } catch (err) {
+        throw new PolicySourceError(messageOf(err));
+      }
       const engine = await loadEngine(source);
       refuseStaleBundle(source, engine.revision);
       return engine;

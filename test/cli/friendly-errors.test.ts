@@ -36,6 +36,28 @@ describe("explain --role", () => {
   }, 60_000);
 });
 
+describe("a file that is not a regular file is named as such, never read (/dev/zero never ends)", () => {
+  const cases: [string, string[], string][] = [
+    ["explain --input", ["explain", "--input", "/dev/zero"], "--input: "],
+    ["explain --bundle", ["explain", "--bundle", "/dev/zero", "GET", "/v1/roles"], ""],
+    ["matrix --bundle", ["matrix", "--bundle", "/dev/zero"], ""],
+    ["replay --log", ["replay", "--log", "/dev/zero", "--bundle", requireBundle()], "--log: "],
+    ["bundle sign --signing-key", ["bundle", "sign", "--signing-key", "/dev/zero", requireBundle()], "--signing-key: "],
+    ["bundle sign BUNDLE", ["bundle", "sign", "--signing-key", requireBundle(), "/dev/zero"], "sign: "],
+    ["directory seal", ["directory", "seal", "/dev/zero"], ""],
+  ];
+  it.each(cases)(
+    "%s",
+    async (_name, args, option) => {
+      const r = await portier(args);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${option}/dev/zero: not a regular file (a character device)`);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    },
+    60_000,
+  );
+});
+
 describe("a missing file is `not found: PATH`", () => {
   const none = join(mkdtempSync(join(tmpdir(), "portier-missing-")), "none");
   const cases: [string, string[]][] = [

@@ -6,11 +6,12 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { InputFileError, readInputFileSync } from "../../files/read-input-file.js";
 import { buildBundle } from "../../toolchain/build-bundle.js";
 import { signBundle } from "../../toolchain/sign-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { DEFAULT_SIGNING_ALG, SIGNING_ALGS } from "../../engine/index.js";
+import { DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_SIGNING_ALG, SIGNING_ALGS } from "../../engine/index.js";
 import { OPA_OPTION, PROJECT_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
 import { unreadable } from "../../errors/caught.js";
 
@@ -45,12 +46,20 @@ export const SPEC = {
   exits: { ok: "the bundle was written (data/ or a policy that cannot be built exits 2)" },
 } as const satisfies CommandSpec;
 
-function readKey(file: string): string {
+/** The largest --signing-key file: a PEM private key is a few KiB. */
+const MAX_KEY_FILE_BYTES = 64 * 1024;
+
+/** A file the command is given, within its bound, or an error naming the option and why. */
+function readNamed(option: string, file: string, maxBytes: number): Buffer {
   try {
-    return readFileSync(file, "utf8");
+    return readInputFileSync(file, maxBytes);
   } catch (err) {
-    throw new Error(`--signing-key: ${unreadable(file, err)}`);
+    throw new Error(`${option}: ${err instanceof InputFileError ? err.message : unreadable(file, err)}`);
   }
+}
+
+function readKey(file: string): string {
+  return readNamed("--signing-key", file, MAX_KEY_FILE_BYTES).toString("utf8");
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -63,7 +72,8 @@ export async function run(argv: string[]): Promise<number> {
     if (values["signing-key"] === undefined) throw usageError(SPEC, "sign needs --signing-key FILE");
     const input = resolve(target);
     const out = resolve(values.out ?? input);
-    writeFileSync(out, await signBundle(readFileSync(input), readKey(values["signing-key"]), alg, input));
+    const bundle = readNamed("sign", input, DEFAULT_MAX_BUNDLE_BYTES);
+    writeFileSync(out, await signBundle(bundle, readKey(values["signing-key"]), alg, input));
     console.log(`bundle signed: ${out} (${alg})`);
     return 0;
   }

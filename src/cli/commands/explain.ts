@@ -6,8 +6,8 @@
  * build/bundle.tar.gz is refused (loadPolicySource). Exit 0: allowed; 1: denied; 2: no answer (usage, a
  * policy_error, broken or stale input).
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { InputFileError, readInputFileSync } from "../../files/read-input-file.js";
 import type { DecisionInput } from "../../engine/index.js";
 import {
   describeCaller,
@@ -71,13 +71,16 @@ export const SPEC = {
   exits: { ok: "allowed", finding: "denied (policy_error, which is no decision, exits 2)" },
 } as const satisfies CommandSpec;
 
+/** The largest --input file: a decision input, or a log line carrying one, is a few KiB. */
+const MAX_INPUT_FILE_BYTES = 1024 * 1024;
+
 /** A decision input from a file: the input itself, or a decision log line carrying it as `input`. */
 function readInput(file: string): DecisionInput {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readInputFileSync(file, MAX_INPUT_FILE_BYTES).toString("utf8");
   } catch (err) {
-    throw usageError(SPEC, `--input: ${unreadable(file, err)}`);
+    throw usageError(SPEC, `--input: ${err instanceof InputFileError ? err.message : unreadable(file, err)}`);
   }
   let doc: unknown;
   try {

@@ -6,7 +6,6 @@
  * a source that cannot be built, or a log that is no evidence (no decision replayed, or unreadable lines without
  * --skip-unreadable).
  */
-import { statSync } from "node:fs";
 import {
   evidenceProblem,
   loadPolicySource,
@@ -19,6 +18,7 @@ import {
 } from "../../review/index.js";
 import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf, unreadable } from "../../errors/caught.js";
+import { InputFileError, regularFileStats } from "../../files/read-input-file.js";
 import { EXIT } from "../exit-codes.js";
 
 export const SPEC = {
@@ -71,15 +71,13 @@ export const SPEC = {
   },
 } as const satisfies CommandSpec;
 
-/** Refuses a log that is missing or not a file before anything is built. */
+/** Refuses a log that is missing or not a regular file before anything is built. */
 function readableFile(file: string): void {
-  let isFile: boolean;
   try {
-    isFile = statSync(file).isFile();
+    regularFileStats(file);
   } catch (err) {
-    throw new Error(`--log: ${unreadable(file, err)}`);
+    throw new Error(`--log: ${err instanceof InputFileError ? err.message : unreadable(file, err)}`);
   }
-  if (!isFile) throw new Error(`--log: ${file}: is a folder, not a file`);
 }
 
 export async function run(argv: string[]): Promise<number> {
