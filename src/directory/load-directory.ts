@@ -13,7 +13,7 @@ import type { FileHandle } from "node:fs/promises";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { unreadable } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
-import { InputFileError, openInputFile } from "../files/read-input-file.js";
+import { openInputFile } from "../files/read-input-file.js";
 import { CompactIndexBuilder, isWellFormed, type DirectoryEntries, type DirectoryEntry } from "./compact-index.js";
 import { RecordStream, RecordSyntaxError, type RecordLimits } from "./record-stream.js";
 import { TailDigest } from "./end-record.js";
@@ -193,7 +193,7 @@ export async function openDirectoryFile(file: string): Promise<{ handle: FileHan
   try {
     return await openInputFile(file);
   } catch (err) {
-    throw new DirectoryLoadError(err instanceof InputFileError ? err.message : unreadable(file, err));
+    throw new DirectoryLoadError(unreadable(file, err));
   }
 }
 

@@ -22,4 +22,4 @@ export { tokenFacts } from "./token-facts.js";
 export { engineDeny } from "./deny.js";
 export type * from "./types.js";
 export type { LogRules } from "./log-rules.js";
-export { READS_KEY, READS_ROOT } from "./log-rules.js";
+export { LOG_RULES_ENTRYPOINT, READS_KEY, READS_ROOT } from "./log-rules.js";

@@ -28,7 +28,6 @@ async function bytesOf(bundle: string | Uint8Array, source: string, maxBytes: nu
   } catch (err) {
     if (err instanceof InputFileError && err.code === "file_too_large")
       throw new EngineLoadError("bundle_too_large", `${err.message} (--bundle-max-bytes)`);
-    if (err instanceof InputFileError) throw new EngineLoadError("bundle_unreadable", err.message);
     throw new EngineLoadError("bundle_unreadable", unreadable(source, err));
   }
 }

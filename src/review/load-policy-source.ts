@@ -14,7 +14,6 @@ import { opaPath } from "../toolchain/opa.js";
 import { PROJECT_ROOT } from "../toolchain/project-root.js";
 import { messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
-import { regularFileStats } from "../files/read-input-file.js";
 import { refuseStaleBundle } from "./stale-bundle.js";
 
 export class PolicySourceError extends PortierError {
@@ -47,12 +46,8 @@ export async function loadPolicySource(
   opts: { opa?: string | undefined; repo?: string | undefined } = {},
 ): Promise<InProcessEngine> {
   if (existsSync(source)) {
+    // Anything but a folder is read as a bundle file (the reader refuses a device or a FIFO by name).
     if (!statSync(source).isDirectory()) {
-      try {
-        regularFileStats(source);
-      } catch (err) {
-        throw new PolicySourceError(messageOf(err));
-      }
       const engine = await loadEngine(source);
       refuseStaleBundle(source, engine.revision);
       return engine;

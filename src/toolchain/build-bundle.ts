@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { join, relative } from "node:path";
 import { PortierError } from "../errors/portier-error.js";
 import { loadCatalog, bundleData, type RouteEntry } from "../catalog/index.js";
-import { loadEngine, READS_KEY, READS_ROOT } from "../engine/index.js";
+import { loadEngine, LOG_RULES_ENTRYPOINT, READS_KEY, READS_ROOT } from "../engine/index.js";
 import { runOpa } from "./opa.js";
 import { checkRoutes } from "./check-routes.js";
 import { logRulesReads } from "./log-rules-reads.js";
@@ -127,7 +127,7 @@ export async function buildBundle(opts: {
   // What the decision-log rules read of an event (log-rules-reads.ts), as a data root of its own.
   const readsDir = join(data.dir, READS_ROOT);
   rmSync(readsDir, { recursive: true, force: true });
-  if (entrypoints.includes("portier/log/rules")) {
+  if (entrypoints.includes(LOG_RULES_ENTRYPOINT)) {
     const sources = policyFiles(policies).map((f) => readFileSync(f, "utf8"));
     const reads = await logRulesReads(opts.opa, [...OPA_IGNORES, "-d", policies, "-d", data.dir], sources);
     if (reads !== null) {

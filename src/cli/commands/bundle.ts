@@ -6,7 +6,7 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { InputFileError, readInputFileSync } from "../../files/read-input-file.js";
+import { readInputFileSync } from "../../files/read-input-file.js";
 import { buildBundle } from "../../toolchain/build-bundle.js";
 import { signBundle } from "../../toolchain/sign-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
@@ -54,7 +54,7 @@ function readNamed(option: string, file: string, maxBytes: number): Buffer {
   try {
     return readInputFileSync(file, maxBytes);
   } catch (err) {
-    throw new Error(`${option}: ${err instanceof InputFileError ? err.message : unreadable(file, err)}`);
+    throw new Error(`${option}: ${unreadable(file, err)}`);
   }
 }
 

@@ -7,7 +7,7 @@
  * policy_error, broken or stale input).
  */
 import { join } from "node:path";
-import { InputFileError, readInputFileSync } from "../../files/read-input-file.js";
+import { readInputFileSync } from "../../files/read-input-file.js";
 import type { DecisionInput } from "../../engine/index.js";
 import {
   describeCaller,
@@ -80,7 +80,7 @@ function readInput(file: string): DecisionInput {
   try {
     text = readInputFileSync(file, MAX_INPUT_FILE_BYTES).toString("utf8");
   } catch (err) {
-    throw usageError(SPEC, `--input: ${err instanceof InputFileError ? err.message : unreadable(file, err)}`);
+    throw usageError(SPEC, `--input: ${unreadable(file, err)}`);
   }
   let doc: unknown;
   try {

@@ -18,7 +18,7 @@ import {
 } from "../../review/index.js";
 import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf, unreadable } from "../../errors/caught.js";
-import { InputFileError, regularFileStats } from "../../files/read-input-file.js";
+import { regularFileStats } from "../../files/read-input-file.js";
 import { EXIT } from "../exit-codes.js";
 
 export const SPEC = {
@@ -76,7 +76,7 @@ function readableFile(file: string): void {
   try {
     regularFileStats(file);
   } catch (err) {
-    throw new Error(`--log: ${err instanceof InputFileError ? err.message : unreadable(file, err)}`);
+    throw new Error(`--log: ${unreadable(file, err)}`);
   }
 }
 
