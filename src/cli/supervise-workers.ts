@@ -144,180 +144,222 @@ class ConnectionHandoff {
   }
 }
 
-export function superviseWorkers(options: SuperviseOptions): Promise<number> {
-  const { workers, host, port, shutdownTimeoutMs, shutdownDelayMs } = options;
-  return new Promise<number>((resolve) => {
-    let state: "starting" | "running" | "stopping" | "done" = "starting";
-    let exitCode = 0;
-    const crashes: number[] = [];
-    const respawns = new Set<NodeJS.Timeout>();
-    const startFailures = new Map<number, string>();
-    // Our own list: cluster.workers keeps a dead worker until its IPC channel's 'disconnect' is processed,
-    // which may come after its 'exit'.
-    const live = new Set<Worker>();
-    // A scrape of /metrics lands on one worker, which asks here for every worker's metrics.
-    const aggregator = new AggregatorRegistry<PrometheusContentType>();
-    const alive = (): Worker[] => [...live];
-    const handoff = new ConnectionHandoff();
-    let listener: Server | undefined;
-    let grpcListener: Server | undefined;
-    const broadcast = (m: WorkerMessage) => {
-      for (const w of alive()) tellWorker(w, m);
-    };
+/** Worker deaths within CRASH_WINDOW_MS: how long to wait before the next start, or undefined past CRASH_LIMIT. */
+class CrashWindow {
+  private readonly times: number[] = [];
 
-    const finish = (code: number) => {
-      if (state === "done") return;
-      state = "done";
-      clearTimeout(hardStop);
-      listener?.close();
-      grpcListener?.close();
-      resolve(code);
-    };
-    let hardStop: NodeJS.Timeout | undefined;
-    /** The stop, in steps; `delayMs` is --shutdown-delay for a signal, 0 when the service cannot start. */
-    const stopAll = async (code: number, delayMs: number) => {
-      if (state === "stopping" || state === "done") return;
-      state = "stopping";
-      exitCode = code;
-      const deadline = Date.now() + shutdownTimeoutMs;
-      for (const t of respawns) clearTimeout(t);
-      // Workers force their connections closed by the deadline; this is the net under that.
-      hardStop = setTimeout(() => {
-        for (const w of alive()) w.process.kill("SIGKILL");
-        process.stderr.write(
-          `portier serve: workers did not stop within ${Math.round(shutdownTimeoutMs / 1000) + 5} s; killed them\n`,
-        );
-        finish(EXIT.error);
-      }, shutdownTimeoutMs + 5000);
-      // 1. /ready 503 and Connection: close in every worker; connections are still accepted and handed over.
-      broadcast({ portier: "stopping" });
-      // 2. --shutdown-delay.
-      if (delayMs > 0) await new Promise((r) => setTimeout(r, Math.min(delayMs, shutdownTimeoutMs)));
-      // 3. Accept what already connected, close the port, and see every accepted connection to a worker.
-      await Promise.all([listener, grpcListener].flatMap((l) => (l ? [stopAccepting(l)] : [])));
-      await handoff.settled(deadline);
-      // 4. The workers answer what they were given and exit.
-      broadcast({ portier: "shutdown", graceMs: Math.max(0, deadline - Date.now()) });
-      if (alive().length === 0) finish(code);
-    };
+  get count(): number {
+    return this.times.length;
+  }
 
-    /**
-     * One of the primary's ports (the decision port, or --grpc-port), once a worker is ready to take its
-     * connections: its address, or undefined when it could not be bound (a start-up failure, the service ends).
-     */
-    const listenOn = (which: HandedPort, bindHost: string, bindPort: number) => {
-      const server = createServer({ pauseOnConnect: true, noDelay: true }, (socket) => handoff.handOff(socket, which));
-      if (which === "http") listener = server;
-      else grpcListener = server;
-      return new Promise<string | undefined>((resolve) => {
-        const startFailed = (err: NodeJS.ErrnoException) => {
-          if (which === "http") listener = undefined;
-          else grpcListener = undefined;
-          const failure =
-            which === "http"
-              ? listenFailure(err, bindHost, bindPort).message
-              : `cannot listen on ${bindHost}:${bindPort} for gRPC: ${err.message}; stop the other process or ` +
-                "choose another --grpc-port (or check --grpc-host)";
-          process.stderr.write(`portier serve: ${failure}\n`);
-          void stopAll(EXIT.error, 0);
-          resolve(undefined);
-        };
-        server.once("error", startFailed);
-        server.listen(bindPort, bindHost, () => {
-          server.off("error", startFailed);
-          // Once listening, an error is one failed accept (such as EMFILE): reported, the port stays open.
-          server.on("error", (err: Error) =>
-            log(50, "accept_failed", "accepting a connection failed", { error: err.message, port: which }),
-          );
-          const addr = server.address() as AddressInfo;
-          const at = addr.address.includes(":") ? `[${addr.address}]` : addr.address;
-          resolve(which === "http" ? `http://${at}:${addr.port}` : `${at}:${addr.port}`);
-        });
-      });
-    };
-    /** Both ports; undefined when one could not be bound. */
-    const listen = async (): Promise<{ url: string; grpcAddress?: string } | undefined> => {
-      const url = await listenOn("http", host, port);
-      if (url === undefined || !options.grpc) return url === undefined ? undefined : { url };
-      const grpcAddress = await listenOn("grpc", options.grpc.host, options.grpc.port);
-      return grpcAddress === undefined ? undefined : { url, grpcAddress };
-    };
+  /** Records a death now; the back-off before replacing it, or undefined when the service must stop. */
+  died(): number | undefined {
+    const now = Date.now();
+    this.times.push(now);
+    while ((this.times[0] ?? now) < now - CRASH_WINDOW_MS) this.times.shift();
+    if (this.times.length >= CRASH_LIMIT) return undefined;
+    return Math.min(BACKOFF_BASE_MS * 2 ** (this.times.length - 1), BACKOFF_MAX_MS);
+  }
+}
 
-    const fork = () => {
-      const w = cluster.fork();
-      live.add(w);
-      // Any other failure of its IPC channel: logged, never an unheard 'error' that ends the primary.
-      w.on("error", (err: Error) =>
-        log(40, "worker_channel_error", "a message to a worker failed", { worker: w.id, error: err.message }),
+type SupervisorState = "starting" | "running" | "stopping" | "done";
+
+/** The primary's state and its reactions: to a worker's message, to a worker's death, to a signal. */
+class Supervisor {
+  private state: SupervisorState = "starting";
+  private exitCode = 0;
+  private readonly crashes = new CrashWindow();
+  private readonly respawns = new Set<NodeJS.Timeout>();
+  private readonly startFailures = new Map<number, string>();
+  /**
+   * Our own list: cluster.workers keeps a dead worker until its IPC channel's 'disconnect' is processed, which
+   * may come after its 'exit'.
+   */
+  private readonly live = new Set<Worker>();
+  /** A scrape of /metrics lands on one worker, which asks here for every worker's metrics. */
+  private readonly aggregator = new AggregatorRegistry<PrometheusContentType>();
+  private readonly handoff = new ConnectionHandoff();
+  private readonly listeners: Partial<Record<HandedPort, Server>> = {};
+  private hardStop: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: SuperviseOptions,
+    private readonly resolve: (code: number) => void,
+  ) {}
+
+  private alive(): Worker[] {
+    return [...this.live];
+  }
+
+  private broadcast(m: WorkerMessage): void {
+    for (const w of this.alive()) tellWorker(w, m);
+  }
+
+  private finish(code: number): void {
+    if (this.state === "done") return;
+    this.state = "done";
+    clearTimeout(this.hardStop);
+    this.listeners.http?.close();
+    this.listeners.grpc?.close();
+    this.resolve(code);
+  }
+
+  /** The stop, in steps; `delayMs` is --shutdown-delay for a signal, 0 when the service cannot start. */
+  async stopAll(code: number, delayMs: number): Promise<void> {
+    if (this.state === "stopping" || this.state === "done") return;
+    this.state = "stopping";
+    this.exitCode = code;
+    const { shutdownTimeoutMs } = this.options;
+    const deadline = Date.now() + shutdownTimeoutMs;
+    for (const t of this.respawns) clearTimeout(t);
+    // Workers force their connections closed by the deadline; this is the net under that.
+    this.hardStop = setTimeout(() => {
+      for (const w of this.alive()) w.process.kill("SIGKILL");
+      process.stderr.write(
+        `portier serve: workers did not stop within ${Math.round(shutdownTimeoutMs / 1000) + 5} s; killed them\n`,
       );
-      answerMetricsRequests(w, aggregator);
-      w.on("message", (m: WorkerMessage) => {
-        if (m?.portier === "connection_taken") handoff.taken(m.id);
-        else if (m?.portier === "listening") {
-          log(30, "worker_listening", "worker listening", { worker: w.id, workerPid: w.process.pid });
-          if (state === "done" || !live.has(w)) return;
-          handoff.add(w);
-          if (state === "starting") {
-            state = "running";
-            void listen().then((bound) => {
-              // The admin port is node:cluster's, shared by the workers, so each reports the same one.
-              if (bound !== undefined && state === "running")
-                log(30, "listening", "listening", {
-                  url: bound.url,
-                  ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}),
-                  ...(bound.grpcAddress ? { grpcAddress: bound.grpcAddress } : {}),
-                  workers,
-                });
-            });
-          }
-        } else if (m?.portier === "start_failed") {
-          startFailures.set(w.id, m.message);
-          if (state === "starting") {
-            process.stderr.write(`portier serve: ${m.message}\n`);
-            void stopAll(EXIT.error, 0);
-          }
-        }
-      });
-    };
+      this.finish(EXIT.error);
+    }, shutdownTimeoutMs + 5000);
+    // 1. /ready 503 and Connection: close in every worker; connections are still accepted and handed over.
+    this.broadcast({ portier: "stopping" });
+    // 2. --shutdown-delay.
+    if (delayMs > 0) await new Promise((r) => setTimeout(r, Math.min(delayMs, shutdownTimeoutMs)));
+    // 3. Accept what already connected, close the port, and see every accepted connection to a worker.
+    await Promise.all(Object.values(this.listeners).map((l) => stopAccepting(l)));
+    await this.handoff.settled(deadline);
+    // 4. The workers answer what they were given and exit.
+    this.broadcast({ portier: "shutdown", graceMs: Math.max(0, deadline - Date.now()) });
+    if (this.alive().length === 0) this.finish(code);
+  }
 
-    cluster.on("exit", (worker, code, signal) => {
-      live.delete(worker);
-      handoff.remove(worker);
-      if (state === "stopping") {
-        if (alive().length === 0) finish(exitCode);
-        return;
-      }
-      if (state === "done") return;
-      const now = Date.now();
-      crashes.push(now);
-      while ((crashes[0] ?? now) < now - CRASH_WINDOW_MS) crashes.shift();
-      const why = startFailures.get(worker.id) ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
-      if (crashes.length >= CRASH_LIMIT) {
-        process.stderr.write(
-          `portier serve: workers died ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s (last: ` +
-            `${why}); stopping the service\n`,
+  /**
+   * One of the primary's ports (the decision port, or --grpc-port), once a worker is ready to take its
+   * connections: its address, or undefined when it could not be bound (a start-up failure, the service ends).
+   */
+  private listenOn(which: HandedPort, bindHost: string, bindPort: number): Promise<string | undefined> {
+    const server = createServer({ pauseOnConnect: true, noDelay: true }, (socket) =>
+      this.handoff.handOff(socket, which),
+    );
+    this.listeners[which] = server;
+    return new Promise<string | undefined>((resolve) => {
+      const startFailed = (err: NodeJS.ErrnoException) => {
+        delete this.listeners[which];
+        const failure =
+          which === "http"
+            ? listenFailure(err, bindHost, bindPort).message
+            : `cannot listen on ${bindHost}:${bindPort} for gRPC: ${err.message}; stop the other process or ` +
+              "choose another --grpc-port (or check --grpc-host)";
+        process.stderr.write(`portier serve: ${failure}\n`);
+        void this.stopAll(EXIT.error, 0);
+        resolve(undefined);
+      };
+      server.once("error", startFailed);
+      server.listen(bindPort, bindHost, () => {
+        server.off("error", startFailed);
+        // Once listening, an error is one failed accept (such as EMFILE): reported, the port stays open.
+        server.on("error", (err: Error) =>
+          log(50, "accept_failed", "accepting a connection failed", { error: err.message, port: which }),
         );
-        void stopAll(EXIT.error, 0);
-        return;
-      }
-      const delay = Math.min(BACKOFF_BASE_MS * 2 ** (crashes.length - 1), BACKOFF_MAX_MS);
-      log(40, "worker_exit", "worker died; starting another", {
-        worker: worker.id,
-        workerPid: worker.process.pid,
-        reason: why,
-        restartInMs: delay,
+        const addr = server.address() as AddressInfo;
+        const at = addr.address.includes(":") ? `[${addr.address}]` : addr.address;
+        resolve(which === "http" ? `http://${at}:${addr.port}` : `${at}:${addr.port}`);
       });
-      const t = setTimeout(() => {
-        respawns.delete(t);
-        if (state === "starting" || state === "running") fork();
-      }, delay);
-      respawns.add(t);
     });
+  }
 
+  /** Both ports; undefined when one could not be bound. */
+  private async listen(): Promise<{ url: string; grpcAddress?: string } | undefined> {
+    const { host, port, grpc } = this.options;
+    const url = await this.listenOn("http", host, port);
+    if (url === undefined || !grpc) return url === undefined ? undefined : { url };
+    const grpcAddress = await this.listenOn("grpc", grpc.host, grpc.port);
+    return grpcAddress === undefined ? undefined : { url, grpcAddress };
+  }
+
+  fork(): void {
+    const w = cluster.fork();
+    this.live.add(w);
+    // Any other failure of its IPC channel: logged, never an unheard 'error' that ends the primary.
+    w.on("error", (err: Error) =>
+      log(40, "worker_channel_error", "a message to a worker failed", { worker: w.id, error: err.message }),
+    );
+    answerMetricsRequests(w, this.aggregator);
+    w.on("message", (m: WorkerMessage) => this.message(w, m));
+  }
+
+  private message(w: Worker, m: WorkerMessage): void {
+    if (m?.portier === "connection_taken") this.handoff.taken(m.id);
+    else if (m?.portier === "listening") this.workerListening(w, m);
+    else if (m?.portier === "start_failed") {
+      this.startFailures.set(w.id, m.message);
+      if (this.state === "starting") {
+        process.stderr.write(`portier serve: ${m.message}\n`);
+        void this.stopAll(EXIT.error, 0);
+      }
+    }
+  }
+
+  /** A worker is ready: it takes connections; the first one opens the primary's ports. */
+  private workerListening(w: Worker, m: Extract<WorkerMessage, { portier: "listening" }>): void {
+    log(30, "worker_listening", "worker listening", { worker: w.id, workerPid: w.process.pid });
+    if (this.state === "done" || !this.live.has(w)) return;
+    this.handoff.add(w);
+    if (this.state !== "starting") return;
+    this.state = "running";
+    void this.listen().then((bound) => {
+      // The admin port is node:cluster's, shared by the workers, so each reports the same one.
+      if (bound !== undefined && this.state === "running")
+        log(30, "listening", "listening", {
+          url: bound.url,
+          ...(m.adminUrl ? { adminUrl: m.adminUrl } : {}),
+          ...(bound.grpcAddress ? { grpcAddress: bound.grpcAddress } : {}),
+          workers: this.options.workers,
+        });
+    });
+  }
+
+  /** A worker exited: the last of a stop ends the service; one that died is replaced after a back-off. */
+  exited(worker: Worker, code: number, signal: string): void {
+    this.live.delete(worker);
+    this.handoff.remove(worker);
+    if (this.state === "stopping") {
+      if (this.alive().length === 0) this.finish(this.exitCode);
+      return;
+    }
+    if (this.state === "done") return;
+    const delay = this.crashes.died();
+    const why = this.startFailures.get(worker.id) ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
+    if (delay === undefined) {
+      process.stderr.write(
+        `portier serve: workers died ${this.crashes.count} times within ${CRASH_WINDOW_MS / 1000} s (last: ` +
+          `${why}); stopping the service\n`,
+      );
+      void this.stopAll(EXIT.error, 0);
+      return;
+    }
+    log(40, "worker_exit", "worker died; starting another", {
+      worker: worker.id,
+      workerPid: worker.process.pid,
+      reason: why,
+      restartInMs: delay,
+    });
+    const t = setTimeout(() => {
+      this.respawns.delete(t);
+      if (this.state === "starting" || this.state === "running") this.fork();
+    }, delay);
+    this.respawns.add(t);
+  }
+}
+
+/** Forks the workers and supervises them until the service ends; resolves with its exit code. */
+export function superviseWorkers(options: SuperviseOptions): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const supervisor = new Supervisor(options, resolve);
+    cluster.on("exit", (worker, code, signal) => supervisor.exited(worker, code, signal));
     void untilSignal().then((signal) => {
       log(30, "stopping", "stopping", { signal });
-      void stopAll(0, shutdownDelayMs);
+      void supervisor.stopAll(0, options.shutdownDelayMs);
     });
-    for (let i = 0; i < workers; i++) fork();
+    for (let i = 0; i < options.workers; i++) supervisor.fork();
   });
 }
