@@ -521,69 +521,101 @@ export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   deprecated: (line: string) => void = (line) => console.error(line),
 ): ServiceConfig {
-  let values: Record<string, string | boolean | undefined>;
+  const flags = parseFlags(argv, deprecated);
+  // Each layer overrides the one before: the config file, the environment, the flags.
+  const layers: Layers = { merged: {}, source: {}, problems: [] };
+  fromConfigFile(layers, flags, env);
+  fromEnvironment(layers, env);
+  fromFlags(layers, flags);
+  const config = validated(layers);
+  for (const check of COMBINATION_CHECKS) {
+    const problem = check(config);
+    if (problem) throw new ConfigError([problem]);
+  }
+  return config;
+}
+
+type FlagValues = Record<string, string | boolean | undefined>;
+
+/** The options given so far, where each came from (for messages), and the problems found. */
+interface Layers {
+  merged: Record<string, unknown>;
+  source: Record<string, string>;
+  problems: string[];
+}
+
+/** The command line, the old spellings of switches rewritten first. */
+function parseFlags(argv: string[], deprecated: (line: string) => void): FlagValues {
   const args = switchSpellings(argv, deprecated);
   try {
-    values = parseArgs({ args, options: PARSE_OPTIONS, strict: true, allowPositionals: false }).values;
+    return parseArgs({ args, options: PARSE_OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (err) {
     throw new ConfigError([unknownFlagProblem(argv) ?? `config: ${messageOf(err)}`]);
   }
-  const merged: Record<string, unknown> = {};
-  const source: Record<string, string> = {};
-  const fileFromEnv = values.config === undefined && env.PORTIER_CONFIG;
-  const file = typeof values.config === "string" ? values.config : env.PORTIER_CONFIG;
-  const problems: string[] = [];
-  if (file) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readInputFileSync(file, MAX_CONFIG_FILE_BYTES).toString("utf8"));
-    } catch (err) {
-      const why =
-        err instanceof InputFileError ? err.why : codeOf(err) === "ENOENT" ? "file not found" : messageOf(err);
-      throw new ConfigError([`config file ${file}${fileFromEnv ? " (from PORTIER_CONFIG)" : ""}: ${why}`]);
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
-      throw new ConfigError([`config file ${file}: must be a JSON object`]);
-    const known = Object.keys(CONFIG_SCHEMA.properties);
-    for (const [key, value] of Object.entries(parsed)) {
-      if (key === "$schema") continue;
-      if (!known.includes(key)) {
-        problems.push(
-          `config: unknown option "${key}" in ${file}${didYouMean(key, known)}; the keys are listed in ` +
-            `docs/config.schema.json`,
-        );
-        continue;
-      }
-      merged[key] = value;
-      source[key] = `${file}: ${key}`;
-    }
+}
+
+/** --config FILE or PORTIER_CONFIG: a JSON object of known keys (an unknown key is a problem, reported later). */
+function fromConfigFile(layers: Layers, flags: FlagValues, env: NodeJS.ProcessEnv): void {
+  const fileFromEnv = flags.config === undefined && env.PORTIER_CONFIG;
+  const file = typeof flags.config === "string" ? flags.config : env.PORTIER_CONFIG;
+  if (!file) return;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readInputFileSync(file, MAX_CONFIG_FILE_BYTES).toString("utf8"));
+  } catch (err) {
+    const why = err instanceof InputFileError ? err.why : codeOf(err) === "ENOENT" ? "file not found" : messageOf(err);
+    throw new ConfigError([`config file ${file}${fileFromEnv ? " (from PORTIER_CONFIG)" : ""}: ${why}`]);
   }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new ConfigError([`config file ${file}: must be a JSON object`]);
+  const known = Object.keys(CONFIG_SCHEMA.properties);
+  for (const [key, value] of Object.entries(parsed)) {
+    if (key === "$schema") continue;
+    if (!known.includes(key)) {
+      layers.problems.push(
+        `config: unknown option "${key}" in ${file}${didYouMean(key, known)}; the keys are listed in ` +
+          `docs/config.schema.json`,
+      );
+      continue;
+    }
+    layers.merged[key] = value;
+    layers.source[key] = `${file}: ${key}`;
+  }
+}
+
+/** PORTIER_* variables (an empty one is unset). */
+function fromEnvironment(layers: Layers, env: NodeJS.ProcessEnv): void {
   for (const [flag] of FILE_ENTRIES) {
     const name = envName(flag);
     const envValue = env[name];
-    if (envValue !== undefined && envValue !== "") {
-      // A switch also takes 1 and 0 from the environment, as shells write booleans (ajv coerces true and false).
-      const o = (OPTIONS as Record<string, ServiceOption>)[flag]!;
-      merged[camel(flag)] = isSwitch(o) && (envValue === "1" || envValue === "0") ? envValue === "1" : envValue;
-      source[camel(flag)] = name;
-    }
+    if (envValue === undefined || envValue === "") continue;
+    // A switch also takes 1 and 0 from the environment, as shells write booleans (ajv coerces true and false).
+    const o = (OPTIONS as Record<string, ServiceOption>)[flag]!;
+    layers.merged[camel(flag)] = isSwitch(o) && (envValue === "1" || envValue === "0") ? envValue === "1" : envValue;
+    layers.source[camel(flag)] = name;
   }
-  for (const [given, value] of Object.entries(values)) {
+}
+
+/** The flags given; --no-watch is the watch option set to false. */
+function fromFlags(layers: Layers, flags: FlagValues): void {
+  for (const [given, value] of Object.entries(flags)) {
     if (given === "config" || value === undefined) continue;
-    // --no-watch is the watch option set to false.
     const negated = given.startsWith("no-") && NEGATABLE.includes(given.slice(3));
     const flag = negated ? given.slice(3) : given;
-    merged[camel(flag)] = negated ? !value : value;
-    source[camel(flag)] = `--${given}`;
+    layers.merged[camel(flag)] = negated ? !value : value;
+    layers.source[camel(flag)] = `--${given}`;
   }
-  const raw = { ...merged };
+}
+
+/** The options checked against the schema (types coerced, defaults filled); every problem is reported at once. */
+function validated({ merged, source, problems }: Layers): ServiceConfig {
   const config: Record<string, unknown> = { bundle: DEFAULT_BUNDLE, ...merged };
   if (!validate(config)) {
     for (const e of validate.errors ?? []) {
       const key = e.instancePath.split("/")[1] ?? "";
       const path = e.instancePath ? `config${e.instancePath.replace(/\//g, ".")}` : "config";
       const where = source[key];
-      const from = key && where ? origin(where, raw[key]) : "";
+      const from = key && where ? origin(where, merged[key]) : "";
       if (e.keyword === "required") {
         const missing = String(e.params["missingProperty"]);
         const flag = missing.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -597,58 +629,56 @@ export function loadConfig(
     throw new ConfigError(problems);
   }
   if (problems.length) throw new ConfigError(problems);
+  return config;
+}
+
+/** Options valid one by one that do not go together: the first problem found, in this order. */
+const COMBINATION_CHECKS: ((config: ServiceConfig) => string | undefined)[] = [
   // node:http refuses a headers timeout longer than the request timeout, which includes the headers.
-  if (config.headersTimeoutMs > config.requestTimeoutMs) {
-    throw new ConfigError([`config.headersTimeoutMs: must be <= config.requestTimeoutMs (${config.requestTimeoutMs})`]);
-  }
-  if (config.shadowBundle !== undefined && config.shadowBundleUrl !== undefined) {
-    throw new ConfigError([
-      "config.shadowBundleUrl: cannot be combined with --shadow-bundle (one candidate: a file or a URL); " +
-        "drop one of them",
-    ]);
-  }
-  if (config.directory !== undefined && config.directoryUrl !== undefined) {
-    throw new ConfigError([
-      "config.directoryUrl: cannot be combined with --directory (one source of synced users: a file or a URL); " +
-        "drop one of them",
-    ]);
-  }
+  (config) =>
+    config.headersTimeoutMs > config.requestTimeoutMs
+      ? `config.headersTimeoutMs: must be <= config.requestTimeoutMs (${config.requestTimeoutMs})`
+      : undefined,
+  (config) =>
+    config.shadowBundle !== undefined && config.shadowBundleUrl !== undefined
+      ? "config.shadowBundleUrl: cannot be combined with --shadow-bundle (one candidate: a file or a URL); " +
+        "drop one of them"
+      : undefined,
+  (config) =>
+    config.directory !== undefined && config.directoryUrl !== undefined
+      ? "config.directoryUrl: cannot be combined with --directory (one source of synced users: a file or a URL); " +
+        "drop one of them"
+      : undefined,
   // The timeout bounds the whole stop; a delay that fills it would leave no time to answer what was accepted.
-  if (config.shutdownDelay > 0 && config.shutdownDelay >= config.shutdownTimeout) {
-    throw new ConfigError([
-      `config.shutdownDelay: must be less than config.shutdownTimeout (${config.shutdownTimeout}), which ` +
+  (config) =>
+    config.shutdownDelay > 0 && config.shutdownDelay >= config.shutdownTimeout
+      ? `config.shutdownDelay: must be less than config.shutdownTimeout (${config.shutdownTimeout}), which ` +
         "bounds the whole stop: the delay, then answering the requests accepted; " +
-        "raise --shutdown-timeout (e.g. to the delay + 10)",
-    ]);
-  }
-  const decisionLogProblem = decisionLogConfigProblem(config);
-  if (decisionLogProblem) throw new ConfigError([decisionLogProblem]);
-  if (
-    config.noDirectory &&
-    (config.directory !== undefined || config.directoryUrl !== undefined || config.rolesClaim !== undefined)
-  ) {
+        "raise --shutdown-timeout (e.g. to the delay + 10)"
+      : undefined,
+  (config) => decisionLogConfigProblem(config),
+  (config) => {
+    if (!config.noDirectory) return undefined;
     const other =
       config.directory !== undefined
         ? "--directory"
         : config.directoryUrl !== undefined
           ? "--directory-url"
-          : "--roles-claim";
-    throw new ConfigError([`config.noDirectory: cannot be combined with ${other}; drop one of them`]);
-  }
-  if (
+          : config.rolesClaim !== undefined
+            ? "--roles-claim"
+            : undefined;
+    return other && `config.noDirectory: cannot be combined with ${other}; drop one of them`;
+  },
+  (config) =>
     !config.noDirectory &&
     config.directory === undefined &&
     config.directoryUrl === undefined &&
     config.rolesClaim === undefined
-  ) {
-    throw new ConfigError([
-      "config: neither --directory nor --roles-claim is set, so every user call would be denied (not_synced); " +
+      ? "config: neither --directory nor --roles-claim is set, so every user call would be denied (not_synced); " +
         "pass --directory FILE (or --directory-url URL) or --roles-claim NAME, or --no-directory for an " +
-        "application-only deployment",
-    ]);
-  }
-  return config;
-}
+        "application-only deployment"
+      : undefined,
+];
 
 /** Labels every event carries whatever the operator sets (OPA's). */
 const RESERVED_LABELS = ["id", "version"];
