@@ -1,7 +1,8 @@
 /**
  * The decision metrics, prom-client's Counter and Histogram: portier_decisions_total by result, reason, flow
- * and adapter, and portier_decision_duration_seconds per adapter. With --workers N the cluster's scrape adds
- * them up (prom-client's AggregatorRegistry, "sum").
+ * and adapter, portier_decision_duration_seconds per adapter, and portier_requests_rejected_total: the
+ * requests answered before any decision (unreadable, forged or too large), by adapter and reason. With
+ * --workers N the cluster's scrape adds them up (prom-client's AggregatorRegistry, "sum").
  */
 import { Counter, Histogram, type Registry } from "prom-client";
 
@@ -10,6 +11,7 @@ export const DECISION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 
 export class DecisionCounts {
   private readonly decisions: Counter<"allow" | "reason" | "flow" | "adapter">;
   private readonly latency: Histogram<"adapter">;
+  private readonly rejected: Counter<"adapter" | "reason">;
 
   constructor(registry: Registry) {
     this.decisions = new Counter({
@@ -25,11 +27,22 @@ export class DecisionCounts {
       buckets: [...DECISION_BUCKETS],
       registers: [registry],
     });
+    this.rejected = new Counter({
+      name: "portier_requests_rejected_total",
+      help: "Requests answered before any decision (unreadable, forged gateway headers, too large, too slow)",
+      labelNames: ["adapter", "reason"] as const,
+      registers: [registry],
+    });
   }
 
   /** One decision: counted by result, reason, flow and adapter; its latency observed per adapter. */
   count(allow: boolean, reason: string, flow: string, adapter: string, seconds: number): void {
     this.decisions.inc({ allow: allow ? "true" : "false", reason, flow, adapter });
     this.latency.observe({ adapter }, seconds);
+  }
+
+  /** One request answered before any decision, by adapter and reason. */
+  reject(adapter: string, reason: string): void {
+    this.rejected.inc({ adapter, reason });
   }
 }

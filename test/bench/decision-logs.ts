@@ -36,7 +36,10 @@ import {
 } from "./fixture.js";
 import { pino, type Logger } from "pino";
 import { loadEngine } from "../../src/engine/index.js";
+import type { DecisionRecord } from "../../src/service/decide/record.js";
+import { decisionLine } from "../../src/service/decision-logs/line.js";
 import { DecisionLogPipeline } from "../../src/service/decision-logs/pipeline.js";
+import type { DecisionSink } from "../../src/service/decision-logs/sink.js";
 import { Shipper } from "../../src/service/decision-logs/shipper.js";
 import { newStats } from "../../src/service/decision-logs/stats.js";
 import { collectorTarget } from "../../src/service/decision-logs/upload.js";
@@ -49,30 +52,35 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 /** Server processes per side over HTTP, pooled: two processes of one code differ by up to 7% (A/A). */
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 2);
 
-/** A decision line as the recorder writes it (run.ts), with decision `i`'s id and path. */
-function line(i: number): { decision_id: string } & Record<string, unknown> {
+/** A decision's record as the recorder builds it (run.ts), with decision `i`'s id and path. */
+function line(i: number): DecisionRecord {
   const sub = "11111111-1111-4111-8111-111111111111";
   const path = `/v2/ORG001/elevesJeunes/${i}/absences`;
   return {
-    event: "decision",
     decision_id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
-    adapter: "decide",
-    method: "GET",
-    path,
-    route: "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
-    flow: "accessCode",
-    client_id: "web",
-    sub,
-    tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01",
-    roles: ["enseignant_jeune"],
-    allow: true,
-    status: 200,
-    reason: "allowed",
-    message: "enseignant_jeune may call /v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
-    request_id: "5d41402abc4b2a76b9719d911017c592",
-    traceparent: null,
-    client_address: "10.1.2.3",
-    would_deny: null,
+    time: Date.now(),
+    request: {
+      adapter: "decide",
+      method: "GET",
+      path,
+      raw_path: undefined,
+      client_address: "10.1.2.3",
+      request_id: "5d41402abc4b2a76b9719d911017c592",
+      traceparent: null,
+    },
+    result: {
+      route: "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
+      flow: "accessCode",
+      client_id: "web",
+      sub,
+      tenant_id: "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01",
+      roles: ["enseignant_jeune"],
+      allow: true,
+      status: 200,
+      reason: "allowed",
+      message: "enseignant_jeune may call /v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
+      would_deny: null,
+    },
     revision: "3bb5113cebd4",
     input: {
       method: "GET",
@@ -82,6 +90,9 @@ function line(i: number): { decision_id: string } & Record<string, unknown> {
       synced: true,
       role_check: "enforce",
     },
+    trace_id: undefined,
+    span_id: undefined,
+    detail: undefined,
     latency_ms: 0.412,
   };
 }
@@ -109,9 +120,11 @@ async function inProcess(sinkUrl: string, downUrl: string): Promise<void> {
             stats,
             logger: quiet,
           });
+    const sinks: DecisionSink[] = [];
+    if (stdout) sinks.push({ wantsEvent: false, write: ({ record }) => logger.info(decisionLine(record), "decision") });
+    if (shipper) sinks.push({ wantsEvent: true, write: ({ encoded }) => shipper.add(encoded()) });
     const p = new DecisionLogPipeline({
-      line: stdout ? (f) => logger.info(f, "decision") : undefined,
-      ship: shipper && ((json) => shipper.add(json)),
+      sinks,
       rules: () => engine.logRules,
       event: { labels: { id: "bench", version: "0" }, bundleName: "portier" },
       stats,
@@ -130,7 +143,11 @@ async function inProcess(sinkUrl: string, downUrl: string): Promise<void> {
   const sides: [string, Side][] = [
     [
       "stdout line (today)",
-      { record: (f) => logger.info(f, "decision"), settle: () => Promise.resolve(), close: () => Promise.resolve() },
+      {
+        record: (f) => logger.info(decisionLine(f), "decision"),
+        settle: () => Promise.resolve(),
+        close: () => Promise.resolve(),
+      },
     ],
     ["pipeline: line", pipelineSide(undefined, true)],
     ["shipping, line off", pipelineSide(sinkUrl, false)],

@@ -27,5 +27,6 @@ export function shapeAnswer(
     subject: run.subject,
     ...(run.www !== undefined ? { www_authenticate: run.www } : {}),
     failed: run.failed,
+    failure: run.failed ? "internal" : decision.reason === "policy_error" ? "policy" : undefined,
   };
 }

@@ -33,8 +33,10 @@ import { authenticate, type Authenticated, type TokenVerifier } from "./authenti
 import { findSubject } from "./subject.js";
 import { decisionInput } from "./input.js";
 import { shapeAnswer } from "./answer.js";
-import { createRecorder, type DecisionLineSink, type DecisionRun } from "./run.js";
-import type { Decide, DecisionAnswer } from "./types.js";
+import { decisionLine } from "../decision-logs/line.js";
+import type { DecisionRecordSink } from "./record.js";
+import { createRecorder, createRejecter, type DecisionRun } from "./run.js";
+import type { Decide, DecisionAnswer, DecisionRequest } from "./types.js";
 
 export type { Decide, DecisionAnswer, DecisionRequest } from "./types.js";
 
@@ -50,65 +52,65 @@ export interface DecideContext {
   shadow?: Pick<Shadow, "take"> | undefined;
   /** With tracing on: one span per decision, ended by the recorder. */
   tracer?: DecisionTracer | undefined;
-  /** Where each decision line goes (default: the logger, at once). */
-  decisionLog?: DecisionLineSink;
+  /** Where each decision's record goes (default: its line, through the logger, at once). */
+  decisionLog?: DecisionRecordSink;
 }
 
 /** No bundle loaded: no entry resolves (the decision is denied policy_unavailable anyway). */
 const NO_ENTRY_ROLES: EntryRoles = () => undefined;
 
 export function createDecide(ctx: DecideContext): Decide {
-  const record = createRecorder(
-    ctx.logger,
-    ctx.metrics,
-    () => ctx.policy.engine?.revision,
-    ctx.decisionLog,
-    ctx.shadow,
-  );
+  const sink = ctx.decisionLog ?? { record: (r) => ctx.logger.info(decisionLine(r), "decision") };
+  const revision = () => ctx.policy.engine?.revision;
+  const record = createRecorder(ctx.metrics, revision, sink, ctx.shadow);
+  const reject = createRejecter(ctx.metrics, revision, sink);
 
-  return async function decide(req, adapter) {
-    // Start: the clock, the decision id, the path normalised up front (so that the log names the path even when
-    // the token fails; refused after the token, below).
-    const run: DecisionRun = {
-      started: process.hrtime.bigint(),
-      decision_id: randomUUID(),
-      req,
-      adapter,
-      mode: ctx.roleCheck,
-      normalised: normalisePath(req.path),
-      subject: null,
-      input: undefined,
-      revision: undefined,
-      www: undefined,
-      detail: undefined,
-      failed: false,
-      span: undefined,
-      trace: undefined,
-    };
-    if (ctx.tracer) {
-      run.span = ctx.tracer.start(adapter, req.trace?.headers);
-      run.trace = run.span.trace;
-    }
-    let decision: Decision;
-    try {
-      // 1. authenticate
-      const verifying = run.span?.step("portier.verify_token");
-      let auth: Authenticated;
+  return Object.assign(
+    async function decide(req: DecisionRequest, adapter: string): Promise<DecisionAnswer> {
+      // Start: the clock, the decision id, the path normalised up front (so that the log names the path even when
+      // the token fails; refused after the token, below).
+      const run: DecisionRun = {
+        started: process.hrtime.bigint(),
+        decision_id: randomUUID(),
+        req,
+        adapter,
+        mode: ctx.roleCheck,
+        normalised: normalisePath(req.path),
+        subject: null,
+        input: undefined,
+        revision: undefined,
+        www: undefined,
+        detail: undefined,
+        failed: false,
+        span: undefined,
+        trace: undefined,
+      };
+      if (ctx.tracer) {
+        run.span = ctx.tracer.start(adapter, req.trace?.headers);
+        run.trace = run.span.trace;
+      }
+      let decision: Decision;
       try {
-        auth = await authenticate(req, ctx.verifier, run.mode);
-      } finally {
-        verifying?.end();
+        // 1. authenticate
+        const verifying = run.span?.step("portier.verify_token");
+        let auth: Authenticated;
+        try {
+          auth = await authenticate(req, ctx.verifier, run.mode);
+        } finally {
+          verifying?.end();
+        }
+        if (auth.ok) decision = decideFor(run, auth.claims);
+        else {
+          run.www = auth.www;
+          decision = auth.deny;
+        }
+      } catch (err) {
+        decision = failed(run, err);
       }
-      if (auth.ok) decision = decideFor(run, auth.claims);
-      else {
-        run.www = auth.www;
-        decision = auth.deny;
-      }
-    } catch (err) {
-      decision = failed(run, err);
-    }
-    return stop(run, decision);
-  };
+      return stop(run, decision);
+    },
+    { reject },
+  );
 
   /** Stages 2 to 4 for a verified token. */
   function decideFor(run: DecisionRun, claims: Record<string, unknown>): Decision {

@@ -1,24 +1,25 @@
 /**
  * The record of one decision and the one place every decision ends, in the way of opa-envoy-plugin's stop():
- * `DecisionRun` carries what the log line needs from the start to the end of a decision (decide.ts alone
- * writes it, from what the stages return); `createRecorder` counts the decision (metrics), writes the
- * decision log line, ends the decision's span (when traced), and hands the answer back. A decision the shadow
- * candidate takes has its line written once the candidate has answered (after the answer is sent), with `shadow`
- * when the candidate answered otherwise.
+ * `DecisionRun` carries what the record needs from the start to the end of a decision (decide.ts alone
+ * writes it, from what the stages return); `createRecorder` counts the decision (metrics), builds its one typed
+ * record (record.ts) for the decision log's sinks, ends the decision's span (when traced), and hands the answer
+ * back. A decision the shadow candidate takes has its record written once the candidate has answered (after the
+ * answer is sent), with `shadow` when the candidate answered otherwise.
  */
-import type { Logger } from "pino";
-import type { PathResult } from "../../engine/index.js";
+import { randomUUID } from "node:crypto";
+import { normalisePath, type PathResult } from "../../engine/index.js";
 import type { DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { ServiceMetrics } from "../metrics.js";
 import type { DecisionTrace, TracedDecision } from "../tracing/decision-tracer.js";
 import type { Shadow } from "../shadow/shadow.js";
-import type { DecisionAnswer, DecisionRequest, Subject } from "./types.js";
+import type { DecisionRecord, DecisionRecordSink, RecordedRequest } from "./record.js";
+import type { DecisionAnswer, DecisionRequest, Rejection, Subject } from "./types.js";
 
 /** A raw path kept in the log when it cannot be normalised: bounded, so a huge path cannot bloat the log. */
 const MAX_LOGGED_RAW_PATH = 512;
 
 /**
- * One decision's facts for its log line. The first six are set when it starts; the others are written by
+ * One decision's facts for its record. The first six are set when it starts; the others are written by
  * decide.ts alone, each from a stage's result: the subject (stage 2), the policy input and the revision that
  * evaluated it (stages 3-4), the WWW-Authenticate value of a refused token (stage 1), the decision's detail.
  */
@@ -42,74 +43,74 @@ export interface DecisionRun {
   trace: DecisionTrace | undefined;
 }
 
-/** Records a finished decision (metrics and log line) and hands its answer back. */
+/** Records a finished decision (metrics and record) and hands its answer back. */
 export type Recorder = (run: DecisionRun, answer: DecisionAnswer) => DecisionAnswer;
 
-/** Where the decision line goes: the logger itself, or the decision log (src/service/decision-logs), later. */
-export interface DecisionLineSink {
-  info(fields: { decision_id: string } & Record<string, unknown>, msg: "decision"): void;
+/** The request part of a record, from what the adapter handed over. */
+export function recordedRequest(
+  req: Pick<DecisionRequest, "method" | "path" | "trace">,
+  adapter: string,
+  normalised: PathResult | undefined,
+): RecordedRequest {
+  const path = normalised?.ok ? normalised.path : undefined;
+  return {
+    adapter,
+    method: req.method,
+    path: path ?? null,
+    // An invalid path is logged as received (bounded), so the refusal can be traced.
+    raw_path: path === undefined ? String(req.path).slice(0, MAX_LOGGED_RAW_PATH) : undefined,
+    client_address: req.trace?.clientAddress ?? null,
+    request_id: req.trace?.requestId ?? null,
+    traceparent: req.trace?.traceparent ?? null,
+  };
 }
 
 export function createRecorder(
-  logger: Logger,
   metrics: ServiceMetrics | undefined,
   currentRevision: () => string | undefined,
-  sink: DecisionLineSink = logger,
+  sink: DecisionRecordSink,
   shadow?: Pick<Shadow, "take">,
 ): Recorder {
-  const logDecision = (
-    fields: { decision_id: string } & Record<string, unknown>,
-    input: DecisionInput | undefined,
-    a: DecisionAnswer,
-  ): void => {
-    const taken = shadow?.take(input, a, (differs) =>
-      sink.info(differs === undefined ? fields : { ...fields, shadow: differs }, "decision"),
-    );
-    if (!taken) sink.info(fields, "decision");
+  const write = (record: DecisionRecord, a: DecisionAnswer): void => {
+    const taken = shadow?.take(record.input ?? undefined, a, (differs) => {
+      if (differs !== undefined) record.shadow = differs;
+      sink.record(record);
+    });
+    if (!taken) sink.record(record);
   };
   return (run, a) => {
     const seconds = Number(process.hrtime.bigint() - run.started) / 1e9;
     metrics?.decisions.count(a.allow, a.reason, a.flow ?? "none", run.adapter, seconds);
-    const { req, subject } = run;
-    const path = run.normalised.ok ? run.normalised.path : undefined;
+    const { subject } = run;
     const revision = run.revision ?? currentRevision();
-    // pino's own info(), so the logger's options (level, redaction, destination) apply as to every other line.
     // Never the token or the Authorization header: the policy input carries the verified claims only.
-    logDecision(
+    write(
       {
-        event: "decision",
         decision_id: run.decision_id,
-        adapter: run.adapter,
-        method: req.method,
-        path: path ?? null,
-        // An invalid path is logged as received (bounded), so the refusal can be traced.
-        raw_path: path === undefined ? String(req.path).slice(0, MAX_LOGGED_RAW_PATH) : undefined,
-        route: a.route?.template ?? null,
-        flow: a.flow,
-        client_id: subject?.client_id ?? null,
-        sub: subject?.sub ?? null,
-        tenant_id: subject?.tenant_id ?? null,
-        roles: subject?.roles ?? [],
-        allow: a.allow,
-        status: a.status,
-        reason: a.reason,
-        message: a.message,
-        detail: run.detail,
-        request_id: req.trace?.requestId ?? null,
-        traceparent: req.trace?.traceparent ?? null,
+        time: Date.now(),
+        request: recordedRequest(run.req, run.adapter, run.normalised),
+        // The exact policy input, so that `portier replay` can recompute this decision under another policy.
+        input: run.input ?? null,
+        result: {
+          allow: a.allow,
+          status: a.status,
+          reason: a.reason,
+          message: a.message,
+          flow: a.flow,
+          route: a.route?.template ?? null,
+          client_id: subject?.client_id ?? null,
+          sub: subject?.sub ?? null,
+          tenant_id: subject?.tenant_id ?? null,
+          roles: subject?.roles ?? [],
+          would_deny: a.would_deny?.reason ?? null,
+        },
+        revision: revision ?? null,
         // With tracing on: the decision span's ids (absent when off).
         trace_id: run.trace?.traceId,
         span_id: run.trace?.spanId,
-        client_address: req.trace?.clientAddress ?? null,
-        would_deny: a.would_deny?.reason ?? null,
-        // The revision that decided (a reload may swap the engine while a decision runs).
-        revision: revision ?? null,
-        // The exact policy input (verified claims the policy reads; never the token), so that
-        // `portier replay` can recompute this decision under another policy.
-        input: run.input ?? null,
+        detail: run.detail,
         latency_ms: Math.round(seconds * 1e6) / 1000,
       },
-      run.input,
       a,
     );
     run.span?.end({
@@ -120,8 +121,48 @@ export function createRecorder(
       flow: a.flow ?? undefined,
       revision,
       // A policy that could not decide is Portier's failure too, not an answer.
-      failed: a.failed || a.reason === "policy_error",
+      failed: a.failure !== undefined,
     });
     return a;
+  };
+}
+
+/**
+ * Records an answer given before any decision (types.ts Rejection): counted by adapter and reason, and one record
+ * for every sink, as a deny with no input and no subject. Returns its decision id, for the answer.
+ */
+export function createRejecter(
+  metrics: ServiceMetrics | undefined,
+  currentRevision: () => string | undefined,
+  sink: DecisionRecordSink,
+): (rejection: Rejection) => string {
+  return ({ adapter, req, status, reason, message }) => {
+    metrics?.decisions.reject(adapter, reason);
+    const decisionId = randomUUID();
+    sink.record({
+      decision_id: decisionId,
+      time: Date.now(),
+      request: recordedRequest(req, adapter, normalisePath(req.path)),
+      input: null,
+      result: {
+        allow: false,
+        status,
+        reason,
+        message,
+        flow: null,
+        route: null,
+        client_id: null,
+        sub: null,
+        tenant_id: null,
+        roles: [],
+        would_deny: null,
+      },
+      revision: currentRevision() ?? null,
+      trace_id: undefined,
+      span_id: undefined,
+      detail: undefined,
+      latency_ms: 0,
+    });
+    return decisionId;
   };
 }

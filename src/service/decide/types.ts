@@ -43,6 +43,34 @@ export interface DecisionAnswer extends Omit<Decision, "detail"> {
    * tells a failure from a deny (gRPC INTERNAL) answers a failure. Never sent in an answer body.
    */
   failed: boolean;
+  /**
+   * Why Portier could not decide, when it could not: its own unexpected error (`internal`, as `failed`) or a
+   * policy that failed to evaluate (`policy`, denied policy_error); undefined for a decision. Never sent.
+   */
+  failure?: "internal" | "policy" | undefined;
 }
 
-export type Decide = (req: DecisionRequest, adapter: string) => Promise<DecisionAnswer>;
+/**
+ * An answer given before any decision: a request an adapter could not read (request_invalid: forged or mixed
+ * gateway headers; a body that is not JSON, too large or too slow). Recorded as a decision is (a decision id, a
+ * record with its reason for every sink of the decision log) and counted (portier_requests_rejected_total).
+ */
+export interface Rejection {
+  /** The adapter's label, as for decide(). */
+  adapter: string;
+  /** What was read of the request: its method and path may be unknown (""). */
+  req: Pick<DecisionRequest, "method" | "path" | "trace">;
+  /** The status answered (400, 403, 408, 413, 415). */
+  status: number;
+  /** A stable code: request_invalid, invalid_json, invalid_request, payload_too_large, body_timeout, ... */
+  reason: string;
+  message: string;
+}
+
+/**
+ * The decision function every adapter calls (decide.ts): `decide(request, adapter)` for a decision, and
+ * `decide.reject(rejection)` for an answer given before one, which returns the decision id to answer with.
+ */
+export type Decide = ((req: DecisionRequest, adapter: string) => Promise<DecisionAnswer>) & {
+  reject?: (rejection: Rejection) => string;
+};

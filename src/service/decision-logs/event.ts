@@ -1,31 +1,18 @@
 /**
  * A decision log event in the shape of OPA's decision-log plugin (its EventV1), so that what consumes OPA's
  * decision logs consumes Portier's: one per decision, built off the request path from the record the
- * recorder enqueued. `input` is the exact policy input (verified claims, never a token); `result` is the
- * decision together with the subject it was taken for (the same names as the stdout line's fields).
+ * recorder enqueued (src/service/decide/record.ts). `input` is the exact policy input (verified claims, never a
+ * token); `result` is the decision together with the subject it was taken for (the same names as the stdout
+ * line's fields); `request_context` the request (OPA's carries its headers; Portier's also the adapter, method
+ * and path, so that a refused token still names what it was aimed at); `requested_by` the client's address.
  */
+import type { DecisionRecord } from "../decide/record.js";
 
-/** The decision line's fields, as the recorder writes them (src/service/decide/run.ts). */
-export type DecisionLine = { decision_id: string } & Record<string, unknown>;
+/** W3C traceparent: version-traceid-parentid-flags. */
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
 
-/** What the recorder hands over per decision: references only, built into an event later. */
-export interface DecisionRecord {
-  decision_id: string;
-  /** Date.now() when the decision was recorded. */
-  time: number;
-  /** The exact policy input, or null when the decision was taken before one existed (a refused token). */
-  input: unknown;
-  /** The decision's fields, as written on the stdout line (allow, status, reason, message, route, sub, ...). */
-  result: Record<string, unknown>;
-  /** The bundle revision that decided. */
-  revision: string | undefined;
-  request_id: string | undefined;
-  client_address: string | undefined;
-  trace_id: string | undefined;
-  span_id: string | undefined;
-}
-
-export interface DecisionLogEvent {
+/** A type, not an interface: it is then a Record<string, unknown>, which the bundle's log rules read. */
+export type DecisionLogEvent = {
   labels: Record<string, string>;
   decision_id: string;
   trace_id?: string;
@@ -39,8 +26,9 @@ export interface DecisionLogEvent {
   requested_by?: string;
   timestamp: string;
   req_id: number;
-  request_context?: { http: { headers: Record<string, string[]> } };
-}
+  /** The request the decision answered, whatever its outcome (the adapter that took it, method and path). */
+  request_context: { adapter: string; http: { method: string; path: string; headers?: Record<string, string[]> } };
+};
 
 /** The policy's rule that every event reports (OPA's `path`: the decision's query path). */
 export const DECISION_PATH = "portier/decision";
@@ -53,6 +41,12 @@ export interface EventContext {
 
 /** The event of `record`; `seq` numbers the decisions of this process (OPA's req_id, an integer). */
 export function buildEvent(record: DecisionRecord, seq: number, ctx: EventContext): DecisionLogEvent {
+  const { request } = record;
+  const http: DecisionLogEvent["request_context"]["http"] = {
+    method: request.method,
+    path: request.path ?? request.raw_path ?? "",
+  };
+  if (request.request_id) http.headers = { "x-request-id": [request.request_id] };
   const event: DecisionLogEvent = {
     labels: ctx.labels,
     decision_id: record.decision_id,
@@ -61,11 +55,15 @@ export function buildEvent(record: DecisionRecord, seq: number, ctx: EventContex
     result: record.result,
     timestamp: new Date(record.time).toISOString(),
     req_id: seq,
+    request_context: { adapter: request.adapter, http },
   };
-  if (record.trace_id) event.trace_id = record.trace_id;
-  if (record.span_id) event.span_id = record.span_id;
+  // The decision span's ids with tracing on; else the gateway's, from its traceparent.
+  const trace = request.traceparent === null ? null : TRACEPARENT.exec(request.traceparent);
+  const traceId = record.trace_id ?? trace?.[1];
+  const spanId = record.span_id ?? trace?.[2];
+  if (traceId) event.trace_id = traceId;
+  if (spanId) event.span_id = spanId;
   if (record.revision) event.bundles = { [ctx.bundleName]: { revision: record.revision } };
-  if (record.client_address) event.requested_by = record.client_address;
-  if (record.request_id) event.request_context = { http: { headers: { "x-request-id": [record.request_id] } } };
+  if (request.client_address) event.requested_by = request.client_address;
   return event;
 }

@@ -10,23 +10,23 @@ import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
 import type { LogRules } from "../../engine/index.js";
 import type { ServiceConfig } from "../config.js";
-import type { DecisionLine } from "./event.js";
+import type { DecisionRecord, DecisionRecordSink } from "../decide/record.js";
+import { collectorSink } from "./collector-sink.js";
 import { DecisionLogPipeline } from "./pipeline.js";
-import { Shipper } from "./shipper.js";
+import type { DecisionSink } from "./sink.js";
 import { newStats, type DecisionLogStats } from "./stats.js";
-import { TokenFile } from "./token-file.js";
-import { collectorTarget } from "./upload.js";
+import { stdoutSink } from "./stdout-sink.js";
 
 export { registerDecisionLogMetrics } from "./metrics.js";
 export type { DecisionLogStats } from "./stats.js";
 
-export interface DecisionLogs {
-  /** The request path's part: one call per decision (the recorder's sink, as the logger's info() is). */
-  info(fields: DecisionLine, msg: "decision"): void;
-  /** /ready's text when the collector has failed for too long. */
+export interface DecisionLogs extends DecisionRecordSink {
+  /** The request path's part: one call per decision (the recorder's sink). */
+  record(record: DecisionRecord): void;
+  /** /ready's text when a sink has failed for too long. */
   problem(): string | undefined;
   readonly stats: DecisionLogStats;
-  /** Processes what was recorded and uploads what waits, until `deadline` (epoch ms). */
+  /** Processes what was recorded and has every sink write or send what it holds, until `deadline` (epoch ms). */
   close(deadline: number): Promise<void>;
 }
 
@@ -58,42 +58,27 @@ export function createDecisionLogs(
 ): DecisionLogs {
   const stats = newStats();
   const labels = { ...operatorLabels(config.decisionLogLabel), id: randomUUID(), version: portierVersion() };
-  let shipper: Shipper | undefined;
-  let tokenFile: TokenFile | undefined;
-  if (config.decisionLogUrl !== undefined) {
-    tokenFile = config.decisionLogTokenFile === undefined ? undefined : new TokenFile(config.decisionLogTokenFile);
-    shipper = new Shipper({
-      target: collectorTarget(config.decisionLogUrl),
-      token: () => tokenFile?.current(),
-      bufferBytes: config.decisionLogBufferBytes,
-      batchBytes: config.decisionLogBatchBytes,
-      periodMs: config.decisionLogPeriodSeconds * 1000,
-      timeoutMs: config.decisionLogTimeoutSeconds * 1000,
-      problemAfterMs: config.decisionLogProblemSeconds * 1000,
-      stats,
-      logger,
-    });
-  }
-  const s = shipper;
+  // The sinks, each on its options (undefined: off).
+  const sinks = [stdoutSink(config, logger), collectorSink(config, stats, logger)].filter(
+    (s): s is DecisionSink => s !== undefined,
+  );
   const pipeline = new DecisionLogPipeline({
-    line: config.decisionLogStdout ? (fields) => logger.info(fields, "decision") : undefined,
-    ship: s && ((json) => s.add(json)),
+    sinks,
     rules,
     event: { labels, bundleName: BUNDLE_NAME },
     stats,
     logger,
   });
   return {
-    info: (fields) => pipeline.record(fields),
+    record: (record) => pipeline.record(record),
     problem: () => {
-      const token = tokenFile?.lastError && `the token file was not read again (${tokenFile.lastError})`;
-      const found = [token, s?.problem()].filter(Boolean);
+      const found = sinks.map((s) => s.problem?.()).filter(Boolean);
       return found.length ? `decision logs: ${found.join("; ")}` : undefined;
     },
     stats,
     async close(deadline) {
       pipeline.process();
-      await s?.close(deadline);
+      await Promise.all(sinks.flatMap((s) => (s.close ? [s.close(deadline)] : [])));
     },
   };
 }

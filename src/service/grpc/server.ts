@@ -112,7 +112,7 @@ export function checkHandler(
       decide(read.request, GRPC_ADAPTER)
         .then((a) => {
           // Portier failed to decide (denied internal_error): to Envoy that is a failure, not a decision.
-          if (a.failed) failed(new Error(a.message), a.decision_id);
+          if (a.failure === "internal") failed(new Error(a.message), a.decision_id);
           else callback(null, checkResponse(a, read.clientPortierHeaders));
         })
         .catch(failed);

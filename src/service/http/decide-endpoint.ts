@@ -23,8 +23,8 @@ function fromBody(body: DecideBody): DecisionRequest {
 }
 
 /** The answer as /decide sends it: without the 401 header value and the adapters' failure flag. */
-function publicAnswer(a: DecisionAnswer): Omit<DecisionAnswer, "www_authenticate" | "failed"> {
-  const { www_authenticate: _header, failed: _failed, ...rest } = a;
+function publicAnswer(a: DecisionAnswer): Omit<DecisionAnswer, "www_authenticate" | "failed" | "failure"> {
+  const { www_authenticate: _header, failed: _failed, failure: _failure, ...rest } = a;
   return rest;
 }
 

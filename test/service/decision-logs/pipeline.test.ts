@@ -9,7 +9,8 @@ import { loadEngine, type InProcessEngine, type LogRules } from "../../../src/en
 import { DecisionLogPipeline } from "../../../src/service/decision-logs/pipeline.js";
 import { applyMask, parseMask, MaskRuleError } from "../../../src/service/decision-logs/mask.js";
 import { newStats } from "../../../src/service/decision-logs/stats.js";
-import type { DecisionLine } from "../../../src/service/decision-logs/event.js";
+import { decisionLine, type DecisionLine } from "../../../src/service/decision-logs/line.js";
+import type { DecisionRecord } from "../../../src/service/decide/record.js";
 import { requireBundle } from "../../support/bundle.js";
 
 let engine: InProcessEngine;
@@ -17,30 +18,38 @@ beforeAll(async () => {
   engine = await loadEngine(requireBundle());
 });
 
-function fields(token: Record<string, unknown>): DecisionLine {
+/** A refused token's record (the stage it failed at leaves no route or flow), with `token` as the input's claims. */
+function fields(token: Record<string, unknown>): DecisionRecord {
   return {
-    event: "decision",
     decision_id: "d-1",
-    adapter: "decide",
-    method: "GET",
-    path: "/v2/ORG001/centres",
-    raw_path: undefined,
-    route: null,
-    flow: null,
-    client_id: null,
-    sub: "5f1c",
-    tenant_id: "t1",
-    roles: [],
-    allow: false,
-    status: 401,
-    reason: "token_shape_unknown",
-    message: "an ID token is not an access token",
-    request_id: "req-7",
-    traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-    client_address: "10.0.0.9",
-    would_deny: null,
-    revision: "r1",
+    time: Date.now(),
+    request: {
+      adapter: "decide",
+      method: "GET",
+      path: "/v2/ORG001/centres",
+      raw_path: undefined,
+      client_address: "10.0.0.9",
+      request_id: "req-7",
+      traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    },
     input: { method: "GET", path: "/v2/ORG001/centres", token, roles: [], synced: false, role_check: "enforce" },
+    result: {
+      route: null,
+      flow: null,
+      client_id: null,
+      sub: "5f1c",
+      tenant_id: "t1",
+      roles: [],
+      allow: false,
+      status: 401,
+      reason: "token_shape_unknown",
+      message: "an ID token is not an access token",
+      would_deny: null,
+    },
+    revision: "r1",
+    trace_id: undefined,
+    span_id: undefined,
+    detail: undefined,
     latency_ms: 0.5,
   };
 }
@@ -51,8 +60,10 @@ function pipeline(rules: () => LogRules | undefined) {
   const stats = newStats();
   let logged = "";
   const p = new DecisionLogPipeline({
-    line: (f) => lines.push(f),
-    ship: (json) => shipped.push(JSON.parse(json) as Record<string, unknown>),
+    sinks: [
+      { wantsEvent: false, write: ({ record }) => lines.push(decisionLine(record)) },
+      { wantsEvent: true, write: ({ encoded }) => shipped.push(JSON.parse(encoded()) as Record<string, unknown>) },
+    ],
     rules,
     event: { labels: { id: "i-1", version: "0.1.0", env: "test" }, bundleName: "portier" },
     stats,
@@ -74,7 +85,7 @@ describe("the decision-log pipeline", () => {
     expect(shipped).toHaveLength(1);
   });
 
-  it("builds OPA's event: path, input, result, bundles, labels, requested_by, req_id, trace and request ids", () => {
+  it("builds OPA's event: path, input, result, bundles, labels, requested_by, req_id, trace ids, the request", () => {
     const { p, shipped } = pipeline(() => undefined);
     p.record(fields({ sub: "5f1c" }));
     p.process();
@@ -102,7 +113,10 @@ describe("the decision-log pipeline", () => {
       requested_by: "10.0.0.9",
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as unknown,
       req_id: 1,
-      request_context: { http: { headers: { "x-request-id": ["req-7"] } } },
+      request_context: {
+        adapter: "decide",
+        http: { method: "GET", path: "/v2/ORG001/centres", headers: { "x-request-id": ["req-7"] } },
+      },
     });
   });
 
