@@ -85,6 +85,12 @@ async function scrape(): Promise<string> {
       await fetch(`${service.url}/forward-auth/nginx`, {
         headers: { "X-Original-Method": "GET", "X-Original-URI": "/v1/roles" },
       });
+      // A request refused before any decision (portier_requests_rejected_total's labels).
+      await fetch(`${service.url}/decide`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{",
+      });
       const res = await fetch(`${service.url}/metrics`);
       if (!res.ok) throw new Error(`GET /metrics answered ${res.status}`);
       return await res.text();

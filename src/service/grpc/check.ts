@@ -205,13 +205,18 @@ export function checkResponse(a: DecisionAnswer, clientPortierHeaders: readonly 
   };
 }
 
-/** A Check Portier cannot read: PERMISSION_DENIED with a 400 body (as OPA-Envoy answers one). */
-export function badRequestResponse(message: string): CheckResponseMessage {
+/**
+ * A Check Portier cannot read: PERMISSION_DENIED with a 400 body (as OPA-Envoy answers one), with the decision id
+ * it was recorded under.
+ */
+export function badRequestResponse(message: string, decisionId?: string): CheckResponseMessage {
+  const id = decisionId === undefined ? [] : ["x-portier-decision-id", decisionId];
   return {
     status: { code: RPC_CODE.PERMISSION_DENIED, message: "request_invalid" },
     denied_response: {
       status: { code: 400 },
       headers: headerOptions([
+        ...id,
         "x-portier-reason",
         "request_invalid",
         "content-type",
@@ -221,6 +226,6 @@ export function badRequestResponse(message: string): CheckResponseMessage {
       ]),
       body: JSON.stringify({ allow: false, status: 400, reason: "request_invalid", message }),
     },
-    dynamic_metadata: metadata({ decision_id: null, reason: "request_invalid", flow: null, route: null }),
+    dynamic_metadata: metadata({ decision_id: decisionId ?? null, reason: "request_invalid", flow: null, route: null }),
   };
 }

@@ -98,16 +98,25 @@ export function checkHandler(
         callTraceContext((key) => call.metadata.get(key)),
       );
       if (!read.ok) {
+        const http = call.request?.attributes?.request?.http;
+        const decisionId = decide.reject?.({
+          adapter: GRPC_ADAPTER,
+          req: { method: String(http?.method ?? "").slice(0, 32), path: String(http?.path ?? "") },
+          status: 400,
+          reason: "request_invalid",
+          message: read.message,
+        });
         logger.warn(
           {
             event: "gateway_request_refused",
             endpoint: "grpc:Check",
             reason: "request_invalid",
             message: read.message,
+            decision_id: decisionId ?? null,
           },
           "gateway request refused",
         );
-        return callback(null, badRequestResponse(read.message));
+        return callback(null, badRequestResponse(read.message, decisionId));
       }
       decide(read.request, GRPC_ADAPTER)
         .then((a) => {

@@ -1,6 +1,7 @@
 /**
  * POST /decide, the sidecar's endpoint: a JSON body (read-body.ts bounds it; decide-body.ts validates it), one
- * decision or a batch of them, answered as JSON. The caller is the sidecar, so no request trace is recorded from
+ * decision or a batch of them, answered as JSON. A body refused (400, 408, 413, 415) is recorded under a decision
+ * id as every decision is. The caller is the sidecar, so no request trace is recorded from
  * gateway headers.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -34,19 +35,48 @@ export async function answerDecide(
   decide: Decide,
   limits: BodyLimits,
 ): Promise<void> {
+  const refuse = (status: number, error: string, message: string, headers?: string[]): void =>
+    refuseBody(req, res, decide, { status, error, message, headers });
   const raw = await readBody(req, limits);
   // A refused body is not read further, so the connection cannot carry another request: close it.
-  if (!raw.ok) return sendJson(res, raw.status, { error: raw.error, message: raw.message }, ["connection", "close"]);
+  if (!raw.ok) return refuse(raw.status, raw.error, raw.message, ["connection", "close"]);
   let body: unknown;
   try {
     body = JSON.parse(raw.body.toString("utf8"));
   } catch (err) {
-    return sendJson(res, 400, { error: "invalid_json", message: `body: ${messageOf(err)}` });
+    return refuse(400, "invalid_json", `body: ${messageOf(err)}`);
   }
   const parsed = parseDecideBody(body);
-  if (!parsed.ok) return sendJson(res, 400, { error: "invalid_request", message: parsed.error });
+  if (!parsed.ok) return refuse(400, "invalid_request", parsed.error);
   if (!parsed.batch)
     return sendJson(res, 200, publicAnswer(await decide(withTrace(fromBody(parsed.request), req), "decide")));
   const answers = await Promise.all(parsed.requests.map((r) => decide(withTrace(fromBody(r), req), "decide")));
   sendJson(res, 200, answers.map(publicAnswer));
+}
+
+/**
+ * A body refused before any decision: recorded under a decision id (the request as received, POST /decide; the
+ * sidecar's own request is in the body that could not be read), which the error answer carries.
+ */
+function refuseBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  decide: Decide,
+  {
+    status,
+    error,
+    message,
+    headers = [],
+  }: { status: number; error: string; message: string; headers?: string[] | undefined },
+): void {
+  const received = { method: req.method ?? "POST", path: req.url ?? "/decide", token: undefined };
+  const decisionId = decide.reject?.({
+    adapter: "decide",
+    req: withTrace(received, req),
+    status,
+    reason: error,
+    message,
+  });
+  const body = decisionId === undefined ? { error, message } : { error, message, decision_id: decisionId };
+  sendJson(res, status, body, headers);
 }

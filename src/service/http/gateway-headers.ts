@@ -106,6 +106,21 @@ export function readForwardAuth(req: IncomingMessage, family: GatewayFamily): Ga
   return { ok: true, request: { method, path: uriFromHeader(uri), ...credentials(seen.get("Authorization")) } };
 }
 
+/**
+ * What a refused forward-auth request said it was for, for its record only (never decided on): the first
+ * method and URI header of the family, bounded; "" where absent.
+ */
+export function refusedRequest(req: IncomingMessage, family: GatewayFamily | undefined): DecisionRequest {
+  const spec = family && GATEWAY_FAMILIES[family];
+  const seen = spec ? rawValues(req, [spec.method, spec.uri]) : new Map<string, string[]>();
+  const method = (spec && seen.get(spec.method)?.[0]) ?? "";
+  const uri = (spec && seen.get(spec.uri)?.[0]) ?? "";
+  return { method: method.slice(0, MAX_RECORDED_METHOD), path: uriFromHeader(uri), token: undefined };
+}
+
+/** A method longer than this is not one (the longest registered HTTP method has 17 characters). */
+const MAX_RECORDED_METHOD = 32;
+
 /** Envoy ext_authz HTTP service: the original method and path are the check request's own; only Authorization is read.
  * */
 export function readEnvoy(req: IncomingMessage, path: string): DecisionRequest {

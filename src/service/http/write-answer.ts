@@ -26,12 +26,12 @@ export function sendGatewayAnswer(res: ServerResponse, a: DecisionAnswer): void 
   sendJson(res, a.status === 401 ? 401 : 403, denyBody(a), [...denyHeaders(a), "cache-control", "no-store"]);
 }
 
-/** A gateway request refused before any decision (request_invalid). */
-export function sendGatewayRefusal(res: ServerResponse, message: string): void {
-  sendJson(res, 403, { allow: false, status: 403, reason: "request_invalid", message }, [
-    "x-portier-reason",
-    "request_invalid",
-    "cache-control",
-    "no-store",
-  ]);
+/**
+ * A gateway request refused before any decision (request_invalid); X-Portier-Decision-Id names the record it was
+ * recorded under (a gateway keeps it as it keeps a deny's).
+ */
+export function sendGatewayRefusal(res: ServerResponse, message: string, decisionId: string | undefined): void {
+  const headers = ["x-portier-reason", "request_invalid", "cache-control", "no-store"];
+  if (decisionId !== undefined) headers.push("x-portier-decision-id", decisionId);
+  sendJson(res, 403, { allow: false, status: 403, reason: "request_invalid", message }, headers);
 }
