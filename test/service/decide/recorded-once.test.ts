@@ -1,6 +1,8 @@
 /**
  * Every path through the decision pipeline, failures included, writes exactly one decision line and counts exactly
- * one decision; only a failure to decide (not a refusal, not a deny) marks the answer `failed`.
+ * one decision; only a failure to decide (not a refusal, not a deny) marks the answer `failed`, and the typed
+ * `failure` says whose (Portier's, or a policy that could not evaluate). An answer given before any decision
+ * (decide.reject) is one line too, under the decision id it returns, counted apart as a rejection.
  */
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
@@ -47,8 +49,8 @@ function setup(o: Options) {
     logger,
     metrics: { registry, decisions },
   });
-  const counted = async () =>
-    [...(await registry.metrics()).matchAll(/^portier_decisions_total\{.*\} (\d+)$/gm)].reduce(
+  const counted = async (name = "portier_decisions_total") =>
+    [...(await registry.metrics()).matchAll(new RegExp(`^${name}\\{.*\\} (\\d+)$`, "gm"))].reduce(
       (n, m) => n + Number(m[1]),
       0,
     );
@@ -60,6 +62,8 @@ function setup(o: Options) {
     counted,
     ask: (token: string | null = "t") =>
       decide({ method: "GET", path: "/v1/roles", token: token ?? undefined }, "test"),
+    decide,
+    registry,
   };
 }
 
@@ -98,6 +102,12 @@ describe("every path is recorded once: one decision line, one count", () => {
       "internal_error",
     ],
     ["the engine answers a malformed allow", { decide: () => ({ ...ALLOW, status: 403 }) }, "t", "allowed"],
+    [
+      "the policy cannot evaluate",
+      { decide: () => ({ ...ALLOW, allow: false, status: 403, reason: "policy_error", message: "trap" }) },
+      "t",
+      "policy_error",
+    ],
   ];
   it.each(paths)("%s", async (_name, o, token, reason) => {
     const s = setup(o);
@@ -112,6 +122,39 @@ describe("every path is recorded once: one decision line, one count", () => {
     });
     expect(await s.counted()).toBe(1);
     expect(answer.failed).toBe(reason === "internal_error");
+    const failure = { internal_error: "internal", policy_error: "policy" }[reason];
+    expect(answer.failure).toBe(failure);
     if (reason === "internal_error") expect(s.all.filter((l) => l.event === "decision_error")).toHaveLength(1);
+  });
+});
+
+describe("an answer given before any decision", () => {
+  it("is one line under the decision id reject() returns, with the request as received, counted as a rejection", async () => {
+    const s = setup({});
+    const id = s.decide.reject!({
+      adapter: "forward-auth/nginx",
+      req: { method: "GET", path: "/v2/ORG001/centres", trace: { clientAddress: "10.0.0.9" } },
+      status: 403,
+      reason: "request_invalid",
+      message: "several X-Original-URI headers: exactly one is expected",
+    });
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(s.lines).toHaveLength(1);
+    expect(s.lines[0]).toMatchObject({
+      decision_id: id,
+      adapter: "forward-auth/nginx",
+      method: "GET",
+      path: "/v2/ORG001/centres",
+      client_address: "10.0.0.9",
+      allow: false,
+      status: 403,
+      reason: "request_invalid",
+      input: null,
+      revision: "r1",
+    });
+    expect(await s.counted()).toBe(0);
+    expect(await s.registry.metrics()).toContain(
+      'portier_requests_rejected_total{adapter="forward-auth/nginx",reason="request_invalid"} 1',
+    );
   });
 });
