@@ -32,7 +32,7 @@ describe("portier bundle build", () => {
     writeFileSync(file, readFileSync(file, "utf8").replace('"eleve_adulte"]', '"eleve_adulte", "surveillant"]'));
     const r = await portier(["bundle", "build", "--project", dir, "--out", join(dir, "b.tar.gz")]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/data\/routes\.json: routes\[\d+\]\.allowed\[\d+\]: unknown role "surveillant"/);
+    expect(r.stderr).toMatch(/data\/routes\.json:\d+: routes\[\d+\]\.allowed\[\d+\]: unknown role "surveillant"/);
   });
 });
 
