@@ -17,6 +17,7 @@ export interface JsonSyntaxProblem extends TextPosition {
   problem: string;
 }
 
+/** Where the scan stopped, and why: thrown and caught inside this module only (the scan's way out). */
 class Stop {
   constructor(
     readonly offset: number,
@@ -48,6 +49,7 @@ class Scan {
 
   private fail(what: string): never {
     const c = this.text[this.at];
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the scan's way out, caught in this module
     throw new Stop(
       this.at,
       c === undefined ? `the text ends early (${what})` : `unexpected ${JSON.stringify(c)} ${what}`,

@@ -10,7 +10,7 @@ export interface Verdict {
   reason: string;
 }
 
-/** new_allow: the second allows what the first denied; new_deny: the reverse; other_reason: same result, other reason. */
+/** new_allow: the second allows what the first denied; new_deny: the reverse; other_reason: same, another reason. */
 export type VerdictChange = "new_allow" | "new_deny" | "other_reason" | "same";
 
 export function compareVerdicts(first: Verdict, second: Verdict): VerdictChange {
