@@ -16,7 +16,7 @@ const ALLOWED = {
   toolchain: ["catalog", "engine", "errors"],
   directory: ["catalog", "reload", "errors"],
   auth: ["reload", "errors"],
-  review: ["engine", "toolchain", "errors"],
+  review: ["catalog", "directory", "engine", "toolchain", "errors"],
   service: ["engine", "auth", "directory", "catalog", "reload", "errors"],
   issuer: ["auth", "errors"],
   cli: ["service", "engine", "auth", "catalog", "toolchain", "review", "issuer", "directory", "errors"],

@@ -6,8 +6,7 @@
  */
 import { join } from "node:path";
 import { Ajv, type ErrorObject } from "ajv";
-import { readJsonFile } from "./read-json-file.js";
-import { DataError } from "./data-error.js";
+import { dataErrorAt, readJsonFile } from "./read-json-file.js";
 import { indexRoleNames, roleNameKey, RoleNameError } from "./role-name-index.js";
 import { templateProblem } from "./route-template.js";
 import { didYouMean } from "../text/did-you-mean.js";
@@ -80,7 +79,7 @@ function validated<T>(dir: string, name: string, roles: readonly RoleEntry[] = [
     const errors = [...(check.errors ?? [])].sort((a, b) => b.instancePath.length - a.instancePath.length);
     const first = errors[0];
     const where = fieldPath(first?.instancePath ?? "") || "(top)";
-    throw new DataError(file, where, first ? describe(first, roles) : "is invalid");
+    throw dataErrorAt(file, where, first ? describe(first, roles) : "is invalid");
   }
   return value;
 }
@@ -94,7 +93,7 @@ export function loadCatalog(dir: string): Catalog {
   try {
     indexRoleNames(roles);
   } catch (err) {
-    if (err instanceof RoleNameError) throw new DataError(rolesFile, err.where, err.problem);
+    if (err instanceof RoleNameError) throw dataErrorAt(rolesFile, err.where, err.problem);
     throw err;
   }
   const ids = new Set(roles.map((r) => r.id));
@@ -103,21 +102,21 @@ export function loadCatalog(dir: string): Catalog {
   const seen = new Map<string, number>();
   routes.forEach((route, i) => {
     const problem = templateProblem(route.template);
-    if (problem) throw new DataError(routesFile, `routes[${i}].template`, problem);
+    if (problem) throw dataErrorAt(routesFile, `routes[${i}].template`, problem);
     const key = routeKey(route.template);
     const earlier = seen.get(key);
     if (earlier !== undefined)
-      throw new DataError(
+      throw dataErrorAt(
         routesFile,
         `routes[${i}].template`,
         `duplicates routes[${earlier}] (same literals and parameter positions as ${routes[earlier]?.template})`,
       );
     seen.set(key, i);
     if (route.template !== route.template.normalize("NFC"))
-      throw new DataError(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
+      throw dataErrorAt(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
     if (Array.isArray(route.allowed)) {
       route.allowed.forEach((role, j) => {
-        if (!ids.has(role)) throw new DataError(routesFile, `routes[${i}].allowed[${j}]`, unknownRole(role, roles));
+        if (!ids.has(role)) throw dataErrorAt(routesFile, `routes[${i}].allowed[${j}]`, unknownRole(role, roles));
       });
     }
   });
@@ -127,14 +126,14 @@ export function loadCatalog(dir: string): Catalog {
   const tenantIds = new Set<string>();
   tenants.forEach((tenant, i) => {
     if (tenantIds.has(tenant.tenant_id))
-      throw new DataError(tenantsFile, `tenants[${i}].tenant_id`, `tenant ${tenant.tenant_id} is listed twice`);
+      throw dataErrorAt(tenantsFile, `tenants[${i}].tenant_id`, `tenant ${tenant.tenant_id} is listed twice`);
     tenantIds.add(tenant.tenant_id);
     // The policy compares codes case-insensitively, so "org001" and "ORG001" are one code.
     tenant.codeOrganisme.forEach((code, j) => {
       const key = code.toLowerCase();
       const owner = owners.get(key);
       if (owner)
-        throw new DataError(
+        throw dataErrorAt(
           tenantsFile,
           `tenants[${i}].codeOrganisme[${j}]`,
           `code ${code} already belongs to ${owner} (codes compare case-insensitively)`,

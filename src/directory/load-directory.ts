@@ -57,6 +57,8 @@ export interface LoadOptions {
   limits?: Partial<DirectoryLimits>;
   /** Bytes read per chunk (default 64 KiB). */
   chunkBytes?: number;
+  /** Called with each record kept (its sub and shared entry), for a reader that lists people (portier review). */
+  onRecord?: (sub: string, entry: DirectoryEntry) => void;
 }
 
 const MAX_PROBLEMS = 100;
@@ -76,7 +78,10 @@ class DirectoryBuilder {
   readonly problems: string[] = [];
   rejected = 0;
 
-  constructor(private readonly source: string) {}
+  constructor(
+    private readonly source: string,
+    private readonly onRecord?: (sub: string, entry: DirectoryEntry) => void,
+  ) {}
 
   private report(where: string, what: string): void {
     this.rejected++;
@@ -100,7 +105,10 @@ class DirectoryBuilder {
         where,
         `roles[${roles.findIndex((name) => !isRoleName(name))}] must be a role name (a non-blank string)`,
       );
-    this.index.add(record.sub, this.entryNumber(record.tenant_id, roles));
+    const n = this.entryNumber(record.tenant_id, roles);
+    this.index.add(record.sub, n);
+    const entry = this.shared[n];
+    if (this.onRecord && entry) this.onRecord(record.sub, entry);
   };
 
   /** The number of the shared entry for this tenant and role name list, made on first sight. */
@@ -171,7 +179,7 @@ function checkComplete(source: string, records: RecordStream, digest: TailDigest
 
 /** Parses a whole text at once (tests, small inputs); files go through loadDirectoryFile. */
 export function parseDirectory(text: string, source: string, options: LoadOptions = {}): DirectoryIndex {
-  const builder = new DirectoryBuilder(source);
+  const builder = new DirectoryBuilder(source, options.onRecord);
   const records = new RecordStream(source, limitsOf(options), builder.add);
   const digest = new TailDigest();
   try {
@@ -205,7 +213,7 @@ export async function loadDirectoryFile(file: string, options: LoadOptions = {})
     const tooBig = () => new DirectoryLoadError(`${file}: larger than ${limits.maxFileBytes} bytes (the limit)`);
     if (stat.size > limits.maxFileBytes) throw tooBig();
 
-    const builder = new DirectoryBuilder(file);
+    const builder = new DirectoryBuilder(file, options.onRecord);
     const records = new RecordStream(file, limits, builder.add);
     const digest = new TailDigest();
     const decoder = new TextDecoder("utf-8", { fatal: true });

@@ -20,6 +20,8 @@ export { normalisePath, MAX_PATH_BYTES } from "./normalise-path.js";
 export type { PathResult } from "./normalise-path.js";
 export { tokenFacts } from "./token-facts.js";
 export { engineDeny } from "./deny.js";
+export { compareVerdicts } from "./compare-verdicts.js";
+export type { Verdict, VerdictChange } from "./compare-verdicts.js";
 export type * from "./types.js";
 export type { LogRules } from "./log-rules.js";
 export { LOG_RULES_ENTRYPOINT, READS_KEY, READS_ROOT } from "./log-rules.js";

@@ -14,6 +14,8 @@ export interface MatrixRoute {
   product: string;
   api: string;
   template: string;
+  /** The HTTP method of the row, once routes carry methods (GET until then). */
+  method?: string;
 }
 export interface MatrixRole {
   id: string;
@@ -28,13 +30,22 @@ export interface MatrixCell {
   reason: string;
 }
 
-/** One decision beyond the GET grid. `caller` and `detail` say who asks what; `template` which route. */
+/**
+ * One decision beyond the GET grid, as data: the caller's flow, the method asked, and for a tenant probe the
+ * caller's tenant and the organisation code asked. `caller` and `detail` say the same in words, for display.
+ */
 export interface MatrixProbe {
   kind: "method" | "token" | "tenant";
   caller: string;
   detail: string;
   template: string;
   cell: MatrixCell;
+  flow: "accessCode" | "application";
+  method: string;
+  /** The caller's tenant (tenant probes). */
+  tenantId?: string;
+  /** The organisation code asked (tenant probes). */
+  code?: string;
 }
 
 /** The tenants and codes the tenant probes run over (a diff passes the union of both sides). */
@@ -164,6 +175,8 @@ export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse)
           detail: method,
           template: route.template,
           cell: decide(engine, method, path, caller),
+          flow: caller.flow,
+          method,
         });
     }
     for (const [name, caller] of shapes)
@@ -173,6 +186,8 @@ export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse)
         detail: "GET",
         template: route.template,
         cell: decide(engine, "GET", path, caller),
+        flow: caller.flow,
+        method: "GET",
       });
   }
   const { tenants, codes } = universe ?? { tenants: catalog.tenants, codes: catalog.codes };
@@ -187,6 +202,10 @@ export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse)
             detail: `codeOrganisme ${code}`,
             template: route.template,
             cell: decide(engine, "GET", path, { ...caller, tenantId: tenant.tenant_id }),
+            flow: caller.flow,
+            method: "GET",
+            tenantId: tenant.tenant_id,
+            code,
           });
         }
       }

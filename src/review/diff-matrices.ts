@@ -14,7 +14,7 @@ export interface GrantChange {
 }
 
 /** Probes of one kind, caller and detail whose answer changed the same way, on one or more routes. */
-export interface ProbeChange {
+export interface ProbeChange extends Pick<MatrixProbe, "flow" | "method" | "tenantId" | "code"> {
   kind: MatrixProbe["kind"];
   caller: string;
   detail: string;
@@ -61,6 +61,10 @@ function diffProbes(before: MatrixProbe[], after: MatrixProbe[]): ProbeChange[] 
         kind: probe.kind,
         caller: probe.caller,
         detail: probe.detail,
+        flow: probe.flow,
+        method: probe.method,
+        ...(probe.tenantId !== undefined ? { tenantId: probe.tenantId } : {}),
+        ...(probe.code !== undefined ? { code: probe.code } : {}),
         templates: [probe.template],
         change,
         before: was,

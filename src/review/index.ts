@@ -8,6 +8,7 @@ export { renderMatrix, MATRIX_FORMATS } from "./render-matrix.js";
 export { diffMatrices, hasChanges, renderDiff, renderDiffMarkdown } from "./diff-matrices.js";
 export { loadPolicySource } from "./load-policy-source.js";
 export { review } from "./review.js";
+export { failedReport } from "./review-failure.js";
 export { FAIL_ON } from "./review-report.js";
 export type { ReviewReport } from "./review-report.js";
 export { renderReviewMarkdown } from "./review-markdown.js";

@@ -4,7 +4,6 @@
  * opa), or a git revision of this repository (its policies/ and data/ exported with git archive, then built).
  * A name that is none of these is "not found: NAME".
  */
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,9 +14,12 @@ import { PROJECT_ROOT } from "../toolchain/project-root.js";
 import { messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { refuseStaleBundle } from "./stale-bundle.js";
+import { exportRevision, revisionCommit, RevisionError } from "../toolchain/export-revision.js";
 
 export class PolicySourceError extends PortierError {
   static override readonly code = "policy_source_invalid";
+  /** The temporary folder a git revision was exported to: the files its cause names are under it. */
+  sourceRoot: string | undefined;
 }
 
 /** `unannotated`: entrypoints for policies older than the # METADATA annotations (git revisions only). */
@@ -29,15 +31,6 @@ async function engineFromFolder(folder: string, opa: string, unannotated?: strin
     return await loadEngine(out, { source: folder });
   } finally {
     rmSync(work, { recursive: true, force: true });
-  }
-}
-
-function isRevision(repo: string, name: string): boolean {
-  try {
-    execFileSync("git", ["-C", repo, "rev-parse", "--verify", "--quiet", `${name}^{commit}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -62,17 +55,12 @@ export async function loadPolicySource(
   const work = mkdtempSync(join(tmpdir(), "portier-rev-"));
   try {
     try {
-      execFileSync(
-        "bash",
-        ["-c", 'git -C "$1" archive --format=tar "$2" policies data | tar -x -C "$3"', "_", repo, source, work],
-        { stdio: ["ignore", "ignore", "pipe"] },
-      );
-    } catch {
-      // In our words, not git's (fatal: not a valid object name ...).
+      exportRevision(repo, source, work);
+    } catch (err) {
       throw new PolicySourceError(
-        isRevision(repo, source)
-          ? `git revision ${source} has no policies/ and data/ to build`
-          : `not found: ${source} (no bundle file, policy folder or git revision of ${repo})`,
+        err instanceof RevisionError && revisionCommit(repo, source) === undefined
+          ? `not found: ${source} (no bundle file, policy folder or git revision of ${repo})`
+          : messageOf(err),
       );
     }
     try {
@@ -84,9 +72,12 @@ export async function loadPolicySource(
         .split(`${work}/`)
         .join(`${source}:`)
         .replace(/\/[^\s:]*portier-build-[^/\s]+\//g, `${source}:build/`);
-      throw new Error(
+      const failure = new PolicySourceError(
         message.startsWith(`${source}`) ? `git revision ${message}` : `git revision ${source}: ${message}`,
+        { cause: err },
       );
+      failure.sourceRoot = work;
+      throw failure;
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -7,13 +7,11 @@
  * readable lines of `portier dev`), must not pass a gate as "nothing changes".
  */
 import { boundedLines, LineTooLong } from "./bounded-lines.js";
-import type { DecisionInput, InProcessEngine } from "../engine/index.js";
+import { compareVerdicts, type DecisionInput, type InProcessEngine, type Verdict } from "../engine/index.js";
 import { messageOf } from "../errors/caught.js";
+import { addPerson, personName, type Holder, type PeopleList } from "./review-people.js";
 
-export interface Outcome {
-  allow: boolean;
-  reason: string;
-}
+export type Outcome = Verdict;
 
 export interface ReplayChange {
   change: "newly_allowed" | "newly_denied" | "reason_changed";
@@ -26,6 +24,8 @@ export interface ReplayChange {
   count: number;
   /** The first of them: log line number, method and path. */
   example: { line: number; method: string; path: string };
+  /** The subjects (sub) and clients (client_id), with their tenant, whose calls changed this way. */
+  subjects: PeopleList;
 }
 
 export interface ReplayReport {
@@ -45,6 +45,8 @@ export interface ReplayReport {
   /** Policy revisions the log was decided under. */
   loggedRevisions: string[];
   revision: string;
+  /** Everyone the log saw call, one holder per flow, role list and synced (for the people a grant change reaches). */
+  callers: Holder[];
 }
 
 const MAX_MALFORMED_KEPT = 20;
@@ -64,28 +66,73 @@ export function isInput(v: unknown): v is DecisionInput {
   );
 }
 
-/** How an outcome changed, or undefined when it did not. */
+const CHANGE_NAMES = { new_allow: "newly_allowed", new_deny: "newly_denied", other_reason: "reason_changed" } as const;
+
+/** How an outcome changed (the engine's one comparison, as the shadow counts it), or undefined when it did not. */
 export function changeOf(before: Outcome, after: Outcome): ReplayChange["change"] | undefined {
-  if (before.allow === after.allow && before.reason === after.reason) return undefined;
-  return after.allow && !before.allow
-    ? "newly_allowed"
-    : before.allow && !after.allow
-      ? "newly_denied"
-      : "reason_changed";
+  const change = compareVerdicts(before, after);
+  return change === "same" ? undefined : CHANGE_NAMES[change];
+}
+
+/** Distinct people remembered per list; beyond, each further caller is counted as new (an upper bound). */
+const MAX_PEOPLE_TRACKED = 10_000;
+const tracked = new WeakMap<PeopleList, Set<string>>();
+
+/** Adds a person to a list once (by name), remembering at most MAX_PEOPLE_TRACKED names per list. */
+function addDistinct(list: PeopleList, name: string): void {
+  let seen = tracked.get(list);
+  if (!seen) tracked.set(list, (seen = new Set()));
+  if (seen.has(name)) return;
+  if (seen.size < MAX_PEOPLE_TRACKED) seen.add(name);
+  addPerson(list, name);
+}
+
+function callerOf(input: DecisionInput): string {
+  return personName(input.token);
 }
 
 /** Counts one changed decision into its group (same change, route, roles, flow, before and after). */
 export function addChange(
   groups: Map<string, ReplayChange>,
-  c: Omit<ReplayChange, "count" | "example">,
+  c: Omit<ReplayChange, "count" | "example" | "subjects">,
   line: number,
   input: DecisionInput,
 ): void {
   const roles = [...c.roles].sort();
   const key = JSON.stringify([c.change, c.route, roles, c.flow, c.before, c.after]);
-  const group = groups.get(key);
+  let group = groups.get(key);
   if (group) group.count++;
-  else groups.set(key, { ...c, roles, count: 1, example: { line, method: input.method, path: input.path } });
+  else {
+    group = {
+      ...c,
+      roles,
+      count: 1,
+      example: { line, method: input.method, path: input.path },
+      subjects: { count: 0, shown: [] },
+    };
+    groups.set(key, group);
+  }
+  addDistinct(group.subjects, callerOf(input));
+}
+
+/** Counts a caller of the log into its holder (flow, roles, synced). */
+function addCaller(holders: Map<string, Holder>, input: DecisionInput, flow: string | null): void {
+  const application = flow === "application";
+  const names = application ? [] : [...(input.roles ?? [])].sort();
+  const synced = application || input.synced === true;
+  const key = JSON.stringify([application, names, synced]);
+  let h = holders.get(key);
+  if (!h) {
+    h = {
+      flow: application ? "application" : "accessCode",
+      names,
+      resolved: true,
+      synced,
+      people: { count: 0, shown: [] },
+    };
+    holders.set(key, h);
+  }
+  addDistinct(h.people, callerOf(input));
 }
 
 /** The groups, newly allowed first, then the largest. */
@@ -152,7 +199,9 @@ export async function replayLines(
     changes: [],
     loggedRevisions: [],
     revision: engine.revision,
+    callers: [],
   };
+  const callers = new Map<string, Holder>();
   const groups = new Map<string, ReplayChange>();
   const revisions = new Set<string>();
   for await (const { line, entry } of decisionEntries(lines, report)) {
@@ -168,6 +217,7 @@ export async function replayLines(
     const d = engine.decide(entry.input);
     const after: Outcome = { allow: d.allow, reason: d.reason };
     report.replayed++;
+    addCaller(callers, entry.input, d.flow ?? (typeof entry.flow === "string" ? entry.flow : null));
     const change = changeOf(before, after);
     if (change === undefined) {
       report.unchanged++;
@@ -182,6 +232,7 @@ export async function replayLines(
   }
   report.changes = sortedChanges(groups);
   report.loggedRevisions = [...revisions];
+  report.callers = [...callers.values()];
   return report;
 }
 

@@ -1,9 +1,10 @@
 /**
- * `portier review --format junit`: JUnit XML for CI dashboards. Each change is a test case (grants, then the
- * recorded calls replayed), failing where --fail-on fails; the policy tests on HEAD are one more case.
+ * `portier review --format junit`: JUnit XML for CI dashboards. Each finding is a test case: each grant change,
+ * each group of recorded calls replayed, each failing policy test (with why), the policy tests' total, and a
+ * review that could not answer; a case fails where --fail-on fails, a policy test failed, or there is no answer.
  */
 import { xmlEscape } from "../toolchain/policy-test-junit.js";
-import { describeRow, type ReviewReport } from "./review-report.js";
+import { describeReplayRow, describeRow, type ReviewReport } from "./review-report.js";
 
 interface Case {
   classname: string;
@@ -18,6 +19,30 @@ function testcase(c: Case): string {
   return `${head}>\n      <failure message="${failure}">${failure}</failure>\n    </testcase>`;
 }
 
+function testCases(report: ReviewReport): Case[] {
+  const t = report.tests;
+  if (!t) return [];
+  const cases: Case[] = t.failed.map((f) => ({
+    classname: "portier.review.tests",
+    name: f.name,
+    failure: `failed at ${f.location}: ${f.error}`,
+  }));
+  const failure =
+    t.failed.length > 0
+      ? `${t.failed.length} failed`
+      : t.coverage === null
+        ? "no coverage"
+        : t.coverage < t.minCoverage
+          ? `coverage ${t.coverage.toFixed(2)}% is below ${t.minCoverage}%`
+          : undefined;
+  cases.push({
+    classname: "portier.review.tests",
+    name: `policy tests on ${report.head.ref}: ${t.passed} passed, ${t.failed.length} failed`,
+    ...(failure ? { failure } : {}),
+  });
+  return cases;
+}
+
 export function renderReviewJunit(report: ReviewReport): string {
   const because = `fails --fail-on ${report.failOn}`;
   const cases: Case[] = report.rows.map((row) => ({
@@ -26,20 +51,19 @@ export function renderReviewJunit(report: ReviewReport): string {
     ...(row.failing ? { failure: `${because}: ${describeRow(row)}` } : {}),
   }));
   for (const r of report.replay?.rows ?? []) {
-    const name =
-      `${r.count} recorded call(s) ${r.change.replace("_", " ")}: ${r.route ?? "(no route)"} ` +
-      `flow ${r.flow ?? "none"} ` +
-      `roles [${r.roles.join(", ")}] (e.g. ${r.log}:${r.example.line})`;
+    const name = describeReplayRow(r);
     cases.push({ classname: "portier.review.replay", name, ...(r.failing ? { failure: `${because}: ${name}` } : {}) });
   }
-  const t = report.tests;
-  if (t) {
-    const failed = t.failed.map((f) => `${f.name} at ${f.location}`).join("\n");
-    const failure = t.failed.length > 0 ? `failed:\n${failed}` : t.coverage === null ? "no coverage" : undefined;
+  cases.push(...testCases(report));
+  const e = report.error;
+  if (e) {
+    const at = e.location
+      ? `${e.location.file}:${e.location.line}${e.location.column ? `:${e.location.column}` : ""}: `
+      : "";
     cases.push({
-      classname: "portier.review.tests",
-      name: `policy tests on ${report.head.ref}: ${t.passed} passed, ${t.failed.length} failed`,
-      ...(failure ? { failure } : {}),
+      classname: "portier.review.error",
+      name: "the review could not answer",
+      failure: `${at}${e.message}`,
     });
   }
   const suite = xmlEscape(`portier review ${report.base.ref} -> ${report.head.ref}`);

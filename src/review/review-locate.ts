@@ -1,11 +1,13 @@
 /**
  * Where a change of `portier review` comes from: the line of HEAD's sources that causes it, found by comparing
- * the two sides' data/routes.json, data/roles.json, data/tenants.json and .rego files. A role added to a route
+ * the two sides' catalogs (src/catalog: data/routes.json, data/roles.json, data/tenants.json, validated) and .rego
+ * files; the data files' text serves only to number lines. A role added to a route
  * points at that route's `allowed` line; a binding moved, at the tenant's line with the code; a policy change,
  * at the first changed line of the first changed .rego file. Paths are relative to the project folder.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { loadCatalog, type Catalog, type RoleEntry, type RouteEntry } from "../catalog/index.js";
 
 export interface Cause {
   file: string;
@@ -15,14 +17,9 @@ export interface Cause {
   why: string;
 }
 
-interface RouteEntry {
-  template: string;
-  allowed: unknown;
-}
-
 interface Side {
   routes: Map<string, RouteEntry>;
-  roles: Map<string, unknown>;
+  roles: Map<string, RoleEntry>;
   tenantsText: string;
   /** tenant_id -> its codes. */
   tenants: Map<string, string[]>;
@@ -39,12 +36,12 @@ function readText(folder: string, file: string): string {
   return existsSync(path) ? readFileSync(path, "utf8") : "";
 }
 
-function listOf(text: string, key: string): unknown[] {
+/** The side's catalog, validated (src/catalog); an empty one for a revision whose data/ the catalog cannot read. */
+function catalogOf(folder: string): Catalog {
   try {
-    const doc = JSON.parse(text) as Record<string, unknown>;
-    return Array.isArray(doc[key]) ? doc[key] : [];
+    return loadCatalog(join(folder, "data"));
   } catch {
-    return [];
+    return { roles: [], routes: [], tenants: [] };
   }
 }
 
@@ -61,18 +58,17 @@ function regoFiles(folder: string, dir = join(folder, "policies"), out = new Map
 
 function readSide(folder: string): Side {
   const text: Record<string, string> = {};
+  // The text only for the lines; what the files say comes from the catalog.
   for (const file of [ROUTES, ROLES, TENANTS]) text[file] = readText(folder, file);
-  const routes = new Map<string, RouteEntry>();
-  for (const r of listOf(text[ROUTES] ?? "", "routes") as RouteEntry[])
-    if (r && typeof r.template === "string") routes.set(r.template, r);
-  const roles = new Map<string, unknown>();
-  for (const r of listOf(text[ROLES] ?? "", "roles") as { id?: unknown }[])
-    if (r && typeof r.id === "string") roles.set(r.id, r);
-  const tenants = new Map<string, string[]>();
-  for (const t of listOf(text[TENANTS] ?? "", "tenants") as { tenant_id?: unknown; codeOrganisme?: unknown }[])
-    if (t && typeof t.tenant_id === "string")
-      tenants.set(t.tenant_id, Array.isArray(t.codeOrganisme) ? t.codeOrganisme.map(String) : []);
-  return { routes, roles, tenantsText: text[TENANTS] ?? "", tenants, text, rego: regoFiles(folder) };
+  const catalog = catalogOf(folder);
+  return {
+    routes: new Map(catalog.routes.map((r) => [r.template, r])),
+    roles: new Map(catalog.roles.map((r) => [r.id, r])),
+    tenantsText: text[TENANTS] ?? "",
+    tenants: new Map(catalog.tenants.map((t) => [t.tenant_id, t.codeOrganisme])),
+    text,
+    rego: regoFiles(folder),
+  };
 }
 
 /** The 1-based number of the first line at or after `from` (0-based) that contains `needle`, or 0. */

@@ -1,9 +1,10 @@
 /**
  * `portier review --format md`: the report as a pull-request comment. The first line a reviewer acts on, the
- * policy tests, one table row per caller kind and change (API names, routes folded, the line that causes it,
- * high risk first), the recorded calls that would change, and whether --fail-on fails.
+ * policy tests, one table row per caller kind and change (API names, routes folded, the people it reaches, the
+ * line that causes it, high risk first), the recorded calls that would change and whose, and whether --fail-on fails.
  */
 import type { Outcome, ReplayRow, ReviewReport, ReviewRow } from "./review-report.js";
+import { peopleText, type PeopleList } from "./review-people.js";
 
 function cell(s: string): string {
   return s.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -42,21 +43,31 @@ function caller(row: ReviewRow): string {
   return cell(row.role ? `${row.caller} (${row.role})` : row.caller);
 }
 
+/** The people a row reaches: the directory's, then the logs' callers, each list bounded. */
+function people(row: ReviewRow): string {
+  const p = row.people;
+  if (!p) return "-";
+  const part = (what: string, l: PeopleList | undefined) =>
+    l === undefined ? [] : [`${what}: ${l.count === 0 ? "none" : `${l.count} (${peopleText(l)})`}`];
+  return cell([...part("directory", p.directory), ...part("log", p.seen)].join("; ") || "-");
+}
+
 function risk(r: { risk: string; failing: boolean }): string {
   return `${r.risk === "high" ? "**high**" : "normal"}${r.failing ? " (fails)" : ""}`;
 }
 
 function replayTable(rows: ReplayRow[]): string[] {
   const out = [
-    "| Risk | Change | Calls | Route | Flow | Roles | Before | After | Example |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| Risk | Change | Calls | Route | Flow | Roles | Before | After | Who | Example |",
+    "|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of rows.slice(0, SHOWN_ROWS)) {
     const example = `${r.log}:${r.example.line} ${r.example.method} ${r.example.path}`;
     out.push(
       `| ${risk(r)} | ${r.change.replace("_", " ")} | ${r.count} | ${code(r.route ?? "(none)")} | ` +
         `${r.flow ?? "none"} | ` +
-        `${cell(r.roles.join(", ") || "none")} | ${outcome(r.before)} | ${outcome(r.after)} | ${code(example)} |`,
+        `${cell(r.roles.join(", ") || "none")} | ${outcome(r.before)} | ${outcome(r.after)} | ` +
+        `${cell(peopleText(r.subjects))} | ${code(example)} |`,
     );
   }
   out.push(...more(rows.length, "group of recorded calls", "groups of recorded calls"));
@@ -87,6 +98,7 @@ function testsLine(report: ReviewReport): string {
 }
 
 export function renderReviewMarkdown(report: ReviewReport): string {
+  if (report.error) return errorMarkdown(report, report.error);
   const out = [
     `### Portier review: \`${report.base.ref}\` -> \`${report.head.ref}\``,
     "",
@@ -100,13 +112,13 @@ export function renderReviewMarkdown(report: ReviewReport): string {
   if (report.routesAdded.length + report.routesRemoved.length > 0) out.push("");
   if (report.rows.length > 0) {
     out.push(
-      "| Risk | Change | Caller | Request | API | Routes | Before | After | Line |",
-      "|---|---|---|---|---|---|---|---|---|",
+      "| Risk | Change | Caller | Request | API | Routes | Before | After | People | Line |",
+      "|---|---|---|---|---|---|---|---|---|---|",
     );
     for (const r of report.rows.slice(0, SHOWN_ROWS))
       out.push(
         `| ${risk(r)} | ${r.change} | ${caller(r)} | ${cell(r.request)} | ${apis(r)} | ${routes(r)} | ` +
-          `${outcome(r.before)} | ${outcome(r.after)} | ${lines(r)} |`,
+          `${outcome(r.before)} | ${outcome(r.after)} | ${people(r)} | ${lines(r)} |`,
       );
     out.push(...more(report.rows.length, "change"), "");
   }
@@ -116,10 +128,32 @@ export function renderReviewMarkdown(report: ReviewReport): string {
     if (report.replay.rows.length > 0) out.push(...replayTable(report.replay.rows), "");
   }
   const verdict = report.failing ? `**fails**: ${cell(report.findings.join("; "))}` : "passes";
+  const risky = report.rows.some((r) => r.risk === "high") || report.replay?.rows.some((r) => r.risk === "high");
   out.push(
-    `Result with \`--fail-on ${report.failOn}\`: ${verdict}. High risk: a route opened to callers ` +
-      "outside the role lists (users not synced, synced users without a listed role, applications, another tenant, " +
-      "other token shapes).",
+    `Result with \`--fail-on ${report.failOn}\`: ${verdict}.` +
+      // The sentence explains the high-risk rows above; without one it would read as a finding.
+      (risky
+        ? " High risk: a route opened to callers outside the role lists (users not synced, synced users without a " +
+          "listed role, applications, another tenant, other token shapes)."
+        : ""),
   );
   return out.join("\n") + "\n";
+}
+
+/** The report of a review that could not answer: the error, at its place, and what exits 2 means. */
+function errorMarkdown(report: ReviewReport, e: NonNullable<ReviewReport["error"]>): string {
+  const l = e.location;
+  const place = l ? ` at ${code(`${l.file}:${l.line}${l.column ? `:${l.column}` : ""}`)}` : "";
+  return [
+    `### Portier review: \`${report.base.ref}\` -> \`${report.head.ref}\``,
+    "",
+    `**The review could not answer${place}.**`,
+    "",
+    "~~~text",
+    e.message,
+    "~~~",
+    "",
+    "Fix the change (it must parse, build and run its policy tests) and push again: no grant was compared.",
+    "",
+  ].join("\n");
 }

@@ -9,6 +9,7 @@ import type { AccessMatrix, MatrixCell, MatrixProbe, MatrixRoute } from "./compu
 import type { MatrixDiff } from "./diff-matrices.js";
 import type { ReplayChange, ReplayReport } from "./replay.js";
 import type { Cause, CauseFinder } from "./review-locate.js";
+import { peopleOf, peopleText, type Holder, type PeopleList, type SideAccess } from "./review-people.js";
 
 export const FAIL_ON = ["new-allows", "high-risk", "any-change"] as const;
 export type FailOn = (typeof FAIL_ON)[number];
@@ -27,7 +28,9 @@ export interface ReviewRow {
   caller: string;
   /** A role id, for a row of the role grid. */
   role?: string;
-  /** The method asked, and for a tenant probe the organisation code. */
+  /** The HTTP method asked, as data. */
+  method: string;
+  /** The method asked, and for a tenant probe the organisation code, in words. */
   request: string;
   routes: MatrixRoute[];
   before: Outcome;
@@ -36,6 +39,19 @@ export interface ReviewRow {
   causes: (Cause & { templates: string[] })[];
   /** Whether --fail-on fails on this row. */
   failing: boolean;
+  /**
+   * The people whose own access changes this way (rows of the route x caller grid): of the synced-users directory
+   * (absent when none was read) and of the decision logs (absent without --log).
+   */
+  people?: { directory?: PeopleList; seen?: PeopleList };
+}
+
+/** Who the grid's changes reach: the directory's people and the logs' callers, judged on each side. */
+export interface PeopleInput {
+  directory: Holder[] | null;
+  seen: Holder[] | null;
+  base: SideAccess;
+  head: SideAccess;
 }
 
 export interface ReplayRow extends ReplayChange {
@@ -55,8 +71,23 @@ export interface ReviewTests {
   passed: number;
   /** The coverage required (percent); below it the tests fail. */
   minCoverage: number;
-  failed: { name: string; location: string; error: string }[];
+  /** `file` relative to the project and `line` locate the test rule; `error` says why it failed. */
+  failed: { name: string; location: string; file: string; line: number; error: string }[];
   coverage: number | null;
+}
+
+export interface ReviewErrorLocation {
+  /** Relative to the project folder (policies/..., data/...) when the file is one of a side's sources. */
+  file: string;
+  /** 1-based. */
+  line: number;
+  /** 1-based; absent when the error names no column. */
+  column?: number;
+}
+
+export interface ReviewError {
+  message: string;
+  location?: ReviewErrorLocation;
 }
 
 export interface ReviewReport {
@@ -83,6 +114,8 @@ export interface ReviewReport {
     reasonChanged: number;
     rows: ReplayRow[];
   } | null;
+  /** Set when the review could not answer (exit 2): every list above is empty. */
+  error?: ReviewError;
 }
 
 const PROBE_CALLERS: Record<string, [CallerKind, string]> = {
@@ -122,7 +155,14 @@ function fails(failOn: FailOn, change: "gained" | "lost" | "reason", risk: "high
 }
 
 /** The grid's changes, one row per caller and change, routes folded. */
-function gridRows(base: AccessMatrix, head: AccessMatrix, diff: MatrixDiff, causes: CauseFinder, failOn: FailOn) {
+function gridRows(
+  base: AccessMatrix,
+  head: AccessMatrix,
+  diff: MatrixDiff,
+  causes: CauseFinder,
+  failOn: FailOn,
+  people: PeopleInput | undefined,
+) {
   const labels = new Map([...base.roles, ...head.roles].map((r) => [r.id, r.label]));
   const cell = (m: AccessMatrix, template: string, column: string): Outcome =>
     m.rows.find((r) => r.template === template)?.cells[column] ?? null;
@@ -141,6 +181,7 @@ function gridRows(base: AccessMatrix, head: AccessMatrix, diff: MatrixDiff, caus
         callerKind: probe ? probe[0] : "role",
         caller: probe ? probe[1] : `${labels.get(c.column) ?? c.column}`,
         ...(probe ? {} : { role: c.column }),
+        method: "GET",
         request: "GET",
         routes: [],
         before,
@@ -152,18 +193,24 @@ function gridRows(base: AccessMatrix, head: AccessMatrix, diff: MatrixDiff, caus
     }
     row.routes.push(routeOf([head, base], c.template));
   }
-  for (const row of groups.values())
-    row.causes = groupCauses(
-      row.routes.map((r) => [r.template, causes.grant(r.template, row.role ?? callerColumn(row))]),
-    );
+  for (const row of groups.values()) {
+    const column = row.role ?? callerColumn(row);
+    row.causes = groupCauses(row.routes.map((r) => [r.template, causes.grant(r.template, column)]));
+    if (people) {
+      const change = { column, change: row.change, templates: row.routes.map((r) => r.template) };
+      const of = (holders: Holder[]) => peopleOf(holders, change, people.base, people.head);
+      row.people = {
+        ...(people.directory ? { directory: of(people.directory) } : {}),
+        ...(people.seen ? { seen: of(people.seen) } : {}),
+      };
+    }
+  }
   return [...groups.values()];
 }
 
 function callerColumn(row: ReviewRow): string {
   return Object.keys(PROBE_CALLERS).find((k) => PROBE_CALLERS[k]?.[0] === row.callerKind) ?? "";
 }
-
-const TENANT_ID = /tenant ([0-9a-f-]{36})/;
 
 function probeRows(base: AccessMatrix, head: AccessMatrix, diff: MatrixDiff, causes: CauseFinder, failOn: FailOn) {
   const key = (p: Pick<MatrixProbe, "kind" | "caller" | "detail" | "template">) =>
@@ -174,16 +221,16 @@ function probeRows(base: AccessMatrix, head: AccessMatrix, diff: MatrixDiff, cau
     const first = c.templates[0] ?? "";
     const kind: CallerKind = c.kind === "token" ? "token_shape" : c.kind;
     // Another tenant, another token shape, or another method for an application: outside the role lists.
-    const outside = c.kind !== "method" || c.caller.startsWith("application");
+    const outside = c.kind !== "method" || c.flow === "application";
     const risk = c.change === "gained" && outside ? "high" : "normal";
-    const code = /^codeOrganisme (.*)$/.exec(c.detail)?.[1];
-    const tenantId = TENANT_ID.exec(c.caller)?.[1];
+    const { code, tenantId } = c;
     return {
       change: c.change,
       risk,
       callerKind: kind,
       caller: c.caller,
-      request: c.kind === "tenant" ? `GET, ${c.detail}` : c.detail,
+      method: c.method,
+      request: c.kind === "tenant" ? `${c.method}, ${c.detail}` : c.detail,
       routes: c.templates.map((t) => routeOf([head, base], t)),
       before: baseCells.get(key({ ...c, template: first })) ?? null,
       after: headCells.get(key({ ...c, template: first })) ?? null,
@@ -217,11 +264,12 @@ export function buildReport(input: {
   tests: ReviewTests | null;
   logs: { file: string; report: ReplayReport }[] | null;
   failOn: FailOn;
+  people?: PeopleInput;
 }): ReviewReport {
   const { baseMatrix, headMatrix, diff, causes, failOn } = input;
   const order = (r: ReviewRow) => (r.change === "gained" ? (r.risk === "high" ? 0 : 1) : 2);
   const rows = [
-    ...gridRows(baseMatrix, headMatrix, diff, causes, failOn),
+    ...gridRows(baseMatrix, headMatrix, diff, causes, failOn, input.people),
     ...probeRows(baseMatrix, headMatrix, diff, causes, failOn),
   ].sort((a, b) => order(a) - order(b));
   const count = (pick: (r: ReviewRow) => boolean) => rows.filter(pick).reduce((n, r) => n + r.routes.length, 0);
@@ -299,8 +347,24 @@ export function describeRow(row: ReviewRow, templates = row.routes.map((r) => r.
     templates.length > 3
       ? `${templates.slice(0, 3).join(", ")} and ${templates.length - 3} more`
       : templates.join(", ");
+  const p = row.people;
+  const reached = [
+    ...(p?.directory?.count ? [`directory: ${peopleText(p.directory)}`] : []),
+    ...(p?.seen?.count ? [`log: ${peopleText(p.seen)}`] : []),
+  ];
   return (
     `${row.risk === "high" ? "high risk: " : ""}${who} ${row.change} ${row.request} on ${shown}: ` +
-    `${said(row.before)} -> ${said(row.after)}`
+    `${said(row.before)} -> ${said(row.after)}${reached.length ? `; people: ${reached.join("; ")}` : ""}`
+  );
+}
+
+/** A group of recorded calls in one sentence, for SARIF results and JUnit cases. */
+export function describeReplayRow(r: ReplayRow): string {
+  const said = (o: Outcome) => (!o ? "no such route" : o.allow ? "allow" : `deny (${o.reason})`);
+  return (
+    `${r.risk === "high" ? "high risk: " : ""}${r.count} recorded call(s) ${r.change.replace("_", " ")}: ` +
+    `${r.route ?? "(no route)"} flow ${r.flow ?? "none"} roles [${r.roles.join(", ")}]: ` +
+    `${said(r.before)} -> ${said(r.after)}; who: ${peopleText(r.subjects)} ` +
+    `(e.g. ${r.log}:${r.example.line} ${r.example.method} ${r.example.path})`
   );
 }

@@ -5,13 +5,13 @@
  * Engines come from loadPolicySource, as for every review command; a git revision's sources are exported with
  * git archive into a temporary folder that `close()` removes.
  */
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { InProcessEngine } from "../engine/index.js";
 import { PortierError } from "../errors/portier-error.js";
 import { loadPolicySource } from "./load-policy-source.js";
+import { exportRevision, revisionCommit } from "../toolchain/export-revision.js";
 import { messageOf } from "../errors/caught.js";
 
 /** A side that could not be read or built: the command could not answer (exit 2). */
@@ -29,28 +29,6 @@ export interface ReviewSide {
   folder?: string;
   engine: InProcessEngine;
   close(): void;
-}
-
-function gitCommit(repo: string, ref: string): string | undefined {
-  try {
-    return execFileSync("git", ["-C", repo, "rev-parse", "--verify", "--quiet", `${ref}^{commit}`], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
-  } catch {
-    return undefined;
-  }
-}
-
-/** Writes the policies/ and data/ of `commit` into the folder `into`, for the policy tests and the causes' lines. */
-function exportSources(repo: string, commit: string, into: string): void {
-  const script = 'set -o pipefail; git -C "$1" archive --format=tar "$2" policies data | tar -x -C "$3"';
-  try {
-    execFileSync("bash", ["-c", script, "_", repo, commit, into], { stdio: ["ignore", "ignore", "pipe"] });
-  } catch (err) {
-    const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? "";
-    throw new Error(`git revision ${commit} has no policies/ and data/ to read (${detail})`);
-  }
 }
 
 function isPolicyFolder(dir: string): boolean {
@@ -81,14 +59,14 @@ export async function openSide(
       const folder = resolve(ref);
       return { ref, kind: "folder", folder, engine: await loadPolicySource(folder, { opa: opts.opa }), close: nothing };
     }
-    const commit = gitCommit(opts.project, ref);
+    const commit = revisionCommit(opts.project, ref);
     if (!commit) throw new Error(`not found: ${ref} (not a bundle file, a policy folder, or a git revision)`);
     const work = mkdtempSync(join(tmpdir(), "portier-review-"));
     const close = () => rmSync(work, { recursive: true, force: true });
     try {
       // The engine is built as every review command builds a revision; the sources beside it are the same files.
       const engine = await loadPolicySource(ref, { opa: opts.opa, repo: opts.project });
-      exportSources(opts.project, commit, work);
+      exportRevision(opts.project, commit, work);
       return { ref, kind: "git", commit, folder: work, engine, close };
     } catch (err) {
       close();

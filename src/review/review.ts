@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { writeBundleData } from "../toolchain/build-bundle.js";
 import { opaPath } from "../toolchain/opa.js";
 import { runPolicyTests } from "../toolchain/run-policy-tests.js";
@@ -13,6 +13,7 @@ import { computeMatrix, probeUniverse } from "./compute-matrix.js";
 import { diffMatrices } from "./diff-matrices.js";
 import { replayLogFile, type ReplayReport } from "./replay.js";
 import { CauseFinder } from "./review-locate.js";
+import { directoryHolders, SideAccess, type Holder } from "./review-people.js";
 import { buildReport, type FailOn, type ReviewReport, type ReviewTests } from "./review-report.js";
 import { messageOf } from "../errors/caught.js";
 import { openSide, ReviewSourceError, type ReviewSide } from "./review-sides.js";
@@ -29,19 +30,45 @@ export interface ReviewOptions {
   failOn: FailOn;
   /** The policy tests' coverage required, in percent. */
   minCoverage: number;
+  /** The synced-users directory whose people a grant change reaches; default the project's sample, when present. */
+  directory?: string | undefined;
+}
+
+/** The project's sample directory, read for the people when --directory is not given. */
+export const SAMPLE_DIRECTORY = join("data", "sample", "directory.json");
+
+async function readDirectory(opts: ReviewOptions): Promise<Holder[] | null> {
+  const file = opts.directory ?? join(opts.project, SAMPLE_DIRECTORY);
+  if (opts.directory === undefined && !existsSync(file)) return null;
+  try {
+    return await directoryHolders(file);
+  } catch (err) {
+    throw new ReviewSourceError(`--directory ${file}: ${messageOf(err)}`, { cause: err });
+  }
 }
 
 async function headTests(side: ReviewSide, opa: string | undefined, minCoverage: number): Promise<ReviewTests | null> {
-  if (!side.folder) return null;
+  const folder = side.folder;
+  if (!folder) return null;
   const work = mkdtempSync(join(tmpdir(), "portier-review-tests-"));
   try {
-    const data = writeBundleData(side.folder, join(work, "bundle-data"));
-    const report = await runPolicyTests({ opa: opaPath(opa), projectDir: side.folder, dataDir: data.dir });
-    const named = (s: string) => (side.kind === "git" ? s.split(`${side.folder}/`).join(`${side.ref}:`) : s);
+    const data = writeBundleData(folder, join(work, "bundle-data"));
+    const report = await runPolicyTests({ opa: opaPath(opa), projectDir: folder, dataDir: data.dir });
+    const named = (s: string) => (side.kind === "git" ? s.split(`${folder}/`).join(`${side.ref}:`) : s);
     return {
       passed: report.passed,
       minCoverage,
-      failed: report.failed.map((c) => ({ name: c.name, location: named(c.location), error: named(c.error) })),
+      failed: report.failed.map((c) => ({
+        name: c.name,
+        location: named(c.location),
+        file: c.file ? relative(folder, c.file) : "",
+        line: c.line,
+        // opa reports an error only when the test could not be evaluated, and no values: a false condition is said
+        // as such, with what the test printed (a test that prints its expected and actual values shows them here).
+        error:
+          named(c.error) ||
+          `the test's condition was false or undefined${c.output.trim() ? `; it printed: ${c.output.trim()}` : ""}`,
+      })),
       coverage: report.coverage,
     };
   } catch (err) {
@@ -85,7 +112,16 @@ export async function review(opts: ReviewOptions): Promise<ReviewReport> {
       ...(s.commit ? { commit: s.commit } : {}),
       revision: s.engine.revision,
     });
+    const directory = await readDirectory(opts);
+    const seen = logs.length > 0 ? logs.flatMap((l) => l.report.callers) : null;
+    const people = {
+      directory,
+      seen,
+      base: new SideAccess(baseMatrix, base.engine.roles),
+      head: new SideAccess(headMatrix, head.engine.roles),
+    };
     return buildReport({
+      people,
       base: info(base),
       head: info(head),
       baseMatrix,

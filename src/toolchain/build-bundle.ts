@@ -16,8 +16,43 @@ import { runOpa } from "./opa.js";
 import { checkRoutes } from "./check-routes.js";
 import { logRulesReads } from "./log-rules-reads.js";
 
+/** Where opa found a problem: the file as opa names it, 1-based line and column (0 when opa gives none). */
+export interface SourceLocation {
+  file: string;
+  line: number;
+  column: number;
+}
+
 export class BuildError extends PortierError {
   static override readonly code = "build_failed";
+  /** The problems' places, when opa gave them (opa check's JSON report). */
+  locations: SourceLocation[] = [];
+}
+
+interface OpaCheckReport {
+  errors?: { message?: string; code?: string; location?: { file?: string; row?: number; col?: number } }[];
+}
+
+/** opa check's JSON report as a BuildError with each problem's place; its own text when it is not that report. */
+function checkFailure(output: string): BuildError {
+  let report: OpaCheckReport | undefined;
+  try {
+    report = JSON.parse(output) as OpaCheckReport;
+  } catch {
+    report = undefined;
+  }
+  const errors = Array.isArray(report?.errors) ? report.errors : [];
+  if (errors.length === 0) return new BuildError(`opa check --strict failed:\n${output}`);
+  const lines = errors.map((e) => {
+    const l = e.location;
+    const at = l?.file ? `${l.file}:${l.row ?? 0}${l.col ? `:${l.col}` : ""}: ` : "";
+    return `${at}${e.code ?? "error"}: ${e.message ?? ""}`;
+  });
+  const err = new BuildError(`opa check --strict failed:\n${lines.join("\n")}`);
+  err.locations = errors.flatMap((e) =>
+    e.location?.file ? [{ file: e.location.file, line: e.location.row ?? 0, column: e.location.col ?? 0 }] : [],
+  );
+  return err;
 }
 
 /** What opa leaves out of the policies folder: the tests, and the decision input's JSON schema (it is not data). */
@@ -116,8 +151,8 @@ export async function buildBundle(opts: {
 }): Promise<{ revision: string; entrypoints: string[] }> {
   const data = writeBundleData(opts.projectDir, join(opts.workDir, "bundle-data"));
   const policies = join(opts.projectDir, "policies");
-  const check = await runOpa(opts.opa, ["check", "--strict", policies, data.dir]);
-  if (check.code !== 0) throw new BuildError(`opa check --strict failed:\n${(check.stderr || check.stdout).trim()}`);
+  const check = await runOpa(opts.opa, ["check", "--strict", "--format", "json", policies, data.dir]);
+  if (check.code !== 0) throw checkFailure((check.stdout || check.stderr).trim());
   const revision = sourceRevision(opts.projectDir, data.json);
   const entrypoints = await annotatedEntrypoints(opts.opa, policies).catch((err: unknown) => {
     if (opts.unannotated && err instanceof BuildError && /no rule or package is annotated/.test(err.message))

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { RouteEntry } from "../catalog/index.js";
-import { DataError } from "../catalog/index.js";
+import { dataErrorAt } from "../catalog/index.js";
 import type { Decision, DecisionInput, InProcessEngine } from "../engine/index.js";
 
 const WHO = "portier-build-check";
@@ -56,7 +56,7 @@ export function checkRoutes(engine: InProcessEngine, routes: RouteEntry[], dataD
             ? `the compiled policy matches a call to it (GET ${path}) to ${matched(d)}`
             : undefined;
       if (problem)
-        throw new DataError(
+        throw dataErrorAt(
           join(dataDir, "routes.json"),
           `routes[${i}].template`,
           `${problem}; no bundle is built whose policy fails on a route of its own catalog`,

@@ -14,6 +14,9 @@ export interface PolicyTestCase {
   package: string;
   /** file:line of the test rule (relative to the working directory when inside it). */
   location: string;
+  /** The test rule's file (absolute) and 1-based line, as data; "" and 0 when opa gave none. */
+  file: string;
+  line: number;
   status: "pass" | "fail" | "skip";
   /** Nanoseconds opa measured for the test rule (all cases of a data-driven test together). */
   durationNs: number;
@@ -85,6 +88,8 @@ function flatten(r: OpaTestResult): PolicyTestCase[] {
     test,
     package: r.package ?? "data",
     location: r.location ? `${shown(r.location.file)}:${r.location.row}` : "?",
+    file: r.location ? resolve(r.location.file) : "",
+    line: r.location?.row ?? 0,
     durationNs: r.duration ?? 0,
     output: decodeOutput(r.output),
     error: describeError(r.error),

@@ -2,12 +2,14 @@
  * `portier bundle build`, `diff`, `explain` and `matrix` from the command line: exit codes, errors naming
  * their file and position, and what each prints (apart from `portier test`, so the two files run in parallel).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { portierProcess, portierInProcess as portier, scratchProject } from "../support/cli.js";
 import { TENANT_A, TENANT_B } from "../support/sample.js";
+import { makeReviewRepo } from "../support/review-repo.js";
 import type { Catalog, TenantEntry } from "../../src/catalog/load-catalog.js";
 
 /** What `portier explain --json` prints, as these tests read it. */
@@ -32,8 +34,55 @@ describe("portier bundle build", () => {
     writeFileSync(file, readFileSync(file, "utf8").replace('"eleve_adulte"]', '"eleve_adulte", "surveillant"]'));
     const r = await portier(["bundle", "build", "--project", dir, "--out", join(dir, "b.tar.gz")]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/data\/routes\.json: routes\[\d+\]\.allowed\[\d+\]: unknown role "surveillant"/);
+    expect(r.stderr).toMatch(/data\/routes\.json:\d+: routes\[\d+\]\.allowed\[\d+\]: unknown role "surveillant"/);
   });
+});
+
+describe("portier bundle build --rev", () => {
+  it("builds a git revision without a checkout, and never over an existing file without --force", async () => {
+    const repo = makeReviewRepo();
+    const routes = readFileSync(join(repo.dir, "data", "routes.json"), "utf8");
+    const r = await portier(["bundle", "build", "--project", repo.dir, "--rev", repo.base]);
+    const out = join(repo.dir, "build", "candidates", `${repo.base.slice(0, 12)}.tar.gz`);
+    expect(r.stdout).toMatch(`bundle ok: ${out} from ${repo.base} (${repo.base}) (revision `);
+    expect(r.code).toBe(0);
+    // The candidate is the base's policy: the role gain of the working tree is not in it.
+    const gained = ["diff", "--format", "json", out, repo.dir];
+    const diff = JSON.parse((await portier(gained)).stdout) as { changes: { column: string }[] };
+    expect(diff.changes.map((c) => c.column)).toContain("enseignant_adulte");
+    // Nothing of the working tree moved.
+    expect(readFileSync(join(repo.dir, "data", "routes.json"), "utf8")).toBe(routes);
+    expect(
+      execFileSync("git", ["-C", repo.dir, "status", "--porcelain", "--", "data", "policies"], { encoding: "utf8" }),
+    ).toBe("");
+
+    // The running service's bundle, or any file: refused unless --force.
+    const served = join(repo.dir, "build", "bundle.tar.gz");
+    writeFileSync(served, "served");
+    const refused = await portier(["bundle", "build", "--project", repo.dir, "--rev", "main", "--out", served]);
+    expect(refused.stderr).toMatch(
+      /--out .*bundle\.tar\.gz exists \(a running service may be watching it\); pass --force/,
+    );
+    expect(refused.code).toBe(2);
+    expect(readFileSync(served, "utf8")).toBe("served");
+    const forced = await portier([
+      "bundle",
+      "build",
+      "--project",
+      repo.dir,
+      "--rev",
+      "main",
+      "--out",
+      served,
+      "--force",
+    ]);
+    expect(forced.code).toBe(0);
+    expect(statSync(served).size).toBeGreaterThan(1000);
+
+    const missing = await portier(["bundle", "build", "--project", repo.dir, "--rev", "no-such-rev"]);
+    expect(missing.stderr).toMatch(/not found: no-such-rev \(no git revision of /);
+    expect(missing.code).toBe(2);
+  }, 120_000);
 });
 
 describe("portier diff", () => {

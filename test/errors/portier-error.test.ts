@@ -25,6 +25,7 @@ import { StartError } from "../../src/service/start-service.js";
 import { TracingConfigError } from "../../src/service/tracing/tracing-env.js";
 import { BuildError } from "../../src/toolchain/build-bundle.js";
 import { PolicySourceError } from "../../src/review/load-policy-source.js";
+import { RevisionError } from "../../src/toolchain/export-revision.js";
 import { StaleBundleError } from "../../src/review/stale-bundle.js";
 import { ReviewSourceError } from "../../src/review/review-sides.js";
 import { MaskRuleError } from "../../src/service/decision-logs/mask.js";
@@ -55,6 +56,7 @@ const SINGLE: [ErrorClass, string, PortierError][] = [
   [PolicyEvaluationError, "policy_error", new PolicyEvaluationError("RuntimeError: unreachable")],
   [StaleBundleError, "bundle_stale", new StaleBundleError("build/bundle.tar.gz is stale")],
   [PolicySourceError, "policy_source_invalid", new PolicySourceError("not found: mian")],
+  [RevisionError, "revision_invalid", new RevisionError("not found: mian (no git revision of .)")],
   [ReviewSourceError, "review_source", new ReviewSourceError("not found: mian")],
   [LogRulesReadsError, "log_rules_reads_failed", new LogRulesReadsError("opa deps failed:\n1 error occurred")],
   [MaskRuleError, "decision_log_mask_invalid", new MaskRuleError("mask: /input/x is not a JSON pointer")],

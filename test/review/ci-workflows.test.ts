@@ -84,35 +84,45 @@ beforeAll(() => {
   writeStubs();
 });
 
+/** The GitHub workflow's `run:` steps in order, as the runner runs them; each step's result, and the outputs file. */
+function runGithubWorkflow(): {
+  workflow: { jobs: { review: { steps: GithubStep[] } } };
+  ran: Record<string, StepRun>;
+  output: string;
+} {
+  const workflow = YAML.parse(readFileSync(join(PROJECT_ROOT, "docs/ci/github-actions.yml"), "utf8")) as {
+    on: { pull_request: unknown };
+    jobs: { review: { steps: GithubStep[] } };
+  };
+  expect(workflow.on.pull_request).toBeDefined();
+  const output = join(stubs, "github-output");
+  writeFileSync(output, "");
+  const values: Record<string, string> = {
+    "github.event.pull_request.base.sha": repo.base,
+    "github.event.pull_request.number": "7",
+    "secrets.GITHUB_TOKEN": "test-token",
+  };
+  const ran: Record<string, StepRun> = {};
+  for (const step of workflow.jobs.review.steps) {
+    if (!step.run) continue;
+    // A step's outputs are known once it has run.
+    for (const line of readFileSync(output, "utf8").split("\n")) {
+      const [key, ...rest] = line.split("=");
+      if (key && rest.length) values["steps.review.outputs." + key] = rest.join("=");
+    }
+    const env = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(String(v), values)]));
+    ran[step.name ?? step.id ?? "?"] = bash(expand(step.run, values), {
+      ...env,
+      GITHUB_ACTIONS: "true",
+      GITHUB_OUTPUT: output,
+    });
+  }
+  return { workflow, ran, output };
+}
+
 describe("docs/ci/github-actions.yml", () => {
   it("runs its steps on a pull request: comment posted, SARIF and JUnit written, annotations, the check fails", () => {
-    const workflow = YAML.parse(readFileSync(join(PROJECT_ROOT, "docs/ci/github-actions.yml"), "utf8")) as {
-      on: { pull_request: unknown };
-      jobs: { review: { steps: GithubStep[] } };
-    };
-    expect(workflow.on.pull_request).toBeDefined();
-    const output = join(stubs, "github-output");
-    writeFileSync(output, "");
-    const values: Record<string, string> = {
-      "github.event.pull_request.base.sha": repo.base,
-      "github.event.pull_request.number": "7",
-      "secrets.GITHUB_TOKEN": "test-token",
-    };
-    const ran: Record<string, StepRun> = {};
-    for (const step of workflow.jobs.review.steps) {
-      if (!step.run) continue;
-      // A step's outputs are known once it has run.
-      for (const line of readFileSync(output, "utf8").split("\n")) {
-        const [key, ...rest] = line.split("=");
-        if (key && rest.length) values["steps.review.outputs." + key] = rest.join("=");
-      }
-      const env = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(String(v), values)]));
-      ran[step.name ?? step.id ?? "?"] = bash(expand(step.run, values), {
-        ...env,
-        GITHUB_ACTIONS: "true",
-        GITHUB_OUTPUT: output,
-      });
-    }
+    const { workflow, ran, output } = runGithubWorkflow();
     expect(Object.keys(ran)).toEqual([
       "Install Portier",
       "Review the policy change",
@@ -140,6 +150,41 @@ describe("docs/ci/github-actions.yml", () => {
     expect(ran["Fail the check on a finding"]?.code).toBe(1);
     const uploads = workflow.jobs.review.steps.filter((s) => s.uses?.startsWith("github/codeql-action/upload-sarif"));
     expect(uploads).toHaveLength(1);
+  }, 180_000);
+});
+
+describe("docs/ci/github-actions.yml on a change that does not parse", () => {
+  it("still posts the report, annotates the line and column, uploads the SARIF error, and fails the check", () => {
+    const routes = join(repo.dir, "data/routes.json");
+    const before = readFileSync(routes, "utf8");
+    writeFileSync(
+      routes,
+      before.replace('"allowed": ["eleve_adulte", "enseignant_adulte"]', '"allowed": ["eleve_adulte",]'),
+    );
+    const line =
+      before.split("\n").findIndex((l) => l.includes('"allowed": ["eleve_adulte", "enseignant_adulte"]')) + 1;
+    try {
+      const { ran, output } = runGithubWorkflow();
+      expect(readFileSync(output, "utf8")).toBe("code=2\n");
+      expect(ran["Review the policy change"]?.stderr).toMatch(
+        new RegExp(
+          `^::error file=data/routes\\.json,line=${line},col=\\d+,title=Portier%3A the review could not answer::`,
+          "m",
+        ),
+      );
+      const comment = readFileSync(join(stubs, "comment.md"), "utf8");
+      expect(comment).toBe(readFileSync(join(repo.dir, "build/review.md"), "utf8"));
+      expect(comment).toContain(`**The review could not answer at \`data/routes.json:${line}:`);
+      const sarif = JSON.parse(readFileSync(join(repo.dir, "build/review.sarif"), "utf8")) as {
+        runs: { results: { ruleId: string; level: string }[] }[];
+      };
+      expect(sarif.runs[0]?.results).toEqual([
+        expect.objectContaining({ ruleId: "portier/review-error", level: "error" }),
+      ]);
+      expect(ran["Fail the check on a finding"]?.code).toBe(2);
+    } finally {
+      writeFileSync(routes, before);
+    }
   }, 180_000);
 });
 

@@ -27,7 +27,7 @@ describe("loadPolicySource: a git revision", () => {
       (e: Error) => e,
     );
     expect(err?.message).toMatch(
-      /^git revision HEAD:data\/routes\.json: routes\[\d+\]\.allowed\[\d+\]: unknown role "surveillant"/,
+      /^git revision HEAD:data\/routes\.json:\d+: routes\[\d+\]\.allowed\[\d+\]: unknown role "surveillant"/,
     );
     expect(err?.message).not.toContain(tmpdir());
   }, 60_000);

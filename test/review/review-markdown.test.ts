@@ -13,6 +13,7 @@ function report(rows: number, failedTests: number): ReviewReport {
     risk: "high",
     callerKind: "tenant",
     caller: `application of tenant ${i}`,
+    method: "GET",
     request: "GET, codeOrganisme ORG002",
     routes: [{ product: "Élève", api: "Élève", template: "/v2/{codeOrganisme}/elevesAdultes" }],
     before: { allow: false, reason: "tenant_mismatch" },
@@ -35,7 +36,13 @@ function report(rows: number, failedTests: number): ReviewReport {
       passed: 1,
       minCoverage: 100,
       coverage: null,
-      failed: Array.from({ length: failedTests }, (_, i) => ({ name: `t${i}`, location: "a.rego:1", error: "" })),
+      failed: Array.from({ length: failedTests }, (_, i) => ({
+        name: `t${i}`,
+        location: "a.rego:1",
+        file: "a.rego",
+        line: 1,
+        error: "the test's condition was false or undefined",
+      })),
     },
     replay: null,
   };
@@ -47,6 +54,17 @@ describe("renderReviewMarkdown", () => {
     expect(md.match(/^\| \*\*high\*\* \(fails\) \| gained \| application of tenant /gm)).toHaveLength(60);
     expect(md.match(/^- failed: /gm)).toHaveLength(10);
     expect(md).not.toContain("more");
+  });
+
+  it("says what high risk means only under a high-risk row", () => {
+    const sentence = /High risk: a route opened to callers outside the role lists/;
+    const high = report(1, 0);
+    expect(renderReviewMarkdown(high)).toMatch(sentence);
+    const normal = { ...high, rows: high.rows.map((r) => ({ ...r, risk: "normal" as const })) };
+    expect(renderReviewMarkdown(normal)).not.toMatch(sentence);
+    expect(renderReviewMarkdown({ ...high, rows: [], failing: false, findings: [] })).toMatch(
+      /^Result with `--fail-on new-allows`: passes\.$/m,
+    );
   });
 
   it("cuts a large one at 60 rows and 10 failed tests, saying how many more", () => {

@@ -5,6 +5,7 @@
  * JSON schema that @microsoft/jest-sarif ships), junit (failing where --fail-on fails), GitHub annotations; the
  * recorded decisions replayed under HEAD; --fail-on and the exit codes (2 when the review cannot answer).
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -72,11 +73,35 @@ describe("portier review: a role gains a route", () => {
       causes: [{ file: "data/routes.json", line: lineOf(repo.dir, "data/routes.json", '"allowed"', GAINED_ROUTE) }],
       failing: true,
     });
+    // The people it reaches: the sample directory's teacher of adults, and the subject the log saw.
+    const teacher = "sub 65097fda-39b3-4683-8c2b-45a5a9006199 (tenant " + TENANT_A + ")";
+    expect(report.rows[0]?.people).toEqual({
+      directory: { count: 1, shown: [teacher] },
+      seen: { count: 1, shown: [`sub u-1 (tenant ${TENANT_A})`] },
+    });
     expect(report.tests).toMatchObject({ failed: [], coverage: 100 });
     expect(report.tests?.passed).toBeGreaterThan(100);
     expect(report.replay?.rows).toEqual([
-      expect.objectContaining({ change: "newly_allowed", count: 1, roles: ["enseignant_adulte"], risk: "normal" }),
+      expect.objectContaining({
+        change: "newly_allowed",
+        count: 1,
+        roles: ["enseignant_adulte"],
+        risk: "normal",
+        subjects: { count: 1, shown: [`sub u-1 (tenant ${TENANT_A})`] },
+      }),
     ]);
+    // A directory of more people than a row shows: the first five, and the count.
+    const many = join(repo.dir, "many.ndjson");
+    const people = Array.from({ length: 8 }, (_, i) =>
+      JSON.stringify({ sub: `t${i}`, tenant_id: TENANT_B, roles: ["Enseignant adulte"] }),
+    );
+    writeFileSync(many, people.join("\n") + "\n");
+    expect((await portier(["directory", "seal", many])).code).toBe(0);
+    const md = await inRepo(repo.base, repo.roleGain, "--directory", many);
+    expect(md.stdout).toContain(
+      `| directory: 8 (sub t0 (tenant ${TENANT_B}), sub t1 (tenant ${TENANT_B}), sub t2 (tenant ${TENANT_B}), ` +
+        `sub t3 (tenant ${TENANT_B}), sub t4 (tenant ${TENANT_B}) and 3 more) |`,
+    );
     expect(report.base).toMatchObject({ ref: repo.base, kind: "git", commit: repo.base });
     expect(report.findings).toEqual(["--fail-on new-allows matched 2 changes"]);
     expect(r.code).toBe(1);
@@ -103,7 +128,7 @@ describe("portier review: a tenant binding moves", () => {
     const { errors, results } = validateSarif(r.stdout);
     expect(errors).toBe("No errors");
     const tenantLine = (id: string) => lineOf(repo.dir, "data/tenants.json", id);
-    const gained = results.filter((x) => x.level === "error");
+    const gained = results.filter((x) => x.ruleId === "portier/grant-gained-high-risk");
     expect(gained.length).toBe(2); // the application and the user of tenant A
     for (const g of gained) {
       expect(g.ruleId).toBe("portier/grant-gained-high-risk");
@@ -112,11 +137,17 @@ describe("portier review: a tenant binding moves", () => {
       );
       expect(where(g)).toBe(`data/tenants.json:${tenantLine(TENANT_A)}`);
     }
-    const lost = results.filter((x) => x.level === "note");
+    const lost = results.filter((x) => x.ruleId === "portier/grant-lost");
     expect(lost.length).toBe(2);
     for (const l of lost) expect(where(l)).toBe(`data/tenants.json:${tenantLine(TENANT_B)}`);
-    expect(results).toHaveLength(4);
-    // The tenant move breaks tests that pin ORG002 to tenant B: the review says so, and fails.
+    // The tenant move breaks tests that pin ORG002 to tenant B: the review says so, each at its rule, and fails.
+    const tests = results.filter((x) => x.ruleId === "portier/policy-test-failed");
+    expect(tests.length).toBeGreaterThan(0);
+    for (const t of tests) {
+      expect(t.level).toBe("error");
+      expect(where(t)).toMatch(/^policies\/portier\/[a-z_/]+_test\.rego:\d+$/);
+    }
+    expect(results).toHaveLength(4 + tests.length);
     expect(r.code).toBe(1);
   }, 180_000);
 });
@@ -127,10 +158,27 @@ describe("portier review: a policy file changes", () => {
     const log = join(repo.dir, DECISION_LOG);
     const md = join(repo.dir, "review.md");
     const junit = join(repo.dir, "review.xml");
+    const sarif = join(repo.dir, "review.sarif");
     const r = await portierProcess(
-      ["review", repo.tenantMove, "--log", log, "--output", md, "--output", junit, "--format", "md"],
+      ["review", repo.tenantMove, "--log", log, "--output", md, "--output", junit, "--output", sarif, "--format", "md"],
       { cwd: repo.dir, env: { GITHUB_ACTIONS: "true" } },
     );
+    // Every finding is a SARIF result: grants, recorded calls newly allowed and denied, failing policy tests.
+    const { errors, results } = validateSarif(readFileSync(sarif, "utf8"));
+    expect(errors).toBe("No errors");
+    const rules = new Set(results.map((x) => x.ruleId));
+    for (const id of [
+      "portier/grant-gained-high-risk",
+      "portier/call-newly-allowed-high-risk",
+      "portier/call-newly-denied",
+      "portier/policy-test-failed",
+    ])
+      expect(rules).toContain(id);
+    const denied = results.find((x) => x.ruleId === "portier/call-newly-denied");
+    expect(where(denied!)).toMatch(/decisions\.log:4$/);
+    const failedTest = results.find((x) => x.ruleId === "portier/policy-test-failed");
+    expect(where(failedTest!)).toMatch(/^policies\/portier\/.*_test\.rego:\d+$/);
+    expect(failedTest?.message.text).not.toMatch(/: $/);
     const text = readFileSync(md, "utf8");
     expect(r.stdout).toBe(text);
     const lines = text.split("\n");
@@ -171,6 +219,68 @@ describe("portier review: a policy file changes", () => {
   }, 180_000);
 });
 
+describe("portier review: a change that does not parse or build still gets its report", () => {
+  const broken: [string, string, string, string, RegExp][] = [
+    [
+      "invalid JSON",
+      "data/roles.json",
+      '"label": "Élève adulte", "aliases": []',
+      '"label": "Élève adulte", "aliases": ["Élève",]',
+      /^HEAD \(working tree\): .*data\/roles\.json:\d+:\d+: invalid JSON: unexpected "\]" where a value was expected$/m,
+    ],
+    [
+      "a repeated parameter",
+      "data/routes.json",
+      `"template": "${GAINED_ROUTE}"`,
+      `"template": "${GAINED_ROUTE.replace("{idEleveAdulte}", "{codeOrganisme}")}"`,
+      /data\/routes\.json:\d+: routes\[\d+\]\.template: parameter \{codeOrganisme\} appears twice/,
+    ],
+    [
+      "a policy that does not compile",
+      "policies/portier/access/roles.rego",
+      "\tcount(_granted_roles) > 0\n",
+      "\tcount(_granted_roles) > no_such_variable\n",
+      /rego_unsafe_var_error: var no_such_variable is unsafe/,
+    ],
+  ];
+  it.each(broken)(
+    "%s: md, json, SARIF, JUnit and an annotation at the line, exit 2",
+    async (_, file, from, to, message) => {
+      const work = makeReviewRepo();
+      execFileSync("git", ["-C", work.dir, "checkout", "-q", "-f", work.base]);
+      edit(work.dir, file, from, to);
+      const out = (ext: string) => join(work.dir, `review.${ext}`);
+      const r = await portierProcess(
+        ["review", "main", ...["md", "sarif", "xml"].flatMap((e) => ["--output", out(e)]), "--format", "json"],
+        { cwd: work.dir, env: { GITHUB_ACTIONS: "true" } },
+      );
+      expect(r.code).toBe(2);
+      const report = JSON.parse(r.stdout) as ReviewReport;
+      expect(report.error?.message).toMatch(message);
+      const at = report.error?.location;
+      expect(at?.file).toBe(file);
+      const line = lineOf(work.dir, file, to.trim().split("\n")[0]!.trim());
+      expect(at?.line).toBe(file.endsWith(".json") && !_.startsWith("invalid") ? line : at?.line);
+      expect(Math.abs((at?.line ?? 0) - line)).toBeLessThanOrEqual(1);
+      const { errors, results } = validateSarif(readFileSync(out("sarif"), "utf8"));
+      expect(errors).toBe("No errors");
+      expect(results).toEqual([expect.objectContaining({ ruleId: "portier/review-error", level: "error" })]);
+      expect(where(results[0]!)).toBe(`${file}:${at?.line}`);
+      expect(readFileSync(out("md"), "utf8")).toContain(`**The review could not answer at \`${file}:${at?.line}`);
+      expect(readFileSync(out("xml"), "utf8")).toMatch(
+        /<testcase classname="portier\.review\.error" name="the review could not answer">\n\s+<failure /,
+      );
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^::error file=${file.replace(/[./]/g, "\\$&")},line=${at?.line},(col=\\d+,)?title=Portier%3A the review could not answer::`,
+          "m",
+        ),
+      );
+    },
+    120_000,
+  );
+});
+
 describe("portier review: when it cannot answer, exit 2", () => {
   it("names a revision it cannot find, a log not found, empty, or not JSON; --allow-other-lines accepts a mixed log", async () => {
     const missing = await portierProcess(["review", "--project", repo.dir, "no-such-rev"]);
@@ -197,7 +307,7 @@ describe("portier review: when it cannot answer, exit 2", () => {
     for (const [file, message] of cases) {
       const r = await inRepo(bundle, bundle, "--log", file);
       expect(r.stderr.trim()).toMatch(message);
-      expect(r.stdout).toBe("");
+      expect(r.stdout).toMatch(/^### Portier review: .*\n\n\*\*The review could not answer\.\*\*\n/);
       expect(r.code).toBe(2);
     }
     // A side that does not build: its file, position and reason.
@@ -205,7 +315,7 @@ describe("portier review: when it cannot answer, exit 2", () => {
     edit(broken, "data/routes.json", '"allowed": ["eleve_adulte"]', '"allowed": ["eleve_adulte", "surveillant"]');
     const bad = await inRepo(broken, bundle);
     expect(bad.stderr).toMatch(
-      /^portier review: BASE .*: .*data\/routes\.json: routes\[\d+\]\.allowed\[1\]: unknown role "surveillant"/,
+      /^portier review: BASE .*: .*data\/routes\.json:\d+: routes\[\d+\]\.allowed\[1\]: unknown role "surveillant"/,
     );
     expect(bad.code).toBe(2);
 

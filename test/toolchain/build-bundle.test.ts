@@ -87,7 +87,7 @@ describe("no bundle whose policy fails on a route of its own catalog", () => {
 
   it("a parameter named twice: refused by data check, bundle build and diff (exit 2), not reported as a grant", async () => {
     const dir = withRoute("/v2/{codeOrganisme}/{codeOrganisme}");
-    const message = /routes\.json: routes\[29\]\.template: parameter \{codeOrganisme\} appears twice/;
+    const message = /routes\.json:\d+: routes\[29\]\.template: parameter \{codeOrganisme\} appears twice/;
     for (const args of [
       ["data", "check", "--project", dir],
       ["bundle", "build", "--project", dir, "--out", join(dir, "b.tar.gz")],
@@ -120,7 +120,7 @@ describe("no bundle whose policy fails on a route of its own catalog", () => {
     expect(err).toBeInstanceOf(DataError);
     expect((err as Error).message).toMatch(
       new RegExp(
-        `data/routes\\.json: routes\\[${index}\\]\\.template: the compiled policy cannot decide a call to it \\(a user token, GET /v1/roles\\): policy_error: .*match\\.rego:\\d+:\\d+: object insert conflict`,
+        `data/routes\\.json:\\d+: routes\\[${index}\\]\\.template: the compiled policy cannot decide a call to it \\(a user token, GET /v1/roles\\): policy_error: .*match\\.rego:\\d+:\\d+: object insert conflict`,
       ),
     );
     expect(readdirSync(join(dir, "build")).filter((f) => f.includes("tar.gz"))).toEqual([]);

@@ -10,6 +10,8 @@ function testCase(name: string, status: PolicyTestCase["status"], extra: Partial
     test,
     package: "data.p_test",
     location: "policies/p_test.rego:7",
+    file: "/project/policies/p_test.rego",
+    line: 7,
     status,
     durationNs: 2_000_000,
     output: "",

@@ -113,6 +113,8 @@ export const CODE_NOTES: Record<string, string> = {
     "A review command found `build/bundle.tar.gz` built from other sources than today's `data/` and `policies/` (compared by content). Run `make build`, or pass `--bundle` or `--source` explicitly.",
   policy_source_invalid:
     "A review command could not build or read the policy source it was given (a folder, a git revision or a bundle); the message names the file and the reason.",
+  revision_invalid:
+    "`portier bundle build --rev` (or a review command) was given a git revision that names no commit of the project's repository, or a commit without `policies/` and `data/`.",
   review_source:
     "`portier review` could not make one of its two sides: a revision, folder or bundle not found, or a side whose data or policies do not build; the message names which.",
   sample_data_invalid:

@@ -2,20 +2,42 @@ package portier.access_test
 
 import data.portier.access
 
-absences_jeune := "/v2/ORG001/elevesJeunes/J1/absences"
+# A route that lists roles and one open to all synced users, read from the route table of data/ (not copied
+# here): a change of the table is caught by the spec table's oracle (spec_table_test.rego), not by these tests
+# of the role check's logic. A path of each: every parameter given a sample value.
+listed_route := [route |
+	some route in data.catalog.routes
+	is_array(route.allowed)
+][0]
+
+open_route := [route |
+	some route in data.catalog.routes
+	route.allowed == "all_synced"
+][0]
+
+listed_path := regex.replace(listed_route.template, `\{[^}]+\}`, "ORG001")
+
+open_path := regex.replace(open_route.template, `\{[^}]+\}`, "ORG001")
+
+# A role the listed route allows, and one it does not.
+listed_role := listed_route.allowed[0]
+
+unlisted_role := [role.id |
+	some role in data.catalog.roles
+	not role.id in listed_route.allowed
+][0]
 
 # [path, roles, synced, expected reason]
 role_cases := [
-	[absences_jeune, ["enseignant_jeune"], true, "allowed"],
-	[absences_jeune, ["eleve_adulte", "directeur_jeune"], true, "allowed"],
-	[absences_jeune, ["eleve_jeune"], true, "role_not_allowed"],
-	[absences_jeune, [], true, "role_not_allowed"],
-	[absences_jeune, [], false, "role_not_allowed"],
-	["/v2/ORG001/bâtiments", [], true, "allowed"],
-	["/v2/ORG001/bâtiments", ["eleve_jeune"], true, "allowed"],
-	["/v2/ORG001/bâtiments", [], false, "not_synced"],
-	["/v2/ORG001/bâtiments", ["eleve_jeune"], false, "not_synced"],
-	["/v3/utilisateurs/moi", [], true, "allowed"],
+	[listed_path, [listed_role], true, "allowed"],
+	[listed_path, [unlisted_role, listed_role], true, "allowed"],
+	[listed_path, [unlisted_role], true, "role_not_allowed"],
+	[listed_path, [], true, "role_not_allowed"],
+	[listed_path, [], false, "role_not_allowed"],
+	[open_path, [], true, "allowed"],
+	[open_path, [unlisted_role], true, "allowed"],
+	[open_path, [], false, "not_synced"],
+	[open_path, [unlisted_role], false, "not_synced"],
 ]
 
 test_role_verdicts[[path, roles, synced]] if {
@@ -26,20 +48,20 @@ test_role_verdicts[[path, roles, synced]] if {
 # [path, roles, synced, the exact message]
 message_cases := [
 	[
-		absences_jeune, ["directeur_jeune", "eleve_jeune", "enseignant_jeune"], false,
-		"user role directeur_jeune, enseignant_jeune is allowed on /v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
+		listed_path, array.concat([unlisted_role], listed_route.allowed), false,
+		concat("", ["user role ", concat(", ", sort(listed_route.allowed)), " is allowed on ", listed_route.template]),
 	],
 	[
-		absences_jeune, ["eleve_jeune"], true,
+		listed_path, [unlisted_role], true,
 		concat("", [
-			"none of the caller's roles [eleve_jeune] may call /v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences",
-			" (allowed: enseignant_jeune, directeur_jeune, intervenant_jeune)",
+			"none of the caller's roles [", unlisted_role, "] may call ", listed_route.template,
+			" (allowed: ", concat(", ", listed_route.allowed), ")",
 		]),
 	],
-	["/v2/ORG001/bâtiments", [], true, "synced users may call /v2/{codeOrganisme}/bâtiments"],
+	[open_path, [], true, concat("", ["synced users may call ", open_route.template])],
 	[
-		"/v2/ORG001/bâtiments", ["eleve_jeune"], false,
-		"/v2/{codeOrganisme}/bâtiments is open to synced users only, and the caller is not synced in identity management",
+		open_path, [unlisted_role], false,
+		concat("", [open_route.template, " is open to synced users only, and the caller is not synced in identity management"]),
 	],
 ]
 

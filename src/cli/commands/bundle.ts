@@ -1,14 +1,19 @@
 /**
  * `portier bundle build [--out build/bundle.tar.gz] [--opa PATH] [--signing-key KEY]`: validates data/, checks
  * the policies with `opa check --strict` and compiles them with `opa build -t wasm` for the entrypoints they
- * annotate; with --signing-key, Portier signs the result in OPA's format (/.signatures.json).
+ * annotate; with --signing-key, Portier signs the result in OPA's format (/.signatures.json). With --rev REV, a
+ * candidate from a git revision (git archive, no checkout), written to build/candidates/COMMIT.tar.gz by default
+ * (outside build/ itself, whose bundles the review commands compare with the working tree's sources)
+ * and never over an existing file without --force (it may be the bundle a running service watches).
  * `portier bundle sign --signing-key KEY [--out FILE] BUNDLE`: signs an already built bundle.
  */
 import { dirname, join, resolve } from "node:path";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { readInputFileSync } from "../../files/read-input-file.js";
 import { buildBundle } from "../../toolchain/build-bundle.js";
 import { signBundle } from "../../toolchain/sign-bundle.js";
+import { exportRevision } from "../../toolchain/export-revision.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { PROJECT_ROOT } from "../../toolchain/project-root.js";
 import { DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_SIGNING_ALG, SIGNING_ALGS } from "../../engine/index.js";
@@ -19,15 +24,31 @@ export const SPEC = {
   name: "portier bundle",
   positionals: "build | sign BUNDLE",
   summary:
-    "build: validates data/, checks the policies with `opa check --strict` and compiles them to a wasm bundle.\n" +
+    "build: validates data/, checks the policies with `opa check --strict` and compiles them to a wasm bundle\n" +
+    "(--rev REV: a candidate from a git revision, without a checkout).\n" +
     "sign: signs a built bundle in OPA's format (/.signatures.json), as `opa build --signing-key` does.",
   options: {
     project: PROJECT_OPTION,
     out: {
       type: "string",
       value: "FILE",
-      description: "where to write the bundle (sign: default overwrites BUNDLE)",
-      default: "PROJECT/build/bundle.tar.gz",
+      description:
+        "where to write the bundle (sign: default overwrites BUNDLE; build --rev: never over an existing file " +
+        "without --force)",
+      default: "PROJECT/build/bundle.tar.gz; with --rev, PROJECT/build/candidates/COMMIT.tar.gz",
+    },
+    rev: {
+      type: "string",
+      value: "REV",
+      description:
+        "build: a candidate from a git revision of the project (its policies/ and data/ read with git archive, " +
+        "no checkout)",
+      default: "the working tree",
+    },
+    force: {
+      type: "boolean",
+      description: "build --rev: write over an existing file at --out (a bundle a running service may watch)",
+      default: "refuse",
     },
     opa: OPA_OPTION,
     "signing-key": {
@@ -81,18 +102,55 @@ export async function run(argv: string[]): Promise<number> {
     throw usageError(SPEC, 'expected the sub-command "build" or "sign BUNDLE"');
   const key = values["signing-key"] === undefined ? undefined : readKey(values["signing-key"]);
   const project = resolve(values.project ?? PROJECT_ROOT);
-  const out = resolve(values.out ?? join(project, "build", "bundle.tar.gz"));
-  mkdirSync(dirname(out), { recursive: true });
-  const { revision, entrypoints } = await buildBundle({
-    opa: opaPath(values.opa),
-    projectDir: project,
-    workDir: join(project, "build"),
-    out,
-  });
-  if (key !== undefined) writeFileSync(out, await signBundle(readFileSync(out), key, alg, out));
-  console.log(
-    `bundle ok: ${out} (revision ${revision}; entrypoints ` +
-      `${entrypoints.join(", ")}${key === undefined ? "" : `; signed ${alg}`})`,
-  );
+  if (values.rev === undefined) {
+    // The working tree to build/bundle.tar.gz is the development loop: a running `portier serve` reloads it.
+    const out = resolve(values.out ?? join(project, "build", "bundle.tar.gz"));
+    await build({ project, sources: project, out, opa: values.opa, key, alg, from: "" });
+    return 0;
+  }
+  const work = mkdtempSync(join(tmpdir(), "portier-bundle-rev-"));
+  try {
+    const commit = exportRevision(project, values.rev, work);
+    // build/candidates/: a bundle of build/ itself is checked against the working tree by the review commands.
+    const out = resolve(values.out ?? join(project, "build", "candidates", `${commit.slice(0, 12)}.tar.gz`));
+    // A candidate never replaces a file silently: it may be the bundle a running service watches and reloads.
+    if (existsSync(out) && values.force !== true)
+      throw new Error(
+        `--out ${out} exists (a running service may be watching it); pass --force to write over it, ` +
+          "or name another file",
+      );
+    await build({ project, sources: work, out, opa: values.opa, key, alg, from: ` from ${values.rev} (${commit})` });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
   return 0;
+}
+
+async function build(o: {
+  project: string;
+  /** The folder holding policies/ and data/: the project, or a revision exported from it. */
+  sources: string;
+  out: string;
+  opa: string | undefined;
+  key: string | undefined;
+  alg: (typeof SIGNING_ALGS)[number];
+  from: string;
+}): Promise<void> {
+  mkdirSync(dirname(o.out), { recursive: true });
+  const work = mkdtempSync(join(tmpdir(), "portier-bundle-"));
+  try {
+    const { revision, entrypoints } = await buildBundle({
+      opa: opaPath(o.opa),
+      projectDir: o.sources,
+      workDir: o.sources === o.project ? join(o.project, "build") : work,
+      out: o.out,
+    });
+    if (o.key !== undefined) writeFileSync(o.out, await signBundle(readFileSync(o.out), o.key, o.alg, o.out));
+    console.log(
+      `bundle ok: ${o.out}${o.from} (revision ${revision}; entrypoints ` +
+        `${entrypoints.join(", ")}${o.key === undefined ? "" : `; signed ${o.alg}`})`,
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }

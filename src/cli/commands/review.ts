@@ -3,12 +3,14 @@
  * (git revisions, policy folders or bundles; HEAD defaults to the working tree), runs the policy tests on HEAD,
  * compares the grants and replays recorded decisions under HEAD; prints one report (md, json, sarif, junit) and,
  * inside GitHub Actions, workflow annotations. Exit 0: nothing --fail-on fails on; 1: it does (or a policy test
- * failed); 2: the review could not answer (usage, a side not found or not built, an unreadable log).
+ * failed); 2: the review could not answer (usage, a side not found or not built, an unreadable log). A review
+ * that could not answer after its options were read still writes its report (the error, at its file and line).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   FAIL_ON,
+  failedReport,
   renderAnnotations,
   renderReviewJunit,
   renderReviewMarkdown,
@@ -76,6 +78,13 @@ export const SPEC = {
       description: "the policy tests on HEAD fail below this coverage (a number from 0 to 100)",
       default: "100",
     },
+    directory: {
+      type: "string",
+      value: "FILE",
+      description:
+        "the synced-users directory (JSON array or NDJSON) whose people a grant change reaches, listed per change",
+      default: "PROJECT/data/sample/directory.json when present",
+    },
     project: {
       type: "string",
       value: "DIR",
@@ -129,18 +138,27 @@ export async function run(argv: string[]): Promise<number> {
     throw usageError(SPEC, `--fail-on must be one of ${FAIL_ON.join(", ")}, got "${failOn}"`);
   const min = minCoverageOption(SPEC, values["min-coverage"]);
   const outputs = (values.output ?? []).map((file) => [file, outputFormat(file)] as const);
+  const project = resolve(values.project ?? ".");
   let report: ReviewReport;
   try {
     report = await review({
       base,
       head,
-      project: resolve(values.project ?? "."),
+      project,
       opa: values.opa,
       logs: values.log ?? [],
       allowOtherLines: values["allow-other-lines"] === true,
       failOn,
       minCoverage: min,
+      directory: values.directory,
     });
+  } catch (err) {
+    // No answer is still a report, in every format asked, so CI posts it and annotates the line at fault.
+    console.error(`portier review: ${messageOf(err)}`);
+    const folders = [base, head].flatMap((s) => (s !== undefined && isDirectory(s) ? [resolve(s)] : []));
+    report = failedReport({ base, head, failOn, err, roots: [...folders, project] });
+  }
+  try {
     for (const [file, f] of outputs) writeFileSync(file, render(report, f));
   } catch (err) {
     console.error(`portier review: ${messageOf(err)}`);
@@ -148,5 +166,13 @@ export async function run(argv: string[]): Promise<number> {
   }
   process.stdout.write(render(report, format));
   if (process.env.GITHUB_ACTIONS === "true") for (const line of renderAnnotations(report)) console.error(line);
-  return report.failing ? EXIT.finding : EXIT.ok;
+  return report.error ? EXIT.error : report.failing ? EXIT.finding : EXIT.ok;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
