@@ -109,10 +109,12 @@ image-for-tests:
 	  bash tools/build-image.sh > $(IMAGE_NAME_FILE).tmp && tail -n 1 $(IMAGE_NAME_FILE).tmp > $(IMAGE_NAME_FILE) && rm $(IMAGE_NAME_FILE).tmp; \
 	else echo "image: buildah is not installed (.ci/run installs it); the image tests will skip"; fi
 
-# Pinned kustomize and kubeconform (Go module proxy) for the Kubernetes manifests' tests.
+# Pinned kustomize, kubeconform, helm and promtool (Go module proxy) for the manifests', chart's and alerts' tests.
 kube-tools:
 	@bash tools/ensure-kustomize.sh >/dev/null || echo "kustomize: not built (needs Go); the manifest tests will skip"
 	@bash tools/ensure-kubeconform.sh >/dev/null || echo "kubeconform: not built (needs Go); the manifest tests will skip"
+	@bash tools/ensure-promtool.sh >/dev/null || echo "promtool: not built (needs Go); the alert rule tests will skip"
+	@bash tools/ensure-helm.sh >/dev/null || echo "helm: not built (needs Go); the Helm chart tests will skip"
 
 matrix: dist/cli/main.js
 	$(PORTIER) matrix --bundle $(BUNDLE) --format md > docs/access-matrix.md

@@ -5,14 +5,20 @@
  * `{{ .ResourceKind }}{{ .KindSuffix }}.json` template expects (deployment-apps-v1.json, service-v1.json), each
  * holding the definitions it refers to, made strict the way kubeconform's own schemas are (an object with listed
  * properties refuses any other; apiVersion and kind must be the kind's), int-or-string and quantities accept both
- * spellings. Usage: npx tsx tools/k8s-json-schemas.ts OUT_DIR
+ * spellings. The Prometheus Operator's kinds the manifests use (ServiceMonitor, PodMonitor, PrometheusRule) come the
+ * same way from the CRDs in the pinned github.com/prometheus-operator/prometheus-operator module
+ * (example/prometheus-operator-crd/). Usage: npx tsx tools/k8s-json-schemas.ts OUT_DIR
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import YAML from "yaml";
 
 /** The Kubernetes release whose API the manifests are checked against. */
 export const KUBERNETES_VERSION = "v1.34.2";
+/** The Prometheus Operator release whose CRDs give the monitoring.coreos.com kinds' schemas. */
+const PROMETHEUS_OPERATOR = { module: "github.com/prometheus-operator/prometheus-operator", version: "v0.85.0" };
+const OPERATOR_CRDS = ["servicemonitors", "podmonitors", "prometheusrules"];
 
 type Schema = Record<string, unknown>;
 interface Gvk {
@@ -26,15 +32,15 @@ function isSchema(value: unknown): value is Schema {
 }
 
 /** Where Go keeps the downloaded module (downloads it through the module proxy the first time). */
-function moduleDir(): string {
-  const out = execFileSync("go", ["mod", "download", "-json", `k8s.io/kubernetes@${KUBERNETES_VERSION}`], {
+function moduleDir(module = "k8s.io/kubernetes", version = KUBERNETES_VERSION): string {
+  const out = execFileSync("go", ["mod", "download", "-json", `${module}@${version}`], {
     encoding: "utf8",
     env: { ...process.env, GOFLAGS: "-mod=mod" },
     cwd: process.env["TMPDIR"] ?? "/tmp",
     maxBuffer: 1024 * 1024,
   });
   const info = JSON.parse(out) as { Dir?: string; Error?: string };
-  if (!info.Dir) throw new Error(`go mod download k8s.io/kubernetes@${KUBERNETES_VERSION}: ${info.Error ?? out}`);
+  if (!info.Dir) throw new Error(`go mod download ${module}@${version}: ${info.Error ?? out}`);
   return info.Dir;
 }
 
@@ -71,7 +77,39 @@ function fileName({ group, version, kind }: Gvk): string {
   return `${kind.toLowerCase()}${suffix}.json`;
 }
 
-/** Writes one schema per kind of the pinned Kubernetes API into outDir; returns how many. */
+interface Crd {
+  spec: {
+    group: string;
+    names: { kind: string };
+    versions: { name: string; schema: { openAPIV3Schema: Schema } }[];
+  };
+}
+
+/** Writes one schema per version of the Prometheus Operator's CRDs the manifests use; returns how many. */
+function writeOperatorSchemas(outDir: string): number {
+  const dir = join(
+    moduleDir(PROMETHEUS_OPERATOR.module, PROMETHEUS_OPERATOR.version),
+    "example",
+    "prometheus-operator-crd",
+  );
+  let written = 0;
+  for (const plural of OPERATOR_CRDS) {
+    const text = readFileSync(join(dir, `monitoring.coreos.com_${plural}.yaml`), "utf8");
+    const crd = YAML.parseAllDocuments(text)[0]!.toJSON() as Crd;
+    for (const version of crd.spec.versions) {
+      const gvk = { group: crd.spec.group, version: version.name, kind: crd.spec.names.kind };
+      const root = convert(version.schema.openAPIV3Schema) as Schema;
+      const properties = root["properties"] as Schema;
+      properties["apiVersion"] = { type: "string", enum: [`${gvk.group}/${gvk.version}`] };
+      properties["kind"] = { type: "string", enum: [gvk.kind] };
+      writeFileSync(join(outDir, fileName(gvk)), JSON.stringify(root));
+      written++;
+    }
+  }
+  return written;
+}
+
+/** Writes one schema per kind of the pinned Kubernetes API (and the operator's kinds) into outDir; returns how many. */
 export function writeKubernetesSchemas(outDir: string): number {
   const swagger = JSON.parse(readFileSync(join(moduleDir(), "api", "openapi-spec", "swagger.json"), "utf8")) as {
     definitions: Record<string, Schema>;
@@ -106,7 +144,7 @@ export function writeKubernetesSchemas(outDir: string): number {
       written++;
     }
   }
-  return written;
+  return written + writeOperatorSchemas(outDir);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

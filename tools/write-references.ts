@@ -1,7 +1,8 @@
 /**
  * Writes the generated docs: the reference pages (docs/reference/options.md, commands.md, metrics.md, codes.md,
  * from the option schema, each command's help, a real service's registry and the error classes with the policy's
- * reasons) and the request-path picture (docs/images/request-path.svg, from docs/images/request-path.json).
+ * reasons), the request-path picture (docs/images/request-path.svg, from docs/images/request-path.json) and the
+ * Helm chart's values schema (deploy/helm/portier/values.schema.json, from the option schema).
  * `--check` writes nothing and exits 1 naming each file that differs from what the sources give (`make lint`).
  * Needs the built tree (`npx tsc -p tsconfig.json`, `make policies`): the commands and the service are run.
  *
@@ -12,6 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { codesReference } from "./docs/codes-reference.js";
+import { helmValuesSchema } from "./docs/helm-values-schema.js";
 import { commandsReference } from "./docs/commands-reference.js";
 import { metricsReference } from "./docs/metrics-reference.js";
 import { optionsReference } from "./docs/options-reference.js";
@@ -24,6 +26,7 @@ const GENERATED: Record<string, () => string | Promise<string>> = {
   "docs/reference/commands.md": commandsReference,
   "docs/reference/metrics.md": metricsReference,
   "docs/reference/codes.md": codesReference,
+  "deploy/helm/portier/values.schema.json": helmValuesSchema,
   "docs/images/request-path.svg": () =>
     requestPathSvg(readFileSync(join(ROOT, "docs/images/request-path.json"), "utf8")),
 };

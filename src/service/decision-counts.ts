@@ -6,7 +6,11 @@
  */
 import { Counter, Histogram, type Registry } from "prom-client";
 
-export const DECISION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5] as const;
+// From 0.1 ms to 5 s: a slow decision (a key fetch on an unknown kid, a loaded machine) lands in a bucket of its
+// own instead of +Inf, so a latency objective up to a gateway's time-out can be read off the histogram.
+export const DECISION_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+] as const;
 
 export class DecisionCounts {
   private readonly decisions: Counter<"allow" | "reason" | "flow" | "adapter">;

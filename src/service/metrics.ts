@@ -4,6 +4,22 @@
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { DecisionCounts } from "./decision-counts.js";
+import { buildInfo } from "./build-info.js";
+
+/** The help text of a series kept under its old name for one release. */
+const DEPRECATED = "Deprecated (removed in the next release), use";
+
+/** What a reloaded input's status says about its successes (src/reload/status.ts). */
+interface ReloadCounts {
+  successfulRequests?: number;
+  lastSuccessfulRequest?: string;
+}
+
+const seconds = (iso: string | undefined): number => (iso === undefined ? 0 : Date.parse(iso) / 1000);
+const successes = (s: (ReloadCounts & { refreshes?: number }) | undefined): number =>
+  s?.successfulRequests ?? s?.refreshes ?? 0;
+const failures = (s: { reloadFailures?: number; refreshFailures: number }): number =>
+  s.reloadFailures ?? s.refreshFailures;
 
 export interface ServiceMetrics {
   registry: Registry;
@@ -12,9 +28,16 @@ export interface ServiceMetrics {
 }
 
 export function createMetrics(sources: {
-  keys: () => { refreshes: number; refreshFailures: number; ready: boolean; lastError?: string };
-  policy: () => { revision?: string; loaded: boolean; reloadFailures: number; lastError?: string };
-  directory: () => { size: number; reloadFailures: number; lastError?: string; rolesUnresolved?: number } | undefined;
+  keys: () => ReloadCounts & {
+    reloadFailures?: number;
+    refreshes: number;
+    refreshFailures: number;
+    ready: boolean;
+    lastError?: string;
+  };
+  policy: () => ReloadCounts & { reloadFailures: number; revision?: string; loaded: boolean; lastError?: string };
+  directory: () =>
+    (ReloadCounts & { reloadFailures: number; size: number; lastError?: string; rolesUnresolved?: number }) | undefined;
   log?: () => { droppedLines: number; bufferedBytes: number };
   /** The decision memo's lookups in this process, over every bundle revision it served. */
   memo?: () => { hits: number; misses: number };
@@ -44,9 +67,45 @@ export function createMetrics(sources: {
         this.set(value());
       },
     });
-  counter("portier_key_refreshes_total", "Issuer key refreshes", () => sources.keys().refreshes);
-  counter("portier_key_refresh_failures_total", "Issuer key refresh failures", () => sources.keys().refreshFailures);
-  gauge("portier_keys_last_refresh_failed", "1 until a key refresh succeeds after a failed one", "max", () =>
+  const info = buildInfo();
+  new Gauge({
+    name: "portier_build_info",
+    help: "The running build (value 1): Portier's version, the Node.js version and the source revision",
+    labelNames: ["version", "node_version", "revision"] as const,
+    aggregator: "first",
+    registers: [registry],
+  }).set({ version: info.version, node_version: info.nodeVersion, revision: info.revision }, 1);
+  // One reloaded input: its successes, failures, the time of its last success and whether its last attempt failed.
+  // A file is read again only when it changes, so an old last success alone is no alarm: an alert pairs it with
+  // the last-failed flag (docs/operating/alerts.yaml). Across workers the timestamp takes the stalest worker's.
+  const reloaded = (prefix: string, what: string, status: () => ReloadCounts | undefined) => {
+    counter(
+      `${prefix}_reload_successes_total`,
+      `Successful ${what} loads and polls (a new value activated, or the same one confirmed: 304, unchanged file)`,
+      () => successes(status()),
+    );
+    gauge(
+      `${prefix}_last_success_timestamp_seconds`,
+      `Unix time of the last successful ${what} load or poll (0 before the first)`,
+      "min",
+      () => seconds(status()?.lastSuccessfulRequest),
+    );
+  };
+  reloaded("portier_keys", "issuer key set", sources.keys);
+  counter("portier_keys_reload_failures_total", "Failed or refused issuer key set loads", () =>
+    failures(sources.keys()),
+  );
+  gauge("portier_keys_last_load_failed", "1 until a key set load succeeds after a failed one", "max", () =>
+    sources.keys().lastError ? 1 : 0,
+  );
+  // Renamed to the portier_keys_ prefix of the other key series; the old names answer for one more release.
+  counter("portier_key_refreshes_total", `${DEPRECATED} portier_keys_reload_successes_total`, () =>
+    successes(sources.keys()),
+  );
+  counter("portier_key_refresh_failures_total", `${DEPRECATED} portier_keys_reload_failures_total`, () =>
+    failures(sources.keys()),
+  );
+  gauge("portier_keys_last_refresh_failed", `${DEPRECATED} portier_keys_last_load_failed`, "max", () =>
     sources.keys().lastError ? 1 : 0,
   );
   gauge("portier_keys_ready", "1 when issuer keys are loaded", "min", () => (sources.keys().ready ? 1 : 0));
@@ -62,6 +121,7 @@ export function createMetrics(sources: {
       if (p.revision) this.set({ revision: p.revision }, 1);
     },
   });
+  reloaded("portier_policy", "policy bundle", sources.policy);
   counter("portier_policy_reload_failures_total", "Refused policy bundles", () => sources.policy().reloadFailures);
   gauge(
     "portier_policy_last_load_failed",
@@ -79,6 +139,7 @@ export function createMetrics(sources: {
   gauge("portier_directory_last_load_failed", "1 when the last directory reload was refused", "max", () =>
     sources.directory()?.lastError ? 1 : 0,
   );
+  reloaded("portier_directory", "directory", sources.directory);
   counter(
     "portier_directory_reload_failures_total",
     "Refused directory reloads",

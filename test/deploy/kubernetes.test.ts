@@ -16,11 +16,10 @@ import YAML from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type ServiceConfig } from "../../src/service/config.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
-import { writeKubernetesSchemas } from "../../tools/k8s-json-schemas.js";
+import { KUBECONFORM, kubeconform } from "./kubeconform.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";
 
 const KUSTOMIZE = join(PROJECT_ROOT, ".tools", "bin", "kustomize");
-const KUBECONFORM = join(PROJECT_ROOT, ".tools", "bin", "kubeconform");
 const present = existsSync(KUSTOMIZE) && existsSync(KUBECONFORM);
 if (!present)
   console.warn(
@@ -52,7 +51,7 @@ interface Container {
 interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
-  volumes: { name: string; configMap?: { name: string }; emptyDir?: unknown }[];
+  volumes: { name: string; configMap?: { name: string }; emptyDir?: { sizeLimit?: string } }[];
   securityContext: unknown;
   terminationGracePeriodSeconds: number;
 }
@@ -66,11 +65,18 @@ interface Peer {
   namespaceSelector?: unknown;
   ipBlock?: unknown;
 }
+interface MonitorEndpoint {
+  port: string;
+  path: string;
+}
 interface K8sObject {
   kind: string;
-  metadata: { name: string };
+  metadata: { name: string; labels?: Labels };
   data?: Record<string, string>;
   spec: {
+    replicas?: number;
+    endpoints?: MonitorEndpoint[];
+    podMetricsEndpoints?: MonitorEndpoint[];
     template: { metadata: { labels: Labels; annotations: Labels }; spec: PodSpec };
     selector: Labels & { matchLabels: Labels };
     ports: ServicePort[];
@@ -155,6 +161,14 @@ function containerPort(container: Container, port: string | number): number {
   return found!.containerPort;
 }
 
+/** A Kubernetes quantity with a binary or decimal suffix (2Gi, 64Mi, 1G) in bytes. */
+function quantityBytes(q: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(q);
+  expect(m, `quantity ${q}`).not.toBeNull();
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+  return Number(m![1]) * (m![2] ? unit[m![2] as keyof typeof unit] : 1);
+}
+
 function matches(selector: Record<string, string>, labels: Record<string, string>): boolean {
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
@@ -163,24 +177,16 @@ const UID = Number(/^USER (\d+)/m.exec(readFileSync(join(PROJECT_ROOT, "Containe
 
 describe.skipIf(!present)("deploy/kubernetes rendered by kustomize", () => {
   const shapes: Record<string, Rendered> = {};
-  let schemas = "";
   beforeAll(() => {
     shapes["central"] = render("central");
     shapes["sidecar"] = render("sidecar");
-    schemas = mkdtempSync(join(tmpdir(), "k8s-schemas-"));
-    writeKubernetesSchemas(schemas);
+    kubeconform(""); // writes the schemas once, within this hook's time
   }, 120_000);
 
   describe.each(["central", "sidecar"])("%s", (shape) => {
     it("is valid against the Kubernetes API schemas (kubeconform -strict)", () => {
-      const file = join(mkdtempSync(join(tmpdir(), "k8s-")), `${shape}.yaml`);
-      writeFileSync(file, shapes[shape]!.yaml);
-      const r = spawnSync(
-        KUBECONFORM,
-        ["-strict", "-summary", "-schema-location", join(schemas, "{{ .ResourceKind }}{{ .KindSuffix }}.json"), file],
-        { encoding: "utf8" },
-      );
-      expect(r.stdout + r.stderr).toMatch(/Invalid: 0, Errors: 0, Skipped: 0/);
+      const r = kubeconform(shapes[shape]!.yaml);
+      expect(r.out).toMatch(/Invalid: 0, Errors: 0, Skipped: 0/);
       expect(r.status).toBe(0);
     });
 
@@ -205,7 +211,11 @@ describe.skipIf(!present)("deploy/kubernetes rendered by kustomize", () => {
       expect(config.adminHost, "the kubelet probes the pod's address").toBe("0.0.0.0");
       expect(container.readinessProbe.httpGet.path).toBe("/ready");
       expect(container.livenessProbe.httpGet.path).toBe("/health");
-      expect(container.startupProbe.httpGet.path).toBe("/health");
+      // A native sidecar's startup probe gates the gateway's start: on /ready, which answers 200 only once the
+      // bundle and the keys are loaded; a central pod waits for readiness before it gets traffic anyway.
+      expect(container.startupProbe.httpGet.path).toBe(container.restartPolicy === "Always" ? "/ready" : "/health");
+      // One slow answer on a loaded node does not take a healthy pod out of the endpoints.
+      expect(container.readinessProbe.failureThreshold).toBeGreaterThan(1);
       for (const probe of [container.readinessProbe, container.livenessProbe, container.startupProbe])
         expect(containerPort(container, probe.httpGet.port)).toBe(config.adminPort);
       const annotations = one(objects, "Deployment").spec.template.metadata.annotations;
@@ -249,6 +259,40 @@ describe.skipIf(!present)("deploy/kubernetes rendered by kustomize", () => {
       }
       const tmp = (portierContainer(spec).volumeMounts ?? []).find((m) => m.mountPath === "/tmp");
       expect(tmp, "a writable /tmp (the image's only writes)").toBeDefined();
+      // A --directory-url download is written to /tmp whole before it replaces the index: room for the largest.
+      const { config } = portierRun(shapes[shape]!.objects);
+      const size = spec.volumes.find((v) => v.name === tmp!.name)?.emptyDir?.sizeLimit;
+      if (config.directoryUrl) expect(quantityBytes(size ?? "0")).toBeGreaterThanOrEqual(config.directoryMaxBytes);
+    });
+
+    it("leaves the replica count to an autoscaler: the Deployment sets no replicas", () => {
+      expect(one(shapes[shape]!.objects, "Deployment").spec.replicas).toBeUndefined();
+    });
+
+    it("a Prometheus Operator monitor scrapes /metrics on the admin port of Portier's pods", () => {
+      const objects = shapes[shape]!.objects;
+      const deployment = one(objects, "Deployment");
+      const labels = deployment.spec.template.metadata.labels;
+      const container = portierContainer(deployment.spec.template.spec);
+      const { config } = portierRun(objects);
+      const monitors = objects.filter((o) => o.kind === "ServiceMonitor" || o.kind === "PodMonitor");
+      expect(monitors).toHaveLength(1);
+      const monitor = monitors[0]!;
+      const endpoints = monitor.spec.endpoints ?? monitor.spec.podMetricsEndpoints ?? [];
+      expect(endpoints.map((e) => e.path)).toEqual(["/metrics"]);
+      if (monitor.kind === "PodMonitor") {
+        expect(matches(monitor.spec.selector.matchLabels, labels)).toBe(true);
+        expect(containerPort(container, endpoints[0]!.port)).toBe(config.adminPort);
+      } else {
+        const service = objects.find(
+          (o) => o.kind === "Service" && matches(monitor.spec.selector.matchLabels, o.metadata.labels ?? {}),
+        );
+        expect(service, "the Service the ServiceMonitor selects").toBeDefined();
+        expect(matches(service!.spec.selector, labels)).toBe(true);
+        const port = service!.spec.ports.find((p) => p.name === endpoints[0]!.port);
+        expect(port, `the Service's ${endpoints[0]!.port} port`).toBeDefined();
+        expect(containerPort(container, port!.targetPort)).toBe(config.adminPort);
+      }
     });
   });
 
@@ -276,7 +320,8 @@ describe.skipIf(!present)("deploy/kubernetes rendered by kustomize", () => {
     const toDecision = policy.spec.ingress.filter((r) => r.ports.some((p) => p.port === config.port));
     expect(toDecision.length).toBeGreaterThan(0);
     for (const rule of toDecision) {
-      // Only named pods: no rule without a from (everyone), no address block, not Portier's own pods.
+      // Only named pods: no rule without a from (everyone), no address block, not Portier's own pods; a peer in
+      // another namespace names its pods in the same entry (a namespaceSelector alone admits the whole namespace).
       expect(rule.from?.length).toBeGreaterThan(0);
       for (const peer of rule.from ?? []) {
         expect(peer.ipBlock).toBeUndefined();
@@ -284,6 +329,11 @@ describe.skipIf(!present)("deploy/kubernetes rendered by kustomize", () => {
         expect(matches(peer.podSelector?.matchLabels ?? {}, labels)).toBe(false);
       }
     }
+    // An ingress controller in a namespace of its own reaches the decision port (issue 37: it was blocked).
+    const crossNamespace = toDecision.flatMap((r) => r.from ?? []).filter((p) => p.namespaceSelector);
+    expect(crossNamespace.length).toBeGreaterThan(0);
+    const admin = service.spec.ports.find((p) => p.name === "admin")!;
+    expect(containerPort(container, admin.targetPort)).toBe(config.adminPort);
     const volume = deployment.spec.template.spec.volumes.find((v) => v.name === "directory");
     const directory = one(objects, "ConfigMap", volume?.configMap?.name ?? "");
     expect(JSON.parse(directory.data?.["directory.json"] ?? "")).toEqual(
@@ -320,5 +370,8 @@ describe.skipIf(!present)("deploy/kubernetes rendered by kustomize", () => {
     const ports = policy.spec.ingress.flatMap((r) => r.ports.map((p) => p.port));
     expect(ports).not.toContain(config.port);
     expect(dirname(config.bundleUrl ?? "")).toMatch(/^http/);
+    // The pulled bundle must carry a valid signature: the key is mounted from a ConfigMap and parses
+    // (--check-config above loads it).
+    expect(config.verificationKey).toBeDefined();
   });
 });

@@ -125,7 +125,11 @@ describe("--jwks FILE", () => {
       expect(r.problems.join("\n")).toMatch(
         /keys: last refresh failed, cached keys in use: the JWKS has no key usable to verify signatures/,
       );
-      expect(metricValue(await metrics(svc), "portier_keys_last_refresh_failed")).toBe(1);
+      const text = await metrics(svc);
+      expect(metricValue(text, "portier_keys_last_load_failed")).toBe(1);
+      expect(metricValue(text, "portier_keys_reload_failures_total")).toBeGreaterThan(0);
+      // The deprecated name answers the same for one release.
+      expect(metricValue(text, "portier_keys_last_refresh_failed")).toBe(1);
       await until(() => svc.output().includes('"event":"keys_refused"'));
       expect((await decide(svc, { method: "GET", path: ROLES_PATH, token })).json).toMatchObject({
         allow: false,

@@ -4,7 +4,7 @@
  * without tokens.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   ADULT_STUDENT,
@@ -25,6 +25,9 @@ import { decide, serveInjected, type InjectedService } from "./inject.js";
 import { TENANT_A } from "../support/sample.js";
 import { json, type DecideJson } from "../support/answers.js";
 import { metricValue } from "../support/metrics.js";
+
+const STARTED_S = Math.floor(Date.now() / 1000);
+const PACKAGE_VERSION = (JSON.parse(readFileSync("package.json", "utf8")) as { version: string }).version;
 
 let keys: Keys;
 let svc: InjectedService;
@@ -350,7 +353,25 @@ describe("health, ready, metrics", () => {
     );
     expect(text).toMatch(/portier_decisions_total\{allow="false",reason="token_missing",flow="none"/);
     expect(text).toContain("portier_decision_duration_seconds_bucket");
-    expect(text).toMatch(/portier_key_refreshes_total \d+/);
+    expect(metricValue(text, "portier_keys_reload_successes_total")).toBeGreaterThan(0);
+    expect(metricValue(text, "portier_key_refreshes_total")).toBe(
+      metricValue(text, "portier_keys_reload_successes_total"),
+    );
+    expect(
+      metricValue(text, "portier_build_info", {
+        version: PACKAGE_VERSION,
+        node_version: process.versions.node,
+        revision: "unknown",
+      }),
+    ).toBe(1);
+    // Every input the service loaded at start has a last success within the test's lifetime.
+    for (const input of ["keys", "policy", "directory"]) {
+      const at = metricValue(text, `portier_${input}_last_success_timestamp_seconds`)!;
+      expect(at, input).toBeGreaterThan(STARTED_S);
+      expect(at, input).toBeLessThanOrEqual(Date.now() / 1000);
+      expect(metricValue(text, `portier_${input}_reload_successes_total`), input).toBeGreaterThan(0);
+    }
+    expect(metricValue(text, "portier_decision_duration_seconds_bucket", { le: "5", adapter: "decide" })).toBeDefined();
     expect(text).toMatch(/portier_policy_revision_info\{revision="[^"]+"\} 1/);
     expect(metricValue(text, "portier_directory_size")).toBe(2);
   });

@@ -48,6 +48,15 @@ export function registerDecisionLogMetrics(registry: Registry, stats: DecisionLo
         this.inc(value());
       },
     });
+  new Gauge({
+    name: "portier_decision_logs_last_success_timestamp_seconds",
+    help: "Unix time the collector last accepted an upload (0 before the first); the latest worker's across workers",
+    aggregator: "max",
+    registers,
+    collect() {
+      this.set(stats.lastUploadOkMs / 1000);
+    },
+  });
   counter("portier_decision_logs_retries_total", "Uploads of a batch that had failed before", () => stats.retries);
   counter("portier_decision_logs_sent_bytes_total", "Compressed bytes the collector accepted", () => stats.sentBytes);
   counter("portier_decision_logs_sent_events_total", "Events the collector accepted", () => stats.sentEvents);

@@ -263,6 +263,7 @@ export class Shipper {
     const n = batch.events.length;
     if (outcome.kind === "ok") {
       s.uploads.ok++;
+      s.lastUploadOkMs = Date.now();
       s.sentBytes += batch.body!.length;
       s.sentEvents += n;
       this.forget(batch.bytes, n);

@@ -23,6 +23,8 @@ export interface DecisionLogStats {
   /** Uncompressed event bytes waiting (queued or in a batch not yet delivered), and their count. */
   bufferedBytes: number;
   bufferedEvents: number;
+  /** When the collector last accepted a batch (ms since the epoch), 0 before the first. */
+  lastUploadOkMs: number;
 }
 
 export function newStats(): DecisionLogStats {
@@ -35,5 +37,6 @@ export function newStats(): DecisionLogStats {
     sentEvents: 0,
     bufferedBytes: 0,
     bufferedEvents: 0,
+    lastUploadOkMs: 0,
   };
 }

@@ -107,6 +107,7 @@ describe("portier serve --decision-log-url", () => {
     await c.stop();
     ids.push(...(await decisions(svc.url, token, 20)));
     c.mode = "ok";
+    const back = Date.now();
     await c.start();
     await until(() => c.events.length >= ids.length, 20_000);
     expectExactlyOnce(c.events, ids);
@@ -125,6 +126,10 @@ describe("portier serve --decision-log-url", () => {
     expect(await metric(svc.url, "portier_decision_logs_sent_events_total")).toBe(ids.length);
     expect(await metric(svc.url, 'portier_decision_logs_uploads_total{result="failed"}')).toBeGreaterThan(0);
     expect(await metric(svc.url, 'portier_decision_logs_dropped_total{reason="buffer_full"}')).toBe(0);
+    // The last accepted upload came after the collector was back.
+    const lastOk = await metric(svc.url, "portier_decision_logs_last_success_timestamp_seconds");
+    expect(lastOk).toBeGreaterThanOrEqual(back / 1000);
+    expect(lastOk).toBeLessThanOrEqual(Date.now() / 1000);
   }, 60_000);
 
   it("on SIGTERM during an outage retries within --shutdown-timeout, delivers once it is back", async () => {

@@ -84,6 +84,7 @@ describe("the shipper", () => {
     expect(stats.bufferedEvents).toBe(0);
     expect(stats.bufferedBytes).toBe(0);
     expect(stats.uploads.ok).toBe(collector.posts.length);
+    expect(stats.lastUploadOkMs).toBeGreaterThan(0);
   });
 
   it("keeps a batch the collector fails (503), refuses or stalls on, retried until delivered", async () => {
