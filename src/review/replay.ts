@@ -120,7 +120,17 @@ function addCaller(holders: Map<string, Holder>, input: DecisionInput, flow: str
   const application = flow === "application";
   const names = application ? [] : [...(input.roles ?? [])].sort();
   const synced = application || input.synced === true;
-  const key = JSON.stringify([application, names, synced]);
+  const tenantId = input.token.tenant_id;
+  const who = callerOf(input);
+  // One holder per person while they are few enough to remember (a person is then listed once, whatever roles
+  // they were seen with); beyond, people of one flow, role list and tenant share a holder.
+  const key = JSON.stringify([
+    application,
+    names,
+    synced,
+    tenantId ?? null,
+    holders.size < MAX_PEOPLE_TRACKED ? who : null,
+  ]);
   let h = holders.get(key);
   if (!h) {
     h = {
@@ -128,11 +138,12 @@ function addCaller(holders: Map<string, Holder>, input: DecisionInput, flow: str
       names,
       resolved: true,
       synced,
+      tenantId,
       people: { count: 0, shown: [] },
     };
     holders.set(key, h);
   }
-  addDistinct(h.people, callerOf(input));
+  addDistinct(h.people, who);
 }
 
 /** The groups, newly allowed first, then the largest. */

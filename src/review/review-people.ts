@@ -27,6 +27,8 @@ export interface Holder {
   /** True when `names` are role ids already (a log's input), false when a side resolves them (a directory). */
   resolved: boolean;
   synced: boolean;
+  /** The tenant of the directory entry or of the logged token. */
+  tenantId: string | undefined;
   people: PeopleList;
 }
 
@@ -53,7 +55,14 @@ export async function directoryHolders(file: string): Promise<Holder[]> {
     onRecord: (sub, entry) => {
       let h = byEntry.get(entry);
       if (!h) {
-        h = { flow: "accessCode", names: entry.names, resolved: false, synced: true, people: { count: 0, shown: [] } };
+        h = {
+          flow: "accessCode",
+          names: entry.names,
+          resolved: false,
+          synced: true,
+          tenantId: entry.tenant_id,
+          people: { count: 0, shown: [] },
+        };
         byEntry.set(entry, h);
       }
       addPerson(h.people, personName({ sub, tenant_id: entry.tenant_id }));
@@ -111,6 +120,7 @@ export function peopleOf(
   head: SideAccess,
 ): PeopleList {
   const out: PeopleList = { count: 0, shown: [] };
+  const once = new Set<string>();
   for (const h of holders) {
     if (!inColumn(h, row.column, head) && !inColumn(h, row.column, base)) continue;
     const moved = row.templates.some((t) => {
@@ -119,8 +129,43 @@ export function peopleOf(
       return row.change === "gained" ? !before && after : before && !after;
     });
     if (!moved) continue;
-    out.count += h.people.count;
-    for (const name of h.people.shown) if (out.shown.length < SHOWN_PEOPLE) out.shown.push(name);
+    merge(out, h, once);
+  }
+  return out;
+}
+
+/**
+ * Adds a holder's people to a list. A holder of one person (a log's caller) is added once by name, whatever the
+ * roles it was seen with; the directory holds each sub once, so its holders are added whole.
+ */
+function merge(out: PeopleList, h: Holder, once: Set<string>): void {
+  const only = h.people.count === 1 ? h.people.shown[0] : undefined;
+  if (only !== undefined) {
+    if (once.has(only)) return;
+    once.add(only);
+  }
+  out.count += h.people.count;
+  for (const name of h.people.shown) if (out.shown.length < SHOWN_PEOPLE) out.shown.push(name);
+}
+
+/**
+ * The people among `holders` a tenant-binding change reaches: those of the row's tenant and flow who may call one
+ * of its routes at all on the side where the code is allowed (HEAD for a gain, BASE for a loss): their
+ * organisation now includes, or no longer includes, the code asked.
+ */
+export function tenantPeopleOf(
+  holders: Holder[],
+  row: { tenantId: string; flow: Holder["flow"]; change: "gained" | "lost"; templates: string[] },
+  base: SideAccess,
+  head: SideAccess,
+): PeopleList {
+  const side = row.change === "gained" ? head : base;
+  const out: PeopleList = { count: 0, shown: [] };
+  const once = new Set<string>();
+  for (const h of holders) {
+    if (h.tenantId !== row.tenantId || h.flow !== row.flow) continue;
+    if (!row.templates.some((t) => side.allows(h, t))) continue;
+    merge(out, h, once);
   }
   return out;
 }

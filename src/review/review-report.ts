@@ -9,7 +9,14 @@ import type { AccessMatrix, MatrixCell, MatrixProbe, MatrixRoute } from "./compu
 import type { MatrixDiff } from "./diff-matrices.js";
 import type { ReplayChange, ReplayReport } from "./replay.js";
 import type { Cause, CauseFinder } from "./review-locate.js";
-import { peopleOf, peopleText, type Holder, type PeopleList, type SideAccess } from "./review-people.js";
+import {
+  peopleOf,
+  peopleText,
+  tenantPeopleOf,
+  type Holder,
+  type PeopleList,
+  type SideAccess,
+} from "./review-people.js";
 
 export const FAIL_ON = ["new-allows", "high-risk", "any-change"] as const;
 export type FailOn = (typeof FAIL_ON)[number];
@@ -212,7 +219,14 @@ function callerColumn(row: ReviewRow): string {
   return Object.keys(PROBE_CALLERS).find((k) => PROBE_CALLERS[k]?.[0] === row.callerKind) ?? "";
 }
 
-function probeRows(base: AccessMatrix, head: AccessMatrix, diff: MatrixDiff, causes: CauseFinder, failOn: FailOn) {
+function probeRows(
+  base: AccessMatrix,
+  head: AccessMatrix,
+  diff: MatrixDiff,
+  causes: CauseFinder,
+  failOn: FailOn,
+  people: PeopleInput | undefined,
+) {
   const key = (p: Pick<MatrixProbe, "kind" | "caller" | "detail" | "template">) =>
     `${p.kind}\0${p.caller}\0${p.detail}\0${p.template}`;
   const baseCells = new Map(base.probes.map((p) => [key(p), p.cell]));
@@ -238,8 +252,22 @@ function probeRows(base: AccessMatrix, head: AccessMatrix, diff: MatrixDiff, cau
         c.templates.map((t) => [t, code !== undefined ? causes.tenant(t, code, tenantId) : causes.other(t)]),
       ),
       failing: fails(failOn, c.change, risk),
+      ...(people && tenantId !== undefined
+        ? { people: tenantPeople(people, { tenantId, flow: c.flow, change: c.change, templates: c.templates }) }
+        : {}),
     };
   });
+}
+
+function tenantPeople(
+  people: PeopleInput,
+  row: Parameters<typeof tenantPeopleOf>[1],
+): NonNullable<ReviewRow["people"]> {
+  const of = (holders: Holder[]) => tenantPeopleOf(holders, row, people.base, people.head);
+  return {
+    ...(people.directory ? { directory: of(people.directory) } : {}),
+    ...(people.seen ? { seen: of(people.seen) } : {}),
+  };
 }
 
 /** Newly allowed recorded calls of an application or a user without roles are high risk. */
@@ -270,7 +298,7 @@ export function buildReport(input: {
   const order = (r: ReviewRow) => (r.change === "gained" ? (r.risk === "high" ? 0 : 1) : 2);
   const rows = [
     ...gridRows(baseMatrix, headMatrix, diff, causes, failOn, input.people),
-    ...probeRows(baseMatrix, headMatrix, diff, causes, failOn),
+    ...probeRows(baseMatrix, headMatrix, diff, causes, failOn, input.people),
   ].sort((a, b) => order(a) - order(b));
   const count = (pick: (r: ReviewRow) => boolean) => rows.filter(pick).reduce((n, r) => n + r.routes.length, 0);
   const grants = {

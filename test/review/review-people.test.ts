@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AccessMatrix, MatrixCell } from "../../src/review/compute-matrix.js";
-import { SideAccess, peopleOf, peopleText, type Holder } from "../../src/review/review-people.js";
+import { SideAccess, peopleOf, peopleText, tenantPeopleOf, type Holder } from "../../src/review/review-people.js";
 
 const ROLES = [
   { id: "teacher", label: "Teacher", aliases: ["Enseignant"] },
@@ -34,6 +34,7 @@ function holder(names: string[], people: string[], extra: Partial<Holder> = {}):
     names,
     resolved: false,
     synced: true,
+    tenantId: "A",
     people: { count: people.length, shown: people.slice(0, 5) },
     ...extra,
   };
@@ -65,6 +66,19 @@ describe("peopleOf", () => {
     const apps = new SideAccess(matrix(["application"]), ROLES);
     const lost = { column: "application", change: "lost" as const, templates: ["/r"] };
     expect(peopleOf(seen, lost, apps, base).shown).toEqual(["client m"]);
+  });
+
+  it("a binding moved: the tenant's people of that flow who may call the route where the code is allowed", () => {
+    const holders = [
+      holder(["teacher"], ["sub a-teacher"]),
+      holder(["head"], ["sub a-head"]),
+      holder(["head"], ["sub b-head"], { tenantId: "B" }),
+      holder([], ["client a"], { flow: "application", resolved: true }),
+    ];
+    const moved = { tenantId: "A", flow: "accessCode" as const, change: "gained" as const, templates: ["/r"] };
+    expect(tenantPeopleOf(holders, moved, base, head).shown).toEqual(["sub a-teacher", "sub a-head"]);
+    expect(tenantPeopleOf(holders, { ...moved, change: "lost" }, base, head).shown).toEqual(["sub a-head"]);
+    expect(tenantPeopleOf(holders, { ...moved, flow: "application" }, base, head).shown).toEqual([]);
   });
 
   it("bounds the names and keeps the count", () => {
