@@ -43,6 +43,7 @@ _verdict := _deny(401, "token_shape_unknown", token.shape_problem) if {
 } else := _deny(403, "scope_missing", "a user token must carry the apiclients scope") if {
 	token.flow == "accessCode"
 	not token.has_apiclients_scope
+	not token.named_by_pep
 } else := _deny(403, "tenant_mismatch", tenancy.message) if {
 	tenancy.mismatch
 } else := _enforced_role_verdict if {

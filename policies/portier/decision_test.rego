@@ -60,6 +60,16 @@ reason_cases := [
 		false, 403, "role_not_allowed", true,
 	],
 	["unsynced on all-synced route", _get("/v2/ORG001/centres", user_token, [], false), false, 403, "not_synced", true],
+	# A user named by an AuthZEN PEP: no token, so no scope to check; the role list and the binding still apply.
+	["named by a PEP", _named(absences, ["enseignant_jeune"]), true, 200, "allowed", true],
+	["named by a PEP, pupil", _named(absences, ["eleve_jeune"]), false, 403, "role_not_allowed", true],
+	["named by a PEP, other tenant", _named("/v2/ORG002/centres", []), false, 403, "tenant_mismatch", false],
+	[
+		"PEP asks about a template",
+		_named("/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences", ["enseignant_jeune"]),
+		true, 200, "allowed", true,
+	],
+	["PEP asks about a template, POST", _named_call("POST", "/v1/roles", []), false, 403, "method_not_allowed", false],
 ]
 
 test_each_reason[name] if {
@@ -146,6 +156,17 @@ _request(method, path, token, roles, synced) := {
 _get(path, token, roles, synced) := _request("GET", path, token, roles, synced)
 
 _audit(req) := object.union(req, {"role_check": "audit"})
+
+# A user named by an AuthZEN PEP: token facts from the directory record (sub, tenant), the AuthZEN request beside.
+_named(path, roles) := _named_call("GET", path, roles)
+
+_named_call(method, path, roles) := object.union(
+	_request(method, path, {"sub": "u1", "tenant_id": tenant_a}, roles, true),
+	{"authzen": {
+		"subject": {"type": "user", "id": "u1"}, "action": {"name": method},
+		"resource": {"type": "route", "id": path},
+	}},
+)
 
 _decide(req) := d if {
 	d := portier.decision with input as req

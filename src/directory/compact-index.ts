@@ -15,10 +15,11 @@ export interface DirectoryEntry {
   readonly names: readonly string[];
 }
 
-/** What lookups need: `get(sub)` and `size` (a Map satisfies it too). */
+/** What lookups need: `get(sub)` and `size` (a Map satisfies it too); `scan` walks the records (AuthZEN search). */
 export interface DirectoryEntries {
   get(sub: string): DirectoryEntry | undefined;
   readonly size: number;
+  scan?(from: number, budget: number, visit: (sub: string, entry: DirectoryEntry) => boolean): number;
 }
 
 const FNV_OFFSET = 0x811c9dc5;
@@ -161,7 +162,7 @@ export class CompactIndexBuilder {
 
   finish(): CompactEntries {
     while (!this.insertSome(1 << 30));
-    return new CompactEntries(this.r, this.table as Uint32Array, this.distinct, this.shared);
+    return new CompactEntries(this.r, this.table as Uint32Array, this.distinct, this.shared, this.count);
   }
 
   /** After finish: how many records of the index use each shared entry (by entry number). */
@@ -210,7 +211,41 @@ export class CompactEntries implements DirectoryEntries {
     private readonly table: Uint32Array,
     readonly size: number,
     private readonly shared: readonly DirectoryEntry[],
+    private readonly records = size,
   ) {}
+
+  /**
+   * Visits the live records from record number `from` on, in file order, looking at `budget` records at most (a
+   * record replaced by a later one for the same sub is skipped), until `visit` answers false: the record number to
+   * continue from, or -1 at the end.
+   */
+  scan(from: number, budget: number, visit: (sub: string, entry: DirectoryEntry) => boolean): number {
+    const decoder = new TextDecoder();
+    const end = Math.min(this.records, from + budget);
+    const mask = this.table.length - 1;
+    for (let rec = Math.max(0, from); rec < end; rec++) {
+      const p = rec >>> RECORD_BITS;
+      const i = rec & RECORD_MASK;
+      const address = (this.r.starts[p] as Uint32Array)[i] as number;
+      const at = address & (MAX_ARENA_PAGE - 1);
+      const key = (this.r.arena[address >>> ADDRESS_BITS] as Uint8Array).subarray(
+        at,
+        at + (this.r.lengths[p]![i] ?? 0),
+      );
+      const hash = hashOf(this.r, rec);
+      // The table holds the last record of each sub: this one is live when its sub's slot holds it.
+      let slot = hash & mask;
+      while (
+        this.table[slot] !== 0 &&
+        !(hashOf(this.r, this.table[slot]! - 1) === hash && sameBytes(this.r, this.table[slot]! - 1, key, key.length))
+      )
+        slot = (slot + 1) & mask;
+      if (this.table[slot] !== rec + 1) continue;
+      const entry = this.shared[(this.r.values[p] as Uint32Array)[i] as number] as DirectoryEntry;
+      if (!visit(decoder.decode(key), entry)) return rec + 1 >= this.records ? -1 : rec + 1;
+    }
+    return end >= this.records ? -1 : end;
+  }
 
   get(sub: string): DirectoryEntry | undefined {
     if (typeof sub !== "string") return undefined;

@@ -320,6 +320,11 @@ export class Directory {
     return this.reloader.current?.entries.get(sub);
   }
 
+  /** Walks the live records (DirectoryEntries.scan): where to continue, or -1 at the end (or with no index). */
+  scan(from: number, budget: number, visit: (sub: string, entry: DirectoryEntry) => boolean): number {
+    return this.reloader.current?.entries.scan?.(from, budget, visit) ?? -1;
+  }
+
   get size(): number {
     return this.reloader.current?.entries.size ?? 0;
   }

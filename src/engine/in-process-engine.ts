@@ -11,6 +11,7 @@ import { inputProblem } from "./validate-input.js";
 import { engineDeny, errorDeny } from "./deny.js";
 import { EngineLoadError, PolicyEvaluationError } from "./errors.js";
 import { catalogRoles } from "./catalog-roles.js";
+import { catalogTemplates } from "./catalog-templates.js";
 import { DecisionMemo, type DecisionMemoOptions } from "./decision-memo.js";
 import type { CatalogRole, Decision, DecisionEngine, DecisionInput, RoleCheckMode } from "./types.js";
 
@@ -46,6 +47,7 @@ export class InProcessEngine implements DecisionEngine {
   readonly revision: string;
   readonly manifest: Bundle["manifest"];
   readonly roles: readonly CatalogRole[];
+  readonly templates: readonly string[];
   private readonly instance: PolicyInstance;
   /** The bundle's decision-log mask and drop rules (portier/log/mask, portier/log/drop), if it has them. */
   readonly logRules: LogRules | undefined;
@@ -58,6 +60,7 @@ export class InProcessEngine implements DecisionEngine {
     this.manifest = bundle.manifest;
     this.instance = new PolicyInstance(bundle, source, options.load);
     this.roles = catalogRoles(bundle.data, source);
+    this.templates = catalogTemplates(bundle.data);
     const id = this.instance.entrypointId(DECISION_ENTRYPOINT);
     if (id === undefined)
       throw new EngineLoadError(

@@ -33,6 +33,23 @@ export interface DecisionInput {
   /** Whether the caller (sub) is synchronised in identity management. */
   synced: boolean;
   role_check: RoleCheckMode;
+  /** Only on a decision asked by an AuthZEN PEP: its request, the subject's record standing in for a token. */
+  authzen?: AuthzenInput;
+}
+
+/** An AuthZEN subject or resource as the PEP named it (properties passed through to the policy). */
+export interface AuthzenEntity {
+  type: string;
+  id: string;
+  properties?: Record<string, unknown>;
+}
+
+/** The AuthZEN request of one evaluation (defaults merged), as the policy reads it (input.authzen). */
+export interface AuthzenInput {
+  subject: AuthzenEntity;
+  action: { name: string; properties?: Record<string, unknown> };
+  resource: AuthzenEntity;
+  context?: Record<string, unknown>;
 }
 
 export type DecisionReason =
@@ -90,6 +107,8 @@ export interface DecisionEngine {
   decide(input: DecisionInput): Decision;
   /** The role catalog of the bundle (data.catalog.roles): the names the service resolves to role ids. */
   readonly roles: readonly CatalogRole[];
+  /** The route templates of the bundle's catalog (data.catalog.routes), each once, in catalog order. */
+  readonly templates?: readonly string[];
   /** Bundle revision from its manifest (or a content hash when the manifest has none). */
   readonly revision: string;
   /** The bundle's decision-log mask and drop rules, when it has them (log-rules.ts). */

@@ -318,6 +318,47 @@ export const OPTIONS = {
     description: "write each decision as a JSON line on stdout (off: the collector keeps the only record)",
     schema: { type: "boolean", default: true },
   },
+  "authzen-pep-key-file": {
+    value: "FILE",
+    description:
+      "turn on the AuthZEN endpoints (/access/v1/...) for PEPs presenting this file's key as a Bearer credential " +
+      "(compared in constant time, read again when the file changes)",
+    unset: "none",
+    schema: { type: "string", minLength: 1 },
+  },
+  "authzen-pep-clients": {
+    value: "ID,...",
+    description:
+      "turn on the AuthZEN endpoints for PEPs presenting an access token of one of these clients (client_id), " +
+      "verified as /decide verifies tokens",
+    unset: "none",
+    schema: { type: "string", pattern: "^[^,\\s]+(,[^,\\s]+)*$" },
+  },
+  "authzen-pdp-id": {
+    value: "URL",
+    description:
+      "the AuthZEN policy_decision_point identifier (https, no query or fragment): serves " +
+      "/.well-known/authzen-configuration with each endpoint's absolute URL under it",
+    unset: "none (no discovery document)",
+    schema: { type: "string", pattern: "^https://[^?#\\s]+$" },
+  },
+  "authzen-max-batch": {
+    value: "N",
+    description: "most items of one POST /access/v1/evaluations (400 above)",
+    schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
+  },
+  "authzen-max-page": {
+    value: "N",
+    description: "most results of one AuthZEN search page, and the page size when the PEP names no page.limit",
+    schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
+  },
+  "authzen-search-budget": {
+    value: "N",
+    description:
+      "most candidates (directory users, routes, methods) one AuthZEN search request evaluates; a page that " +
+      "reaches it ends early with a next_token",
+    schema: { type: "integer", minimum: 1, maximum: 1000000, default: 1000 },
+  },
   "shutdown-timeout": {
     value: "S",
     description:
@@ -655,6 +696,13 @@ const COMBINATION_CHECKS: ((config: ServiceConfig) => string | undefined)[] = [
       ? `config.shutdownDelay: must be less than config.shutdownTimeout (${config.shutdownTimeout}), which ` +
         "bounds the whole stop: the delay, then answering the requests accepted; " +
         "raise --shutdown-timeout (e.g. to the delay + 10)"
+      : undefined,
+  (config) =>
+    config.authzenPdpId !== undefined &&
+    config.authzenPepKeyFile === undefined &&
+    config.authzenPepClients === undefined
+      ? "config.authzenPdpId: the AuthZEN endpoints are off without a PEP credential; add --authzen-pep-key-file " +
+        "FILE or --authzen-pep-clients ID"
       : undefined,
   (config) => decisionLogConfigProblem(config),
   (config) => {

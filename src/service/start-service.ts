@@ -31,6 +31,7 @@ import { decisionTracing } from "./parts/decision-tracing.js";
 import { decisionPort } from "./parts/decision-port.js";
 import { adminPort } from "./parts/admin-port.js";
 import { grpcPort } from "./parts/grpc-port.js";
+import { authzenEndpoints } from "./parts/authzen-endpoints.js";
 
 export { StartError, listenFailure } from "./start-error.js";
 
@@ -123,7 +124,17 @@ async function start(config: ServiceConfig, options: StartOptions, stack: PartSt
 
   // Set by the first step of a stop: /ready answers 503 and every answer closes its connection.
   let stopping = false;
-  const deps = { verifier, policy, directory, metrics, shadow, stopping: () => stopping, decisionLogs };
+  const authzen = authzenEndpoints(config, {
+    policy,
+    directory,
+    verifier,
+    logger,
+    metrics,
+    tracer,
+    decisionLog: decisionLogs,
+    shadow,
+  });
+  const deps = { verifier, policy, directory, metrics, shadow, stopping: () => stopping, decisionLogs, authzen };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
   const http = await stack.use(() => decisionPort(config, options, decide, app, logger, () => stopping));
   const adminUrl = await stack.use(() => adminPort(config, options.listen !== false, () => createApp(deps, "admin")));

@@ -13,7 +13,11 @@ package portier.tenancy
 import data.catalog.tenant_index
 import data.portier.routes
 
-code := routes.match.parameters.codeOrganisme
+# A route template asked about by an AuthZEN PEP (resource.id is the template itself) names no organisation:
+# its {codeOrganisme} is unbound, so neither the code's form nor the binding is checked.
+code := routes.match.parameters.codeOrganisme if not _template_asked
+
+_template_asked if input.authzen.resource.id == routes.match.template
 
 # Not regex.match: in wasm it compiles the pattern on every evaluation (about 6x the whole decision).
 # trim() with the alphabet as cut set leaves "" exactly when every character is in the alphabet.

@@ -108,3 +108,12 @@ _mismatch_of(tenant, path) if {
 	tenancy.mismatch with input as {"token": _token_of(tenant), "path": path}
 		with data.catalog.tenant_index as _index_of(tenants)
 }
+
+# A route template asked about by an AuthZEN PEP binds no organisation: no malformed code, no mismatch.
+test_template_binds_no_organisation if {
+	template := "/v2/{codeOrganisme}/centres"
+	asked := {"token": {"tenant_id": "tA"}, "path": template, "authzen": {"resource": {"id": template}}}
+	not tenancy.code_malformed with input as asked
+	not tenancy.mismatch with input as asked with data.catalog.tenant_index as _index_of(tenants)
+	tenancy.code_malformed with input as object.remove(asked, ["authzen"])
+}

@@ -1,12 +1,23 @@
 # Classifies the verified access token into one of the platform's two flows (spec 2.2, 2.3, 5).
 # - application: client credentials; aud and scope hold "apiclients", no sub.
 # - accessCode: a user; sub, auth_time and idp are present.
+# - named by a PEP: no token; an authenticated AuthZEN PEP (src/service/authzen) names the user, whose
+#   directory record stands in for the token (input.token holds its sub and tenant_id): an accessCode call.
 # Anything else, an ID token among them (spec 2.1), has no flow and is refused by the decision.
 package portier.token
 
 flow := "application" if _is_client_credentials_token
 
 flow := "accessCode" if _is_user_token
+
+flow := "accessCode" if named_by_pep
+
+# The AuthZEN subject is the user the token facts describe (the service sets both from one directory record).
+named_by_pep if {
+	_has_subject
+	input.token.sub == input.authzen.subject.id
+	not _looks_like_id_token
+}
 
 has_apiclients_scope if "apiclients" in input.token.scope
 

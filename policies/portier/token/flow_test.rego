@@ -51,6 +51,17 @@ test_shape_problem_explains_why[c.says] if {
 	contains(token.shape_problem, c.says) with input as {"token": c.token}
 }
 
+# A user named by an AuthZEN PEP: the token facts are the directory record's, the subject the PEP's.
+named := {"sub": "5f1c", "tenant_id": "t1"}
+
+test_named_by_pep_is_a_user if {
+	token.flow == "accessCode" with input as {"token": named, "authzen": {"subject": {"id": "5f1c"}}}
+	token.named_by_pep with input as {"token": named, "authzen": {"subject": {"id": "5f1c"}}}
+	not token.named_by_pep with input as {"token": named, "authzen": {"subject": {"id": "other"}}}
+	not token.named_by_pep with input as {"token": named}
+	not token.flow with input as {"token": named}
+}
+
 test_scope_check if {
 	token.has_apiclients_scope with input as {"token": user}
 	not token.has_apiclients_scope with input as {"token": object.union(user, {"scope": ["openid"]})}

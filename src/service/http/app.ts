@@ -24,6 +24,8 @@ export interface AppDeps {
   stopping?: () => boolean;
   /** The decision log: a collector failing for too long is a problem (still ready). */
   decisionLogs?: { problem(): string | undefined };
+  /** With --authzen-pep-key-file or --authzen-pep-clients: the AuthZEN endpoints (src/service/authzen). */
+  authzen?: express.Router | undefined;
 }
 
 /** What /ready answers (ready: 200, else 503); gRPC health (grpc/health.ts) reports the same. */
@@ -78,6 +80,8 @@ export function createApp(deps: AppDeps, endpoints: "all" | "decisions" | "admin
   app.get("/openapi.json", (_req, res) => {
     res.type("application/json").send(openapi);
   });
+
+  if (endpoints !== "admin" && deps.authzen) app.use(deps.authzen);
 
   if (endpoints !== "admin") {
     // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (listener.ts).

@@ -1,0 +1,78 @@
+/**
+ * The AuthZEN endpoints of one service, from its configuration: off (undefined) unless a PEP credential is
+ * configured (--authzen-pep-key-file or --authzen-pep-clients); a key file that cannot be read is a start-up
+ * failure naming the option. The parts are the service's own: the live policy, the directory, the token verifier,
+ * and the recorder of every decision (record-decision.ts).
+ */
+import type express from "express";
+import type { Logger } from "pino";
+import type { AccessTokenVerifier } from "../../auth/index.js";
+import type { Directory } from "../../directory/index.js";
+import { messageOf } from "../../errors/caught.js";
+import { PortierError } from "../../errors/portier-error.js";
+import type { ServiceConfig } from "../config.js";
+import type { DecisionRecordSink } from "../decide/record.js";
+import { TokenFile } from "../decision-logs/token-file.js";
+import type { ServiceMetrics } from "../metrics.js";
+import type { PolicyHolder } from "../policy.js";
+import type { Shadow } from "../shadow/shadow.js";
+import type { DecisionTracer } from "../tracing/decision-tracer.js";
+import { createEvaluator } from "./evaluate.js";
+import { recordDecisions } from "./record-decision.js";
+import { createAuthzenRouter } from "./router.js";
+
+export class AuthzenConfigError extends PortierError {
+  static override readonly code = "authzen_config";
+}
+
+export interface AuthzenParts {
+  policy: PolicyHolder;
+  directory: Directory | undefined;
+  verifier: AccessTokenVerifier;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  tracer?: DecisionTracer | undefined;
+  decisionLog?: DecisionRecordSink | undefined;
+  shadow?: Pick<Shadow, "take"> | undefined;
+}
+
+export function startAuthzen(config: ServiceConfig, parts: AuthzenParts): express.Router | undefined {
+  const clients = config.authzenPepClients?.split(",").filter((c) => c !== "");
+  if (config.authzenPepKeyFile === undefined && !clients?.length) return undefined;
+  let keyFile: TokenFile | undefined;
+  if (config.authzenPepKeyFile !== undefined) {
+    try {
+      keyFile = new TokenFile(config.authzenPepKeyFile);
+    } catch (err) {
+      throw new AuthzenConfigError(`config.authzenPepKeyFile: ${messageOf(err).replace("bearer token", "PEP key")}`);
+    }
+  }
+  const record = recordDecisions({
+    logger: parts.logger,
+    metrics: parts.metrics,
+    revision: () => parts.policy.engine?.revision,
+    decisionLog: parts.decisionLog,
+    shadow: parts.shadow,
+  });
+  const evaluate = createEvaluator({
+    policy: parts.policy,
+    directory: parts.directory,
+    roleCheck: config.roleCheck,
+    record,
+    tracer: parts.tracer,
+  });
+  return createAuthzenRouter({
+    evaluate,
+    credentials: { keyFile, clients, verifier: parts.verifier },
+    directory: parts.directory,
+    templates: () => parts.policy.engine?.templates ?? [],
+    logger: parts.logger,
+    pdpId: config.authzenPdpId,
+    limits: {
+      body: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
+      maxBatch: config.authzenMaxBatch,
+      maxPage: config.authzenMaxPage,
+      searchBudget: config.authzenSearchBudget,
+    },
+  });
+}
