@@ -33,11 +33,12 @@ export const CODE_NOTES: Record<string, string> = {
   internal_error:
     "Nothing could be decided (an unexpected error, logged as `decision_error`); the answer is a deny. Through gRPC it is an `INTERNAL` error, so keep Envoy's `failure_mode_allow` false.",
   request_invalid:
-    "A gateway endpoint got a request its gateway would never send: a trusted header (`X-Original-*` for nginx, `X-Forwarded-*` for Caddy and Traefik) missing, empty, repeated, or mixed with the other family; or a gRPC CheckRequest without `attributes.request.http`. Check the gateway configuration against `docs/gateways/`.",
+    "A gateway endpoint got a request its gateway would never send: a trusted header (`X-Original-*` for nginx, `X-Forwarded-*` for Caddy and Traefik) missing, empty, repeated, or mixed with the other family; or a gRPC CheckRequest without `attributes.request.http`. Check the gateway configuration against `docs/gateways/`. An AuthZEN evaluation Portier cannot ask (a subject type other than user or identity, a resource type other than route, an action name that is not an HTTP method): a deny whose `context.error` says which.",
   not_found: "No such endpoint (404). With `--admin-port`, `/health`, `/ready` and `/metrics` answer only there.",
-  invalid_json: "The body of `POST /decide` is not JSON; the message gives the parser's position.",
+  invalid_json:
+    "The body of `POST /decide` or of an AuthZEN endpoint is not JSON; the message gives the parser's position.",
   invalid_request:
-    "The body of `POST /decide` is JSON but not a decision request; the message names the field. From the local issuer: a required parameter is missing or repeated.",
+    "The body of `POST /decide` is JSON but not a decision request; the message names the field; the same for an AuthZEN request body (400, no decision). From the local issuer: a required parameter is missing or repeated.",
   payload_too_large: "The body of `POST /decide` is over `--max-body-bytes` (413); the connection is closed.",
   unsupported_media_type:
     "`POST /decide` reads `application/json` (or `application/<type>+json`) only (415). Send that Content-Type or none.",
@@ -131,6 +132,8 @@ export const CODE_NOTES: Record<string, string> = {
   access_denied: "The local issuer: the user refused, or the login failed.",
   login_required: "The local issuer: `prompt=none` without a signed-in user.",
   server_error: "The local issuer failed; its log says why.",
-  invalid_token: "The local issuer's userinfo: the access token is missing, invalid or expired.",
-  insufficient_scope: "The local issuer's userinfo: the token lacks the `openid` scope.",
+  invalid_token:
+    "The local issuer's userinfo: the access token is missing, invalid or expired. The AuthZEN endpoints (401): the PEP's credential is neither the `--authzen-pep-key-file` key nor a valid access token; no decision is made.",
+  insufficient_scope:
+    "The local issuer's userinfo: the token lacks the `openid` scope. The AuthZEN endpoints (403): a verified access token of a client not in `--authzen-pep-clients`.",
 };

@@ -5,7 +5,6 @@
  * first true (the answer then holds the items evaluated, the last one being the one that stopped the batch). Items
  * are evaluated one after another in the calling thread, so each is a decision recorded in order.
  */
-import type { Evaluate } from "./evaluate.js";
 import type { EvaluationsBody } from "./parse-body.js";
 import type { AuthzenDecision, EvaluationRequest } from "./types.js";
 
@@ -48,5 +47,3 @@ export function evaluateBatch(
   }
   return answers;
 }
-
-export type { Evaluate };

@@ -1,15 +1,13 @@
 /**
  * The AuthZEN endpoints of one service, from its configuration: off (undefined) unless a PEP credential is
- * configured (--authzen-pep-key-file or --authzen-pep-clients); a key file that cannot be read is a start-up
- * failure naming the option. The parts are the service's own: the live policy, the directory, the token verifier,
+ * configured (--authzen-pep-key-file or --authzen-pep-clients); a key file that cannot be read throws (the start
+ * fails naming the option). The parts are the service's own: the live policy, the directory, the token verifier,
  * and the recorder of every decision (record-decision.ts).
  */
 import type express from "express";
 import type { Logger } from "pino";
 import type { AccessTokenVerifier } from "../../auth/index.js";
 import type { Directory } from "../../directory/index.js";
-import { messageOf } from "../../errors/caught.js";
-import { PortierError } from "../../errors/portier-error.js";
 import type { ServiceConfig } from "../config.js";
 import type { DecisionRecordSink } from "../decide/record.js";
 import { TokenFile } from "../decision-logs/token-file.js";
@@ -20,10 +18,6 @@ import type { DecisionTracer } from "../tracing/decision-tracer.js";
 import { createEvaluator } from "./evaluate.js";
 import { recordDecisions } from "./record-decision.js";
 import { createAuthzenRouter } from "./router.js";
-
-export class AuthzenConfigError extends PortierError {
-  static override readonly code = "authzen_config";
-}
 
 export interface AuthzenParts {
   policy: PolicyHolder;
@@ -39,14 +33,8 @@ export interface AuthzenParts {
 export function startAuthzen(config: ServiceConfig, parts: AuthzenParts): express.Router | undefined {
   const clients = config.authzenPepClients?.split(",").filter((c) => c !== "");
   if (config.authzenPepKeyFile === undefined && !clients?.length) return undefined;
-  let keyFile: TokenFile | undefined;
-  if (config.authzenPepKeyFile !== undefined) {
-    try {
-      keyFile = new TokenFile(config.authzenPepKeyFile);
-    } catch (err) {
-      throw new AuthzenConfigError(`config.authzenPepKeyFile: ${messageOf(err).replace("bearer token", "PEP key")}`);
-    }
-  }
+  // A file that cannot be read or holds no key throws (TokenFileError): the caller stops the start with it.
+  const keyFile = config.authzenPepKeyFile === undefined ? undefined : new TokenFile(config.authzenPepKeyFile);
   const record = recordDecisions({
     logger: parts.logger,
     metrics: parts.metrics,

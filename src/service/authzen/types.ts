@@ -2,9 +2,7 @@
  * The AuthZEN Authorization API 1.0 shapes Portier reads and answers (https://openid.net/specs/authorization-api-1_0):
  * the evaluation request (subject, action, resource, context), its decision, and a search's answer.
  */
-import type { AuthzenEntity, AuthzenInput } from "../../engine/types.js";
-
-export type { AuthzenEntity };
+import type { AuthzenInput } from "../../engine/types.js";
 
 /** One evaluation, defaults merged: what the policy sees as input.authzen. */
 export type EvaluationRequest = AuthzenInput;
