@@ -163,7 +163,15 @@ async function main(): Promise<void> {
     const p = loads("portier");
     const c = loads("cerbos");
     const scriptFile = join(dir, "load.lua");
-    const rounds = { sides: 2, rounds: ROUNDS, seconds: SECONDS, warmUpSeconds: 2, connections: 16, scriptFile };
+    const rounds = {
+      sides: 2,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      warmUpSeconds: 2,
+      connections: 16,
+      scriptFile,
+      timeoutSeconds: 10,
+    };
     const pid = (s: Server) => s.child.pid!;
     const runs = (which: "single" | "batch"): SideServer[] => [
       { name: "portier", url: portier.url, pid: pid(portier), side: 0, load: p[which] },

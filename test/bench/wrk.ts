@@ -172,12 +172,27 @@ export interface SideServer {
  */
 export async function interleavedRounds(
   servers: SideServer[],
-  o: { sides: number; rounds: number; seconds: number; warmUpSeconds: number; connections: number; scriptFile: string },
+  o: {
+    sides: number;
+    rounds: number;
+    seconds: number;
+    warmUpSeconds: number;
+    connections: number;
+    scriptFile: string;
+    /** wrk's request timeout (its default: 2 s). */
+    timeoutSeconds?: number;
+  },
 ): Promise<{ rps: number[][]; cpuUs: number[][]; p99Ms: number[][] }> {
   let start = 1_000_000;
   const measure = async (s: SideServer, seconds: number) => {
     const c0 = treeCpuSeconds(s.pid);
-    const r = await runWrk(s.url, s.load, { connections: o.connections, seconds, start, scriptFile: o.scriptFile });
+    const r = await runWrk(s.url, s.load, {
+      connections: o.connections,
+      seconds,
+      start,
+      scriptFile: o.scriptFile,
+      ...(o.timeoutSeconds ? { timeoutSeconds: o.timeoutSeconds } : {}),
+    });
     start += 10_000_000;
     if (r.bad > 0) throw new Error(`${s.name}: ${r.bad} errors or non-2xx answers of ${r.requests}`);
     return { rps: r.rps, cpuUs: ((treeCpuSeconds(s.pid) - c0) * 1e6) / Math.max(r.requests, 1), p99Ms: r.p99Ms };
