@@ -101,9 +101,13 @@ export function createAuthzenRouter(deps: AuthzenRouterDeps): express.Router {
     router.post(path, (req, res) => {
       answer(req, res, handler, deps).catch((err: unknown) => {
         deps.logger.error({ event: "authzen_error", error: messageOf(err) }, "AuthZEN request failed; no decision");
-        if (!res.headersSent)
-          sendJson(res, 500, { error: "internal_error", message: "the request could not be handled" }, echo(req));
-        else res.destroy();
+        try {
+          if (!res.headersSent)
+            sendJson(res, 500, { error: "internal_error", message: "the request could not be handled" }, echo(req));
+          else res.destroy();
+        } catch {
+          res.destroy();
+        }
       });
     });
     router.all(path, (req, res) => {
@@ -120,10 +124,13 @@ export function createAuthzenRouter(deps: AuthzenRouterDeps): express.Router {
   return router;
 }
 
-/** The X-Request-ID to answer with: the PEP's, as sent. */
+/** What node:http may write back as a header value (what it accepts in a request, too). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]{1,1024}$/;
+
+/** The X-Request-ID to answer with: the PEP's, as sent (one that could not be written back is left out). */
 function echo(req: IncomingMessage): string[] {
   const id = req.headers["x-request-id"];
-  return typeof id === "string" && id !== "" ? ["x-request-id", id] : [];
+  return typeof id === "string" && HEADER_VALUE.test(id) ? ["x-request-id", id] : [];
 }
 
 async function answer(

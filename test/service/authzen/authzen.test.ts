@@ -412,6 +412,54 @@ describe("search APIs", () => {
   });
 });
 
+describe("bounds and metrics", () => {
+  it("a search looks at --authzen-search-budget candidates per request, continuing with a next_token", async () => {
+    const s = await serveInProcess([
+      ...sampleServeArgs(keys),
+      "--authzen-pep-key-file",
+      keyFile,
+      "--authzen-search-budget",
+      "1",
+    ]);
+    try {
+      const ids: unknown[] = [];
+      let token = "";
+      let pages = 0;
+      do {
+        const res = await fetch(`${s.url}/access/v1/search/subject`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            subject: { type: "user" },
+            action: { name: "GET" },
+            resource: { type: "route", id: "/v1/roles" },
+            ...(token ? { page: { token } } : {}),
+          }),
+        });
+        const body = (await res.json()) as { page: { next_token: string; count: number }; results: unknown[] };
+        expect(body.page.count).toBeLessThanOrEqual(1);
+        ids.push(...body.results);
+        token = body.page.next_token;
+        pages++;
+      } while (token !== "" && pages < 10);
+      expect(ids).toEqual([
+        { type: "user", id: TEACHER },
+        { type: "user", id: ADULT_STUDENT },
+      ]);
+      expect(pages).toBe(2);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("counts decisions by endpoint (the adapter label)", async () => {
+    await post("/access/v1/evaluation", ask(TEACHER, "GET", "/v1/roles"));
+    const text = await (await fetch(`${svc.url}/metrics`)).text();
+    for (const adapter of ["authzen_evaluation", "authzen_evaluations", "authzen_search_resource"])
+      expect(text).toMatch(new RegExp(`portier_decisions_total\\{[^}]*adapter="${adapter}"`));
+  });
+});
+
 describe("discovery", () => {
   it("GET /.well-known/authzen-configuration: the spec's required fields, absolute URLs under the identifier", async () => {
     const res = await fetch(`${svc.url}/.well-known/authzen-configuration`, { headers: { "x-request-id": "d-1" } });
