@@ -4,7 +4,8 @@
  * information model's required members and their types. Bounds: string lengths here, the body's bytes in
  * read-body.ts, the batch's items by --authzen-max-batch.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { Ajv, type ValidateFunction } from "ajv";
+import { describe } from "../http/decide-body.js";
 import type { EvaluationRequest } from "./types.js";
 
 const ENTITY = {
@@ -95,17 +96,6 @@ const search: Record<SearchKind, ValidateFunction<SearchBody>> = {
 };
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
-
-function describe(errors: ErrorObject[] | null | undefined): string {
-  const e = errors?.[0];
-  if (!e) return "body: is invalid";
-  const at = `body${e.instancePath.replace(/\//g, ".")}`;
-  if (e.keyword === "required")
-    return `${at}.${(e.params as { missingProperty: string }).missingProperty}: is required`;
-  if (e.keyword === "enum")
-    return `${at}: must be one of ${(e.params as { allowedValues: string[] }).allowedValues.join(", ")}`;
-  return `${at}: ${e.message ?? "is invalid"}`;
-}
 
 function check<T>(validate: ValidateFunction<T>, body: unknown): Parsed<T> {
   if (typeof body !== "object" || body === null || Array.isArray(body))

@@ -36,7 +36,8 @@ const validateBatch = ajv.compile<{ requests: DecideBody[] }>({
   properties: { requests: { type: "array", minItems: 1, maxItems: MAX_BATCH, items: DECIDE_REQUEST_SCHEMA } },
 });
 
-function describe(errors: ErrorObject[] | null | undefined): string {
+/** ajv's first error as one line naming the field of the body (body.requests.2.path: is required). */
+export function describe(errors: ErrorObject[] | null | undefined): string {
   const e = errors?.[0];
   if (!e) return "body: is invalid";
   const at = `body${e.instancePath.replace(/\//g, ".")}`;
@@ -44,6 +45,8 @@ function describe(errors: ErrorObject[] | null | undefined): string {
     return `${at}.${(e.params as { missingProperty: string }).missingProperty}: is required`;
   if (e.keyword === "additionalProperties")
     return `${at}.${(e.params as { additionalProperty: string }).additionalProperty}: is not allowed`;
+  if (e.keyword === "enum")
+    return `${at}: must be one of ${(e.params as { allowedValues: string[] }).allowedValues.join(", ")}`;
   return `${at}: ${e.message ?? "is invalid"}`;
 }
 
