@@ -134,9 +134,20 @@ async function start(config: ServiceConfig, options: StartOptions, stack: PartSt
     decisionLog: decisionLogs,
     shadow,
   });
-  const deps = { verifier, policy, directory, metrics, shadow, stopping: () => stopping, decisionLogs, authzen };
+  const deps = {
+    verifier,
+    policy,
+    directory,
+    metrics,
+    shadow,
+    stopping: () => stopping,
+    decisionLogs,
+    authzen: authzen?.router,
+  };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
-  const http = await stack.use(() => decisionPort(config, options, decide, app, logger, () => stopping));
+  const http = await stack.use(() =>
+    decisionPort(config, options, decide, app, logger, () => stopping, authzen?.answerPost),
+  );
   const adminUrl = await stack.use(() => adminPort(config, options.listen !== false, () => createApp(deps, "admin")));
   const grpc = await stack.use(() => grpcPort(config, options, decide, () => readiness(deps).ready, logger));
 

@@ -4,7 +4,6 @@
  * fails naming the option). The parts are the service's own: the live policy, the directory, the token verifier,
  * and the recorder of every decision (record-decision.ts).
  */
-import type express from "express";
 import type { Logger } from "pino";
 import type { AccessTokenVerifier } from "../../auth/index.js";
 import type { Directory } from "../../directory/index.js";
@@ -17,7 +16,7 @@ import type { Shadow } from "../shadow/shadow.js";
 import type { DecisionTracer } from "../tracing/decision-tracer.js";
 import { createEvaluator } from "./evaluate.js";
 import { recordDecisions } from "./record-decision.js";
-import { createAuthzenRouter } from "./router.js";
+import { createAuthzenRouter, type AuthzenEndpoints } from "./router.js";
 
 export interface AuthzenParts {
   policy: PolicyHolder;
@@ -30,7 +29,7 @@ export interface AuthzenParts {
   shadow?: Pick<Shadow, "take"> | undefined;
 }
 
-export function startAuthzen(config: ServiceConfig, parts: AuthzenParts): express.Router | undefined {
+export function startAuthzen(config: ServiceConfig, parts: AuthzenParts): AuthzenEndpoints | undefined {
   const clients = config.authzenPepClients?.split(",").filter((c) => c !== "");
   if (config.authzenPepKeyFile === undefined && !clients?.length) return undefined;
   // A file that cannot be read or holds no key throws (TokenFileError): the caller stops the start with it.

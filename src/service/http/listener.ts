@@ -8,6 +8,7 @@
  *   | /forward-auth/{nginx,caddy,traefik}[?...]  | forward-auth.ts    |
  *   | /envoy, /envoy/<checked path>              | envoy-http.ts      |
  *   | POST /decide[?...]                         | decide-endpoint.ts |
+ *   | POST /access/v1/... (AuthZEN, when on)     | `authzen` (src/service/authzen/router.ts) |
  *   | anything else                              | next (app.ts)      |
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -24,6 +25,7 @@ export function decisionListener(
   limits: BodyLimits,
   next: (req: IncomingMessage, res: ServerResponse) => void,
   logger?: Logger,
+  authzen?: (req: IncomingMessage, res: ServerResponse, endpoint: string) => Promise<void> | undefined,
 ) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? "/";
@@ -46,7 +48,12 @@ export function decisionListener(
       else if (url.startsWith(`${ENVOY_PREFIX}/`) || url === ENVOY_PREFIX) work = answerEnvoy(req, res, url, decide);
       else if (req.method === "POST" && (url === "/decide" || url.startsWith("/decide?")))
         work = answerDecide(req, res, decide, limits);
-      else return next(req, res);
+      else {
+        // An AuthZEN POST answers its own failures (never a /decide-shaped deny): its promise never rejects.
+        const answered = req.method === "POST" ? authzen?.(req, res, endpoint) : undefined;
+        if (answered === undefined) return next(req, res);
+        work = answered;
+      }
     } catch {
       return failed();
     }

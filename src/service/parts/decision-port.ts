@@ -1,5 +1,5 @@
 /**
- * The decision port: the HTTP server of POST /decide and the gateways' forward-auth shapes (and, without
+ * The decision port: the HTTP server of POST /decide, the gateways' forward-auth shapes, AuthZEN (and, without
  * --admin-port, /health, /ready and /metrics). With `handoff` (cluster workers) the primary owns the port and
  * hands each accepted connection over (accept); the server then listens only on a private Unix socket, because
  * node:http enforces its headers and request timeouts only on the connections of a listening server. A stop
@@ -41,6 +41,8 @@ export async function decisionPort(
   app: RequestListener,
   logger: Logger,
   stopping: () => boolean,
+  /** With the AuthZEN endpoints on: their POSTs, answered before the app (src/service/authzen/router.ts). */
+  authzen?: Parameters<typeof decisionListener>[4],
 ): Promise<Part<DecisionPort>> {
   const server = createServer(
     // Header and request timeouts are enforced by a sweep every connectionsCheckingInterval.
@@ -49,7 +51,7 @@ export async function decisionPort(
       requestTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
     },
-    decisionListener(decide, { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs }, app, logger),
+    decisionListener(decide, { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs }, app, logger, authzen),
   );
   // While stopping, every answer closes its connection, so keep-alive clients cannot hold the server open.
   server.prependListener("request", (_req, res) => {
