@@ -180,8 +180,8 @@ describe("explaining a decision", () => {
     expect(e.decision).toEqual(d);
     expect(e.checks.map((c) => [c.check, c.outcome])).toEqual([
       ["token shape", "pass"],
-      ["method", "pass"],
       ["route", "pass"],
+      ["method", "pass"],
       ["organisation code", "pass"],
       ["apiclients scope", "pass"],
       ["tenant binding", "pass"],
