@@ -6,14 +6,14 @@
  */
 import { didYouMean } from "../text/did-you-mean.js";
 
-/** The method names an entry may list (the schema's enum). OPTIONS is never implied; TRACE and CONNECT are not routes'. */
-export const ROUTE_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+/** The method names an entry may list (the schema's enum). OPTIONS is never implied; TRACE, CONNECT are not routes'. */
+const ROUTE_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 
-/** What an entry without `methods` answers: GET (and HEAD, which follows GET). */
-export const DEFAULT_METHODS: readonly string[] = ["GET"];
-
-/** Safe methods (RFC 9110 9.2.1) among ROUTE_METHODS: reads. Every other method is a write. */
-export const SAFE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
+/**
+ * What an entry without `methods` answers: GET (and HEAD, which follows GET). Of ROUTE_METHODS, GET, HEAD and
+ * OPTIONS are safe (reads; portier.routes says which a request is), the others writes.
+ */
+const DEFAULT_METHODS: readonly string[] = ["GET"];
 
 /** The methods an entry names, in its order: its `methods`, or GET. */
 export function entryMethods(entry: { methods?: readonly string[] }): readonly string[] {
@@ -37,5 +37,6 @@ export function methodNameProblem(name: unknown): string {
   const upper = name.toUpperCase();
   if (upper !== name && (ROUTE_METHODS as readonly string[]).includes(upper))
     return `method names are upper-case: write "${upper}"`;
-  return `unknown method "${name}"${didYouMean(upper, ROUTE_METHODS) || ` (a route names ${ROUTE_METHODS.join(", ")})`}`;
+  const hint = didYouMean(upper, ROUTE_METHODS) || ` (a route names ${ROUTE_METHODS.join(", ")})`;
+  return `unknown method "${name}"${hint}`;
 }

@@ -1,8 +1,8 @@
 /**
  * What a signed-in user of `portier dev` may call: every route and method the loaded bundle lists (its
- * portier/catalog entrypoint, as the access matrix reads it) asked of the running decision service with the user's own access
- * token, so the answer is the service's (token verified, directory record, compiled policy), never a guess. A
- * route with {codeOrganisme} is asked for each organisation code the catalog lists and shown with the first
+ * portier/catalog entrypoint, as the access matrix reads it) asked of the running decision service with the user's
+ * own access token, so the answer is the service's (token verified, directory record, compiled policy), never a
+ * guess. A route with {codeOrganisme} is asked for each organisation code the catalog lists and shown with the first
  * code the user may call (their own organisation), else the first refusal that is not another organisation's.
  */
 import { readCatalog, samplePath } from "../review/index.js";

@@ -291,7 +291,8 @@ not role-restricted</li>
 <label>Route <input id="route-filter" type="search" placeholder="filter routes, e.g. eleves" size="28"></label>
 <span id="shown"></span>
 </div>
-<table id="grid"><thead><tr><th class="route-col" scope="col">${methods ? "Request" : "Route"} (API)</th>${head}</tr></thead><tbody>
+<table id="grid"><thead><tr><th class="route-col" scope="col">${methods ? "Request" : "Route"} (API)</th>\
+${head}</tr></thead><tbody>
 ${body.join("\n")}
 </tbody></table>
 <h2>Tenant bindings</h2>
