@@ -130,10 +130,18 @@ describe("who gains POST on which route", () => {
       causes: [{ file: "data/routes.json", line: lineOf(head, "data/routes.json", POST_ENTRY) }],
     });
     const sarif = await portier(["review", "--project", head, base, head, "--format", "sarif"]);
-    const results = (JSON.parse(sarif.stdout) as { runs: { results: { message: { text: string } }[] }[] }).runs[0]
-      ?.results;
-    expect(results?.map((x) => x.message.text)).toEqual([
+    type Result = {
+      message: { text: string };
+      locations?: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }[];
+    };
+    const results = (JSON.parse(sarif.stdout) as { runs: { results: Result[] }[] }).runs[0]?.results ?? [];
+    const gained = results.filter((x) => /gained/.test(x.message.text));
+    expect(gained.map((x) => x.message.text)).toEqual([
       expect.stringMatching(/^Viewer \(viewer\) gained POST on \/todos: deny \(role_not_allowed\) -> allow/),
     ]);
+    const at = gained[0]?.locations?.[0]?.physicalLocation;
+    expect(`${at?.artifactLocation.uri}:${at?.region.startLine}`).toBe(
+      `data/routes.json:${lineOf(head, "data/routes.json", POST_ENTRY)}`,
+    );
   }, 120_000);
 });
