@@ -1,6 +1,6 @@
 # The decision entrypoint (portier/decision): may this verified token call this method and path?
 # Checks run in this order and the first failure is the answer:
-#   token shape -> method -> route -> organisation code well-formed -> scope (user tokens) -> tenant binding
+#   token shape -> route -> an entry of the route for the method -> organisation code well-formed -> scope (user tokens) -> tenant binding
 #   -> role list (user tokens).
 # In role-check mode "audit" a failed role check allows and reports would_deny instead.
 package portier
@@ -26,18 +26,12 @@ decision := {
 	"would_deny": _would_deny,
 }
 
-# Also read by portier/explain/checks.
-method_is_allowed if upper(input.method) in {"GET", "HEAD"}
-
 _verdict := _deny(401, "token_shape_unknown", token.shape_problem) if {
 	not token.flow
-} else := _deny(403, "method_not_allowed", concat("", [
-	"method ", input.method,
-	" is not allowed: these routes answer GET and HEAD only",
-])) if {
-	not method_is_allowed
 } else := _deny(403, "route_unknown", concat("", ["no route of the catalog matches ", input.path])) if {
 	not routes.match
+} else := _deny(403, "method_not_allowed", routes.method_problem) if {
+	not routes.route_answers_method
 } else := _deny(403, "path_invalid", tenancy.malformed_message) if {
 	tenancy.code_malformed
 } else := _deny(403, "scope_missing", "a user token must carry the apiclients scope") if {

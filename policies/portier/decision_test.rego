@@ -1,6 +1,7 @@
 package portier_test
 
 import data.portier
+import data.portier.todo_fixture_test as todo
 
 tenant_a := "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01"
 
@@ -25,6 +26,7 @@ reason_cases := [
 	["no shape", _get("/v1/roles", {"scope": ["apiclients"]}, [], true), false, 401, "token_shape_unknown", false],
 	["POST", _request("POST", "/v1/roles", client_token, [], false), false, 403, "method_not_allowed", false],
 	["DELETE by a user", _request("DELETE", "/v1/roles", user_token, [], true), false, 403, "method_not_allowed", false],
+	["POST on no route", _request("POST", "/v9/nothing", client_token, [], false), false, 403, "route_unknown", false],
 	[
 		"unknown route, user", _get("/v9/nothing", user_token, ["enseignant_jeune"], true),
 		false, 403, "route_unknown", false,
@@ -145,6 +147,76 @@ document_cases := {
 test_decision_document[name] if {
 	some name, [req, fields] in document_cases
 	d := _decide(req)
+	{key: d[key] | some key, _ in fields} == fields
+}
+
+# The Todo fixture: every method of every route, for each role alone, an application token and a synced user
+# without roles. [method, path] -> the callers allowed ("viewer", "editor", "admin", "synced", "application").
+todo_cases := [
+	["GET", "/users/u1", {"viewer", "editor", "admin", "application"}],
+	["HEAD", "/users/u1", {"viewer", "editor", "admin", "application"}],
+	["GET", "/todos", {"viewer", "editor", "admin", "application"}],
+	["HEAD", "/todos", {"viewer", "editor", "admin", "synced", "application"}],
+	["OPTIONS", "/todos", {"viewer", "editor", "admin", "synced", "application"}],
+	["POST", "/todos", {"editor", "admin", "application"}],
+	["PUT", "/todos/t1", {"editor", "admin", "application"}],
+	["DELETE", "/todos/t1", {"admin", "application"}],
+	["PATCH", "/todos/t1", set()],
+	["GET", "/todos/t1", set()],
+	["POST", "/users/u1", set()],
+	["OPTIONS", "/users/u1", set()],
+]
+
+todo_callers := {
+	"viewer": [user_token, ["viewer"], true],
+	"editor": [user_token, ["editor"], true],
+	"admin": [user_token, ["admin"], true],
+	"synced": [user_token, [], true],
+	"application": [client_token, [], false],
+}
+
+test_todo_per_method[[method, path, caller]] if {
+	some [method, path, allowed] in todo_cases
+	some caller, [token, roles, synced] in todo_callers
+	d := portier.decision with input as _request(method, path, token, roles, synced) with data.catalog as todo.catalog
+	d.allow == _listed(caller, allowed)
+	d.reason in {"allowed", "role_not_allowed", "not_synced", "method_not_allowed"}
+}
+
+default _listed(_, _) := false
+
+_listed(caller, callers) if caller in callers
+
+# The decision's route is the entry answering the method; a method without entry is named with the route's methods.
+todo_document_cases := {
+	"editor creates a todo": [
+		_request("POST", "/todos", user_token, ["editor"], false),
+		{
+			"allow": true, "reason": "allowed",
+			"route": {"product": "Todo", "api": "Todos", "template": "/todos", "parameters": {}},
+			"message": "user role editor is allowed on /todos",
+		},
+	],
+	"viewer may not create one": [
+		_request("POST", "/todos", user_token, ["viewer"], false),
+		{
+			"allow": false, "status": 403, "reason": "role_not_allowed",
+			"message": "none of the caller's roles [viewer] may call /todos (allowed: editor, admin)",
+		},
+	],
+	"nobody patches": [
+		_request("PATCH", "/todos/t1", client_token, [], false),
+		{
+			"allow": false, "status": 403, "reason": "method_not_allowed",
+			"route": {"product": "Todo", "api": "Todo", "template": "/todos/{todoId}", "parameters": {"todoId": "t1"}},
+			"message": "method PATCH is not allowed on /todos/{todoId}: no entry of this route for PATCH (it answers DELETE, PUT)",
+		},
+	],
+}
+
+test_todo_decision_document[name] if {
+	some name, [req, fields] in todo_document_cases
+	d := portier.decision with input as req with data.catalog as todo.catalog
 	{key: d[key] | some key, _ in fields} == fields
 }
 

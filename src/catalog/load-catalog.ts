@@ -1,8 +1,8 @@
 /**
  * Loads data/roles.json, data/routes.json and data/tenants.json, validates each with its ajv schema
- * (data/schemas/) and across files (a route's roles exist, templates are unique and name each parameter once,
- * a code belongs to one tenant whatever its case, no role name names two roles), and composes the bundle's data
- * document (data.catalog in the policies).
+ * (data/schemas/) and across files (a route's roles exist, each template names each parameter once and has at most
+ * one entry per method, a code belongs to one tenant whatever its case, no role name names two roles), and composes
+ * the bundle's data document (data.catalog in the policies).
  */
 import { join } from "node:path";
 import { Ajv, type ErrorObject } from "ajv";
@@ -10,6 +10,7 @@ import { dataErrorAt, readJsonFile } from "./read-json-file.js";
 import { indexRoleNames, roleNameKey, RoleNameError } from "./role-name-index.js";
 import { templateProblem } from "./route-template.js";
 import { didYouMean } from "../text/did-you-mean.js";
+import { entryMethods, methodNameProblem, methodTable } from "./route-methods.js";
 
 export interface RoleEntry {
   id: string;
@@ -20,6 +21,8 @@ export interface RouteEntry {
   product: string;
   api: string;
   template: string;
+  /** The methods `allowed` applies to; absent: GET (and HEAD, which follows GET). */
+  methods?: string[];
   allowed: "all_synced" | string[];
 }
 export interface TenantEntry {
@@ -46,7 +49,13 @@ function fieldPath(instancePath: string): string {
 }
 
 function describe(err: ErrorObject, roles: readonly RoleEntry[]): string {
-  if (err.keyword === "additionalProperties") return `unknown field "${String(err.params.additionalProperty)}"`;
+  if (err.keyword === "additionalProperties") {
+    const field = String(err.params.additionalProperty);
+    const properties: unknown = err.parentSchema?.properties;
+    const known = typeof properties === "object" && properties !== null ? Object.keys(properties) : [];
+    return `unknown field "${field}"${didYouMean(field, known)}`;
+  }
+  if (err.keyword === "enum" && /\/methods\/\d+$/.test(err.instancePath)) return methodNameProblem(err.data);
   if (err.keyword === "required") return `missing field "${String(err.params.missingProperty)}"`;
   if (err.keyword === "pattern" && typeof err.data === "string") {
     if (/\/template$/.test(err.instancePath))
@@ -99,21 +108,35 @@ export function loadCatalog(dir: string): Catalog {
   const ids = new Set(roles.map((r) => r.id));
 
   const routesFile = join(dir, "routes.json");
-  const seen = new Map<string, number>();
+  /** Per template key: its first entry, and which entry claims each method. */
+  const seen = new Map<string, { first: number; template: string; claims: Map<string, number> }>();
   routes.forEach((route, i) => {
     const problem = templateProblem(route.template);
     if (problem) throw dataErrorAt(routesFile, `routes[${i}].template`, problem);
+    if (route.template !== route.template.normalize("NFC"))
+      throw dataErrorAt(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
     const key = routeKey(route.template);
-    const earlier = seen.get(key);
-    if (earlier !== undefined)
+    const group = seen.get(key) ?? { first: i, template: route.template, claims: new Map<string, number>() };
+    seen.set(key, group);
+    if (group.template !== route.template)
       throw dataErrorAt(
         routesFile,
         `routes[${i}].template`,
-        `duplicates routes[${earlier}] (same literals and parameter positions as ${routes[earlier]?.template})`,
+        `duplicates routes[${group.first}] (same literals and parameter positions as ${group.template}): ` +
+          "entries of one route spell its template the same way",
       );
-    seen.set(key, i);
-    if (route.template !== route.template.normalize("NFC"))
-      throw dataErrorAt(routesFile, `routes[${i}].template`, "must be in Unicode NFC");
+    entryMethods(route).forEach((method, j) => {
+      const earlier = group.claims.get(method);
+      if (earlier !== undefined)
+        throw dataErrorAt(
+          routesFile,
+          route.methods ? `routes[${i}].methods[${j}]` : `routes[${i}].template`,
+          `duplicates routes[${earlier}]: both answer ${method} on ${route.template}` +
+            (route.methods ? "" : ' (an entry without "methods" answers GET)') +
+            "; one entry per method of a route",
+        );
+      group.claims.set(method, i);
+    });
     if (Array.isArray(route.allowed)) {
       route.allowed.forEach((role, j) => {
         if (!ids.has(role)) throw dataErrorAt(routesFile, `routes[${i}].allowed[${j}]`, unknownRole(role, roles));
@@ -151,13 +174,16 @@ export function loadCatalog(dir: string): Catalog {
  * parameter); each shape gives its literal positions and its routes keyed by their lower-cased literals
  * joined by "/" ("v2/elevesjeunes/absences"). The policy joins the request's segments at those positions,
  * looks the key up, and takes the first shape that has it. `patterns` keeps each route's parameter
- * positions and names. `mask`, `specificity` and `by_key` are what policies of older revisions read
+ * positions and names. A template with several entries (one per set of methods) is keyed by its first entry;
+ * `methods[i]` maps each method the template of entry i answers to the entry that answers it (HEAD follows GET
+ * unless an entry names HEAD). `mask`, `specificity` and `by_key` are what policies of older revisions read
  * (the review tools build those with this data document): keep them while such revisions are reviewed.
  */
 export interface RouteIndex {
   shapes: { literals: number[]; routes: Record<string, number>; mask: boolean[]; specificity: string }[][];
   by_key: Record<string, number>;
   patterns: { parameters: [number, string][]; specificity: string }[];
+  methods: Record<string, number>[];
 }
 
 /**
@@ -197,7 +223,7 @@ export function routeIndex(routes: RouteEntry[]): RouteIndex {
     const literals = [...specificity].flatMap((c, i) => (c === "0" ? [i] : []));
     const byLiterals = plainMap<number>();
     patterns.forEach((p, i) => {
-      if (p.specificity === specificity) byLiterals[literals.map((j) => split[i]?.[j]?.toLowerCase()).join("/")] = i;
+      if (p.specificity === specificity) byLiterals[literals.map((j) => split[i]?.[j]?.toLowerCase()).join("/")] ??= i;
     });
     const mask = [...specificity].map((c) => c === "1");
     (shapes[specificity.length] as RouteIndex["shapes"][number]).push({
@@ -208,8 +234,15 @@ export function routeIndex(routes: RouteEntry[]): RouteIndex {
     });
   }
   const by_key = plainMap<number>();
-  routes.forEach((route, i) => (by_key[routeKey(route.template)] = i));
-  return { shapes, by_key, patterns };
+  const entries = new Map<string, { index: number; methods: readonly string[] }[]>();
+  routes.forEach((route, i) => {
+    const key = routeKey(route.template);
+    by_key[key] ??= i;
+    entries.set(key, [...(entries.get(key) ?? []), { index: i, methods: entryMethods(route) }]);
+  });
+  const tables = new Map([...entries].map(([key, group]) => [key, methodTable(group)]));
+  const methods = routes.map((route) => tables.get(routeKey(route.template)) ?? plainMap<number>());
+  return { shapes, by_key, patterns, methods };
 }
 
 export function tenantIndex(tenants: TenantEntry[]): TenantIndex {

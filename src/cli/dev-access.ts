@@ -1,15 +1,16 @@
 /**
- * What a signed-in user of `portier dev` may call: every route the loaded bundle lists (its portier/catalog
- * entrypoint, as the access matrix reads it) asked of the running decision service with the user's own access
- * token, so the answer is the service's (token verified, directory record, compiled policy), never a guess. A
- * route with {codeOrganisme} is asked for each organisation code the catalog lists and shown with the first
+ * What a signed-in user of `portier dev` may call: every route and method the loaded bundle lists (its
+ * portier/catalog entrypoint, as the access matrix reads it) asked of the running decision service with the user's
+ * own access token, so the answer is the service's (token verified, directory record, compiled policy), never a
+ * guess. A route with {codeOrganisme} is asked for each organisation code the catalog lists and shown with the first
  * code the user may call (their own organisation), else the first refusal that is not another organisation's.
  */
 import { readCatalog, samplePath } from "../review/index.js";
 import { InProcessEngine } from "../engine/index.js";
 
-/** One route as the sign-in page shows it: the path asked and the service's answer. */
+/** One route and method as the sign-in page shows it: the path asked and the service's answer. */
 export interface RouteAccess {
+  method: string;
   template: string;
   path: string;
   allow: boolean;
@@ -59,23 +60,26 @@ export function accessOfToken(engine: () => unknown, serviceUrl: string): Access
     const live = engine();
     if (!(live instanceof InProcessEngine)) throw new Error("the decision service has no policy loaded yet");
     const { routes, codes } = readCatalog(live);
-    const asked = routes.map((route) => ({
-      template: route.template,
-      paths:
-        route.template.includes(CODE) && codes.length > 0
-          ? codes.map((code) => samplePath(route.template, { codeOrganisme: code }))
-          : [samplePath(route.template)],
-    }));
-    const requests = asked.flatMap((a) => a.paths.map((path) => ({ method: "GET", path, token: accessToken })));
+    const asked = routes.flatMap((route) =>
+      (route.methods ?? ["GET"]).map((method) => ({
+        method,
+        template: route.template,
+        paths:
+          route.template.includes(CODE) && codes.length > 0
+            ? codes.map((code) => samplePath(route.template, { codeOrganisme: code }))
+            : [samplePath(route.template)],
+      })),
+    );
+    const requests = asked.flatMap((a) => a.paths.map((path) => ({ method: a.method, path, token: accessToken })));
     const answers: Answer[] = [];
     for (let i = 0; i < requests.length; i += BATCH)
       answers.push(...(await askBatch(serviceUrl, requests.slice(i, i + BATCH))));
     let next = 0;
-    return asked.map(({ template, paths }) => {
+    return asked.map(({ method, template, paths }) => {
       const tried = paths.map((path) => ({ path, answer: answers[next++]! }));
       const shown =
         tried.find((t) => t.answer.allow) ?? tried.find((t) => t.answer.reason !== "tenant_mismatch") ?? tried[0]!;
-      return { template, path: shown.path, ...pick(shown.answer) };
+      return { method, template, path: shown.path, ...pick(shown.answer) };
     });
   };
 }

@@ -239,24 +239,26 @@ async function accessSection(accessToken: string, access: AccessOfToken | undefi
   const allowed = rows.filter((r) => r.allow);
   const refused = rows.filter((r) => !r.allow);
   const cell = (r: RouteAccess) =>
+    `<td><code>${escapeHtml(r.method)}</code></td>` +
     `<td><code>${escapeHtml(r.template)}</code></td><td><code>${escapeHtml(r.path)}</code></td>`;
   const table = (id: string, head: string, body: string[]) =>
     body.length === 0
       ? `<p id="${id}">None.</p>`
       : `<table id="${id}"><thead><tr>${head}</tr></thead><tbody>\n${body.join("\n")}\n</tbody></table>`;
   return `<h2>What you may call</h2>
-<p>Every route of the loaded policy, asked of the decision service with this token (GET; a route with
-<code>{codeOrganisme}</code> is shown with your own organisation's code when you may call it there).</p>
-<h3>Allowed: ${allowed.length} of ${rows.length} routes</h3>
+<p>Every route of the loaded policy with each method it answers (HEAD follows GET), asked of the decision service
+with this token (a route with <code>{codeOrganisme}</code> is shown with your own organisation's code when you may
+call it there).</p>
+<h3>Allowed: ${allowed.length} of ${rows.length} routes and methods</h3>
 ${table(
   "routes-allowed",
-  "<th>Route</th><th>Path asked</th>",
+  "<th>Method</th><th>Route</th><th>Path asked</th>",
   allowed.map((r) => `<tr>${cell(r)}</tr>`),
 )}
-<h3>Refused: ${refused.length} of ${rows.length} routes</h3>
+<h3>Refused: ${refused.length} of ${rows.length} routes and methods</h3>
 ${table(
   "routes-refused",
-  "<th>Route</th><th>Path asked</th><th>Reason</th><th>Why</th>",
+  "<th>Method</th><th>Route</th><th>Path asked</th><th>Reason</th><th>Why</th>",
   refused.map(
     (r) => `<tr>${cell(r)}<td><code>${escapeHtml(r.reason)}</code></td><td>${escapeHtml(r.message)}</td></tr>`,
   ),

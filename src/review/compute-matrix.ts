@@ -1,9 +1,10 @@
 /**
- * The access matrix, computed by asking the compiled policy (not by reading data/): for every route the
- * bundle lists (portier/catalog), one decision per role, for a synced user without a listed role, for an
- * unsynced user, and for an application (client credentials) token. Beside the grid, probes cover every
- * other input the policy decides on: methods other than GET, token shapes, and tenant bindings (each
- * tenant the catalog lists, and one it does not, on each organisation code, and on one nobody owns).
+ * The access matrix, computed by asking the compiled policy (not by reading data/): for every route entry the
+ * bundle lists (portier/catalog) and every method it names (GET when it names none), one decision per role, for a
+ * synced user without a listed role, for an unsynced user, and for an application (client credentials) token.
+ * Beside the grid, probes cover every other input the policy decides on: the methods a route has no row for,
+ * token shapes, and tenant bindings (each tenant the catalog lists, and one it does not, on each organisation
+ * code, and on one nobody owns).
  */
 import { CATALOG_ENTRYPOINT, type InProcessEngine, type Decision } from "../engine/index.js";
 import { explainInput } from "./explain.js";
@@ -16,6 +17,10 @@ export interface MatrixRoute {
   template: string;
   /** The HTTP method of the row, once routes carry methods (GET until then). */
   method?: string;
+}
+/** A route entry as the catalog lists it: its methods are absent in bundles built before rules per method. */
+interface CatalogRoute extends MatrixRoute {
+  methods?: string[];
 }
 export interface MatrixRole {
   id: string;
@@ -59,7 +64,8 @@ export interface AccessMatrix {
   roles: MatrixRole[];
   /** Column ids: role ids, then PROBE_COLUMNS. */
   columns: string[];
-  rows: (MatrixRoute & { cells: Record<string, MatrixCell> })[];
+  /** One row per route entry and method it names, in catalog order. */
+  rows: (MatrixRoute & { method: string; cells: Record<string, MatrixCell> })[];
   tenants: MatrixTenant[];
   codes: string[];
   probes: MatrixProbe[];
@@ -80,7 +86,7 @@ export function samplePath(template: string, values: Record<string, string> = {}
 }
 
 interface Catalog {
-  routes: MatrixRoute[];
+  routes: CatalogRoute[];
   roles: MatrixRole[];
   tenants: MatrixTenant[];
   codes: string[];
@@ -138,6 +144,25 @@ function decide(engine: InProcessEngine, method: string, path: string, caller: C
   return { allow: d.allow, reason: d.reason };
 }
 
+/** Each template once, with the methods its rows ask, in catalog order. */
+function templates(routes: CatalogRoute[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const route of routes) out.set(route.template, [...(out.get(route.template) ?? []), ...methodsOf(route)]);
+  return out;
+}
+
+const methodsOf = (route: CatalogRoute): string[] => route.methods ?? ["GET"];
+
+/** Whether a matrix shows methods: as soon as a row asks another method than GET. */
+export function showsMethods(m: Pick<AccessMatrix, "rows">): boolean {
+  return m.rows.some((r) => r.method !== "GET");
+}
+
+/** A row's name: its template, preceded by its method when the matrix shows methods ("POST /todos"). */
+export function rowName(row: { method: string; template: string }, withMethod: boolean): string {
+  return withMethod ? `${row.method} ${row.template}` : row.template;
+}
+
 export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse): AccessMatrix {
   const catalog = readCatalog(engine);
   const { roles } = catalog;
@@ -145,15 +170,18 @@ export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse)
   const neutral = UNLISTED_TENANT.tenant_id;
   const application: Caller = { flow: "application", roles: [], synced: false, tenantId: neutral };
   const everyRole: Caller = { flow: "accessCode", roles: allRoles, synced: true, tenantId: neutral };
-  const rows = catalog.routes.map((route) => {
-    const path = samplePath(route.template);
-    const cells: Record<string, MatrixCell> = {};
-    for (const role of roles) cells[role.id] = decide(engine, "GET", path, { ...everyRole, roles: [role.id] });
-    cells.synced_without_role = decide(engine, "GET", path, { ...everyRole, roles: [] });
-    cells.not_synced = decide(engine, "GET", path, { ...everyRole, roles: [], synced: false });
-    cells.application = decide(engine, "GET", path, application);
-    return { product: route.product, api: route.api, template: route.template, cells };
-  });
+  const rows = catalog.routes.flatMap((route) =>
+    methodsOf(route).map((method) => {
+      const path = samplePath(route.template);
+      const cells: Record<string, MatrixCell> = {};
+      for (const role of roles) cells[role.id] = decide(engine, method, path, { ...everyRole, roles: [role.id] });
+      cells.synced_without_role = decide(engine, method, path, { ...everyRole, roles: [] });
+      cells.not_synced = decide(engine, method, path, { ...everyRole, roles: [], synced: false });
+      cells.application = decide(engine, method, path, application);
+      return { product: route.product, api: route.api, template: route.template, method, cells };
+    }),
+  );
+  const routeMethods = templates(catalog.routes);
 
   const probes: MatrixProbe[] = [];
   const callers: [string, Caller][] = [
@@ -165,15 +193,17 @@ export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse)
     ["ID token (nonce, at_hash)", { ...everyRole, token: { nonce: "n", at_hash: "h" } }],
     ["token of no flow (neither sub nor aud apiclients)", { ...application, token: { aud: [] } }],
   ];
-  for (const route of catalog.routes) {
-    const path = samplePath(route.template);
-    for (const method of PROBE_METHODS) {
+  // Token shapes and tenant bindings are asked with the route's first method (GET for every route of the spec).
+  for (const [template, methods] of routeMethods) {
+    const path = samplePath(template);
+    const first = methods[0] ?? "GET";
+    for (const method of PROBE_METHODS.filter((m) => !methods.includes(m))) {
       for (const [name, caller] of callers)
         probes.push({
           kind: "method",
           caller: name,
           detail: method,
-          template: route.template,
+          template,
           cell: decide(engine, method, path, caller),
           flow: caller.flow,
           method,
@@ -183,27 +213,28 @@ export function computeMatrix(engine: InProcessEngine, universe?: ProbeUniverse)
       probes.push({
         kind: "token",
         caller: name,
-        detail: "GET",
-        template: route.template,
-        cell: decide(engine, "GET", path, caller),
+        detail: first,
+        template,
+        cell: decide(engine, first, path, caller),
         flow: caller.flow,
-        method: "GET",
+        method: first,
       });
   }
   const { tenants, codes } = universe ?? { tenants: catalog.tenants, codes: catalog.codes };
-  for (const route of catalog.routes.filter((r) => r.template.includes(CODE_PARAMETER))) {
+  for (const [template, methods] of [...routeMethods].filter(([t]) => t.includes(CODE_PARAMETER))) {
+    const first = methods[0] ?? "GET";
     for (const tenant of [...tenants, UNLISTED_TENANT]) {
       for (const code of [...codes, UNLISTED_CODE]) {
-        const path = samplePath(route.template, { codeOrganisme: code });
+        const path = samplePath(template, { codeOrganisme: code });
         for (const [name, caller] of callers) {
           probes.push({
             kind: "tenant",
             caller: `${name} of ${tenantLabel(tenant)}`,
             detail: `codeOrganisme ${code}`,
-            template: route.template,
-            cell: decide(engine, "GET", path, { ...caller, tenantId: tenant.tenant_id }),
+            template,
+            cell: decide(engine, first, path, { ...caller, tenantId: tenant.tenant_id }),
             flow: caller.flow,
-            method: "GET",
+            method: first,
             tenantId: tenant.tenant_id,
             code,
           });

@@ -1,12 +1,15 @@
 /**
- * Compares two access matrices: every grant gained or lost in the route x role grid, every probe (other
- * methods, token shapes, tenant bindings) whose answer changed, and routes added or removed. Rendered
- * as text for a terminal, Markdown for a pull-request comment, or JSON.
+ * Compares two access matrices: every grant gained or lost in the route x role grid (a row is a route and a
+ * method), every probe (other methods, token shapes, tenant bindings) whose answer changed, and routes added or
+ * removed. Rendered as text for a terminal, Markdown for a pull-request comment, or JSON. When either side shows
+ * methods (a route answers another method than GET), each route is named with its method ("POST /todos").
  */
-import type { AccessMatrix, MatrixCell, MatrixProbe } from "./compute-matrix.js";
+import { rowName, showsMethods, type AccessMatrix, type MatrixCell, type MatrixProbe } from "./compute-matrix.js";
 
 export interface GrantChange {
   template: string;
+  /** The method of the grid row. */
+  method: string;
   column: string;
   change: "gained" | "lost";
   before: string;
@@ -25,6 +28,9 @@ export interface ProbeChange extends Pick<MatrixProbe, "flow" | "method" | "tena
 }
 
 export interface MatrixDiff {
+  /** Whether routes are named with their method (either side has a row of another method than GET). */
+  methods: boolean;
+  /** Rows added and removed, by name: the template, or "POST /todos" when methods are shown. */
   routesAdded: string[];
   routesRemoved: string[];
   changes: GrantChange[];
@@ -74,13 +80,17 @@ function diffProbes(before: MatrixProbe[], after: MatrixProbe[]): ProbeChange[] 
   return [...groups.values()].sort(gainedFirst);
 }
 
+type Row = AccessMatrix["rows"][number];
+
 export function diffMatrices(before: AccessMatrix, after: AccessMatrix): MatrixDiff {
-  const old = new Map(before.rows.map((r) => [r.template, r]));
-  const now = new Map(after.rows.map((r) => [r.template, r]));
+  const methods = showsMethods(before) || showsMethods(after);
+  const rows = (m: AccessMatrix) => new Map(m.rows.map((r): [string, Row] => [`${r.method} ${r.template}`, r]));
+  const old = rows(before);
+  const now = rows(after);
   const columns = [...new Set([...before.columns, ...after.columns])];
   const changes: GrantChange[] = [];
-  for (const [template, row] of now) {
-    const prev = old.get(template);
+  for (const [key, row] of now) {
+    const prev = old.get(key);
     for (const column of columns) {
       const a = prev?.cells[column];
       const b = row.cells[column];
@@ -88,7 +98,8 @@ export function diffMatrices(before: AccessMatrix, after: AccessMatrix): MatrixD
       const isAllowed = b?.allow === true;
       if (wasAllowed !== isAllowed)
         changes.push({
-          template,
+          template: row.template,
+          method: row.method,
           column,
           change: isAllowed ? "gained" : "lost",
           before: describe(a),
@@ -96,16 +107,26 @@ export function diffMatrices(before: AccessMatrix, after: AccessMatrix): MatrixD
         });
     }
   }
-  for (const [template, row] of old) {
-    if (now.has(template)) continue;
+  for (const [key, row] of old) {
+    if (now.has(key)) continue;
     for (const column of columns) {
       if (row.cells[column]?.allow)
-        changes.push({ template, column, change: "lost", before: "allow", after: "route removed" });
+        changes.push({
+          template: row.template,
+          method: row.method,
+          column,
+          change: "lost",
+          before: "allow",
+          after: "route removed",
+        });
     }
   }
+  const named = (from: Map<string, Row>, not: Map<string, Row>) =>
+    [...from].filter(([key]) => !not.has(key)).map(([, r]) => rowName(r, methods));
   return {
-    routesAdded: [...now.keys()].filter((t) => !old.has(t)),
-    routesRemoved: [...old.keys()].filter((t) => !now.has(t)),
+    methods,
+    routesAdded: named(now, old),
+    routesRemoved: named(old, now),
     changes: changes.sort(gainedFirst),
     probeChanges: diffProbes(before.probes ?? [], after.probes ?? []),
   };
@@ -146,7 +167,9 @@ export function renderDiff(d: MatrixDiff): string {
   for (const t of d.routesAdded) lines.push(`+ route ${t}`);
   for (const t of d.routesRemoved) lines.push(`- route ${t}`);
   for (const c of d.changes)
-    lines.push(`${c.change === "gained" ? "+" : "-"} ${c.column} on ${c.template}: ${c.before} -> ${c.after}`);
+    lines.push(
+      `${c.change === "gained" ? "+" : "-"} ${c.column} on ${rowName(c, d.methods)}: ${c.before} -> ${c.after}`,
+    );
   for (const c of d.probeChanges)
     lines.push(
       `${c.change === "gained" ? "+" : "-"} ${probeWho(c)} on ${routesText(c.templates)}: ${c.before} -> ${c.after}`,
@@ -171,7 +194,7 @@ export function renderDiffMarkdown(d: MatrixDiff, labels: { before: string; afte
   }
   out.push("| Change | Who | Route(s) | Before | After |", "|---|---|---|---|---|");
   for (const c of d.changes)
-    out.push(`| ${c.change} | ${mdCell(c.column)} | \`${mdCell(c.template)}\` | ${c.before} | ${c.after} |`);
+    out.push(`| ${c.change} | ${mdCell(c.column)} | \`${mdCell(rowName(c, d.methods))}\` | ${c.before} | ${c.after} |`);
   for (const c of d.probeChanges)
     out.push(
       `| ${c.change} | ${mdCell(probeWho(c))} | ${mdCell(routesText(c.templates, (t) => `\`${t}\``))} | ` +

@@ -16,6 +16,8 @@ export type Outcome = Verdict;
 export interface ReplayChange {
   change: "newly_allowed" | "newly_denied" | "reason_changed";
   route: string | null;
+  /** The method of the grouped decisions, upper-case: a route's methods may have different roles. */
+  method: string;
   roles: string[];
   flow: string | null;
   before: Outcome;
@@ -91,20 +93,22 @@ function callerOf(input: DecisionInput): string {
   return personName(input.token);
 }
 
-/** Counts one changed decision into its group (same change, route, roles, flow, before and after). */
+/** Counts one changed decision into its group (same change, method, route, roles, flow, before and after). */
 export function addChange(
   groups: Map<string, ReplayChange>,
-  c: Omit<ReplayChange, "count" | "example" | "subjects">,
+  c: Omit<ReplayChange, "count" | "example" | "subjects" | "method">,
   line: number,
   input: DecisionInput,
 ): void {
   const roles = [...c.roles].sort();
-  const key = JSON.stringify([c.change, c.route, roles, c.flow, c.before, c.after]);
+  const method = String(input.method).toUpperCase();
+  const key = JSON.stringify([c.change, method, c.route, roles, c.flow, c.before, c.after]);
   let group = groups.get(key);
   if (group) group.count++;
   else {
     group = {
       ...c,
+      method,
       roles,
       count: 1,
       example: { line, method: input.method, path: input.path },
@@ -144,6 +148,12 @@ function addCaller(holders: Map<string, Holder>, input: DecisionInput, flow: str
     holders.set(key, h);
   }
   addDistinct(h.people, who);
+}
+
+/** A group's route, preceded by its method unless that is GET (every route of the spec): "POST /todos". */
+export function routeText(c: Pick<ReplayChange, "route" | "method">, none = "(no route)"): string {
+  const route = c.route ?? none;
+  return c.method === "GET" ? route : `${c.method} ${route}`;
 }
 
 /** The groups, newly allowed first, then the largest. */
@@ -300,7 +310,7 @@ export function renderReplay(r: ReplayReport): string {
 export function changeLine(c: ReplayChange): string {
   const sign = c.change === "newly_allowed" ? "+" : c.change === "newly_denied" ? "-" : "~";
   return (
-    `${sign} ${c.count} x ${c.route ?? "(no route)"} flow ${c.flow ?? "none"} roles [${c.roles.join(", ")}]: ` +
+    `${sign} ${c.count} x ${routeText(c)} flow ${c.flow ?? "none"} roles [${c.roles.join(", ")}]: ` +
     `${outcomeText(c.before)} -> ${outcomeText(c.after)}` +
     `   e.g. line ${c.example.line}: ${c.example.method} ${c.example.path}`
   );
@@ -320,7 +330,7 @@ export function changeTable(changes: ReplayChange[]): string[] {
     "|---|---|---|---|---|---|---|---|",
     ...changes.map(
       (c) =>
-        `| ${c.change.replace("_", " ")} | ${c.count} | \`${c.route ?? "(none)"}\` | ${c.flow ?? "none"} | ` +
+        `| ${c.change.replace("_", " ")} | ${c.count} | \`${routeText(c, "(none)")}\` | ${c.flow ?? "none"} | ` +
         `${c.roles.join(", ")} | ${outcomeText(c.before)} | ${outcomeText(c.after)} | ` +
         `line ${c.example.line}: \`${c.example.method} ${c.example.path.replace(/\|/g, "\\|")}\` |`,
     ),

@@ -3,11 +3,12 @@
  * the two sides' catalogs (src/catalog: data/routes.json, data/roles.json, data/tenants.json, validated) and .rego
  * files; the data files' text serves only to number lines. A role added to a route
  * points at that route's `allowed` line; a binding moved, at the tenant's line with the code; a policy change,
- * at the first changed line of the first changed .rego file. Paths are relative to the project folder.
+ * at the first changed line of the first changed .rego file. Paths are relative to the project folder. A route
+ * is a template and a method: of a template's several entries, the one naming the method (GET when none names it).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { loadCatalog, type Catalog, type RoleEntry, type RouteEntry } from "../catalog/index.js";
+import { entryMethods, loadCatalog, type Catalog, type RoleEntry, type RouteEntry } from "../catalog/index.js";
 
 export interface Cause {
   file: string;
@@ -18,7 +19,8 @@ export interface Cause {
 }
 
 interface Side {
-  routes: Map<string, RouteEntry>;
+  /** "METHOD template" -> the entry answering it, and which of the template's entries it is (0 the first). */
+  routes: Map<string, RouteEntry & { ordinal: number }>;
   roles: Map<string, RoleEntry>;
   tenantsText: string;
   /** tenant_id -> its codes. */
@@ -61,8 +63,16 @@ function readSide(folder: string): Side {
   // The text only for the lines; what the files say comes from the catalog.
   for (const file of [ROUTES, ROLES, TENANTS]) text[file] = readText(folder, file);
   const catalog = catalogOf(folder);
+  const routes = new Map<string, RouteEntry & { ordinal: number }>();
+  const ordinals = new Map<string, number>();
+  for (const r of catalog.routes) {
+    const ordinal = ordinals.get(r.template) ?? 0;
+    ordinals.set(r.template, ordinal + 1);
+    for (const method of entryMethods(r))
+      if (!routes.has(`${method} ${r.template}`)) routes.set(`${method} ${r.template}`, { ...r, ordinal });
+  }
   return {
-    routes: new Map(catalog.routes.map((r) => [r.template, r])),
+    routes,
     roles: new Map(catalog.roles.map((r) => [r.id, r])),
     tenantsText: text[TENANTS] ?? "",
     tenants: new Map(catalog.tenants.map((t) => [t.tenant_id, t.codeOrganisme])),
@@ -113,33 +123,42 @@ export class CauseFinder {
     return removed ? { file: removed, line: 1, why: "policy file removed" } : undefined;
   }
 
-  private routeLine(template: string, key?: "allowed"): number {
+  /** The line of the template's entry answering `method` in HEAD's routes.json (its `allowed` line with key). */
+  private routeLine(template: string, key?: "allowed", method = "GET"): number {
     const text = this.head?.text[ROUTES] ?? "";
-    const at = lineWith(text, `"template": ${JSON.stringify(template)}`) || lineWith(text, JSON.stringify(template));
+    const at = this.entryLine(text, template, this.head?.routes.get(`${method} ${template}`)?.ordinal ?? 0);
     if (!at || !key) return at || 1;
     return lineWith(text, `"${key}"`, at - 1) || at;
   }
 
-  /** A cell of the route x caller grid: `column` is a role id or synced_without_role, not_synced, application. */
-  grant(template: string, column: string): Cause | undefined {
+  /** The line of the template's entry number `ordinal` (0 the first), or of its first mention. */
+  private entryLine(text: string, template: string, ordinal: number): number {
+    const needle = `"template": ${JSON.stringify(template)}`;
+    let at = lineWith(text, needle);
+    for (let i = 0; i < ordinal && at; i++) at = lineWith(text, needle, at) || at;
+    return at || lineWith(text, JSON.stringify(template));
+  }
+
+  /**
+   * A cell of the route x caller grid: `column` is a role id or synced_without_role, not_synced, application;
+   * `method` the row's method.
+   */
+  grant(template: string, column: string, method = "GET"): Cause | undefined {
     if (!this.head) return undefined;
-    if (!this.base) return { file: ROUTES, line: this.routeLine(template, "allowed"), why: "the route's grants" };
-    const before = this.base.routes.get(template);
-    const after = this.head.routes.get(template);
+    const line = (key?: "allowed") => this.routeLine(template, key, method);
+    if (!this.base) return { file: ROUTES, line: line("allowed"), why: "the route's grants" };
+    const before = this.base.routes.get(`${method} ${template}`);
+    const after = this.head.routes.get(`${method} ${template}`);
     if (!after)
       return { file: ROUTES, line: lineWith(this.head.text[ROUTES] ?? "", '"routes"') || 1, why: "route removed" };
-    if (!before) return { file: ROUTES, line: this.routeLine(template), why: "route added" };
+    if (!before) return { file: ROUTES, line: line(), why: "route added" };
     if (!same(before.allowed, after.allowed))
-      return {
-        file: ROUTES,
-        line: this.routeLine(template, "allowed"),
-        why: `allowed: ${JSON.stringify(after.allowed)}`,
-      };
+      return { file: ROUTES, line: line("allowed"), why: `allowed: ${JSON.stringify(after.allowed)}` };
     if (!same(this.base.roles.get(column), this.head.roles.get(column))) {
       const line = lineWith(this.head.text[ROLES] ?? "", new RegExp(`"id"\\s*:\\s*${JSON.stringify(column)}`));
       return { file: ROLES, line: line || 1, why: line ? `role ${column} changed` : `role ${column} removed` };
     }
-    return this.regoCause ?? { file: ROUTES, line: this.routeLine(template, "allowed"), why: "the route's grants" };
+    return this.regoCause ?? { file: ROUTES, line: line("allowed"), why: "the route's grants" };
   }
 
   /**
@@ -172,7 +191,9 @@ export class CauseFinder {
   /** Another method or token shape on a route: only a policy or a route change can cause it. */
   other(template: string): Cause | undefined {
     if (!this.head) return undefined;
-    if (!this.head.routes.has(template) || !this.base?.routes.has(template)) return this.grant(template, "");
+    const known = (side: Side | undefined) => [...(side?.routes.values() ?? [])].some((r) => r.template === template);
+    const method = [...this.head.routes].find(([, r]) => r.template === template)?.[0].split(" ")[0];
+    if (!known(this.head) || !known(this.base)) return this.grant(template, "", method);
     return this.regoCause ?? { file: ROUTES, line: this.routeLine(template), why: "the route" };
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { Outcome, ReplayRow, ReviewReport, ReviewRow } from "./review-report.js";
 import { peopleText, type PeopleList } from "./review-people.js";
+import { routeText } from "./replay.js";
 
 function cell(s: string): string {
   return s.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -64,7 +65,7 @@ function replayTable(rows: ReplayRow[]): string[] {
   for (const r of rows.slice(0, SHOWN_ROWS)) {
     const example = `${r.log}:${r.example.line} ${r.example.method} ${r.example.path}`;
     out.push(
-      `| ${risk(r)} | ${r.change.replace("_", " ")} | ${r.count} | ${code(r.route ?? "(none)")} | ` +
+      `| ${risk(r)} | ${r.change.replace("_", " ")} | ${r.count} | ${code(routeText(r, "(none)"))} | ` +
         `${r.flow ?? "none"} | ` +
         `${cell(r.roles.join(", ") || "none")} | ${outcome(r.before)} | ${outcome(r.after)} | ` +
         `${cell(peopleText(r.subjects))} | ${code(example)} |`,

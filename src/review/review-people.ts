@@ -79,7 +79,7 @@ export class SideAccess {
   constructor(matrix: AccessMatrix, roles: readonly CatalogRole[]) {
     const byEntry = entryRoles(roleResolver(roles));
     this.resolve = (names) => byEntry({ tenant_id: "", names });
-    this.rows = new Map(matrix.rows.map((r) => [r.template, r.cells]));
+    this.rows = new Map(matrix.rows.map((r) => [`${r.method ?? "GET"} ${r.template}`, r.cells]));
   }
 
   /** The holder's role ids on this side; undefined when it is not synced here (a name this side does not know). */
@@ -88,8 +88,9 @@ export class SideAccess {
     return h.resolved ? h.names : this.resolve(h.names);
   }
 
-  allows(h: Holder, template: string): boolean {
-    const cells = this.rows.get(template);
+  /** Whether the holder may call the route with the method (a row of the grid: GET unless routes name methods). */
+  allows(h: Holder, template: string, method = "GET"): boolean {
+    const cells = this.rows.get(`${method} ${template}`);
     if (!cells) return false;
     if (h.flow === "application") return cells.application?.allow === true;
     const ids = this.roleIds(h);
@@ -115,7 +116,7 @@ function inColumn(h: Holder, column: string, side: SideAccess): boolean {
  */
 export function peopleOf(
   holders: Holder[],
-  row: { column: string; change: "gained" | "lost"; templates: string[] },
+  row: { column: string; change: "gained" | "lost"; method?: string; templates: string[] },
   base: SideAccess,
   head: SideAccess,
 ): PeopleList {
@@ -124,8 +125,8 @@ export function peopleOf(
   for (const h of holders) {
     if (!inColumn(h, row.column, head) && !inColumn(h, row.column, base)) continue;
     const moved = row.templates.some((t) => {
-      const before = base.allows(h, t);
-      const after = head.allows(h, t);
+      const before = base.allows(h, t, row.method);
+      const after = head.allows(h, t, row.method);
       return row.change === "gained" ? !before && after : before && !after;
     });
     if (!moved) continue;

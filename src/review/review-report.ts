@@ -7,7 +7,7 @@
  */
 import type { AccessMatrix, MatrixCell, MatrixProbe, MatrixRoute } from "./compute-matrix.js";
 import type { MatrixDiff } from "./diff-matrices.js";
-import type { ReplayChange, ReplayReport } from "./replay.js";
+import { routeText, type ReplayChange, type ReplayReport } from "./replay.js";
 import type { Cause, CauseFinder } from "./review-locate.js";
 import {
   peopleOf,
@@ -135,9 +135,9 @@ function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-function routeOf(matrices: AccessMatrix[], template: string): MatrixRoute {
+function routeOf(matrices: AccessMatrix[], template: string, method?: string): MatrixRoute {
   for (const m of matrices) {
-    const row = m.rows.find((r) => r.template === template);
+    const row = m.rows.find((r) => r.template === template && (method === undefined || r.method === method));
     if (row) return { product: row.product, api: row.api, template };
   }
   return { product: "", api: "", template };
@@ -171,13 +171,13 @@ function gridRows(
   people: PeopleInput | undefined,
 ) {
   const labels = new Map([...base.roles, ...head.roles].map((r) => [r.id, r.label]));
-  const cell = (m: AccessMatrix, template: string, column: string): Outcome =>
-    m.rows.find((r) => r.template === template)?.cells[column] ?? null;
+  const cell = (m: AccessMatrix, c: MatrixDiff["changes"][number]): Outcome =>
+    m.rows.find((r) => r.template === c.template && r.method === c.method)?.cells[c.column] ?? null;
   const groups = new Map<string, ReviewRow>();
   for (const c of diff.changes) {
-    const before = cell(base, c.template, c.column);
-    const after = cell(head, c.template, c.column);
-    const key = JSON.stringify([c.column, c.change, before, after]);
+    const before = cell(base, c);
+    const after = cell(head, c);
+    const key = JSON.stringify([c.column, c.method, c.change, before, after]);
     let row = groups.get(key);
     if (!row) {
       const probe = PROBE_CALLERS[c.column];
@@ -188,8 +188,8 @@ function gridRows(
         callerKind: probe ? probe[0] : "role",
         caller: probe ? probe[1] : `${labels.get(c.column) ?? c.column}`,
         ...(probe ? {} : { role: c.column }),
-        method: "GET",
-        request: "GET",
+        method: c.method,
+        request: c.method,
         routes: [],
         before,
         after,
@@ -198,13 +198,13 @@ function gridRows(
       };
       groups.set(key, row);
     }
-    row.routes.push(routeOf([head, base], c.template));
+    row.routes.push(routeOf([head, base], c.template, c.method));
   }
   for (const row of groups.values()) {
     const column = row.role ?? callerColumn(row);
-    row.causes = groupCauses(row.routes.map((r) => [r.template, causes.grant(r.template, column)]));
+    row.causes = groupCauses(row.routes.map((r) => [r.template, causes.grant(r.template, column, row.method)]));
     if (people) {
-      const change = { column, change: row.change, templates: row.routes.map((r) => r.template) };
+      const change = { column, change: row.change, method: row.method, templates: row.routes.map((r) => r.template) };
       const of = (holders: Holder[]) => peopleOf(holders, change, people.base, people.head);
       row.people = {
         ...(people.directory ? { directory: of(people.directory) } : {}),
@@ -391,7 +391,7 @@ export function describeReplayRow(r: ReplayRow): string {
   const said = (o: Outcome) => (!o ? "no such route" : o.allow ? "allow" : `deny (${o.reason})`);
   return (
     `${r.risk === "high" ? "high risk: " : ""}${r.count} recorded call(s) ${r.change.replace("_", " ")}: ` +
-    `${r.route ?? "(no route)"} flow ${r.flow ?? "none"} roles [${r.roles.join(", ")}]: ` +
+    `${routeText(r)} flow ${r.flow ?? "none"} roles [${r.roles.join(", ")}]: ` +
     `${said(r.before)} -> ${said(r.after)}; who: ${peopleText(r.subjects)} ` +
     `(e.g. ${r.log}:${r.example.line} ${r.example.method} ${r.example.path})`
   );

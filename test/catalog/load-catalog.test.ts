@@ -26,7 +26,7 @@ describe("loadCatalog", () => {
   /** The data files as the edits below see them: each edit breaks one on purpose (a field removed or added). */
   type Doc = {
     roles: { label: string; aliases: string[]; colour?: string }[];
-    routes: { template: string; allowed: string[] }[];
+    routes: { template: string; allowed: string[]; methods?: string[]; method?: string }[];
     tenants: { codeOrganisme: string[] }[];
   };
   type Edit = (doc: Doc) => void;
@@ -84,7 +84,62 @@ describe("loadCatalog", () => {
       "duplicate template",
       "routes",
       (d) => (d.routes[1]!.template = d.routes[0]!.template),
-      /routes\.json:\d+: routes\[1\]\.template: duplicates routes\[0\]/,
+      /routes\.json:\d+: routes\[1\]\.template: duplicates routes\[0\]: both answer GET on \S+ \(an entry without "methods" answers GET\)/,
+    ],
+    [
+      "one method of one template in two entries: both named",
+      "routes",
+      (d) => {
+        d.routes[1]!.template = d.routes[0]!.template;
+        d.routes[0]!.methods = ["POST", "GET"];
+        d.routes[1]!.methods = ["PUT", "GET"];
+      },
+      /routes\.json:\d+: routes\[1\]\.methods\[1\]: duplicates routes\[0\]: both answer GET on \/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences; one entry per method of a route$/,
+    ],
+    [
+      "entries of one route spelling its template differently",
+      "routes",
+      (d) => {
+        d.routes[1]!.template = d.routes[0]!.template.replace("{idEleveJeune}", "{id}");
+        d.routes[1]!.methods = ["POST"];
+      },
+      /routes\[1\]\.template: duplicates routes\[0\] \(same literals and parameter positions as \S+\): entries of one route spell its template the same way$/,
+    ],
+    [
+      "the singular field: the plural named",
+      "routes",
+      (d) => (d.routes[2]!.method = "POST"),
+      /routes\.json:\d+: routes\[2\]: unknown field "method" \(did you mean "methods"\?\)$/,
+    ],
+    [
+      "a lower-case method",
+      "routes",
+      (d) => (d.routes[2]!.methods = ["GET", "post"]),
+      /routes\.json:\d+: routes\[2\]\.methods\[1\]: method names are upper-case: write "POST"$/,
+    ],
+    [
+      "a mistyped method",
+      "routes",
+      (d) => (d.routes[2]!.methods = ["DELTE"]),
+      /routes\.json:\d+: routes\[2\]\.methods\[0\]: unknown method "DELTE" \(did you mean "DELETE"\?\)$/,
+    ],
+    [
+      "a method no route names",
+      "routes",
+      (d) => (d.routes[2]!.methods = ["CONNECT"]),
+      /routes\[2\]\.methods\[0\]: unknown method "CONNECT" \(a route names GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\)$/,
+    ],
+    [
+      "no methods",
+      "routes",
+      (d) => (d.routes[2]!.methods = []),
+      /routes\[2\]\.methods: must NOT have fewer than 1 items/,
+    ],
+    [
+      "a method twice",
+      "routes",
+      (d) => (d.routes[2]!.methods = ["PUT", "PUT"]),
+      /routes\[2\]\.methods: must NOT have duplicate items/,
     ],
     [
       "decomposed template",
@@ -214,6 +269,28 @@ describe("the indexes the policy looks up", () => {
     expect(index.patterns[3]?.parameters).toEqual([
       [1, "c"],
       [3, "d"],
+    ]);
+  });
+
+  it("method tables: one per template, HEAD following GET unless an entry names HEAD", () => {
+    const entry = (template: string, methods?: string[]) => ({ ...route(template), ...(methods ? { methods } : {}) });
+    const index = routeIndex([
+      entry("/a"),
+      entry("/b", ["POST"]),
+      entry("/b", ["GET", "PUT"]),
+      entry("/c", ["GET"]),
+      entry("/c", ["HEAD"]),
+      entry("/d", ["DELETE"]),
+    ]);
+    expect(index.shapes[1]?.[0]?.routes).toEqual({ a: 0, b: 1, c: 3, d: 5 });
+    expect(index.by_key).toEqual({ a: 0, b: 1, c: 3, d: 5 });
+    expect(index.methods).toEqual([
+      { GET: 0, HEAD: 0 },
+      { POST: 1, GET: 2, PUT: 2, HEAD: 2 },
+      { POST: 1, GET: 2, PUT: 2, HEAD: 2 },
+      { GET: 3, HEAD: 4 },
+      { GET: 3, HEAD: 4 },
+      { DELETE: 5 },
     ]);
   });
 

@@ -129,29 +129,33 @@ describe("portier dev: browser sign-in with the one-click sample users", () => {
     });
     expect(answer.status).toBe(200);
 
-    // What this user may call: every route once, allowed or refused as the matrix's enseignant_jeune column says
-    // (the sample teacher of tenant A, asked on her own organisation code ORG001), each row the service's answer.
+    // What this user may call: every route and method once, allowed or refused as the matrix's enseignant_jeune
+    // column says (the sample teacher of tenant A, asked on her own organisation code ORG001), each row the
+    // service's answer. Columns: method, route, path asked (reason, why).
     const allowed = tableRows(page.body, "routes-allowed");
     const refused = tableRows(page.body, "routes-refused");
     const matrix = computeMatrix((await controlledEngine()).engine);
-    expect([...allowed, ...refused].map((r) => r[0]).sort()).toEqual(matrix.rows.map((r) => r.template).sort());
+    const request = (r: string[]) => `${r[0]} ${r[1]}`;
+    expect([...allowed, ...refused].map(request).sort()).toEqual(
+      matrix.rows.map((r) => `${r.method} ${r.template}`).sort(),
+    );
     for (const row of matrix.rows) {
       const cell = row.cells["enseignant_jeune"]!;
-      const shown = (cell.allow ? allowed : refused).find((r) => r[0] === row.template);
+      const shown = (cell.allow ? allowed : refused).find((r) => request(r) === `${row.method} ${row.template}`);
       expect(shown, `${row.template}: ${cell.allow ? "allowed" : "refused"}`).toBeDefined();
-      if (!cell.allow) expect(shown![2], row.template).toBe(cell.reason);
+      if (!cell.allow) expect(shown![3], row.template).toBe(cell.reason);
     }
     expect(allowed.length).toBeGreaterThan(0);
     expect(refused.length).toBeGreaterThan(0);
-    expect(allowed.find((r) => r[0] === "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences")?.[1]).toBe(
+    expect(allowed.find((r) => r[1] === "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences")?.[2]).toBe(
       "/v2/ORG001/elevesJeunes/sample-idEleveJeune/absences",
     );
-    for (const [, path, reason, message] of refused.slice(0, 3)) {
+    for (const [method, , path, reason, message] of refused.slice(0, 3)) {
       const asked = (await (
         await fetch(curl![1]!, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ method: "GET", path, token: accessToken }),
+          body: JSON.stringify({ method, path, token: accessToken }),
         })
       ).json()) as { allow: boolean; reason: string; message: string };
       expect({ allow: asked.allow, reason: asked.reason, message: asked.message }).toEqual({

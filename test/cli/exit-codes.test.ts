@@ -83,10 +83,10 @@ describe("the finding exits 1", () => {
     // A policy that errors on /v1/roles, built with opa directly (portier bundle build refuses it).
     const dir = scratchProject();
     const match = join(dir, "policies", "portier", "routes", "match.rego");
-    const probe = '\t"probe": {"k": v | some v in [1, 2]; _route.template == "/v1/roles"},\n';
+    const probe = '\t"probe": {"k": v | some v in [1, 2]; _shown.template == "/v1/roles"},\n';
     writeFileSync(
       match,
-      readFileSync(match, "utf8").replace('\t"template": _route.template,\n', (t) => t + probe),
+      readFileSync(match, "utf8").replace('\t"template": _shown.template,\n', (t) => t + probe),
     );
     const data = writeBundleData(dir, join(dir, "bundle-data"));
     const entrypoints = await annotatedEntrypoints(opaPath(), join(dir, "policies"));

@@ -76,6 +76,7 @@ describe("diffing matrices", () => {
       product: "p",
       api: "a",
       template: "/v9/new",
+      method: "GET",
       cells: { application: { allow: true, reason: "allowed" } },
     });
     const d = diffMatrices(matrix, after);
@@ -85,6 +86,7 @@ describe("diffing matrices", () => {
       expect.arrayContaining([
         {
           template: "/v2/{codeOrganisme}/elevesAdultes",
+          method: "GET",
           column: "eleve_adulte",
           change: "gained",
           before: "deny (role_not_allowed)",
@@ -92,13 +94,28 @@ describe("diffing matrices", () => {
         },
         {
           template: "/v2/{codeOrganisme}/elevesAdultes",
+          method: "GET",
           column: "enseignant_adulte",
           change: "lost",
           before: "allow",
           after: "deny (role_not_allowed)",
         },
-        { template: "/v9/new", column: "application", change: "gained", before: "absent", after: "allow" },
-        { template: "/v1/roles", column: "application", change: "lost", before: "allow", after: "route removed" },
+        {
+          template: "/v9/new",
+          method: "GET",
+          column: "application",
+          change: "gained",
+          before: "absent",
+          after: "allow",
+        },
+        {
+          template: "/v1/roles",
+          method: "GET",
+          column: "application",
+          change: "lost",
+          before: "allow",
+          after: "route removed",
+        },
       ]),
     );
     expect(renderDiff(d)).toContain(
@@ -180,8 +197,8 @@ describe("explaining a decision", () => {
     expect(e.decision).toEqual(d);
     expect(e.checks.map((c) => [c.check, c.outcome])).toEqual([
       ["token shape", "pass"],
-      ["method", "pass"],
       ["route", "pass"],
+      ["method", "pass"],
       ["organisation code", "pass"],
       ["apiclients scope", "pass"],
       ["tenant binding", "pass"],

@@ -21,7 +21,7 @@ function matrix(allowed: string[]): AccessMatrix {
     revision: "r",
     roles: ROLES,
     columns,
-    rows: [{ product: "p", api: "a", template: "/r", cells }],
+    rows: [{ product: "p", api: "a", template: "/r", method: "GET", cells }],
     tenants: [],
     codes: [],
     probes: [],

@@ -106,8 +106,8 @@ describe("no bundle whose policy fails on a route of its own catalog", () => {
     // Valid Rego that opa check accepts, but whose match object conflicts for one route only.
     edit(join(dir, "policies", "portier", "routes", "match.rego"), (t) =>
       t.replace(
-        '\t"template": _route.template,\n',
-        '\t"template": _route.template,\n\t"probe": {"k": v | some v in [1, 2]; _route.template == "/v1/roles"},\n',
+        '\t"template": _shown.template,\n',
+        '\t"template": _shown.template,\n\t"probe": {"k": v | some v in [1, 2]; _shown.template == "/v1/roles"},\n',
       ),
     );
     const out = join(dir, "build", "bundle.tar.gz");

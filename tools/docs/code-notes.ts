@@ -10,10 +10,10 @@ export const CODE_NOTES: Record<string, string> = {
     "The call is allowed. The message says why (the role that allows it, synced users, or an application token).",
   token_shape_unknown:
     "The verified token is neither a user token (`sub`, `auth_time`, `idp`) nor an application token (`aud` and `scope` holding `apiclients`, no `sub`), or it is an ID token. Send an access token of one of the two flows.",
-  method_not_allowed:
-    "Only GET and HEAD are allowed on the routes (policy), or the operator endpoint does not take this method (405). Check the method the gateway forwards.",
   route_unknown:
     "No route of the table matches the path. Check the path against `docs/access-matrix.md`; literal segments compare case-insensitively, accents count.",
+  method_not_allowed:
+    "The route has no entry for the request's method (policy; an entry without `methods` answers GET and HEAD only, the message lists the methods the route answers), or the operator endpoint does not take this method (405). Check the method the gateway forwards, or add an entry with `methods` to `data/routes.json`.",
   path_invalid:
     "The path could be read differently by an upstream (an encoded `/`, `;`, `#`, dot segments, invisible or look-alike characters, invalid UTF-8), or a `{codeOrganisme}` is not `[A-Za-z0-9_-]{1,64}`. The message names the character and its position. Percent-encode what should be data, or fix the client.",
   scope_missing: "A user token without the `apiclients` scope. Request the scope when signing the user in.",

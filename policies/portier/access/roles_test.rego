@@ -1,6 +1,7 @@
 package portier.access_test
 
 import data.portier.access
+import data.portier.todo_fixture_test as todo
 
 # A route that lists roles and one open to all synced users, read from the route table of data/ (not copied
 # here): a change of the table is caught by the spec table's oracle (spec_table_test.rego), not by these tests
@@ -42,7 +43,7 @@ role_cases := [
 
 test_role_verdicts[[path, roles, synced]] if {
 	some [path, roles, synced, reason] in role_cases
-	access.verdict.reason == reason with input as {"path": path, "roles": roles, "synced": synced}
+	access.verdict.reason == reason with input as {"method": "GET", "path": path, "roles": roles, "synced": synced}
 }
 
 # [path, roles, synced, the exact message]
@@ -67,5 +68,27 @@ message_cases := [
 
 test_messages_name_roles_and_route[[path, roles, synced]] if {
 	some [path, roles, synced, message] in message_cases
-	access.verdict.message == message with input as {"path": path, "roles": roles, "synced": synced}
+	access.verdict.message == message with input as {"method": "GET", "path": path, "roles": roles, "synced": synced}
+}
+
+# The role list of the entry answering the method (the Todo fixture: one entry per method of a route).
+# [method, path, roles, synced, expected reason]
+method_cases := [
+	["GET", "/todos", ["viewer"], true, "allowed"],
+	["POST", "/todos", ["viewer"], true, "role_not_allowed"],
+	["POST", "/todos", ["editor"], true, "allowed"],
+	["put", "/todos/t1", ["editor"], true, "allowed"],
+	["DELETE", "/todos/t1", ["editor"], true, "role_not_allowed"],
+	["DELETE", "/todos/t1", ["admin"], false, "allowed"],
+	["HEAD", "/todos", [], true, "allowed"],
+	["HEAD", "/todos", ["viewer"], false, "not_synced"],
+	["HEAD", "/users/u1", ["viewer"], false, "allowed"],
+	["HEAD", "/users/u1", [], true, "role_not_allowed"],
+]
+
+test_role_list_of_the_method[[method, path, roles, synced]] if {
+	some [method, path, roles, synced, reason] in method_cases
+	v := access.verdict with input as {"method": method, "path": path, "roles": roles, "synced": synced}
+		with data.catalog as todo.catalog
+	v.reason == reason
 }

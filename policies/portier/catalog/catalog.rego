@@ -10,7 +10,10 @@
 # entrypoint: true
 package portier.catalog
 
-routes := [{"product": r.product, "api": r.api, "template": r.template} | some r in data.catalog.routes]
+# One item per route entry, with the methods it names (GET when it names none; HEAD follows GET).
+routes := [{"product": r.product, "api": r.api, "template": r.template, "methods": object.get(r, "methods", ["GET"])} |
+	some r in data.catalog.routes
+]
 
 roles := [{"id": r.id, "label": r.label} | some r in data.catalog.roles]
 

@@ -1,13 +1,26 @@
 package portier.catalog_test
 
 import data.portier.catalog
+import data.portier.todo_fixture_test as todo
 
 test_lists_every_route_without_grants if {
 	count(catalog.routes) == count(data.catalog.routes)
 	every r in catalog.routes {
-		object.keys(r) == {"product", "api", "template"}
+		object.keys(r) == {"product", "api", "template", "methods"}
 	}
 	catalog.routes[0].template == data.catalog.routes[0].template
+}
+
+# An entry without methods lists GET (HEAD follows GET); one with methods lists them as written.
+test_lists_each_entry_with_its_methods if {
+	[[r.template, r.methods] | some r in catalog.routes] == [
+		["/users/{userId}", ["GET"]],
+		["/todos", ["GET"]],
+		["/todos", ["POST"]],
+		["/todos/{todoId}", ["PUT"]],
+		["/todos/{todoId}", ["DELETE"]],
+		["/todos", ["HEAD", "OPTIONS"]],
+	] with data.catalog as todo.catalog
 }
 
 test_lists_roles_with_labels if {

@@ -4,7 +4,6 @@
 # entrypoint does not depend on it.
 package portier.explain
 
-import data.portier
 import data.portier.access
 import data.portier.routes
 import data.portier.tenancy
@@ -16,8 +15,8 @@ import data.portier.token
 # entrypoint: true
 checks := [
 	_outcome("token shape", _token_shape),
-	_outcome("method", _method),
 	_outcome("route", _route),
+	_outcome("method", _method),
 	_outcome("organisation code", _organisation_code),
 	_outcome("apiclients scope", _scope),
 	_outcome("tenant binding", _tenant_binding),
@@ -36,9 +35,16 @@ _token_shape := _passed(concat("", ["the token is of flow ", token.flow])) if to
 
 else := _failed("token_shape_unknown", token.shape_problem)
 
-_method := _passed(concat("", [input.method, " is a read"])) if portier.method_is_allowed
+_method := _not_applicable("no route matched, so no method applies") if not routes.match
 
-else := _failed("method_not_allowed", concat("", ["method ", input.method, " is not allowed: GET and HEAD only"]))
+else := _passed(concat("", [
+	routes.match.template, " answers ", routes.method,
+	" (", routes.method_kind, ")",
+])) if {
+	routes.route_answers_method
+}
+
+else := _failed("method_not_allowed", routes.method_problem)
 
 _route := _passed(concat("", ["matches ", routes.match.template])) if routes.match
 
@@ -68,6 +74,10 @@ else := _passed(concat("", ["codeOrganisme ", tenancy.code, " may be called by t
 _role_list := _not_applicable("only user (accessCode) calls are role-restricted") if not _is_user_call
 
 else := _not_applicable("no route matched, so no role list applies") if not routes.match
+
+else := _not_applicable(concat("", ["no entry of the route for ", routes.method, ", so no role list applies"])) if {
+	not routes.route_answers_method
+}
 
 else := _passed(access.verdict.message) if access.verdict.reason == "allowed"
 

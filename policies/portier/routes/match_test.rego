@@ -1,6 +1,7 @@
 package portier.routes_test
 
 import data.portier.routes
+import data.portier.todo_fixture_test as todo
 
 # path -> the template that must win (null: no route).
 match_cases := [
@@ -86,8 +87,8 @@ entry_cases := [
 
 test_match_carries_the_route_entry[c.path] if {
 	some c in entry_cases
-	object.remove(routes.match, ["parameters"]) == c.match with input as {"path": c.path}
-	routes.allowed == c.allowed with input as {"path": c.path}
+	object.remove(routes.match, ["parameters"]) == c.match with input as {"method": "GET", "path": c.path}
+	routes.allowed == c.allowed with input as {"method": "GET", "path": c.path}
 }
 
 # Every template, with its parameters filled in, matches itself and no other template.
@@ -112,6 +113,65 @@ test_specificity_breaks_ties_by_first_differing_segment if {
 	m.template == "/a/{y}"
 	m.parameters == {"y": "b"}
 }
+
+# The spec's routes each answer GET and HEAD (an entry without methods), and nothing else.
+test_spec_routes_answer_get_and_head[r.template] if {
+	some r in data.catalog.routes
+	routes.methods == ["GET", "HEAD"] with input as {"method": "POST", "path": _sample_path(r.template)}
+}
+
+# The Todo fixture, one entry per method of a route: [method, path] -> [template, api, the entry's roles or
+# null when no entry answers the method, the route's methods]
+method_cases := [
+	["GET", "/todos", "/todos", "Todos", ["viewer", "editor", "admin"], ["GET", "HEAD", "OPTIONS", "POST"]],
+	["post", "/todos/", "/todos", "Todos", ["editor", "admin"], ["GET", "HEAD", "OPTIONS", "POST"]],
+	["HEAD", "/todos", "/todos", "Todos", "all_synced", ["GET", "HEAD", "OPTIONS", "POST"]],
+	["OPTIONS", "/TODOS", "/todos", "Todos", "all_synced", ["GET", "HEAD", "OPTIONS", "POST"]],
+	["DELETE", "/todos", "/todos", "Todos", null, ["GET", "HEAD", "OPTIONS", "POST"]],
+	["PUT", "/todos/t1", "/todos/{todoId}", "Todo", ["editor", "admin"], ["DELETE", "PUT"]],
+	["DELETE", "/todos/t1", "/todos/{todoId}", "Todo", ["admin"], ["DELETE", "PUT"]],
+	["GET", "/todos/t1", "/todos/{todoId}", "Todo", null, ["DELETE", "PUT"]],
+	["HEAD", "/todos/t1", "/todos/{todoId}", "Todo", null, ["DELETE", "PUT"]],
+	["HEAD", "/users/u1", "/users/{userId}", "Users", ["viewer", "editor", "admin"], ["GET", "HEAD"]],
+	["OPTIONS", "/users/u1", "/users/{userId}", "Users", null, ["GET", "HEAD"]],
+]
+
+test_entry_of_the_method[[method, path]] if {
+	some [method, path, template, api, allowed, methods] in method_cases
+	r := _todo_route(method, path)
+	[r.match.template, r.match.api, r.allowed, r.methods] == [template, api, allowed, methods]
+	r.answers == allowed != null
+}
+
+# method -> [its upper-case form, its kind]
+kind_cases := {
+	"get": ["GET", "a read"], "HEAD": ["HEAD", "a read"], "OPTIONS": ["OPTIONS", "a read"],
+	"post": ["POST", "a write"], "PUT": ["PUT", "a write"], "PATCH": ["PATCH", "a write"], "DELETE": ["DELETE", "a write"],
+}
+
+test_method_kind[method] if {
+	some method, [upper_method, kind] in kind_cases
+	[routes.method, routes.method_kind] == [upper_method, kind] with input as {"method": method, "path": "/v1/roles"}
+}
+
+test_method_problem_names_route_and_methods if {
+	problem := routes.method_problem with input as {"method": "get", "path": "/todos/t1"} with data.catalog as todo.catalog
+	problem == "method GET is not allowed on /todos/{todoId}: no entry of this route for GET (it answers DELETE, PUT)"
+}
+
+_todo_route(method, path) := r if {
+	r := {"match": routes.match, "allowed": _allowed, "methods": routes.methods, "answers": _answers}
+		with input as {"method": method, "path": path}
+		with data.catalog as todo.catalog
+}
+
+default _allowed := null
+
+_allowed := routes.allowed
+
+default _answers := false
+
+_answers if routes.route_answers_method
 
 default _template_of(_) := null
 
