@@ -11,6 +11,8 @@ import type { ServiceMetrics } from "../metrics.js";
 import { METRICS_CONTENT_TYPE, serviceMetrics } from "../cluster-metrics.js";
 import type { Shadow } from "../shadow/shadow.js";
 import { shadowProblem } from "../shadow/start-shadow.js";
+import { SCIM_PREFIX } from "../scim/routes.js";
+import type { RunningScim } from "../scim/start-scim.js";
 
 /** What the operator endpoints read: the state of the keys, policy and directory, and the metrics. */
 export interface AppDeps {
@@ -24,11 +26,13 @@ export interface AppDeps {
   stopping?: () => boolean;
   /** The decision log: a collector failing for too long is a problem (still ready). */
   decisionLogs?: { problem(): string | undefined };
+  /** With --scim-token-file: the SCIM endpoints (decision port) and their problems and status. */
+  scim?: Pick<RunningScim, "router" | "problem" | "status"> | undefined;
 }
 
 /** What /ready answers (ready: 200, else 503); gRPC health (grpc/health.ts) reports the same. */
 export function readiness(
-  deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "shadow" | "stopping" | "decisionLogs">,
+  deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "shadow" | "stopping" | "decisionLogs" | "scim">,
 ): {
   ready: boolean;
   missing: string[];
@@ -57,6 +61,8 @@ export function readiness(
   if (shadow) problems.push(shadow);
   const logProblem = deps.decisionLogs?.problem();
   if (logProblem) problems.push(logProblem);
+  const scimProblem = deps.scim?.problem();
+  if (scimProblem) problems.push(scimProblem);
   return { ready: missing.length === 0, missing, problems };
 }
 
@@ -78,6 +84,8 @@ export function createApp(deps: AppDeps, endpoints: "all" | "decisions" | "admin
   app.get("/openapi.json", (_req, res) => {
     res.type("application/json").send(openapi);
   });
+
+  if (endpoints !== "admin" && deps.scim) app.use(SCIM_PREFIX, deps.scim.router);
 
   if (endpoints !== "admin") {
     // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (listener.ts).
@@ -125,6 +133,7 @@ function mountOperatorEndpoints(app: express.Express, deps: AppDeps): void {
       keys: deps.verifier.status(),
       directory: deps.directory?.status() ?? null,
       shadow: deps.shadow?.status() ?? null,
+      ...(deps.scim ? { scim: deps.scim.status() } : {}),
     });
   });
 
