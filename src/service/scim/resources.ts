@@ -3,7 +3,7 @@
  * server's `id` and `meta`. normalizeUser/normalizeGroup check what the mapping relies on, name the field at fault
  * (a ScimError 400 invalidValue), and accept the spellings identity managers are documented to send: Entra ID's
  * `active` as the string "True"/"False". Read-only attributes sent by a client (`id`, `meta`, a user's `groups`)
- * are replaced by the server's.
+ * are replaced by the server's; a `password` is dropped.
  */
 import { ScimError } from "./scim-error.js";
 
@@ -57,7 +57,8 @@ function optionalString(body: Record<string, unknown>, field: string): void {
 /** Strips what the server owns; checks the attributes the mapping reads. */
 export function normalizeUser(input: unknown): Record<string, unknown> {
   if (!isObject(input)) throw invalid("the body must be a JSON object (a User resource)");
-  const { id: _id, meta: _meta, groups: _groups, ...body } = input;
+  // A password (Okta sends one) is never kept: RFC 7643 returns it never, and Portier has no use for it.
+  const { id: _id, meta: _meta, groups: _groups, password: _password, ...body } = input;
   const userName = body.userName;
   if (typeof userName !== "string" || userName.trim() === "") throw invalid("userName: required, a non-empty string");
   optionalString(body, "externalId");
