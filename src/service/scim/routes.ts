@@ -267,9 +267,12 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
       return sendError(res, new ScimError(400, "invalidSyntax", `the body is not valid JSON: ${messageOf(err)}`));
     if (typeof e.status === "number" && e.status >= 400 && e.status < 500)
       return sendError(res, new ScimError(e.status, "invalidSyntax", messageOf(err)));
-    // The store failed: nothing was applied; the detail stays in the log.
+    // The store failed (a disk, PostgreSQL away): nothing was applied; the detail stays in the log.
     o.logger?.error({ event: "scim_write_failed", error: messageOf(err) }, "SCIM change not stored");
-    sendError(res, new ScimError(500, undefined, "the change could not be stored; nothing was applied, retry it"));
+    sendError(
+      res,
+      new ScimError(503, undefined, "the change could not be stored; nothing was applied, retry it later", 5),
+    );
   });
   return router;
 }
