@@ -27,8 +27,8 @@ export interface ScimService extends InProcessService {
   keys: Keys;
   dir: string;
   scim(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ScimAnswer>;
-  /** allow and reason of GET `path` for a user whose token's sub is `sub` (tenant A). */
-  allowed(sub: string, path?: string): Promise<{ allow: boolean; reason: string }>;
+  /** allow and reason of GET `path` for a user whose token's sub is `sub` (of tenant A unless `tenant`). */
+  allowed(sub: string, path?: string, tenant?: string): Promise<{ allow: boolean; reason: string }>;
 }
 
 /** The fields of SCIM answers the tests read (a resource, a list or an error). */
@@ -75,7 +75,10 @@ export async function scimRequest(
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as ScimBody, headers: res.headers };
 }
 
-/** `portier serve` with SCIM on (token file, journal in a temp folder, one tenant) plus `extra` arguments. */
+/**
+ * `portier serve` with SCIM on (token file, journal in a temp folder, and tenant A for every user unless `extra`
+ * names --scim-tenant-attribute) plus `extra` arguments.
+ */
 export async function serveScim(extra: string[] = [], dir = tempDir(), keys?: Keys): Promise<ScimService> {
   const k = keys ?? (await makeKeys());
   const jwks = join(dir, "jwks.json");
@@ -91,8 +94,7 @@ export async function serveScim(extra: string[] = [], dir = tempDir(), keys?: Ke
     "--scim-token-file",
     tokenFile,
     ...(hasStore ? [] : ["--scim-journal", join(dir, "scim.journal")]),
-    "--scim-tenant-id",
-    TENANT_A,
+    ...(extra.includes("--scim-tenant-attribute") ? [] : ["--scim-tenant-id", TENANT_A]),
     ...extra,
   ]);
   return {
@@ -100,8 +102,8 @@ export async function serveScim(extra: string[] = [], dir = tempDir(), keys?: Ke
     keys: k,
     dir,
     scim: (method, path, body, headers) => scimRequest(svc.url, method, path, body, headers),
-    async allowed(sub, path = TEACHER_ROUTE) {
-      const token = await userToken(k, sub);
+    async allowed(sub, path = TEACHER_ROUTE, tenant = TENANT_A) {
+      const token = await userToken(k, sub, { tenant_id: tenant });
       const { json } = await decide(svc.url, { method: "GET", path, token });
       return { allow: json.allow, reason: json.reason };
     },
