@@ -8,6 +8,8 @@
  * without its end record), has no such record, or drops more than the allowed share of the largest such count
  * accepted within the shrink window is refused: the old index keeps serving and the refusal is reported.
  * checkRoles takes a new bundle's names: it counts again, and lowers the window's counts by the records they revoke.
+ * Provisioning (SCIM) changes users one by one through applyChanges, into a layer over the index (overlay.ts)
+ * that lookups consult first: it wins for its users and outlives reloads of the file or URL.
  */
 import { loadDirectoryFile, parseDirectory, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
 import type { EntryRoles } from "./role-resolver.js";

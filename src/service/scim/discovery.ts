@@ -19,7 +19,9 @@ export function serviceProviderConfig(maxResults: number, maxPayloadSize: number
       {
         type: "oauthbearertoken",
         name: "Bearer token",
-        description: `The token of --scim-token-file in Authorization: Bearer; bodies up to ${maxPayloadSize} bytes, ${maxOperations} operations per PATCH`,
+        description:
+          `The token of --scim-token-file in Authorization: Bearer; bodies up to ${maxPayloadSize} bytes, ` +
+          `${maxOperations} operations per PATCH`,
         primary: true,
       },
     ],

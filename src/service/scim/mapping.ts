@@ -11,7 +11,7 @@
  * Role names are kept as written and resolved by each decision's bundle, as the directory file's are.
  */
 import type { OverlayChange } from "../../directory/index.js";
-import { isObject, ENTERPRISE_USER_SCHEMA, type ScimResource } from "./resources.js";
+import { isObject, type ScimResource } from "./resources.js";
 
 export type SubAttribute = "id" | "externalId" | "userName";
 
@@ -22,8 +22,6 @@ export interface ScimMapping {
   /** One tenant for every user (the attribute is then not read). */
   tenantId?: string | undefined;
 }
-
-export const DEFAULT_TENANT_ATTRIBUTE = `${ENTERPRISE_USER_SCHEMA}:organization`;
 
 /** The value at a SCIM attribute path (names compare without case, as RFC 7643 2.1 says). */
 export function attributeAt(resource: Record<string, unknown>, path: string): unknown {
