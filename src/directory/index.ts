@@ -295,8 +295,7 @@ export class Directory {
 
   /**
    * Applies one step of provisioning changes (a SCIM request's effect) at once: a decision sees all of it or none.
-   * These users' states win over the loaded index's until the index is replaced and the provisioning source
-   * resets them (resetChanges); reloads of the file or URL keep them.
+   * These users' states win over the loaded index's; reloads of the file or URL keep them.
    */
   applyChanges(changes: readonly OverlayChange[]): void {
     const base = this.reloader.current?.entries;
@@ -307,12 +306,6 @@ export class Directory {
       this.overlayDelta += (is ? 1 : 0) - (was ? 1 : 0);
     }
     this.overlay.apply(changes);
-  }
-
-  /** Drops every provisioning change (before a provisioning source applies a new snapshot). */
-  resetChanges(): void {
-    this.overlay.clear();
-    this.overlayDelta = 0;
   }
 
   /** How the overlay changes the count of `index`: its synced subs not in the index, minus the index's it masks. */

@@ -61,14 +61,6 @@ export class DirectoryOverlay {
     this.unresolvedSubs = unresolved;
   }
 
-  /** Removes every change (a new snapshot of the provisioning store replaces them). */
-  clear(): void {
-    this.bySub.clear();
-    this.shared.clear();
-    this.entries = 0;
-    this.unresolvedSubs.clear();
-  }
-
   private share(entry: { tenant_id: string; names: readonly string[] }): DirectoryEntry {
     const key = JSON.stringify([entry.tenant_id, entry.names]);
     let found = this.shared.get(key);
