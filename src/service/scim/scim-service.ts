@@ -56,7 +56,10 @@ export class ScimService {
 
   /** Loads the store (replay or snapshot) into the state and the directory, then follows other replicas. */
   async open(): Promise<void> {
-    await this.store.load((step) => this.apply(step));
+    await this.store.load(
+      (step) => this.apply(step),
+      () => ({ rev: this.state.rev, changes: this.state.snapshot() }),
+    );
     this.store.follow?.((step) => this.apply(step));
   }
 

@@ -70,6 +70,14 @@ export class ScimState {
     return mapUser(user, names, this.mapping);
   }
 
+  /** Every resource held, users first (a group's members name them), as changes that rebuild the state. */
+  snapshot(): Change[] {
+    const out: Change[] = [];
+    for (const [id, resource] of this.users) out.push({ type: "User", id, resource });
+    for (const [id, resource] of this.groups) out.push({ type: "Group", id, resource });
+    return out;
+  }
+
   /** The users a step touches: its users, and the members of its groups before and after. */
   touched(changes: readonly Change[]): Set<string> {
     const ids = new Set<string>();

@@ -17,8 +17,11 @@ export interface StoreStatus {
 }
 
 export interface ScimStore {
-  /** Hands every stored step to `apply`, in order (start-up). */
-  load(apply: (step: Step) => void): Promise<void>;
+  /**
+   * Hands every stored step to `apply`, in order (start-up); `snapshot` gives what they add up to (a journal
+   * compacts itself with it).
+   */
+  load(apply: (step: Step) => void, snapshot?: () => { rev: number; changes: Step["changes"] }): Promise<void>;
   /**
    * Runs one write: `applied` is the revision the process holds; the store first hands any newer steps to the
    * follower (PostgreSQL), then runs `run` with the slot; a throw from `run` or from commit stores nothing.

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { decide, ISSUER, makeKeys, runServe, startServe, tempDir, userToken, type ServiceProcess } from "../helpers.js";
 import { TENANT_A } from "../../support/sample.js";
-import { patchOp, scimRequest, user, TEACHER_ROUTE, TOKEN } from "./support.js";
+import { patchOp, scimRequest, serveScim, user, TEACHER_ROUTE, TOKEN } from "./support.js";
 
 const keys = await makeKeys();
 const dir = tempDir();
@@ -114,5 +114,46 @@ describe("the SCIM journal", () => {
     const r = await runServe(["--port", "0", "--host", "127.0.0.1", ...damagedArgs]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/config\.scimJournal: .*damaged\.journal:3: not a journal step/);
+  });
+});
+
+describe("journal compaction", () => {
+  it("a journal of many more steps than resources is rewritten as a snapshot at start, nothing lost", async () => {
+    const folder = tempDir();
+    const file = join(folder, "long.journal");
+    const id = "5f1c0000-0000-4000-8000-000000000001";
+    const at = "2026-11-28T00:00:00.000Z";
+    const resource = (rev: number, active: boolean) => ({
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      id,
+      userName: "long@school.example",
+      externalId: "long-sub",
+      active,
+      roles: [{ value: "enseignant_jeune" }],
+      meta: { resourceType: "User", created: at, lastModified: at, version: `W/"${rev}"` },
+    });
+    const lines: string[] = [];
+    for (let rev = 1; rev <= 12_001; rev++)
+      lines.push(JSON.stringify({ rev, changes: [{ type: "User", id, resource: resource(rev, rev % 2 === 1) }] }));
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const svc = await serveScim(["--scim-journal", file], folder);
+    try {
+      expect(svc.output()).toContain("scim_journal_compacted");
+      expect(readFileSync(file, "utf8").trim().split("\n")).toHaveLength(1);
+      const got = await svc.scim("GET", `/Users/${id}`);
+      expect(got.body).toMatchObject({ active: true, meta: { version: 'W/"12001"' } });
+      expect((await svc.allowed("long-sub")).allow).toBe(true);
+      // The next change carries the next revision, after the snapshot.
+      const next = await svc.scim("PATCH", `/Users/${id}`, patchOp({ op: "replace", path: "active", value: false }));
+      expect(next.body.meta.version).toBe('W/"12002"');
+    } finally {
+      await svc.stop();
+    }
+    const again = await serveScim(["--scim-journal", file], folder);
+    try {
+      expect((await again.scim("GET", `/Users/${id}`)).body.active).toBe(false);
+    } finally {
+      await again.stop();
+    }
   });
 });
