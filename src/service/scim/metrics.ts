@@ -3,30 +3,15 @@
  * committed in PostgreSQL and not yet applied here), portier_scim_users, portier_scim_writes_total and
  * portier_scim_held_total (changes refused by the de-provisioning guard).
  */
-import { Counter, Gauge, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
+import { statusCounter, statusGauge } from "../metrics.js";
 import type { ScimStatus } from "./scim-service.js";
 
 export function registerScimMetrics(registry: Registry, status: () => ScimStatus): void {
   const gauge = (name: string, help: string, aggregator: "min" | "max", value: (s: ScimStatus) => number) =>
-    new Gauge({
-      name,
-      help,
-      aggregator,
-      registers: [registry],
-      collect() {
-        this.set(value(status()));
-      },
-    });
+    statusGauge(registry, name, help, aggregator, () => value(status()));
   const counter = (name: string, help: string, value: (s: ScimStatus) => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(value(status()));
-      },
-    });
+    statusCounter(registry, name, help, () => value(status()));
   gauge("portier_scim_revision", "Revision of the last SCIM change applied here", "min", (s) => s.revision);
   gauge(
     "portier_scim_lag_revisions",
