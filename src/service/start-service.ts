@@ -109,7 +109,7 @@ async function start(config: ServiceConfig, options: StartOptions, stack: PartSt
     memo: () => memoCounts,
   });
   if (shadow) registerShadowMetrics(metrics.registry, () => shadow.status());
-  if (scim) registerScimMetrics(metrics.registry, scim.status);
+  if (scim) registerScimMetrics(metrics.registry, () => scim.status());
   registerDecisionLogMetrics(metrics.registry, decisionLogs.stats, config.decisionLogBufferBytes);
   shareWorkerRegistry(metrics.registry);
   const decide = createDecide({
