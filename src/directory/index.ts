@@ -8,10 +8,13 @@
  * without its end record), has no such record, or drops more than the allowed share of the largest such count
  * accepted within the shrink window is refused: the old index keeps serving and the refusal is reported.
  * checkRoles takes a new bundle's names: it counts again, and lowers the window's counts by the records they revoke.
+ * Provisioning (SCIM) changes users one by one through applyChanges, into a layer over the index (overlay.ts)
+ * that lookups consult first: it wins for its users and outlives reloads of the file or URL.
  */
-import { loadDirectoryFile, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
+import { loadDirectoryFile, parseDirectory, type DirectoryEntry, type DirectoryIndex } from "./load-directory.js";
 import type { EntryRoles } from "./role-resolver.js";
 import { DirectoryFeed } from "./fetch-directory.js";
+import { DirectoryOverlay, type OverlayChange } from "./overlay.js";
 import { Reloader, type ReloaderOptions, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
@@ -19,6 +22,7 @@ export type { DirectoryEntries, DirectoryEntry, DirectoryIndex } from "./load-di
 export { entryRoles, loadRoleResolver, roleResolver } from "./role-resolver.js";
 export type { EntryRoles, RoleResolver } from "./role-resolver.js";
 export { endRecordLine, TailDigest } from "./end-record.js";
+export type { OverlayChange } from "./overlay.js";
 
 export type DirectoryLogger = ReloadLogger;
 
@@ -41,6 +45,15 @@ export interface DirectoryStatus extends ReloadStatus {
   rolesBundle?: string;
   /** Set when more than half of the records are unresolved (shown in /ready's problems). */
   rolesProblem?: string;
+  /** Users changed by provisioning (SCIM) over the loaded index, when there are any. */
+  provisioned?: ProvisionedStatus;
+}
+
+/** The provisioned layer: users it holds, of them synced (with an entry), and those naming an unknown role. */
+export interface ProvisionedStatus {
+  users: number;
+  synced: number;
+  rolesUnresolved: number;
 }
 
 export interface DirectoryOptions {
@@ -81,6 +94,8 @@ const DEFAULT_SHRINK_WINDOW_MS = 86_400_000;
 /** Share of unresolvable records above which /ready lists a problem. */
 const UNRESOLVED_PROBLEM_SHARE = 0.5;
 const EXAMPLES = 5;
+/** The source named in the status of a directory fed by provisioning only. */
+const PROVISIONED_SOURCE = "provisioning (SCIM)";
 
 const pct = (n: number) => `${Math.round(n * 100)}%`;
 
@@ -191,8 +206,13 @@ export class Directory {
   /** A URL source's feed (downloads, ETag). */
   private readonly feed: DirectoryFeed | undefined;
 
+  /** Per-user changes from provisioning (SCIM), consulted before the loaded index: they win for their users. */
+  private readonly overlay = new DirectoryOverlay();
+  /** Records the overlay adds to the index's count (new synced subs) minus those it masks. */
+  private overlayDelta = 0;
+
   private constructor(
-    from: string | DirectoryUrl,
+    from: string | DirectoryUrl | null,
     private readonly o: DirectoryOptions,
   ) {
     const guard = {
@@ -204,11 +224,13 @@ export class Directory {
     const mark = new HighWaterMark(guard.windowMs);
     this.mark = mark;
     this.rolesOf = o.roles;
+    if (o.roles) this.overlay.recount(o.roles.resolve);
     const logger = o.logger;
     const file = typeof from === "string" ? from : undefined;
     this.file = file;
     let load: ReloaderOptions<DirectoryIndex>["load"];
-    if (typeof from === "string") load = () => loadDirectoryFile(from);
+    if (from === null) load = () => Promise.resolve(parseDirectory("[]", PROVISIONED_SOURCE));
+    else if (typeof from === "string") load = () => loadDirectoryFile(from);
     else {
       const feed = new DirectoryFeed(from.url, {
         maxBytes: from.maxBytes,
@@ -221,17 +243,19 @@ export class Directory {
     }
     this.reloader = new Reloader<DirectoryIndex>({
       name: "directory",
-      source: typeof from === "string" ? from : from.url,
+      source: from === null ? PROVISIONED_SOURCE : typeof from === "string" ? from : from.url,
       file,
       load,
       guard: (next, current) =>
-        directoryRefusal(
-          this.counted(next),
-          current ? this.counted(current).usable : 0,
-          mark.largest(now()),
-          this.rolesOf?.bundle,
-          guard,
-        ),
+        from === null
+          ? undefined
+          : directoryRefusal(
+              this.counted(next),
+              current ? this.counted(current).usable : 0,
+              mark.largest(now()),
+              this.rolesOf?.bundle,
+              guard,
+            ),
       activate: (next) => {
         // --allow-directory-shrink accepts a purge: the purged size is the new reference.
         if (guard.allowShrink) mark.reset();
@@ -240,6 +264,7 @@ export class Directory {
           logger?.warn({ event: "directory_record_rejected", problem: p }, "directory record rejected");
         this.unresolved = this.rolesOf ? this.report(next, this.rolesOf) : 0;
         mark.accepted(next.entries.size - this.unresolved, now());
+        this.overlayDelta = this.countOverlay(next);
       },
       describe: (index) => ({ size: index?.entries.size ?? 0, rejected: index?.rejected ?? 0 }),
       logger,
@@ -257,6 +282,41 @@ export class Directory {
       intervalMs: watching ? (options.rereadMs ?? 30_000) : 0,
     });
     return dir;
+  }
+
+  /**
+   * A directory with no file or URL: every user comes from provisioning (SCIM), through applyChanges.
+   */
+  static async provisioned(options: DirectoryOptions = {}): Promise<Directory> {
+    const dir = new Directory(null, options);
+    await dir.reload();
+    return dir;
+  }
+
+  /**
+   * Applies one step of provisioning changes (a SCIM request's effect) at once: a decision sees all of it or none.
+   * These users' states win over the loaded index's; reloads of the file or URL keep them.
+   */
+  applyChanges(changes: readonly OverlayChange[]): void {
+    const base = this.reloader.current?.entries;
+    for (const { sub, entry } of changes) {
+      const before = this.overlay.get(sub);
+      const was = before === undefined ? base?.get(sub) !== undefined : before !== null;
+      const is = entry !== null;
+      this.overlayDelta += (is ? 1 : 0) - (was ? 1 : 0);
+    }
+    this.overlay.apply(changes);
+  }
+
+  /** How the overlay changes the count of `index`: its synced subs not in the index, minus the index's it masks. */
+  private countOverlay(index: DirectoryIndex): number {
+    let delta = 0;
+    for (const [sub, entry] of this.overlay.subs()) {
+      const inBase = index.entries.get(sub) !== undefined;
+      if (entry && !inBase) delta++;
+      else if (!entry && inBase) delta--;
+    }
+    return delta;
   }
 
   /**
@@ -280,6 +340,7 @@ export class Directory {
   checkRoles(resolve: EntryRoles, bundle: string): void {
     if (this.rolesOf?.resolve === resolve) return;
     this.rolesOf = { resolve, bundle };
+    this.overlay.recount(resolve);
     const index = this.reloader.current;
     if (!index) return;
     const before = this.unresolved;
@@ -317,6 +378,8 @@ export class Directory {
   }
 
   lookup(sub: string): DirectoryEntry | undefined {
+    const changed = this.overlay.get(sub);
+    if (changed !== undefined) return changed ?? undefined;
     return this.reloader.current?.entries.get(sub);
   }
 
@@ -326,23 +389,30 @@ export class Directory {
   }
 
   get size(): number {
-    return this.reloader.current?.entries.size ?? 0;
+    return (this.reloader.current?.entries.size ?? 0) + this.overlayDelta;
   }
 
   status(): DirectoryStatus {
     const index = this.reloader.current;
-    const size = index?.entries.size ?? 0;
+    const size = this.size;
+    const unresolved = this.unresolved + this.overlay.unresolved;
     const status: DirectoryStatus = {
       ...this.reloader.status(),
       ...(this.file === undefined ? {} : { file: this.file }),
       size,
       rejected: index?.rejected ?? 0,
-      rolesUnresolved: this.unresolved,
+      rolesUnresolved: unresolved,
       ...(this.rolesOf ? { rolesBundle: this.rolesOf.bundle } : {}),
     };
-    if (size > 0 && this.unresolved / size > UNRESOLVED_PROBLEM_SHARE && this.rolesOf) {
+    if (this.overlay.held > 0)
+      status.provisioned = {
+        users: this.overlay.held,
+        synced: this.overlay.entries,
+        rolesUnresolved: this.overlay.unresolved,
+      };
+    if (size > 0 && unresolved / size > UNRESOLVED_PROBLEM_SHARE && this.rolesOf) {
       status.rolesProblem =
-        `${this.unresolved} of ${size} records (${pct(this.unresolved / size)}) name a role that bundle ` +
+        `${unresolved} of ${size} records (${pct(unresolved / size)}) name a role that bundle ` +
         `${this.rolesOf.bundle} does not know; those users are not synced`;
     }
     return status;

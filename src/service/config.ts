@@ -161,6 +161,82 @@ export const OPTIONS = {
       "the shrink guard compares with the largest record count accepted within this window (0: the current index only)",
     schema: { type: "number", minimum: 0, maximum: 31536000, default: 86400 },
   },
+  "scim-token-file": {
+    value: "FILE",
+    description:
+      "turn on the SCIM 2.0 service provider at /scim/v2 on the decision port: the identity manager's bearer " +
+      "token is this file's content (read again when the file changes); needs --scim-journal or --scim-postgres-url",
+    unset: "none (SCIM off)",
+    schema: { type: "string", minLength: 1 },
+  },
+  "scim-journal": {
+    value: "FILE",
+    description:
+      "one process: every accepted SCIM change is appended to this file and flushed before the answer; replayed " +
+      "at start",
+    unset: "none",
+    schema: { type: "string", minLength: 1 },
+  },
+  "scim-postgres-url": {
+    value: "URL",
+    description:
+      "a fleet: SCIM changes committed to this PostgreSQL database, each replica loading it at start and following " +
+      "it (LISTEN/NOTIFY); the password may come from PGPASSWORD instead",
+    unset: "none",
+    schema: { type: "string", pattern: "^postgres(ql)?://" },
+  },
+  "scim-sub-attribute": {
+    value: "NAME",
+    description: "the SCIM user attribute that is the directory record's sub (the token's sub)",
+    schema: { enum: ["externalId", "userName", "id"], default: "externalId" },
+  },
+  "scim-tenant-attribute": {
+    value: "PATH",
+    description: "the SCIM user attribute that is the record's tenant_id (a path; an extension's with its URN)",
+    schema: {
+      type: "string",
+      minLength: 1,
+      default: "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:organization",
+    },
+  },
+  "scim-tenant-id": {
+    value: "ID",
+    description: "one tenant_id for every SCIM user (then --scim-tenant-attribute is not read)",
+    unset: "none",
+    schema: { type: "string", minLength: 1 },
+  },
+  "scim-max-body-bytes": {
+    value: "N",
+    description: "largest SCIM request body (413 above)",
+    schema: { type: "integer", minimum: 1024, maximum: 67108864, default: 1048576 },
+  },
+  "scim-max-operations": {
+    value: "N",
+    description: "most operations in one SCIM PATCH (413 above)",
+    schema: { type: "integer", minimum: 1, maximum: 100000, default: 1000 },
+  },
+  "scim-max-page-size": {
+    value: "N",
+    description: "most resources in one SCIM list answer (a larger count is lowered to it)",
+    schema: { type: "integer", minimum: 1, maximum: 10000, default: 200 },
+  },
+  "scim-max-resources": {
+    value: "N",
+    description: "most SCIM users and groups held (a create above answers 403)",
+    schema: { type: "integer", minimum: 1, maximum: 20000000, default: 2000000 },
+  },
+  "scim-max-deprovision-share": {
+    value: "0..1",
+    description:
+      "largest share of the synced SCIM users that deletions and deactivations may take out within the window; " +
+      "a change beyond it is held (503, not applied, reported); 1 turns the guard off",
+    schema: { type: "number", minimum: 0, maximum: 1, default: 0.1 },
+  },
+  "scim-deprovision-window-seconds": {
+    value: "S",
+    description: "the window of --scim-max-deprovision-share",
+    schema: { type: "number", minimum: 1, maximum: 604800, default: 3600 },
+  },
   "roles-claim": {
     value: "NAME",
     description: "read roles from this token claim instead of a directory",
@@ -705,6 +781,7 @@ const COMBINATION_CHECKS: ((config: ServiceConfig) => string | undefined)[] = [
         "FILE or --authzen-pep-clients ID"
       : undefined,
   (config) => decisionLogConfigProblem(config),
+  (config) => scimConfigProblem(config),
   (config) => {
     if (!config.noDirectory) return undefined;
     const other =
@@ -714,19 +791,52 @@ const COMBINATION_CHECKS: ((config: ServiceConfig) => string | undefined)[] = [
           ? "--directory-url"
           : config.rolesClaim !== undefined
             ? "--roles-claim"
-            : undefined;
+            : config.scimTokenFile !== undefined
+              ? "--scim-token-file"
+              : undefined;
     return other && `config.noDirectory: cannot be combined with ${other}; drop one of them`;
   },
   (config) =>
     !config.noDirectory &&
     config.directory === undefined &&
     config.directoryUrl === undefined &&
-    config.rolesClaim === undefined
+    config.rolesClaim === undefined &&
+    config.scimTokenFile === undefined
       ? "config: neither --directory nor --roles-claim is set, so every user call would be denied (not_synced); " +
         "pass --directory FILE (or --directory-url URL) or --roles-claim NAME, or --no-directory for an " +
         "application-only deployment"
       : undefined,
 ];
+
+/** The --scim-* options that only make sense together. */
+function scimConfigProblem(config: ServiceConfig): string | undefined {
+  const on = config.scimTokenFile !== undefined;
+  const stores = [config.scimJournal, config.scimPostgresUrl].filter((v) => v !== undefined).length;
+  if (!on) {
+    if (config.scimJournal !== undefined) return "config.scimJournal: needs --scim-token-file (SCIM is off without it)";
+    if (config.scimPostgresUrl !== undefined)
+      return "config.scimPostgresUrl: needs --scim-token-file (SCIM is off without it)";
+    return undefined;
+  }
+  if (stores === 0)
+    return (
+      "config.scimTokenFile: needs a store for the changes: --scim-journal FILE (one process) or " +
+      "--scim-postgres-url URL (a fleet)"
+    );
+  if (stores === 2)
+    return "config.scimPostgresUrl: cannot be combined with --scim-journal (one store of SCIM changes); drop one";
+  if (config.rolesClaim !== undefined)
+    return (
+      "config.scimTokenFile: cannot be combined with --roles-claim (SCIM feeds the directory, which a roles " +
+      "claim replaces); drop one"
+    );
+  if (config.scimJournal !== undefined && config.workers > 1)
+    return (
+      "config.scimJournal: one process writes a journal, and --workers is above 1; use --scim-postgres-url " +
+      "(every worker follows the database) or --workers 1"
+    );
+  return undefined;
+}
 
 /** Labels every event carries whatever the operator sets (OPA's). */
 const RESERVED_LABELS = ["id", "version"];

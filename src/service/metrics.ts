@@ -27,6 +27,38 @@ export interface ServiceMetrics {
   decisions: DecisionCounts;
 }
 
+/** A count the service keeps elsewhere (a status field), exposed as a counter: Prometheus' rate() needs the type. */
+export function statusCounter(registry: Registry, name: string, help: string, value: () => number): Counter {
+  return new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(value());
+    },
+  });
+}
+
+/** A status value as a gauge; across workers (--workers N) it takes the worst worker's value (`aggregator`). */
+export function statusGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  aggregator: "min" | "max",
+  value: () => number,
+): Gauge {
+  return new Gauge({
+    name,
+    help,
+    aggregator,
+    registers: [registry],
+    collect() {
+      this.set(value());
+    },
+  });
+}
+
 export function createMetrics(sources: {
   keys: () => ReloadCounts & {
     reloadFailures?: number;
@@ -45,28 +77,9 @@ export function createMetrics(sources: {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const decisions = new DecisionCounts(registry);
-  // A count the service keeps elsewhere (a status field), exposed as a counter: Prometheus' rate() needs the type.
-  const counter = (name: string, help: string, value: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(value());
-      },
-    });
-  // Across workers (--workers N) counters and histograms add up; a status gauge takes the worst worker's value.
+  const counter = (name: string, help: string, value: () => number) => statusCounter(registry, name, help, value);
   const gauge = (name: string, help: string, aggregator: "min" | "max", value: () => number) =>
-    new Gauge({
-      name,
-      help,
-      aggregator,
-      registers: [registry],
-      collect() {
-        this.set(value());
-      },
-    });
+    statusGauge(registry, name, help, aggregator, value);
   const info = buildInfo();
   new Gauge({
     name: "portier_build_info",

@@ -25,6 +25,8 @@ import { checkInputFiles } from "./parts/input-files.js";
 import { issuerKeys } from "./parts/issuer-keys.js";
 import { livePolicy, readVerificationKey } from "./parts/live-policy.js";
 import { syncedUsers } from "./parts/synced-users.js";
+import { scimProvider } from "./scim/start-scim.js";
+import { registerScimMetrics } from "./scim/metrics.js";
 import { shadowCandidate } from "./parts/shadow-candidate.js";
 import { decisionLog } from "./parts/decision-log.js";
 import { decisionTracing } from "./parts/decision-tracing.js";
@@ -95,6 +97,7 @@ async function start(config: ServiceConfig, options: StartOptions, stack: PartSt
   const memoCounts = { hits: 0, misses: 0 };
   const policy = await stack.use(() => livePolicy(config, logger, verificationKey, memoCounts));
   const directory = await stack.use(() => syncedUsers(config, logger, policy));
+  const scim = await stack.use(() => scimProvider(config, directory, logger));
   const shadow = (await stack.use(() => shadowCandidate(config, logger, verificationKey)))?.shadow;
   const decisionLogs = await stack.use(() => decisionLog(config, logger, policy));
   const tracer = await stack.use(() => decisionTracing(options.tracer, tracing, logger));
@@ -107,6 +110,7 @@ async function start(config: ServiceConfig, options: StartOptions, stack: PartSt
     memo: () => memoCounts,
   });
   if (shadow) registerShadowMetrics(metrics.registry, () => shadow.status());
+  if (scim) registerScimMetrics(metrics.registry, () => scim.status());
   registerDecisionLogMetrics(metrics.registry, decisionLogs.stats, config.decisionLogBufferBytes);
   shareWorkerRegistry(metrics.registry);
   const decide = createDecide({
@@ -143,6 +147,7 @@ async function start(config: ServiceConfig, options: StartOptions, stack: PartSt
     stopping: () => stopping,
     decisionLogs,
     authzen: authzen?.router,
+    scim,
   };
   const app = createApp(deps, config.adminPort === undefined ? "all" : "decisions");
   const http = await stack.use(() =>

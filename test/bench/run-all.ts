@@ -17,6 +17,7 @@ const BENCHES = [
   "directory",
   "replay",
   "shadow",
+  "scim",
   "bundle-bomb",
 ];
 // Bounded so that the whole run stays within ~10 minutes on 2 loaded cores: the directory benchmark without the

@@ -30,6 +30,8 @@ import { StaleBundleError } from "../../src/review/stale-bundle.js";
 import { ReviewSourceError } from "../../src/review/review-sides.js";
 import { MaskRuleError } from "../../src/service/decision-logs/mask.js";
 import { TokenFileError } from "../../src/service/decision-logs/token-file.js";
+import { JournalError } from "../../src/service/scim/journal-store.js";
+import { ScimError } from "../../src/service/scim/scim-error.js";
 import { InputFileError } from "../../src/files/read-input-file.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 
@@ -61,6 +63,8 @@ const SINGLE: [ErrorClass, string, PortierError][] = [
   [LogRulesReadsError, "log_rules_reads_failed", new LogRulesReadsError("opa deps failed:\n1 error occurred")],
   [MaskRuleError, "decision_log_mask_invalid", new MaskRuleError("mask: /input/x is not a JSON pointer")],
   [TokenFileError, "decision_log_token_file", new TokenFileError("token file: empty")],
+  [JournalError, "scim_journal_invalid", new JournalError("scim.journal:3: not a journal step")],
+  [ScimError, "scim_error", new ScimError(409, "uniqueness", "userName is taken")],
 ];
 
 const TOKEN_CODES = [

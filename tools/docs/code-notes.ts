@@ -105,6 +105,10 @@ export const CODE_NOTES: Record<string, string> = {
     'The bundle\'s decision-log rules (`portier.log`) answered something other than a set of JSON pointers under `/input` or `/result` (or upserts), or a `drop` that is not a boolean. The event is dropped and counted (`portier_decision_logs_dropped_total{reason="rule_error"}`); fix the rule.',
   decision_log_token_file:
     "`--decision-log-token-file` cannot be read, is empty, or holds more than one bearer token. At start the service exits 2; a bad change later keeps the previous token and `/ready` lists the problem.",
+  scim_error:
+    "A SCIM request was refused, answered as RFC 7644 section 3.12 writes it: `status`, `scimType` where RFC 7644 has one (`invalidFilter`, `uniqueness`, `invalidValue`, `invalidSyntax`, `mutability`, `invalidPath`, `noTarget`) and a `detail` naming the field or option at fault. A 503 (the de-provisioning guard, or the store unavailable) carries Retry-After and applied nothing; see docs/scim.md.",
+  scim_journal_invalid:
+    "`--scim-journal` cannot be read or written, or a line before its last is not a journal step (a damaged file). At start the service exits 2 naming the line rather than lose a change; a failed write later answers 503 and applies nothing.",
   file_refused: "The family of the two codes below: a file named by an option was refused before it was read.",
   file_not_regular:
     "A file named by an option (`--bundle`, `--jwks`, `--directory`, `--config`, `--verification-key`, `--decision-log-token-file`) is a device, a FIFO, a socket or a folder; Portier reads regular files only (a link to one counts). At start the service exits 2; at a reload the previous one keeps serving.",

@@ -57,8 +57,10 @@ async function scrape(): Promise<string> {
     const { publicKey } = await generateKeyPair("ES256");
     const jwks = join(dir, "jwks.json");
     writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "k", alg: "ES256" }] }));
+    writeFileSync(join(dir, "scim-token"), "reference-token");
     const config = loadConfig(
-      // The bundle is its own shadow candidate, so that the shadow series are listed too.
+      // The bundle is its own shadow candidate, so that the shadow series are listed too; SCIM is on (a journal
+      // in the temp folder) for its series.
       [
         "--issuer",
         "https://auth.example",
@@ -70,6 +72,10 @@ async function scrape(): Promise<string> {
         BUNDLE,
         "--directory",
         DIRECTORY,
+        "--scim-token-file",
+        join(dir, "scim-token"),
+        "--scim-journal",
+        join(dir, "scim.journal"),
       ],
       { PORTIER_PORT: "0", PORTIER_GRPC_PORT: "0", PORTIER_WORKERS: "1", PORTIER_LOG_LEVEL: "silent" },
     );

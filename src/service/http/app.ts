@@ -11,6 +11,8 @@ import type { ServiceMetrics } from "../metrics.js";
 import { METRICS_CONTENT_TYPE, serviceMetrics } from "../cluster-metrics.js";
 import type { Shadow } from "../shadow/shadow.js";
 import { shadowProblem } from "../shadow/start-shadow.js";
+import { SCIM_PREFIX } from "../scim/routes.js";
+import type { RunningScim } from "../scim/start-scim.js";
 
 /** What the operator endpoints read: the state of the keys, policy and directory, and the metrics. */
 export interface AppDeps {
@@ -26,11 +28,13 @@ export interface AppDeps {
   decisionLogs?: { problem(): string | undefined };
   /** With --authzen-pep-key-file or --authzen-pep-clients: the AuthZEN endpoints (src/service/authzen). */
   authzen?: express.Router | undefined;
+  /** With --scim-token-file: the SCIM endpoints (decision port) and their problems and status. */
+  scim?: Pick<RunningScim, "router" | "problem" | "status"> | undefined;
 }
 
 /** What /ready answers (ready: 200, else 503); gRPC health (grpc/health.ts) reports the same. */
 export function readiness(
-  deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "shadow" | "stopping" | "decisionLogs">,
+  deps: Pick<AppDeps, "verifier" | "policy" | "directory" | "shadow" | "stopping" | "decisionLogs" | "scim">,
 ): {
   ready: boolean;
   missing: string[];
@@ -59,6 +63,8 @@ export function readiness(
   if (shadow) problems.push(shadow);
   const logProblem = deps.decisionLogs?.problem();
   if (logProblem) problems.push(logProblem);
+  const scimProblem = deps.scim?.problem();
+  if (scimProblem) problems.push(scimProblem);
   return { ready: missing.length === 0, missing, problems };
 }
 
@@ -82,6 +88,7 @@ export function createApp(deps: AppDeps, endpoints: "all" | "decisions" | "admin
   });
 
   if (endpoints !== "admin" && deps.authzen) app.use(deps.authzen);
+  if (endpoints !== "admin" && deps.scim) app.use(SCIM_PREFIX, deps.scim.router);
 
   if (endpoints !== "admin") {
     // POST /decide, /forward-auth/<gateway> and /envoy are answered before Express (listener.ts).
@@ -129,6 +136,7 @@ function mountOperatorEndpoints(app: express.Express, deps: AppDeps): void {
       keys: deps.verifier.status(),
       directory: deps.directory?.status() ?? null,
       shadow: deps.shadow?.status() ?? null,
+      ...(deps.scim ? { scim: deps.scim.status() } : {}),
     });
   });
 

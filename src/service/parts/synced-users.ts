@@ -5,6 +5,7 @@
  * count the records the live bundle's names resolve; when a bundle goes live, the records its names cannot
  * resolve are counted again and reported (not refused: a policy change is authoritative, and fewer roles is the
  * fail-closed direction). A directory server that is down at start leaves the service not ready (and polling).
+ * With --scim-token-file and neither, the directory holds the users SCIM provisions (Directory.provisioned).
  */
 import type { Logger } from "pino";
 import { Directory } from "../../directory/index.js";
@@ -19,7 +20,7 @@ export async function syncedUsers(
   logger: Logger,
   policy: PolicyHolder,
 ): Promise<Part<Directory | undefined>> {
-  if (!config.directory && !config.directoryUrl) return { value: undefined };
+  if (!config.directory && !config.directoryUrl && !config.scimTokenFile) return { value: undefined };
   const live = policy.current;
   const options = {
     watch: config.watch,
@@ -37,7 +38,11 @@ export async function syncedUsers(
   };
   let directory: Directory;
   try {
-    directory = url ? await Directory.poll(url, options) : await Directory.open(config.directory!, options);
+    directory = url
+      ? await Directory.poll(url, options)
+      : config.directory
+        ? await Directory.open(config.directory, options)
+        : await Directory.provisioned(options);
   } catch (err) {
     throw new StartError(`config.directory: ${messageOf(err)}`);
   }
