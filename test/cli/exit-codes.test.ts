@@ -48,7 +48,7 @@ describe("broken data/ exits 2 from every command that reads it, naming the file
     "%s",
     async (_name, args) => {
       const r = await portier(args());
-      expect(r.stderr).toMatch(/data\/routes\.json: 2:1: invalid JSON/);
+      expect(r.stderr).toMatch(/data\/routes\.json:2:1: invalid JSON/);
       expect(r.code).toBe(EXIT.error);
     },
     60_000,
