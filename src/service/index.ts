@@ -6,3 +6,4 @@ export { loadConfig, ConfigError, SERVICE_OPTIONS, type ServiceConfig } from "./
 export { startService, listenFailure, type RunningService } from "./start-service.js";
 export { stopAccepting } from "./connection-drain.js";
 export { checkConfig } from "./check-config.js";
+export { decisionLogSinks } from "./decision-log-sinks.js";

@@ -6,6 +6,7 @@
  * the decision log line carries the same trace_id/span_id; a request flagged not sampled exports nothing.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findBinary, startGateway, type RunningGateway } from "./harness/gateways.js";
 import { bearer, send } from "./harness/http.js";
@@ -13,6 +14,7 @@ import {
   jaegerMissing,
   startJaeger,
   tagsOf,
+  traceProcesses,
   traceSpans,
   type JaegerSpan,
   type RunningJaeger,
@@ -23,6 +25,7 @@ import { machineToken } from "./harness/tokens.js";
 import { startUpstream, type RunningUpstream } from "./harness/upstream.js";
 import { until } from "../service/helpers.js";
 
+const PACKAGE_VERSION = (JSON.parse(readFileSync("package.json", "utf8")) as { version: string }).version;
 const skip = jaegerMissing() || findBinary("nginx") === undefined;
 
 describe.skipIf(skip)("traces through nginx, found in Jaeger", () => {
@@ -41,6 +44,8 @@ describe.skipIf(skip)("traces through nginx, found in Jaeger", () => {
     service = await startServiceProcess(issuer.url, [], {
       OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
       OTEL_SERVICE_NAME: "portier-e2e",
+      // The resource: attributes of the deployment, percent-encoded values; service.name is OTEL_SERVICE_NAME's.
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=e2e,team=platform%20ops,service.name=ignored",
       // Batches leave at once, so the test does not wait the default 5 s per batch.
       OTEL_BSP_SCHEDULE_DELAY: "100",
     });
@@ -101,6 +106,18 @@ describe.skipIf(skip)("traces through nginx, found in Jaeger", () => {
     expect(text).not.toContain("traceAllow");
 
     expect(line).toMatchObject({ trace_id: sent.trace, span_id: decision.spanID });
+
+    // The resource: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, the running version and this process's id.
+    const resource = (await traceProcesses(jaeger!, sent.trace))[decision.processID]!;
+    expect(resource.serviceName).toBe("portier-e2e");
+    expect(resource.tags).toMatchObject({
+      "deployment.environment.name": "e2e",
+      team: "platform ops",
+      "service.version": PACKAGE_VERSION,
+    });
+    expect(resource.tags["service.instance.id"]).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+    );
   });
 
   it("records a deny with its reason, and the line carries the same ids", async () => {

@@ -29,6 +29,12 @@ describe("portier dev", () => {
           .split("\n")
           .filter((l) => /^(MACHINE_TOKEN|CODE|USER_TOKEN|curl) ?=?/.test(l))
           .join("\n");
+        // The lines name the callback on the port it listens on (--callback-port 0: not the default 8400).
+        const listening = out.split("\n").find((l) => l.startsWith('{"msg":"listening"'));
+        const callback = `${(JSON.parse(listening!) as { signin: string }).signin}callback`;
+        expect(callback).not.toContain(":8400/");
+        expect(script).toContain(`redirect_uri=${encodeURIComponent(callback)}&`);
+        expect(script).toContain(`--data-urlencode redirect_uri=${callback} `);
         const run = spawnSync("bash", ["-c", script], { encoding: "utf8", timeout: 30_000 });
         const answers = run.stdout
           .split("\n")

@@ -2,7 +2,9 @@
  * Test support: a real HTTP collector of OPA's decision-log upload protocol (POST of gzip JSON arrays), on
  * 127.0.0.1 and a port of its own, that a test can make fail: answer 5xx, 400 or 413, stall (accept and never
  * answer), refuse connections (stopped, then started again on the same port), and come back. It keeps every
- * event it accepted, the raw bodies, and the Authorization headers it saw.
+ * event it accepted, the raw bodies, and the Authorization headers it saw. Like a collector that trusts the
+ * header (OPA's protocol sends Content-Encoding: gzip), it inflates a body only when Content-Encoding says gzip:
+ * a gzip body sent without the header is not JSON, and gets 400, so an upload that loses the header fails.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -37,9 +39,11 @@ export async function startCollector(): Promise<Collector> {
       const body = Buffer.concat(chunks);
       let events: Record<string, unknown>[] = [];
       try {
-        events = JSON.parse(gunzipSync(body).toString()) as Record<string, unknown>[];
+        const gzip = req.headers["content-encoding"]?.trim().toLowerCase() === "gzip";
+        events = JSON.parse((gzip ? gunzipSync(body) : body).toString()) as Record<string, unknown>[];
+        if (!Array.isArray(events)) throw new TypeError("not an array");
       } catch {
-        res.writeHead(400).end("not a gzip JSON array");
+        res.writeHead(400).end("not a JSON array (inflated when Content-Encoding: gzip)");
         c.posts.push({ bytes: body.length, events: 0, authorization: req.headers.authorization, status: 400 });
         return;
       }

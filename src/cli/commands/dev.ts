@@ -53,13 +53,13 @@ export const SPEC = {
   exits: { ok: "stopped by a signal (a start-up failure exits 2)" },
 } as const satisfies CommandSpec;
 const VERIFIER = "portier-dev-pkce-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
-const REDIRECT = "http://127.0.0.1:8400/callback";
 
-export function curlLines(issuerUrl: string, serviceUrl: string): string[] {
+/** The curl lines `portier dev` prints; callbackUrl is the sign-in page's /callback on the port it listens on. */
+export function curlLines(issuerUrl: string, serviceUrl: string, callbackUrl: string): string[] {
   const challenge = createHash("sha256").update(VERIFIER).digest("base64url");
   const authorize =
     `${issuerUrl}/connect/authorize?response_type=code&client_id=portier-demo-web` +
-    `&redirect_uri=${encodeURIComponent(REDIRECT)}` +
+    `&redirect_uri=${encodeURIComponent(callbackUrl)}` +
     "&scope=openid%20profile%20email%20apiclients&state=dev-state&nonce=dev-nonce" +
     `&code_challenge=${challenge}&code_challenge_method=S256&login_hint=enseignant.jeune`;
   const extract = `sed -E 's/.*"access_token":"([^"]+)".*/\\1/'`;
@@ -74,7 +74,7 @@ export function curlLines(issuerUrl: string, serviceUrl: string): string[] {
     "# 2. a user token for enseignant.jeune (authorization code + PKCE; dev login_hint skips the login form)",
     `CODE=$(curl -s -o /dev/null -w '%{redirect_url}' '${authorize}' | sed -E 's/.*[?&]code=([^&]+).*/\\1/')`,
     `USER_TOKEN=$(curl -s -X POST ${issuerUrl}/connect/token -d grant_type=authorization_code ` +
-      `-d client_id=portier-demo-web -d "code=$CODE" --data-urlencode redirect_uri=${REDIRECT} ` +
+      `-d client_id=portier-demo-web -d "code=$CODE" --data-urlencode redirect_uri=${callbackUrl} ` +
       `-d code_verifier=${VERIFIER} | ${extract})`,
     "# 3. ask Portier",
     ask("USER_TOKEN", "/v2/ORG001/elevesJeunes/42/absences"),
@@ -157,7 +157,7 @@ export async function run(argv: string[]): Promise<number> {
   console.log(JSON.stringify({ msg: "listening", url: service.url, issuer: issuer.url, signin: web.url }));
   console.log(`\nPortier dev: issuer ${issuer.url}, decision service ${service.url} (sample data, development only)\n`);
   console.log(`Open in a browser to sign in as a sample user and get a token with curl lines: ${web.url}\n`);
-  console.log(curlLines(issuer.url, service.url).join("\n"));
+  console.log(curlLines(issuer.url, service.url, web.redirectUri).join("\n"));
   console.log("\nCtrl-C to stop.");
   await stopped;
   // The service first (it finishes requests in flight, which may need the issuer's keys), then the issuer.

@@ -13,7 +13,7 @@ export const SPEC = {
   name: "portier issuer",
   summary: "Local OpenID Connect issuer for development only (not for production).",
   options: {
-    port: { type: "string", value: "N", description: "port to listen on (0 = any free port)", default: "8300" },
+    port: { type: "string", value: "N", description: "port to listen on (0 = any free port)", default: "9400" },
     host: { type: "string", value: "H", description: "address to bind", default: "127.0.0.1 (loopback)" },
     "issuer-url": {
       type: "string",
@@ -36,7 +36,8 @@ export const SPEC = {
   exits: { ok: "stopped by a signal (a start-up failure exits 2)" },
 } as const satisfies CommandSpec;
 
-export const DEFAULT_ISSUER_PORT = 8300;
+// The port every example and `portier dev --issuer-port` use.
+export const DEFAULT_ISSUER_PORT = 9400;
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);

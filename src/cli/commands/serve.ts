@@ -14,6 +14,7 @@ import {
   checkConfig,
   ConfigError,
   startService,
+  decisionLogSinks,
   SERVICE_OPTIONS,
   type RunningService,
   type ServiceConfig,
@@ -74,8 +75,9 @@ async function runCheck(config: ServiceConfig): Promise<number> {
   }
 }
 
-function announce(service: RunningService): void {
+function announce(service: RunningService, config: ServiceConfig): void {
   const revision = service.policy.engine?.revision ?? null;
+  const decisionLogs = decisionLogSinks(config);
   // A worker has no port of its own (the primary says "listening" with the URL once one is ready).
   if (cluster.isWorker)
     service.logger.info(
@@ -84,6 +86,7 @@ function announce(service: RunningService): void {
         ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}),
         ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}),
         revision,
+        decisionLogs,
         worker: cluster.worker?.id,
       },
       "worker ready",
@@ -96,6 +99,7 @@ function announce(service: RunningService): void {
         ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}),
         ...(service.grpcAddress ? { grpcAddress: service.grpcAddress } : {}),
         revision,
+        decisionLogs,
       },
       "listening",
     );
@@ -136,7 +140,7 @@ async function runSingle(config: ServiceConfig): Promise<number> {
     console.error(`portier serve: ${messageOf(start.failed)}`);
     return EXIT.error;
   }
-  announce(start.service);
+  announce(start.service, config);
   await stop(start.service, await signal);
   return 0;
 }
@@ -181,7 +185,7 @@ async function runWorker(config: ServiceConfig): Promise<number> {
   }
   const service = (live.service = start.service);
   if (stopping) service.beginStop();
-  announce(service);
+  announce(service, config);
   await toPrimary({
     portier: "listening",
     ...(service.adminUrl ? { adminUrl: service.adminUrl } : {}),

@@ -11,6 +11,8 @@ import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "pino";
 import { redactUrls } from "../../reload/index.js";
 import type { TracingSettings } from "./tracing-env.js";
+import { randomUUID } from "node:crypto";
+import { buildInfo } from "../build-info.js";
 
 /** Trace-context headers as the adapter read them (lower-case names, every value in order). */
 export type TraceHeaders = ReadonlyMap<string, readonly string[]>;
@@ -52,6 +54,20 @@ export interface DecisionTracer {
 }
 
 const DECISION_SPAN = "portier.decide";
+
+/**
+ * The resource every span carries: OTEL_RESOURCE_ATTRIBUTES, the service name, the version of Portier running
+ * (service.version) and an id of this process (service.instance.id, a UUID per process: each --workers process
+ * is an instance), either of the last two set by OTEL_RESOURCE_ATTRIBUTES when it names them.
+ */
+function resourceOf(settings: TracingSettings): Record<string, string> {
+  return {
+    "service.version": buildInfo().version,
+    "service.instance.id": randomUUID(),
+    ...settings.resourceAttributes,
+    "service.name": settings.serviceName,
+  };
+}
 
 /**
  * The propagators read a header through this getter. A header sent more than once is ambiguous (some hop
@@ -107,7 +123,7 @@ export async function startDecisionTracer(
     parentbased_traceidratio: new sdk.ParentBasedSampler({ root: ratio }),
   }[settings.sampler];
   const provider = new sdk.BasicTracerProvider({
-    resource: resourceFromAttributes({ "service.name": settings.serviceName }),
+    resource: resourceFromAttributes(resourceOf(settings)),
     sampler: root,
     // OTEL_BSP_* size the queue (2048 spans by default: spans past it are dropped and logged) and the batches.
     spanProcessors: [new sdk.BatchSpanProcessor(exporter ?? new OTLPTraceExporter({ url: settings.url }))],

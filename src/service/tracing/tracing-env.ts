@@ -1,7 +1,8 @@
 /**
  * Whether `portier serve` traces, read from the standard OpenTelemetry environment variables: off (nothing of
  * the SDK loaded) unless an OTLP endpoint is set, and every variable Portier acts on checked at start, so that
- * a typo is a start-up failure naming the variable instead of a silent fallback. Headers, timeouts,
+ * a typo is a start-up failure naming the variable instead of a silent fallback. OTEL_SERVICE_NAME and
+ * OTEL_RESOURCE_ATTRIBUTES name the resource the spans carry. Headers, timeouts,
  * compression and certificates (OTEL_EXPORTER_OTLP_HEADERS, ..._TIMEOUT, ...) are read by the OTLP exporter.
  */
 import { PortierError } from "../../errors/portier-error.js";
@@ -35,6 +36,35 @@ export interface TracingSettings {
   sampler: SamplerName;
   /** The ratio of the traceidratio samplers (OTEL_TRACES_SAMPLER_ARG, default 1). */
   ratio: number;
+  /** OTEL_RESOURCE_ATTRIBUTES, decoded (service.name is serviceName's). */
+  resourceAttributes: Record<string, string>;
+}
+
+/**
+ * OTEL_RESOURCE_ATTRIBUTES: comma-separated key=value pairs, each value percent-encoded (OpenTelemetry's
+ * resource SDK specification); an entry that is not key=value, or a value that does not decode, names itself.
+ */
+function resourceAttributes(env: Env): Record<string, string> {
+  const raw = value(env, "OTEL_RESOURCE_ATTRIBUTES");
+  const out: Record<string, string> = {};
+  if (raw === undefined) return out;
+  for (const entry of raw.split(",")) {
+    const eq = entry.indexOf("=");
+    const key = entry.slice(0, eq).trim();
+    let decoded: string | undefined;
+    try {
+      decoded = eq > 0 ? decodeURIComponent(entry.slice(eq + 1).trim()) : undefined;
+    } catch {
+      decoded = undefined;
+    }
+    if (!key || decoded === undefined)
+      throw new TracingConfigError(
+        `OTEL_RESOURCE_ATTRIBUTES: "${entry.trim().slice(0, 80)}" is not key=value (percent-encode "," "=" and ` +
+          `spaces in a value), e.g. deployment.environment.name=prod,service.namespace=platform`,
+      );
+    out[key] = decoded;
+  }
+  return out;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -91,5 +121,8 @@ export function readTracingEnv(env: Env): TracingSettings | undefined {
     throw new TracingConfigError(
       `OTEL_TRACES_SAMPLER_ARG="${arg}": the ratio of ${sampler} must be a number from 0 to 1`,
     );
-  return { url: where.url, serviceName: value(env, "OTEL_SERVICE_NAME") ?? "portier", sampler, ratio };
+  const attributes = resourceAttributes(env);
+  // OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the specification's order).
+  const serviceName = value(env, "OTEL_SERVICE_NAME") ?? attributes["service.name"] ?? "portier";
+  return { url: where.url, serviceName, sampler, ratio, resourceAttributes: attributes };
 }

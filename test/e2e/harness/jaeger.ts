@@ -108,6 +108,25 @@ export async function traceSpans(jaeger: RunningJaeger, traceId: string): Promis
   return body.data?.[0]?.spans ?? [];
 }
 
+/** The process (resource) of each span of a trace: its service name and its tags as a plain object. */
+export async function traceProcesses(
+  jaeger: RunningJaeger,
+  traceId: string,
+): Promise<Record<string, { serviceName: string; tags: Record<string, unknown> }>> {
+  const res = await fetch(`${jaeger.queryUrl}/api/traces/${traceId}`);
+  if (!res.ok) throw new Error(`jaeger query: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as {
+    data?: { processes: Record<string, { serviceName: string; tags: { key: string; value: unknown }[] }> }[];
+  };
+  const processes = body.data?.[0]?.processes ?? {};
+  return Object.fromEntries(
+    Object.entries(processes).map(([id, p]) => [
+      id,
+      { serviceName: p.serviceName, tags: Object.fromEntries(p.tags.map((t) => [t.key, t.value])) },
+    ]),
+  );
+}
+
 /** A span's tags as a plain object. */
 export function tagsOf(span: JaegerSpan): Record<string, unknown> {
   return Object.fromEntries(span.tags.map((t) => [t.key, t.value]));

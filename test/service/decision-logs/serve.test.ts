@@ -96,6 +96,15 @@ describe("portier serve --decision-log-url", () => {
     collector = await startCollector();
     const c = collector;
     const svc = await serve(["--decision-log-url", c.url, "--no-decision-log-stdout"]);
+    // The start-up line names where the decision log goes.
+    const listening = svc
+      .output()
+      .split("\n")
+      .find((l) => l.includes('"event":"listening"'));
+    expect((JSON.parse(listening!) as { decisionLogs: unknown }).decisionLogs).toEqual({
+      stdout: false,
+      collector: c.url,
+    });
     const token = await userToken(keys, TEACHER);
     const ids = await decisions(svc.url, token, 20);
     c.mode = "fail";

@@ -18,6 +18,7 @@ const B3_PARENT = "e457b5a2e4d86bd1";
 const SETTINGS: TracingSettings = {
   url: "http://127.0.0.1:1/v1/traces",
   serviceName: "t",
+  resourceAttributes: {},
   sampler: "parentbased_always_on",
   ratio: 1,
 };

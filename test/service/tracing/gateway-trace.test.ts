@@ -35,7 +35,12 @@ beforeAll(async () => {
     },
     shutdown: () => Promise.resolve(),
   };
-  const settings = { url: "http://127.0.0.1:1/v1/traces", serviceName: "t", sampler: "parentbased_always_on" as const };
+  const settings = {
+    url: "http://127.0.0.1:1/v1/traces",
+    serviceName: "t",
+    sampler: "parentbased_always_on" as const,
+    resourceAttributes: {},
+  };
   const tracer = await startDecisionTracer({ ...settings, ratio: 1 }, pino({ level: "silent" }), exporter);
   const keys = await makeKeys();
   svc = await serveInProcess([...sampleServeArgs(keys), "--grpc-port", "0"], {}, { tracer });

@@ -31,6 +31,7 @@ describe("readTracingEnv", () => {
       serviceName: "portier",
       sampler: "parentbased_always_on",
       ratio: 1,
+      resourceAttributes: {},
     });
   });
 
@@ -48,7 +49,35 @@ describe("readTracingEnv", () => {
       serviceName: "portier-eu",
       sampler: "parentbased_traceidratio",
       ratio: 0.25,
+      resourceAttributes: {},
     });
+  });
+
+  it.each([
+    ["a=1", {}, { a: "1" }, "portier"],
+    [
+      "deployment.environment.name=prod, team=platform%20ops%2Cid",
+      {},
+      { "deployment.environment.name": "prod", team: "platform ops,id" },
+      "portier",
+    ],
+    ["service.name=from-attributes,x=y=z", {}, { "service.name": "from-attributes", x: "y=z" }, "from-attributes"],
+    [
+      "service.name=from-attributes",
+      { OTEL_SERVICE_NAME: "from-name" },
+      { "service.name": "from-attributes" },
+      "from-name",
+    ],
+  ])("OTEL_RESOURCE_ATTRIBUTES=%s gives its attributes and the service name", (attrs, more, expected, name) => {
+    const s = readTracingEnv({ ...BASE, OTEL_RESOURCE_ATTRIBUTES: attrs, ...more });
+    expect(s?.resourceAttributes).toEqual(expected);
+    expect(s?.serviceName).toBe(name);
+  });
+
+  it.each(["novalue", "=x", "a=1,,b=2", "a=%zz"])("OTEL_RESOURCE_ATTRIBUTES=%s is refused by name", (attrs) => {
+    expect(refusal({ ...BASE, OTEL_RESOURCE_ATTRIBUTES: attrs })).toMatch(
+      /^OTEL_RESOURCE_ATTRIBUTES: ".*" is not key=value/,
+    );
   });
 
   it("refuses, by name, what it cannot act on", () => {
