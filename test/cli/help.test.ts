@@ -85,8 +85,7 @@ describe("portier", () => {
   it("--version prints the package version", async () => {
     const r = await portierProcess(["--version"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(
-      `portier ${(JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string }).version}\n`,
-    );
+    const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
+    expect(r.stdout).toBe(`portier ${pkg.version}\n`);
   }, 60_000);
 });
