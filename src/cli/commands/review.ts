@@ -130,10 +130,10 @@ export async function run(argv: string[]): Promise<number> {
   const [base, head] = positionals;
   if (base === undefined || positionals.length > 2)
     throw usageError(SPEC, `expected BASE and an optional HEAD, got ${positionals.length} argument(s)`);
-  const format = values.format ?? "md";
+  const format = values.format ?? SPEC.options.format.default;
   if (!isOneOf(FORMATS, format))
     throw usageError(SPEC, `--format must be one of ${FORMATS.join(", ")}, got "${format}"`);
-  const failOn = values["fail-on"] ?? "new-allows";
+  const failOn = values["fail-on"] ?? SPEC.options["fail-on"].default;
   if (!isOneOf(FAIL_ON, failOn))
     throw usageError(SPEC, `--fail-on must be one of ${FAIL_ON.join(", ")}, got "${failOn}"`);
   const min = minCoverageOption(SPEC, values["min-coverage"]);
