@@ -6,8 +6,8 @@
  * own stop.
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
+import { packageVersion } from "../../files/package-version.js";
 import type { LogRules } from "../../engine/index.js";
 import type { ServiceConfig } from "../config.js";
 import type { DecisionRecord, DecisionRecordSink } from "../decide/record.js";
@@ -33,13 +33,6 @@ export interface DecisionLogs extends DecisionRecordSink {
 /** The bundle name OPA's `bundles` field reports. */
 const BUNDLE_NAME = "portier";
 
-function portierVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
-  return pkg.version;
-}
-
 /** --decision-log-label "a=1,b=2" as an object. */
 function operatorLabels(text: string | undefined): Record<string, string> {
   const labels: Record<string, string> = {};
@@ -57,7 +50,7 @@ export function createDecisionLogs(
   rules: () => LogRules | undefined,
 ): DecisionLogs {
   const stats = newStats();
-  const labels = { ...operatorLabels(config.decisionLogLabel), id: randomUUID(), version: portierVersion() };
+  const labels = { ...operatorLabels(config.decisionLogLabel), id: randomUUID(), version: packageVersion() };
   // The sinks, each on its options (undefined: off).
   const sinks = [stdoutSink(config, logger), collectorSink(config, stats, logger)].filter(
     (s): s is DecisionSink => s !== undefined,
