@@ -1,12 +1,13 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
-// Sized for CI on a busy 2-core machine (load average 7-8 from other jobs), where the suite must fail only when a
-// test fails. A test worker answers vitest's main process over an RPC channel whose timeout vitest 3 fixes at 60 s
-// (birpc's default; no config option sets it): a worker whose event loop is held longer than that (a synchronous
-// `opa build`, a WebAssembly compile, a starved CPU) gets `Timeout calling "onTaskUpdate"`, an unhandled error that
-// turns the run red with every test green. What shortens those stalls is fewer processes fighting for the cores: one
-// fork per core (at most 4), not four forks on two cores.
+// Sized for CI on a busy 2-core machine, where the suite must fail only when a test fails. A test worker answers
+// vitest's main process over an RPC channel whose timeout vitest 3 fixes at 60 s (birpc's default; no config
+// option sets it): a worker whose event loop is held longer than that (a synchronous `opa build`, a WebAssembly
+// compile, a starved CPU) gets `Timeout calling "onTaskUpdate"`, an unhandled error that turns the run red with
+// every test green. One fork per core (at most 4), not four on two, keeps fewer processes fighting for the cores;
+// it does not remove the 60 s bound: beside two CPU hogs at a load average of 30-40 the error still came, once per
+// run of test/auth, engine, directory, catalog and review.
 const FORKS = Math.max(1, Math.min(4, availableParallelism()));
 
 export default defineConfig({
