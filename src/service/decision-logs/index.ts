@@ -14,6 +14,7 @@ import type { DecisionRecord, DecisionRecordSink } from "../decide/record.js";
 import { collectorSink } from "./collector-sink.js";
 import { DecisionLogPipeline } from "./pipeline.js";
 import type { DecisionSink } from "./sink.js";
+import { operatorLabels } from "./labels.js";
 import { newStats, type DecisionLogStats } from "./stats.js";
 import { stdoutSink } from "./stdout-sink.js";
 
@@ -32,16 +33,6 @@ export interface DecisionLogs extends DecisionRecordSink {
 
 /** The bundle name OPA's `bundles` field reports. */
 const BUNDLE_NAME = "portier";
-
-/** --decision-log-label "a=1,b=2" as an object. */
-function operatorLabels(text: string | undefined): Record<string, string> {
-  const labels: Record<string, string> = {};
-  for (const pair of (text ?? "").split(",").filter(Boolean)) {
-    const eq = pair.indexOf("=");
-    labels[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return labels;
-}
 
 /** Throws TokenFileError when --decision-log-token-file cannot be read (a start-up failure). */
 export function createDecisionLogs(
