@@ -1,6 +1,7 @@
 /**
- * Lists the lines of src/**\/*.ts longer than the bar (120 characters by default), strings, template literals and
- * comments included (prettier wraps code at its print width but not those), as `path:line: N characters`:
+ * Lists the lines of the .ts files under --root (src/, test/ and tools/ in `make lint`) longer than the bar (120
+ * characters by default), strings, template literals and comments included (prettier wraps code at its print width
+ * but not those), as `path:line: N characters`:
  *
  *   npx tsx tools/check-line-length.ts [--root src] [--max 120]
  *

@@ -116,9 +116,12 @@ function main(argv: string[]): number {
   const maxNonNull = bar(values["max-non-null-per-kloc"], "--max-non-null-per-kloc");
   const { folders, total } = countTree(values.root);
   const row = (name: string, c: AssertionCounts) =>
-    `${name.padEnd(12)} ${String(c.lines).padStart(6)} ${String(c.as).padStart(5)} ${perKiloLine(c.as, c.lines).toFixed(1).padStart(7)} ${String(c.asUnknownAs).padStart(12)} ${String(c.nonNull).padStart(5)} ${perKiloLine(c.nonNull, c.lines).toFixed(1).padStart(7)}`;
+    `${name.padEnd(12)} ${String(c.lines).padStart(6)} ${String(c.as).padStart(5)} ` +
+    `${perKiloLine(c.as, c.lines).toFixed(1).padStart(7)} ${String(c.asUnknownAs).padStart(12)} ` +
+    `${String(c.nonNull).padStart(5)} ${perKiloLine(c.nonNull, c.lines).toFixed(1).padStart(7)}`;
   console.log(
-    `${"folder".padEnd(12)} ${"lines".padStart(6)} ${"as".padStart(5)} ${"as/kloc".padStart(7)} ${"as unknown as".padStart(12)} ${"!".padStart(5)} ${"!/kloc".padStart(7)}`,
+    `${"folder".padEnd(12)} ${"lines".padStart(6)} ${"as".padStart(5)} ${"as/kloc".padStart(7)} ` +
+      `${"as unknown as".padStart(12)} ${"!".padStart(5)} ${"!/kloc".padStart(7)}`,
   );
   for (const [name, c] of [...folders].sort(([a], [b]) => a.localeCompare(b))) console.log(row(name, c));
   console.log(row("total", total));
@@ -127,11 +130,13 @@ function main(argv: string[]): number {
   const nonNullRate = perKiloLine(total.nonNull, total.lines);
   if (maxAs !== undefined && asRate > maxAs)
     failures.push(
-      `${total.as} \`as\` assertions in ${values.root}/ are ${asRate.toFixed(1)} per 1,000 lines, above the bar of ${maxAs} (--max-as-per-kloc): type the values instead (type guards, generics, typed validators, satisfies)`,
+      `${total.as} \`as\` assertions in ${values.root}/ are ${asRate.toFixed(1)} per 1,000 lines, above the bar ` +
+        `of ${maxAs} (--max-as-per-kloc): type the values instead (type guards, generics, typed validators, satisfies)`,
     );
   if (maxNonNull !== undefined && nonNullRate > maxNonNull)
     failures.push(
-      `${total.nonNull} non-null assertions in ${values.root}/ are ${nonNullRate.toFixed(1)} per 1,000 lines, above the bar of ${maxNonNull} (--max-non-null-per-kloc)`,
+      `${total.nonNull} non-null assertions in ${values.root}/ are ${nonNullRate.toFixed(1)} per 1,000 lines, ` +
+        `above the bar of ${maxNonNull} (--max-non-null-per-kloc)`,
     );
   for (const f of failures) console.error(`count-assertions: ${f}`);
   return failures.length > 0 ? 1 : 0;

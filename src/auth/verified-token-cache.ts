@@ -1,8 +1,9 @@
 /**
- * Bounded LRU of verified access tokens, keyed by SHA-256 of the token (the token itself is not kept
+ * Bounded LRU (lru-cache) of verified access tokens, keyed by SHA-256 of the token (the token itself is not kept
  * as a key). Entries die with the token's exp, and all entries signed by a kid go when that key is removed.
  */
 import { hash } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import type { VerifiedAccessToken } from "./types.js";
 
 export interface CacheEntry {
@@ -13,8 +14,11 @@ export interface CacheEntry {
 }
 
 export class VerifiedTokenCache {
-  private map = new Map<string, CacheEntry>();
-  constructor(private readonly max: number) {}
+  /** undefined when the cache is off (a size of 0). */
+  private readonly lru: LRUCache<string, CacheEntry> | undefined;
+  constructor(max: number) {
+    this.lru = max > 0 ? new LRUCache<string, CacheEntry>({ max }) : undefined;
+  }
 
   static keyOf(token: string): string {
     // One-shot hash (Node >= 20.12): a third cheaper than createHash().update().digest(), on every request.
@@ -22,39 +26,33 @@ export class VerifiedTokenCache {
   }
 
   get size(): number {
-    return this.map.size;
+    return this.lru?.size ?? 0;
   }
 
+  /** The entry, made the most recently used. */
   get(key: string): CacheEntry | undefined {
-    const e = this.map.get(key);
-    if (!e) return undefined;
-    this.map.delete(key); // move to most-recent
-    this.map.set(key, e);
-    return e;
+    return this.lru?.get(key);
   }
 
   delete(key: string): void {
-    this.map.delete(key);
+    this.lru?.delete(key);
   }
 
+  /** Stores the entry; past the bound the least recently used one goes. */
   set(key: string, entry: CacheEntry): void {
-    if (this.max <= 0) return;
-    this.map.delete(key);
-    this.map.set(key, entry);
-    while (this.map.size > this.max) {
-      const oldest = this.map.keys().next();
-      if (oldest.done) break;
-      this.map.delete(oldest.value);
-    }
+    this.lru?.set(key, entry);
   }
 
   /** Forget everything signed by these kids (key rotation / revocation). */
   dropKids(kids: readonly string[]): void {
+    if (this.lru === undefined) return;
     const gone = new Set(kids);
-    for (const [k, e] of this.map) if (gone.has(e.kid)) this.map.delete(k);
+    const drop: string[] = [];
+    for (const [k, e] of this.lru.entries()) if (gone.has(e.kid)) drop.push(k);
+    for (const k of drop) this.lru.delete(k);
   }
 
   clear(): void {
-    this.map.clear();
+    this.lru?.clear();
   }
 }

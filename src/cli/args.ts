@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import { PortierError } from "../errors/portier-error.js";
 import { didYouMean } from "../text/did-you-mean.js";
-import { codeOf, messageOf } from "../errors/caught.js";
+import { messageOf } from "../errors/caught.js";
 import { exitCodesHelp, type ExitMeanings } from "./exit-codes.js";
 
 export class UsageError extends PortierError {
@@ -117,30 +117,29 @@ export function parse<const O extends Record<string, OptionSpec>>(argv: string[]
       positionals: string[];
     };
   } catch (err) {
-    throw usageError(spec, argumentProblem(err, Object.keys(options)));
+    throw usageError(spec, argumentProblem(err, argv, options));
   }
 }
 
 /**
- * Node's parseArgs error in our words, one line, without its advice about `--` separators: the option named,
- * with the nearest known one for an unknown option.
+ * What parseArgs refused, in our words, one line: found again in its tokens (the options as parsed without
+ * strictness), not read from its message. The option named, with the nearest known one for an unknown option.
  */
-function argumentProblem(err: unknown, known: string[]): string {
-  const message = messageOf(err);
-  const option = /'(-[^' ]+)/.exec(message)?.[1];
-  switch (codeOf(err)) {
-    case "ERR_PARSE_ARGS_UNKNOWN_OPTION": {
-      const name = option ?? message;
-      const flags = known.map((o) => `--${o}`);
-      return `unknown option ${name}${didYouMean(name.replace(/=.*$/, ""), flags, (s) => s)}`;
+function argumentProblem(err: unknown, argv: string[], options: ParseOptions): string {
+  const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
+  for (const t of tokens) {
+    if (t.kind !== "option") continue;
+    const o = options[t.name];
+    if (o === undefined) {
+      const flags = Object.keys(options).map((name) => `--${name}`);
+      return `unknown option ${t.rawName}${didYouMean(t.rawName, flags, (s) => s)}`;
     }
-    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
-      return /does not take an argument/.test(message)
-        ? `${option ?? "the option"} takes no value`
-        : `${option ?? "the option"} needs a value`;
-    default:
-      return message.replace(/\. To specify a positional argument.*$/s, "");
+    if (o.type === "boolean" && t.value !== undefined) return `${t.rawName} takes no value`;
+    // A string option without a value, or whose value was taken from the next argument that looks like an option.
+    if (o.type === "string" && (t.value === undefined || (!t.inlineValue && t.value.startsWith("-"))))
+      return `${t.rawName} needs a value`;
   }
+  return messageOf(err);
 }
 
 /** Whether a value given on the command line is one of the choices, and so of their type. */

@@ -4,7 +4,7 @@
  * 0 success, 1 the command's finding, 2 the command could not answer; an error is one line, no stack trace).
  * main.ts runs it for the process; tests run it in process.
  */
-import { readFileSync } from "node:fs";
+import { packageVersion } from "../files/package-version.js";
 import { failureOf } from "./failure.js";
 import { EXIT } from "./exit-codes.js";
 import { didYouMean } from "../text/did-you-mean.js";
@@ -41,9 +41,7 @@ function usage(): string {
 }
 
 function version(): string {
-  // src/cli/ and dist/cli/ are both two folders below package.json.
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-  return `portier ${pkg.version}`;
+  return `portier ${packageVersion()}`;
 }
 
 async function dispatch(argv: string[]): Promise<number> {

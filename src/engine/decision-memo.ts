@@ -2,8 +2,8 @@
  * A bounded memo of decisions for one engine (one bundle revision: a new bundle makes a new engine and so
  * a new, empty memo). The key is the exact policy input as the JSON text the engine writes into wasm
  * memory, so a lookup costs one hash of a string the engine builds anyway. Least recently used entries go
- * first once either bound (entries, bytes) is reached. Stored decisions are frozen: a caller can read
- * them, never change what the next caller gets.
+ * first once either bound (entries, bytes) is reached (lru-cache's max and maxSize). Stored decisions are
+ * frozen: a caller can read them, never change what the next caller gets.
  * Admission (TinyLFU's "doorkeeper"): a decision is stored the second time its key is missed, not the
  * first. The doorkeeper is a table of 32-bit fingerprints of once-missed keys, one slot per entry (rounded up to
  * a power of two), a newer key taking an older one's slot: it holds no strings, so on traffic that never
@@ -13,6 +13,7 @@
  * miss early: the memo's answers are looked up by the exact key, never by the fingerprint. The price is one
  * more evaluation per distinct input before it can hit.
  */
+import { LRUCache } from "lru-cache";
 import type { Decision } from "./types.js";
 
 export interface DecisionMemoOptions {
@@ -56,11 +57,6 @@ function fingerprintOf(key: string): number {
   return h | 1;
 }
 
-interface Entry {
-  decision: Decision;
-  bytes: number;
-}
-
 /** Freezes a decision and the objects it holds (its shape is known: route, route.parameters, would_deny). */
 function freezeDecision(d: Decision): Decision {
   if (d.route !== null && typeof d.route === "object") {
@@ -72,10 +68,7 @@ function freezeDecision(d: Decision): Decision {
 }
 
 export class DecisionMemo {
-  private readonly map = new Map<string, Entry>();
-  private readonly maxEntries: number;
-  private readonly maxBytes: number;
-  private bytes = 0;
+  private readonly lru: LRUCache<string, Decision>;
   private readonly counts: MemoCounts;
   /** The doorkeeper: the fingerprints of keys missed once, one slot each (the slot is the fingerprint's low bits). */
   private readonly seen: Int32Array;
@@ -86,8 +79,8 @@ export class DecisionMemo {
       throw new TypeError("memo entries must be a whole number >= 1");
     const bytes = options.bytes ?? DEFAULT_MEMO_BYTES;
     if (!Number.isInteger(bytes) || bytes < 1) throw new TypeError("memo bytes must be a whole number >= 1");
-    this.maxEntries = options.entries;
-    this.maxBytes = bytes;
+    // An entry's size is measured once, when it is admitted (set's size), never by lru-cache.
+    this.lru = new LRUCache<string, Decision>({ max: options.entries, maxSize: bytes });
     this.counts = options.counts ?? { hits: 0, misses: 0 };
     const slots = 2 ** Math.ceil(Math.log2(options.entries));
     this.seen = new Int32Array(slots);
@@ -95,16 +88,10 @@ export class DecisionMemo {
   }
 
   get(key: string): Decision | undefined {
-    const entry = this.map.get(key);
-    if (entry === undefined) {
-      this.counts.misses++;
-      return undefined;
-    }
-    this.counts.hits++;
-    // Most recently used last: Map keeps insertion order.
-    this.map.delete(key);
-    this.map.set(key, entry);
-    return entry.decision;
+    const decision = this.lru.get(key);
+    if (decision === undefined) this.counts.misses++;
+    else this.counts.hits++;
+    return decision;
   }
 
   /**
@@ -119,20 +106,9 @@ export class DecisionMemo {
       this.seen[slot] = hash;
       return decision;
     }
-    const bytes = 2 * (key.length + JSON.stringify(decision).length) + ENTRY_OVERHEAD_BYTES;
-    if (bytes > this.maxBytes) return decision;
-    const old = this.map.get(key);
-    if (old !== undefined) {
-      this.map.delete(key);
-      this.bytes -= old.bytes;
-    }
-    while (this.map.size >= this.maxEntries || this.bytes + bytes > this.maxBytes) {
-      const oldest = this.map.entries().next().value as [string, Entry];
-      this.map.delete(oldest[0]);
-      this.bytes -= oldest[1].bytes;
-    }
-    this.map.set(key, { decision: freezeDecision(decision), bytes });
-    this.bytes += bytes;
+    const size = 2 * (key.length + JSON.stringify(decision).length) + ENTRY_OVERHEAD_BYTES;
+    if (size > this.lru.maxSize) return decision; // larger than the whole bound: never stored
+    this.lru.set(key, freezeDecision(decision), { size });
     return decision;
   }
 }

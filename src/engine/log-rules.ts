@@ -7,6 +7,7 @@
  * the next event with the same parts (a memo bounded in entries and bytes, one per bundle revision): a user's many
  * decisions with one token cost one evaluation. Without them, every event is evaluated whole.
  */
+import { LRUCache } from "lru-cache";
 import { resultOf, type PolicyInstance } from "./policy-instance.js";
 import { PolicyEvaluationError } from "./errors.js";
 
@@ -83,24 +84,20 @@ export function logRulesOf(instance: PolicyInstance, reads: string[][] | undefin
     return Object.freeze({ drop, mask });
   };
   if (reads === undefined) return { evaluate: (_event, encoded) => run(encoded()) };
-  const memo = new Map<string, LogRulesAnswer>();
-  let units = 0;
+  // Sized by the key's UTF-16 units. Read with peek(), which leaves the order alone: the oldest answer goes first.
+  const memo = new LRUCache<string, LogRulesAnswer>({
+    max: MEMO_ENTRIES,
+    maxSize: MEMO_UNITS,
+    maxEntrySize: MEMO_KEY_UNITS,
+    sizeCalculation: (_answer, key) => key.length,
+  });
   return {
     evaluate(event) {
       const key = JSON.stringify(project(event, reads));
-      const known = memo.get(key);
+      const known = memo.peek(key);
       if (known !== undefined) return known;
       const answer = run(key);
-      if (key.length <= MEMO_KEY_UNITS) {
-        // Oldest first: a Map iterates in insertion order.
-        while (memo.size >= MEMO_ENTRIES || (memo.size > 0 && units + key.length > MEMO_UNITS)) {
-          const oldest = memo.keys().next().value!;
-          units -= oldest.length;
-          memo.delete(oldest);
-        }
-        memo.set(key, answer);
-        units += key.length;
-      }
+      memo.set(key, answer);
       return answer;
     },
   };

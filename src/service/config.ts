@@ -17,6 +17,7 @@ import { Ajv } from "ajv";
 import { redactUrls } from "../reload/index.js";
 import { didYouMean } from "../text/did-you-mean.js";
 import { SIGNING_ALGS } from "../engine/index.js";
+import { operatorLabels } from "./decision-logs/labels.js";
 
 export const DEFAULT_BUNDLE = fileURLToPath(new URL("../../build/bundle.tar.gz", import.meta.url));
 
@@ -855,8 +856,7 @@ function decisionLogConfigProblem(config: ServiceConfig): string | undefined {
       "config.decisionLogTokenFile: cannot be combined with Basic credentials in --decision-log-url; " +
       "drop one of them"
     );
-  for (const pair of (config.decisionLogLabel ?? "").split(",").filter(Boolean)) {
-    const name = pair.slice(0, pair.indexOf("="));
+  for (const name of Object.keys(operatorLabels(config.decisionLogLabel))) {
     if (RESERVED_LABELS.includes(name))
       return (
         `config.decisionLogLabel: the label "${name}" is set by Portier (${RESERVED_LABELS.join(", ")}); ` +

@@ -116,7 +116,8 @@ describe("validateIdToken", () => {
       "alg none",
       "alg_not_allowed",
       async () =>
-        `${Buffer.from('{"alg":"none"}').toString("base64url")}.${Buffer.from(JSON.stringify(idClaims("RS256"))).toString("base64url")}.`,
+        `${Buffer.from('{"alg":"none"}').toString("base64url")}.` +
+        `${Buffer.from(JSON.stringify(idClaims("RS256"))).toString("base64url")}.`,
     ],
     ["garbage", "token_malformed", async () => "a.b"],
   ];

@@ -14,7 +14,8 @@ afterEach(() => open.splice(0).forEach((v) => v.close()));
 
 describe("a truncated JWKS file", () => {
   it("every proper prefix is refused; the whole file loads", async () => {
-    const text = `${JSON.stringify({ keys: [(await makeKey("k1")).publicJwk, (await makeKey("k2")).publicJwk] }, null, 1)}\n`;
+    const keys = [(await makeKey("k1")).publicJwk, (await makeKey("k2")).publicJwk];
+    const text = `${JSON.stringify({ keys }, null, 1)}\n`;
     const file = join(mkdtempSync(join(tmpdir(), "portier-jwks-prefix-")), "jwks.json");
     const loads = async (content: string) => {
       writeFileSync(file, content);

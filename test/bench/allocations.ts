@@ -108,7 +108,9 @@ export async function main(): Promise<void> {
       for (const portier of [true, false]) {
         const key = `${portier ? "portier" : "same-shaped"}-${loadName}`;
         const env = { HEAP_SAMPLE_OUT: join(f.dir, `${key}.heapprofile`) };
-        const label = `${portier ? "Portier" : "same-shaped server"}, ${loadName === "decide" ? "/decide" : "/forward-auth"}`;
+        const label = `${
+          portier ? "Portier" : "same-shaped server"
+        }, ${loadName === "decide" ? "/decide" : "/forward-auth"}`;
         const nodeArgs = ["--import", SAMPLER];
         const start = portier
           ? () => startNode(label, nodeArgs, mainJs, serveArgs(f), { readyPath: "/ready", env })
@@ -130,14 +132,16 @@ export async function main(): Promise<void> {
       if (cells.some((x) => x !== "")) console.log(`| ${c} | ${cells.join(" | ")} |`);
     }
     console.log(
-      `| **total** | ${results.map((r) => `**${Math.round(r.bytesPerRequest).toLocaleString("en")} B**`).join(" | ")} |`,
+      `| **total** | ` +
+        `${results.map((r) => `**${Math.round(r.bytesPerRequest).toLocaleString("en")} B**`).join(" | ")} |`,
     );
     for (const r of results.filter((x) => x.label.startsWith("Portier"))) {
       console.log(`\n${r.label}: the functions that allocate most (bytes per request, self)`);
       for (const [frame, n] of r.top) console.log(`  ${Math.round(n).toString().padStart(6)} B  ${frame}`);
     }
     console.log(
-      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, on ${availableParallelism()} cores. Allocation flame graphs: build/profile/alloc-*.svg.`,
+      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, ` +
+        `on ${availableParallelism()} cores. Allocation flame graphs: build/profile/alloc-*.svg.`,
     );
   } finally {
     rmSync(f.dir, { recursive: true, force: true });

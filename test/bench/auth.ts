@@ -81,10 +81,12 @@ export async function main(): Promise<void> {
       `  ${name.padEnd(44)} ${fmt(rates[i]!).padStart(10)} ${median(cpu[i]!).toFixed(0).padStart(6)} us CPU each`,
     );
   console.log(
-    `  ratio b/a (uncached vs jose) ${ratio(1).toFixed(3)} throughput, ${cpuRatio(1).toFixed(3)} by CPU per verification`,
+    `  ratio b/a (uncached vs jose) ${ratio(1).toFixed(3)} throughput, ${cpuRatio(1).toFixed(3)} by CPU per ` +
+      `verification`,
   );
   console.log(
-    `  ratio c/a (cached vs jose)   ${ratio(2).toFixed(3)} throughput, ${cpuRatio(2).toFixed(3)} by CPU per verification`,
+    `  ratio c/a (cached vs jose)   ${ratio(2).toFixed(3)} throughput, ${cpuRatio(2).toFixed(3)} by CPU per ` +
+      `verification`,
   );
   uncached.close();
   cached.close();

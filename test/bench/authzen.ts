@@ -156,7 +156,14 @@ async function main(): Promise<void> {
       const got = await decisions(s.url, name);
       const wrong = expected.flatMap((e, i) => (got.single[i] !== e || got.batch[i] !== e ? [i] : []));
       console.log(
-        `${name}: ${wrong.length === 0 ? "the scenario's 25 decisions, on both endpoints" : `differs on ${wrong.length} of 25: ${wrong.map((i) => `${CASES[i]!.method} ${CASES[i]!.route} (user ${Math.floor(i / 5) + 1})`).join(", ")}`}`,
+        `${name}: ${
+          wrong.length === 0
+            ? "the scenario's 25 decisions, on both endpoints"
+            : `differs on ` +
+              `${wrong.length} of 25: ${wrong
+                .map((i) => `${CASES[i]!.method} ${CASES[i]!.route} (user ` + `${Math.floor(i / 5) + 1})`)
+                .join(", ")}`
+        }`,
       );
     }
 
@@ -200,7 +207,8 @@ async function main(): Promise<void> {
         ["Cerbos", ce],
       ] as const)
         console.log(
-          `| ${label} | ${name} | ${fmt(m.rps)} | ${fmt(m.rps * perRequest)} | ${m.cpu.toFixed(1)} | ${m.p99.toFixed(2)} |`,
+          `| ${label} | ${name} | ${fmt(m.rps)} | ${fmt(m.rps * perRequest)} | ${m.cpu.toFixed(1)} | ` +
+            `${m.p99.toFixed(2)} |`,
         );
       console.log(
         `| ${label} | Portier / Cerbos | ${(po.rps / ce.rps).toFixed(2)}x | | ${(po.cpu / ce.cpu).toFixed(2)}x | ` +

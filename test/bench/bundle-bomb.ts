@@ -74,7 +74,8 @@ export async function main(): Promise<void> {
     console.log(`bundle bomb: ${(statSync(file).size / 2 ** 20).toFixed(1)} MiB gzip -> ${INFLATED_MIB} MiB inflated`);
     console.log(`  ${r.outcome}`);
     console.log(
-      `  time to refusal ${r.ms} ms, longest event-loop stall ${r.maxEventLoopStallMs} ms, peak RSS of the loading process ${r.peakRssMiB} MiB`,
+      `  time to refusal ${r.ms} ms, longest event-loop stall ${r.maxEventLoopStallMs} ms, peak RSS of the loading ` +
+        `process ${r.peakRssMiB} MiB`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

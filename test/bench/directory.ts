@@ -5,7 +5,8 @@
  *     5 reloads (BENCH_DIRECTORY_RELOADS) relative to one index;
  *   - the worst decision latency while a 1M directory reloads (a decision due every 1 ms);
  * (Decisions/s with a 1M directory vs a tiny one: service.ts, through the real service, with CPU time per request.)
- * Run: npx tsx test/bench/directory.ts (make bench sets BENCH_DIRECTORY_PREVIOUS=0 BENCH_DIRECTORY_RELOADS=2); the 10M check (streaming only, memory and load time):
+ * Run: npx tsx test/bench/directory.ts (make bench sets BENCH_DIRECTORY_PREVIOUS=0 BENCH_DIRECTORY_RELOADS=2); the 10M
+ * check (streaming only, memory and load time):
  *   BENCH_DIRECTORY_RECORDS=10000000 BENCH_DIRECTORY_RELOADS=1 npx tsx test/bench/directory.ts
  */
 import { spawn } from "node:child_process";
@@ -98,7 +99,8 @@ export async function main(): Promise<void> {
     const n = RECORDS.toLocaleString("en");
 
     console.log(
-      `Memory and load time, ${n} records (NDJSON; JSON array for the load time too); bytes = heap + ArrayBuffers after gc():`,
+      `Memory and load time, ${n} records (NDJSON; JSON array for the load time too); bytes = heap + ArrayBuffers ` +
+        `after gc():`,
     );
     // The previous loader is the baseline of the streaming one; make bench leaves it out (BENCH_DIRECTORY_PREVIOUS=0)
     // to stay within ~10 minutes on a loaded machine, where its 1M loads take over a minute each.
@@ -108,14 +110,20 @@ export async function main(): Promise<void> {
     for (const impl of impls) {
       const m = (mem[impl] = await probe<Memory>("memory", impl, big));
       console.log(
-        `  ${impl.padEnd(10)} ${m.bytesPerRecord.toFixed(0).padStart(4)} B/record (heap ${m.heapPerRecord.toFixed(0)}, buffers ${m.buffersPerRecord.toFixed(0)}), load ${(m.loadMs / 1000).toFixed(2)} s; ` +
-          `after ${m.reloads} reloads ${m.afterReloadsVsOne.toFixed(2)}x one index, RSS +${mb(m.rssAfterReloads)} (peak +${mb(m.peakRss)})`,
+        `  ${impl.padEnd(10)} ${m.bytesPerRecord.toFixed(0).padStart(4)} B/record ` +
+          `(heap ${m.heapPerRecord.toFixed(0)}, buffers ${m.buffersPerRecord.toFixed(0)}), ` +
+          `load ${(m.loadMs / 1000).toFixed(2)} s; ` +
+          `after ${m.reloads} reloads ${m.afterReloadsVsOne.toFixed(2)}x one index, RSS ` +
+          `+${mb(m.rssAfterReloads)} (peak +${mb(m.peakRss)})`,
       );
     }
     if (mem.previous && mem.streaming) {
       const { streaming: s, previous: p } = mem;
       console.log(
-        `  streaming vs previous: ${(s.bytesPerRecord / p.bytesPerRecord).toFixed(2)}x the bytes, ${(s.loadMs / p.loadMs).toFixed(2)}x the load time, ${(s.fullGcMs / p.fullGcMs).toFixed(2)}x the full GC`,
+        `  streaming vs ` +
+          `previous: ${(s.bytesPerRecord / p.bytesPerRecord).toFixed(2)}x the ` +
+          `bytes, ${(s.loadMs / p.loadMs).toFixed(2)}x the load time, ${(s.fullGcMs / p.fullGcMs).toFixed(2)}x ` +
+          `the full GC`,
       );
     }
     if (RECORDS > 4_000_000) return;
@@ -123,7 +131,8 @@ export async function main(): Promise<void> {
     for (const impl of impls) {
       const m = await probe<Memory>("memory", impl, bigJson);
       console.log(
-        `  ${impl.padEnd(10)} JSON array: load ${(m.loadMs / 1000).toFixed(2)} s, ${m.bytesPerRecord.toFixed(0)} B/record`,
+        `  ${impl.padEnd(10)} JSON array: ` +
+          `load ${(m.loadMs / 1000).toFixed(2)} s, ${m.bytesPerRecord.toFixed(0)} B/record`,
       );
     }
     rmSync(bigJson);
@@ -133,13 +142,16 @@ export async function main(): Promise<void> {
     for (const impl of impls) {
       const s = (st[impl] = await probe<Stall>("stall", impl, big));
       console.log(
-        `  ${impl.padEnd(10)} worst decision ${s.worstDecisionMs.toFixed(1)} ms, p99 ${s.p99DecisionMs.toFixed(1)} ms; longest gap between decisions ${s.worstGapCpuMs.toFixed(1)} ms of CPU; ` +
+        `  ${impl.padEnd(10)} worst decision ${s.worstDecisionMs.toFixed(1)} ms, ` +
+          `p99 ${s.p99DecisionMs.toFixed(1)} ms; longest gap between decisions ${s.worstGapCpuMs.toFixed(1)} ms of ` +
+          `CPU; ` +
           `${s.decisions} decisions during a ${(s.reloadMs / 1000).toFixed(2)} s reload`,
       );
     }
     if (st.previous && st.streaming)
       console.log(
-        `  streaming vs previous: worst decision ${(st.streaming.worstDecisionMs / st.previous.worstDecisionMs).toFixed(3)}x`,
+        `  streaming vs previous: worst ` +
+          `decision ${(st.streaming.worstDecisionMs / st.previous.worstDecisionMs).toFixed(3)}x`,
       );
   } finally {
     rmSync(dir, { recursive: true, force: true });

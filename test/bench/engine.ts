@@ -117,14 +117,18 @@ export async function main(): Promise<void> {
   );
   const floor = rates[0]!.perSecond;
   console.log(
-    "engine: evaluations per second of CPU time, in-process (median of interleaved rounds), ratio = floor's time / its time",
+    "engine: evaluations per second of CPU time, in-process (median of interleaved rounds), ratio = floor's time / " +
+      "its time",
   );
   for (const r of rates)
     console.log(
-      `  ${r.name.padEnd(62)} ${fmt(r.perSecond).padStart(10)}  ratio to floor ${(r.perSecond / floor).toFixed(3)}  ${(1e6 / r.perSecond).toFixed(1)} us`,
+      `  ${r.name.padEnd(62)} ${fmt(r.perSecond).padStart(10)}  ratio to ` +
+        `floor ${(r.perSecond / floor).toFixed(3)}  ${(1e6 / r.perSecond).toFixed(1)} us`,
     );
   console.log(
-    `  PolicyInstance vs SDK evaluate() on the object: trivial ${(rates[2]!.perSecond / rates[1]!.perSecond).toFixed(2)}x, portier/decision ${(rates[4]!.perSecond / rates[3]!.perSecond).toFixed(2)}x`,
+    `  PolicyInstance vs SDK evaluate() on the object: ` +
+      `trivial ${(rates[2]!.perSecond / rates[1]!.perSecond).toFixed(2)}x, ` +
+      `portier/decision ${(rates[4]!.perSecond / rates[3]!.perSecond).toFixed(2)}x`,
   );
 }
 

@@ -120,7 +120,10 @@ export function checkRequests(tokens: string[], path: string): unknown[] {
   }));
 }
 
-/** ghz's arguments for Authorization.Check on Portier's protos: `load` (rate, concurrency, duration), the data file, JSON out. */
+/**
+ * ghz's arguments for Authorization.Check on Portier's protos: `load` (rate, concurrency, duration), the data file,
+ * JSON out.
+ */
 export function ghzCheckArgs(address: string, specFile: string, load: string[]): string[] {
   return [
     "--insecure",
@@ -316,7 +319,9 @@ export function compiledBase(ref: string): string {
   }
 }
 
-/** A collector (of decision logs, or of OTLP spans) that reads every upload and answers 204, counting bytes and uploads. */
+/**
+ * A collector (of decision logs, or of OTLP spans) that reads every upload and answers 204, counting bytes and uploads.
+ */
 export async function startCollector(): Promise<{
   url: string;
   /** Its origin (http://127.0.0.1:port): an OTLP/HTTP endpoint, since it takes any POST. */

@@ -82,7 +82,8 @@ async function compareMaybe(fns: Record<string, () => unknown>): Promise<Map<str
 
 function report(title: string, before: number, after: number): void {
   console.log(
-    `  ${title.padEnd(58)} before ${fmt(before).padStart(9)}  after ${fmt(after).padStart(9)}  ${(after / before).toFixed(2)}x`,
+    `  ${title.padEnd(58)} before ${fmt(before).padStart(9)}  ` +
+      `after ${fmt(after).padStart(9)}  ${(after / before).toFixed(2)}x`,
   );
 }
 
@@ -400,18 +401,22 @@ async function overHttp(base: string, f: { jwksFile: string; directoryFile: stri
       }
     }
     console.log(
-      `Over HTTP with wrk (10 connections, 1 thread, ${rounds} interleaved rounds of ${seconds} s, medians; node dist/cli/main.js serve, one worker each):`,
+      `Over HTTP with wrk (10 connections, 1 thread, ${rounds} interleaved rounds of ${seconds} s, medians; node ` +
+        `dist/cli/main.js serve, one worker each):`,
     );
     for (const [label] of loads) {
       const b = samples.get(`${label}|before`)!;
       const a = samples.get(`${label}|after`)!;
       const [br, ar, bc, ac] = [median(b.rps), median(a.rps), median(b.cpuUs), median(a.cpuUs)];
       console.log(
-        `  ${label.padEnd(46)} before ${fmt(br).padStart(9)} (${bc.toFixed(0)} us CPU/req)  after ${fmt(ar).padStart(9)} (${ac.toFixed(0)} us CPU/req)  ${(ar / br).toFixed(3)}x req/s, ${(ac / bc).toFixed(3)}x CPU per request`,
+        `  ${label.padEnd(46)} before ${fmt(br).padStart(9)} (${bc.toFixed(0)} us CPU/req)  ` +
+          `after ${fmt(ar).padStart(9)} (${ac.toFixed(0)} us CPU/req) ` +
+          ` ${(ar / br).toFixed(3)}x req/s, ${(ac / bc).toFixed(3)}x CPU per request`,
       );
     }
     console.log(
-      `  load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`,
+      `  load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, ` +
+        `on ${availableParallelism()} cores`,
     );
   } finally {
     await Promise.all(servers.map(stopServer));

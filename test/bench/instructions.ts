@@ -67,10 +67,18 @@ export const CATEGORIES = [
   "libc",
   "other",
 ] as const;
-const COMPILER =
-  /v8::internal::(compiler|maglev|baseline|wasm)::|v8::internal::(Compiler|OptimizingCompileDispatcher|Parser|Deoptimizer|Scanner|BytecodeGenerator)/;
-const COLLECTOR =
-  /v8::internal::(Heap|Scavenger|Scavenging|MarkCompact|Marking|MinorMarkSweep|ConcurrentMarking|Sweeper|Evacuat|GCTracer|MemoryAllocator|PagedSpace|SemiSpace|NewSpace|MemoryChunk|RememberedSet|SlotSet|TypedSlot|PointersUpdating|IncrementalMarking|LocalHeap|Safepoint|WeakObjects|GlobalHandles|MainMarkingVisitor|YoungGeneration)/;
+const COMPILER = new RegExp(
+  String.raw`v8::internal::(compiler|maglev|baseline|wasm)::|v8::internal::(Compiler|` +
+    String.raw`OptimizingCompileDispatcher|Parser|` +
+    String.raw`Deoptimizer|Scanner|BytecodeGenerator)`,
+);
+const COLLECTOR = new RegExp(
+  String.raw`v8::internal::(Heap|Scavenger|Scavenging|MarkCompact|Marking|MinorMarkSweep|` +
+    String.raw`ConcurrentMarking|Sweeper|Evacuat|` +
+    String.raw`GCTracer|MemoryAllocator|PagedSpace|SemiSpace|NewSpace|MemoryChunk|RememberedSet|SlotSet|TypedSlot|` +
+    String.raw`PointersUpdating|IncrementalMarking|LocalHeap|Safepoint|WeakObjects|GlobalHandles|` +
+    String.raw`MainMarkingVisitor|YoungGeneration)`,
+);
 
 export function categoryOf(ob: string, fn: string): (typeof CATEGORIES)[number] {
   if (COMPILER.test(fn)) return CATEGORIES[0];
@@ -270,7 +278,8 @@ export async function main(): Promise<void> {
         const start = () => startServer(label, "valgrind", s.argv(key), { readyPath: s.readyPath, env: s.env });
         const m = await measure(label, start, load, f, key);
         console.log(
-          `${label}: ${m.rounds.map((r) => `${k(r.all)} (${k(r.steady)} without compiling)`).join(", ")} instructions per request (rounds, after ${m.warmUpRequests} requests of warm-up)`,
+          `${label}: ${m.rounds.map((r) => `${k(r.all)} (${k(r.steady)} without compiling)`).join(", ")} ` +
+            `instructions per request (rounds, after ${m.warmUpRequests} requests of warm-up)`,
         );
         results.push(m);
       }
@@ -289,13 +298,15 @@ export async function main(): Promise<void> {
       for (const r of rows.filter((x) => x !== shaped))
         if (shaped)
           console.log(
-            `${r.label}: ${(shaped.steady / r.steady).toFixed(3)}x the same-shaped server by requests per instruction (compilers left out; ${(shaped.perRequest / r.perRequest).toFixed(3)}x all counted)`,
+            `${r.label}: ${(shaped.steady / r.steady).toFixed(3)}x the same-shaped server by requests per ` +
+              `instruction (compilers left out; ${(shaped.perRequest / r.perRequest).toFixed(3)}x all counted)`,
           );
       if (base) {
         const before = rows.find((r) => r.label.startsWith(`Portier ${baseRef}`))!;
         const after = rows.find((r) => r.label === `Portier, ${loadName}`)!;
         console.log(
-          `Portier ${loadName}: after / before ${(after.steady / before.steady).toFixed(3)}x instructions per request (compilers left out; ${(after.perRequest / before.perRequest).toFixed(3)}x all counted)`,
+          `Portier ${loadName}: after / before ${(after.steady / before.steady).toFixed(3)}x instructions per ` +
+            `request (compilers left out; ${(after.perRequest / before.perRequest).toFixed(3)}x all counted)`,
         );
       }
     }
@@ -304,7 +315,9 @@ export async function main(): Promise<void> {
       for (const [fn, n] of r.top) console.log(`  ${k(n).padStart(7)}  ${fn}`);
     }
     console.log(
-      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, on ${availableParallelism()} cores (counts move much less with the load than CPU time, but they do: the collector and the batching of requests per wake-up follow the timing; count on a quiet machine).`,
+      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, ` +
+        `on ${availableParallelism()} cores (counts move much less with the load than CPU time, but they do: the ` +
+        `collector and the batching of requests per wake-up follow the timing; count on a quiet machine).`,
     );
   } finally {
     collector.server.close();

@@ -119,7 +119,8 @@ async function main(): Promise<void> {
   console.log(`root: ${ROOT}`);
   console.log(`decisions: ${sent} in ${seconds.toFixed(1)} s, stdout ${DRAIN ? "read and discarded" : "not read"}`);
   console.log(
-    `RSS before: ${before.rssMiB.toFixed(1)} MiB, after: ${after.rssMiB.toFixed(1)} MiB (growth ${(after.rssMiB - before.rssMiB).toFixed(1)} MiB), peak ${after.peakMiB.toFixed(1)} MiB`,
+    `RSS before: ${before.rssMiB.toFixed(1)} MiB, after: ${after.rssMiB.toFixed(1)} MiB ` +
+      `(growth ${(after.rssMiB - before.rssMiB).toFixed(1)} MiB), peak ${after.peakMiB.toFixed(1)} MiB`,
   );
   console.log(`portier_log_lines_dropped_total: ${m.dropped}, portier_log_buffer_bytes: ${m.buffered}`);
 

@@ -113,7 +113,8 @@ async function measure(
 
 export async function main(): Promise<void> {
   console.log(
-    `memo: engine.decide with a ${MEMO_ENTRIES}-entry memo vs without, ${USERS} users (Zipf 1.1), ${ROUTES.length} route templates (Zipf 1.1), ${REQUESTS} requests replayed in order`,
+    `memo: engine.decide with a ${MEMO_ENTRIES}-entry memo vs without, ${USERS} users (Zipf ` +
+      `1.1), ${ROUTES.length} route templates (Zipf 1.1), ${REQUESTS} requests replayed in order`,
   );
   const scenarios: [string, DecisionInput[]][] = [
     ["K = 1 id per parameter", traffic(1)],
@@ -127,7 +128,9 @@ export async function main(): Promise<void> {
     const distinct = new Set(inputs.map((i) => JSON.stringify(i))).size;
     const m = await measure(inputs);
     console.log(
-      `  ${name.padEnd(26)} distinct ${String(distinct).padStart(6)}  hit rate ${(100 * m.hitRate).toFixed(1).padStart(5)}%  no memo ${fmt(m.off).padStart(9)}  memo ${fmt(m.on).padStart(9)}  ratio ${(m.on / m.off).toFixed(3)}  (A/A ${m.control.toFixed(3)})`,
+      `  ${name.padEnd(26)} distinct ${String(distinct).padStart(6)}  hit ` +
+        `rate ${(100 * m.hitRate).toFixed(1).padStart(5)}%  no memo ${fmt(m.off).padStart(9)}  ` +
+        `memo ${fmt(m.on).padStart(9)}  ratio ${(m.on / m.off).toFixed(3)}  (A/A ${m.control.toFixed(3)})`,
     );
   }
 }
@@ -161,7 +164,10 @@ async function missPathShare(): Promise<void> {
   );
   const [bare, withMemo, decide] = rates.map((r) => 1e6 / r.perSecond) as [number, number, number];
   console.log(
-    `  miss path alone (never repeating): ${(withMemo - bare).toFixed(2)} us per decision, ${((100 * (withMemo - bare)) / decide).toFixed(1)}% of a decision without memo (${decide.toFixed(1)} us CPU)`,
+    `  miss path alone (never ` +
+      `repeating): ${(withMemo - bare).toFixed(2)} us per ` +
+      `decision, ${((100 * (withMemo - bare)) / decide).toFixed(1)}% of a decision without memo ` +
+      `(${decide.toFixed(1)} us CPU)`,
   );
 }
 

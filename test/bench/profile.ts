@@ -257,18 +257,22 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
       const what = c.loadName === "decide" ? "POST /decide" : "GET /forward-auth/nginx";
       flameGraph(
         c.folded,
-        `${c.subject.label}, ${what} under wrk (${CONNECTIONS} connections, ids never repeating): ${perf.ok ? "perf cpu-clock" : "node --cpu-prof"}`,
+        `${c.subject.label}, ${what} under wrk (${CONNECTIONS} connections, ids never ` +
+          `repeating): ${perf.ok ? "perf cpu-clock" : "node --cpu-prof"}`,
         svg,
       );
       if (c.loadName === "forward-auth") copyFileSync(svg, join(DOCS, `${base}.svg`));
       console.log(
-        `${c.subject.label}, ${what}: ${Math.round(rps).toLocaleString("en")} req/s, ${cpuUs.toFixed(0)} us CPU per request, ${samples} samples${c.bad ? `, ${c.bad} errors or non-2xx!` : ""} -> ${svg}`,
+        `${c.subject.label}, ${what}: ${Math.round(rps).toLocaleString("en")} req/s, ${cpuUs.toFixed(0)} us CPU ` +
+          `per request, ${samples} samples${c.bad ? `, ${c.bad} errors or non-2xx!` : ""} -> ${svg}`,
       );
     }
     const load1 = loadavg()[0]!;
     printTable(results);
     console.log(
-      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, on ${availableParallelism()} cores. Flame graphs of /forward-auth/nginx: docs/profile/; all folded stacks and graphs: build/profile/.`,
+      `\nLoad average: ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end, ` +
+        `on ${availableParallelism()} cores. Flame graphs of /forward-auth/nginx: docs/profile/; all folded stacks ` +
+        `and graphs: build/profile/.`,
     );
   } finally {
     rmSync(f.dir, { recursive: true, force: true });

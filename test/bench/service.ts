@@ -57,7 +57,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const RECORDS = Number(process.env.BENCH_SERVICE_RECORDS ?? 1_000_000);
 
-/** The directory users the tokens belong to: every one an `enseignant_jeune` (index % 3 === 0), spread over the file. */
+/**
+ * The directory users the tokens belong to: every one an `enseignant_jeune` (index % 3 === 0), spread over the file.
+ */
 const userIndex = (k: number) => 3 * Math.floor((k * Math.floor(RECORDS / 3)) / USERS);
 
 interface Target {
@@ -70,7 +72,10 @@ interface Target {
 
 const GHZ = join(ROOT, ".tools", "bin", "ghz");
 
-/** ghz for `seconds` against `address`: the CheckRequests Envoy sends, tokens in turn, path ids never repeating (ghz's request number). */
+/**
+ * ghz for `seconds` against `address`: the CheckRequests Envoy sends, tokens in turn, path ids never repeating (ghz's
+ * request number).
+ */
 async function runGhz(
   address: string,
   load: Load,
@@ -177,7 +182,10 @@ export async function main(): Promise<void> {
       reason: "allowed",
       flow: "accessCode",
     });
-    const bareJs = `require("node:http").createServer((q,s)=>{q.resume();q.on("end",()=>{s.writeHead(200,{"content-type":"application/json"});s.end(${JSON.stringify(fixed)})})}).listen(+process.argv[1],"127.0.0.1")`;
+    const bareJs =
+      `require("node:http").createServer((q,s)=>{q.resume();q.on("end",()=>{` +
+      `s.writeHead(200,{"content-type":"application/json"});s.end(${JSON.stringify(fixed)})})})` +
+      `.listen(+process.argv[1],"127.0.0.1")`;
     const serve = (directory: string, workers: number, extra: string[] = []) => [
       PORTIER_MAIN,
       ...serveArgs(f!, extra, { directory, workers }),
@@ -297,7 +305,10 @@ export async function main(): Promise<void> {
       return { ...r, cpu: treeCpuSeconds(pid) - cpu0 };
     };
     console.log(
-      `wrk, one thread, ${CONNECTIONS} keep-alive connections (gRPC: ${existsSync(GHZ) ? "ghz" : "grpc-load.mjs, ghz not built"}, ${CONNECTIONS} calls in flight on one connection); ${ROUNDS} interleaved rounds of ${SECONDS} s per target (after a 2 s warm-up each); medians:`,
+      `wrk, one thread, ${CONNECTIONS} keep-alive connections (gRPC: ${
+        existsSync(GHZ) ? "ghz" : "grpc-load.mjs, ghz not built"
+      }, ${CONNECTIONS} calls in flight on one connection); ${ROUNDS} interleaved rounds ` +
+        `of ${SECONDS} s per target (after a 2 s warm-up each); medians:`,
     );
     for (const t of targets) await measure(t, 2); // JIT, token cache, and the GC that follows a large directory load
     const samples = new Map<string, (WrkResult & { cpu: number })[]>(targets.map((t) => [t.name, []]));
@@ -320,9 +331,12 @@ export async function main(): Promise<void> {
       };
     });
     report(summary, M, only !== undefined);
-    // What else ran: above about one runnable job per core, other jobs' CPU shows in every figure, CPU per request included.
+    // What else ran: above about one runnable job per core, other jobs' CPU shows in every figure, CPU per request
+    // included.
     console.log(
-      `\nLoad average during the rounds: ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores; ${placement()}.`,
+      `\nLoad average during the ` +
+        `rounds: ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, ` +
+        `on ${availableParallelism()} cores; ${placement()}.`,
     );
   } finally {
     await Promise.all([...servers.values()].map(stopServer));
@@ -350,7 +364,8 @@ function report(s: Summary[], M: string, partial = false): void {
     const shaped = sh && sh !== x ? r2(x.rps / sh.rps) : "";
     const bad = x.bad > 0 ? ` (${x.bad} errors or non-2xx!)` : "";
     console.log(
-      `| ${x.name}${bad} | ${Math.round(x.rps).toLocaleString("en")} | ${r2(x.rps / bare.rps)} | ${shaped} | ${ms(x.p50Ms)} | ${ms(x.p99Ms)} | ${x.cpuUs.toFixed(0)} us |`,
+      `| ${x.name}${bad} | ${Math.round(x.rps).toLocaleString("en")} | ${r2(x.rps / bare.rps)} | ${shaped} | ` +
+        `${ms(x.p50Ms)} | ${ms(x.p99Ms)} | ${x.cpuUs.toFixed(0)} us |`,
     );
   }
 
@@ -398,7 +413,8 @@ function report(s: Summary[], M: string, partial = false): void {
     ],
     ratioRow("× `opa run --server` on the same policies (ids never repeating)", unique, () => opa, 4),
     ratioRow(
-      `/forward-auth with a ${M}-record directory × a ${USERS}-record one (p99 ${ms(bigDir.p99Ms)} vs ${ms(oneW.p99Ms)})`,
+      `/forward-auth with a ${M}-record directory × a ${USERS}-record one ` +
+        `(p99 ${ms(bigDir.p99Ms)} vs ${ms(oneW.p99Ms)})`,
       [bigDir],
       () => oneW,
       0.95,
@@ -425,7 +441,10 @@ function reportPartial(s: Summary[]): void {
   console.log("|---|---|---|---|---|");
   for (const x of s)
     console.log(
-      `| ${x.name}${x.bad > 0 ? ` (${x.bad} errors or non-2xx!)` : ""} | ${Math.round(x.rps).toLocaleString("en")} | ${x.p50Ms.toFixed(2)} ms | ${x.p99Ms.toFixed(2)} ms | ${x.cpuUs.toFixed(0)} us |`,
+      `| ${x.name}${
+        x.bad > 0 ? ` (${x.bad} errors or non-2xx!)` : ""
+      } | ${Math.round(x.rps).toLocaleString("en")} | ${x.p50Ms.toFixed(2)} ms | ${x.p99Ms.toFixed(2)} ms ` +
+        `| ${x.cpuUs.toFixed(0)} us |`,
     );
   grpcTargets(s);
 }
@@ -440,13 +459,18 @@ function grpcTargets(s: Summary[]): void {
   console.log("| issue 19 target | wanted | measured | met |");
   console.log("|---|---|---|---|");
   console.log(
-    `| gRPC Check (${existsSync(GHZ) ? "ghz" : "grpc-load.mjs"}) × /forward-auth/nginx (wrk), req/s | >= 0.80x | ${(grpc.rps / http.rps).toFixed(2)}x (${Math.round(grpc.rps).toLocaleString("en")} vs ${Math.round(http.rps).toLocaleString("en")}) | ${ok(grpc.rps / http.rps >= 0.8)} |`,
+    `| gRPC Check (${existsSync(GHZ) ? "ghz" : "grpc-load.mjs"}) × /forward-auth/nginx (wrk), req/s | >= 0.80x ` +
+      `| ${(grpc.rps / http.rps).toFixed(2)}x ` +
+      `(${Math.round(grpc.rps).toLocaleString("en")} vs ${Math.round(http.rps).toLocaleString("en")}) ` +
+      `| ${ok(grpc.rps / http.rps >= 0.8)} |`,
   );
   console.log(
-    `| gRPC Check × /forward-auth/nginx, requests per server CPU second | (measured) | ${(http.cpuUs / grpc.cpuUs).toFixed(2)}x (${grpc.cpuUs.toFixed(0)} vs ${http.cpuUs.toFixed(0)} us) | |`,
+    `| gRPC Check × /forward-auth/nginx, requests per server CPU second | (measured) ` +
+      `| ${(http.cpuUs / grpc.cpuUs).toFixed(2)}x (${grpc.cpuUs.toFixed(0)} vs ${http.cpuUs.toFixed(0)} us) | |`,
   );
   console.log(
-    `| gRPC Check p99 at ${CONNECTIONS} calls in flight | < 3 ms | ${grpc.p99Ms.toFixed(2)} ms (p50 ${grpc.p50Ms.toFixed(2)} ms) | ${ok(grpc.p99Ms < 3)} |`,
+    `| gRPC Check p99 at ${CONNECTIONS} calls in flight | < 3 ms ` +
+      `| ${grpc.p99Ms.toFixed(2)} ms (p50 ${grpc.p50Ms.toFixed(2)} ms) | ${ok(grpc.p99Ms < 3)} |`,
   );
 }
 

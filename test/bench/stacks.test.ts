@@ -44,7 +44,8 @@ describe("foldPerfScript", () => {
         2,
       ],
       [
-        "node::SpinEventLoopInternal;sendGateway dist/service/fast-adapters.js:34;__GI___writev;copy_iovec_from_user_[k]",
+        "node::SpinEventLoopInternal;sendGateway " +
+          "dist/service/fast-adapters.js:34;__GI___writev;copy_iovec_from_user_[k]",
         1,
       ],
     ]);

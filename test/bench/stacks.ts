@@ -31,8 +31,11 @@ export interface Rule {
 }
 
 /** Anywhere in a stack: the sample is the garbage collector's, whatever it interrupted. */
-export const GC_FRAME =
-  /\(garbage collector\)|v8::internal::(Heap|Scavenger\w*|\w*MarkCompact\w*|Sweeper|ConcurrentMarking|IncrementalMarking|GCTracer|MemoryAllocator|MinorMS\w*)::/;
+export const GC_FRAME = new RegExp(
+  String.raw`\(garbage collector\)|v8::internal::(Heap|Scavenger\w*|\w*MarkCompact\w*|Sweeper|` +
+    String.raw`ConcurrentMarking|` +
+    String.raw`IncrementalMarking|GCTracer|MemoryAllocator|MinorMS\w*)::`,
+);
 
 /**
  * Walking a stack from the leaf to the root, the first frame that matches a rule (rules in this order) gives the
@@ -59,8 +62,14 @@ export const RULES: Rule[] = [
   { category: "input building", frame: /dist\/engine\/|dist\/service\/decide\/(evaluate|input)\.js/ },
   {
     category: "answer (writing)",
-    frame:
-      /^(sendJson|sendGateway\w*|answerWith|publicAnswer|allowHeaders|denyHeaders|denyBody|headerValue|send) |dist\/service\/(decide\/answer|http\/write-answer)\.js|node:_http_outgoing|node:internal\/streams\/writable|^\S*(_writev|_writeGeneric|writevGeneric|writeGeneric|handleWriteReq) node:(net|internal\/stream_base_commons)|StreamBase::Write|LibuvStreamWrap::DoTryWrite|uv_try_write|__GI___writev|writeHead/,
+    frame: new RegExp(
+      String.raw`^(sendJson|sendGateway\w*|answerWith|publicAnswer|allowHeaders|denyHeaders|denyBody|` +
+        String.raw`headerValue|send) |` +
+        String.raw`dist\/service\/(decide\/answer|http\/write-answer)\.js|node:_http_outgoing|` +
+        String.raw`node:internal\/streams\/writable|^\S*(_writev|_writeGeneric|writevGeneric|writeGeneric|` +
+        String.raw`handleWriteReq) node:(net|internal\/stream_base_commons)|StreamBase::Write|` +
+        String.raw`LibuvStreamWrap::DoTryWrite|uv_try_write|__GI___writev|writeHead`,
+    ),
   },
   {
     category: "header and body reading",
@@ -73,8 +82,11 @@ export const RULES: Rule[] = [
   },
   {
     category: "JIT compilation (V8)",
-    frame:
-      /v8::internal::(compiler|maglev|baseline)::|v8::internal::(Compiler|OptimizingCompileDispatcher|Parser|Deoptimizer)::/,
+    frame: new RegExp(
+      String.raw`v8::internal::(compiler|maglev|baseline)::|v8::internal::(Compiler|` +
+        String.raw`OptimizingCompileDispatcher|Parser|` +
+        String.raw`Deoptimizer)::`,
+    ),
   },
   { category: "Portier, other", frame: /^\S* ?dist\/|\bdist\// },
 ];

@@ -1,10 +1,12 @@
 /**
  * What tracing costs a decision: three `portier serve` processes of this tree (dist/, one worker each) under the
- * same load (each side run by several processes, BENCH_TRACING_PROCESSES), GET /forward-auth/nginx with a W3C traceparent on every request (path ids never repeating, a cached
+ * same load (each side run by several processes, BENCH_TRACING_PROCESSES), GET /forward-auth/nginx with a W3C
+ * traceparent on every request (path ids never repeating, a cached
  * token): tracing off (no OTEL_* endpoint), tracing on with the gateway's span not sampled (flag 00: the
  * decision's ids are made, nothing recorded), and tracing on with every request sampled (flag 01: the span and
  * its two child steps recorded and exported). The OTLP endpoint is a collector in this process that accepts
- * and discards (fixture.ts). wrk drives each in interleaved rounds in rotating order; medians of req/s and of the server's CPU
+ * and discards (fixture.ts). wrk drives each in interleaved rounds in rotating order; medians of req/s and of the
+ * server's CPU
  * microseconds per request (its process tree, from /proc); ratios against tracing off, measured in the same run.
  * Run: make build && npx tsx test/bench/tracing.ts (BENCH_TRACING_ROUNDS, BENCH_TRACING_SECONDS to shorten).
  */

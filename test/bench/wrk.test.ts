@@ -103,10 +103,13 @@ describe.skipIf(!haveWrk())("wrk driver", () => {
   });
 
   it("counts the CPU time of a process's children", async () => {
-    // A shell whose child burns 0.5 s of CPU, says so, and lives until its input ends: the shell itself uses next to none.
+    // A shell whose child burns 0.5 s of CPU, says so, and lives until its input ends: the shell itself uses next to
+    // none.
     // /proc counts in clock ticks, sampled: expect most of it (0.4 s), never what the shell alone could show.
     const burn =
-      "const u=()=>{const c=process.cpuUsage();return (c.user+c.system)/1e6};while(u()<0.5);console.log('burnt');process.stdin.resume();process.stdin.on('end',()=>process.exit())";
+      "const u=()=>{const c=process.cpuUsage();return (c.user+c.system)/1e6};" +
+      "while(u()<0.5);console.log('burnt');" +
+      "process.stdin.resume();process.stdin.on('end',()=>process.exit())";
     const sh = spawn("sh", ["-c", `${process.execPath} -e "${burn}"; true`], { stdio: ["pipe", "pipe", "inherit"] });
     await new Promise<void>((r) => sh.stdout.on("data", (d: Buffer) => d.toString().includes("burnt") && r()));
     const cpu = treeCpuSeconds(sh.pid!);

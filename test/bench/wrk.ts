@@ -138,7 +138,8 @@ export function treeCpuSeconds(root: number): number {
     } catch {
       continue; // exited meanwhile
     }
-    // Fields after the command name (which may hold spaces and parentheses): state ppid ... utime(14) stime cutime cstime.
+    // Fields after the command name (which may hold spaces and parentheses): state ppid ... utime(14) stime cutime
+    // cstime.
     const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
     stats.set(Number(name), {
       ppid: Number(f[1]),

@@ -84,7 +84,11 @@ describe("loadCatalog", () => {
       "duplicate template",
       "routes",
       (d) => (d.routes[1]!.template = d.routes[0]!.template),
-      /routes\.json:\d+: routes\[1\]\.template: duplicates routes\[0\]: both answer GET on \S+ \(an entry without "methods" answers GET\)/,
+      new RegExp(
+        String.raw`routes\.json:\d+: routes\[1\]\.template: duplicates routes\[0\]: both answer GET on ` +
+          String.raw`\S+ \(an entry without ` +
+          String.raw`"methods" answers GET\)`,
+      ),
     ],
     [
       "one method of one template in two entries: both named",
@@ -94,7 +98,11 @@ describe("loadCatalog", () => {
         d.routes[0]!.methods = ["POST", "GET"];
         d.routes[1]!.methods = ["PUT", "GET"];
       },
-      /routes\.json:\d+: routes\[1\]\.methods\[1\]: duplicates routes\[0\]: both answer GET on \/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences; one entry per method of a route$/,
+      new RegExp(
+        String.raw`routes\.json:\d+: routes\[1\]\.methods\[1\]: duplicates routes\[0\]: both answer GET on ` +
+          String.raw`\/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences; one entry per method of a ` +
+          String.raw`route$`,
+      ),
     ],
     [
       "entries of one route spelling its template differently",
@@ -103,7 +111,11 @@ describe("loadCatalog", () => {
         d.routes[1]!.template = d.routes[0]!.template.replace("{idEleveJeune}", "{id}");
         d.routes[1]!.methods = ["POST"];
       },
-      /routes\[1\]\.template: duplicates routes\[0\] \(same literals and parameter positions as \S+\): entries of one route spell its template the same way$/,
+      new RegExp(
+        String.raw`routes\[1\]\.template: duplicates routes\[0\] \(same literals and parameter positions ` +
+          String.raw`as \S+\): entries of ` +
+          String.raw`one route spell its template the same way$`,
+      ),
     ],
     [
       "the singular field: the plural named",
@@ -127,7 +139,11 @@ describe("loadCatalog", () => {
       "a method no route names",
       "routes",
       (d) => (d.routes[2]!.methods = ["CONNECT"]),
-      /routes\[2\]\.methods\[0\]: unknown method "CONNECT" \(a route names GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\)$/,
+      new RegExp(
+        String.raw`routes\[2\]\.methods\[0\]: unknown method "CONNECT" \(a route names GET, HEAD, POST, ` +
+          String.raw`PUT, PATCH, DELETE, ` +
+          String.raw`OPTIONS\)$`,
+      ),
     ],
     [
       "no methods",
@@ -151,26 +167,42 @@ describe("loadCatalog", () => {
       "label naming two roles",
       "roles",
       (d) => d.roles[1]!.aliases.push("Enseignant jeune"),
-      /roles\.json:\d+: roles\[1\]\.aliases\[0\]: "Enseignant jeune" of role directeur_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
+      new RegExp(
+        String.raw`roles\.json:\d+: roles\[1\]\.aliases\[0\]: "Enseignant jeune" of role directeur_jeune ` +
+          String.raw`matches ` +
+          String.raw`roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune`,
+      ),
     ],
     // Names that differ only in what the resolver ignores (case, spacing, Unicode form) are one name.
     [
       "alias naming another role in capitals",
       "roles",
       (d) => d.roles[1]!.aliases.push("ENSEIGNANT JEUNE"),
-      /roles\.json:\d+: roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
+      new RegExp(
+        String.raw`roles\.json:\d+: roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune ` +
+          String.raw`matches ` +
+          String.raw`roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune`,
+      ),
     ],
     [
       "alias naming another role with other spacing",
       "roles",
       (d) => d.roles[2]!.aliases.push(" enseignant\u00a0 jeune "),
-      /roles\[2\]\.aliases\[0\]: .* of role intervenant_jeune matches roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
+      new RegExp(
+        String.raw`roles\[2\]\.aliases\[0\]: .* of role intervenant_jeune matches roles\[0\]\.label ` +
+          String.raw`"Enseignant jeune" of role ` +
+          String.raw`enseignant_jeune`,
+      ),
     ],
     [
       "alias naming another role in decomposed form",
       "roles",
       (d) => d.roles[5]!.aliases.push("E\u0301le\u0300ve jeune"),
-      /roles\[5\]\.aliases\[0\]: .* of role enseignant_adulte matches roles\[3\]\.label "Élève jeune" of role eleve_jeune/,
+      new RegExp(
+        String.raw`roles\[5\]\.aliases\[0\]: .* of role enseignant_adulte matches roles\[3\]\.label ` +
+          String.raw`"Élève jeune" of role ` +
+          String.raw`eleve_jeune`,
+      ),
     ],
     [
       "label equal to another role's id",
@@ -201,7 +233,8 @@ describe("loadCatalog", () => {
       "tenants",
       (d) => d.tenants[1]!.codeOrganisme.push("org001"),
       new RegExp(
-        `tenants\\.json:\\d+: tenants\\[1\\]\\.codeOrganisme\\[1\\]: code org001 already belongs to tenant ${TENANT_A} as ORG001 \\(codes compare case-insensitively\\)`,
+        `tenants\\.json:\\d+: tenants\\[1\\]\\.codeOrganisme\\[1\\]: code org001 already belongs to tenant ` +
+          `${TENANT_A} as ORG001 \\(codes compare case-insensitively\\)`,
       ),
     ],
     [

@@ -45,7 +45,8 @@ describe("indexRoleNames", () => {
     const clash = [roles[0]!, { ...roles[1]!, aliases: ["professeur  JEUNE"] }];
     expect(() => indexRoleNames(clash, "catalog.roles")).toThrow(RoleNameError);
     expect(() => indexRoleNames(clash, "catalog.roles")).toThrow(
-      'catalog.roles[1].aliases[0]: "professeur  JEUNE" of role directeur_jeune matches catalog.roles[0].aliases[0] "Professeur jeune" of role enseignant_jeune',
+      'catalog.roles[1].aliases[0]: "professeur  JEUNE" of role directeur_jeune matches ' +
+        'catalog.roles[0].aliases[0] "Professeur jeune" of role enseignant_jeune',
     );
   });
 });

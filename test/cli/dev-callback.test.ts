@@ -74,10 +74,11 @@ async function startSignIn(signin = signinUrl, issuer = issuerUrl): Promise<{ lo
 
 /** Signs enseignant.jeune in with the login page's one-click form: the /callback URL the issuer redirects to. */
 async function oneClick(loginPage: string): Promise<string> {
-  const form =
-    /<form method="post" action="([^"]+)" class="one-click"><input type="hidden" name="request_id" value="([^"]+)"><input type="hidden" name="login_hint" value="enseignant\.jeune">/.exec(
-      loginPage,
-    );
+  const form = new RegExp(
+    String.raw`<form method="post" action="([^"]+)" class="one-click"><input type="hidden" ` +
+      String.raw`name="request_id" ` +
+      String.raw`value="([^"]+)"><input type="hidden" name="login_hint" value="enseignant\.jeune">`,
+  ).exec(loginPage);
   expect(form, "one-click form for enseignant.jeune").not.toBeNull();
   const posted = await fetch(unescape(form![1]!), {
     method: "POST",
@@ -185,7 +186,8 @@ describe("portier dev: browser sign-in with the one-click sample users", () => {
   it("shows the issuer's error for its own state, HTML-escaped", async () => {
     const { state } = await startSignIn();
     const res = await get(
-      `${signinUrl}callback?state=${encodeURIComponent(state)}&error=access_denied&error_description=${encodeURIComponent("<script>x</script>")}`,
+      `${signinUrl}callback?state=${encodeURIComponent(state)}&error=access_denied` +
+        `&error_description=${encodeURIComponent("<script>x</script>")}`,
     );
     expect(res.status).toBe(400);
     expect(res.body).toContain("<code>access_denied</code>: &lt;script&gt;x&lt;/script&gt;");

@@ -33,15 +33,18 @@ describe("portier directory seal", () => {
     expect((await loadDirectoryFile(file)).entries.size).toBe(2);
   });
 
-  it("adds the missing final newline before the end record; --out writes a sealed copy and leaves the file", async () => {
-    const dir = folder();
-    const file = join(dir, "users.ndjson");
-    writeFileSync(file, LINES.join("\n"));
-    const out = join(dir, "sealed.ndjson");
-    expect((await portier(["directory", "seal", file, "--out", out])).code).toBe(0);
-    expect(readFileSync(file, "utf8")).toBe(LINES.join("\n"));
-    expect(readFileSync(out, "utf8")).toBe(sealNdjson(LINES));
-  });
+  it(
+    "adds the missing final newline before the end " + "record; --out writes a sealed copy and leaves the file",
+    async () => {
+      const dir = folder();
+      const file = join(dir, "users.ndjson");
+      writeFileSync(file, LINES.join("\n"));
+      const out = join(dir, "sealed.ndjson");
+      expect((await portier(["directory", "seal", file, "--out", out])).code).toBe(0);
+      expect(readFileSync(file, "utf8")).toBe(LINES.join("\n"));
+      expect(readFileSync(out, "utf8")).toBe(sealNdjson(LINES));
+    },
+  );
 
   it("an empty file seals to an empty (but complete) directory", async () => {
     const file = join(folder(), "empty.ndjson");

@@ -29,7 +29,8 @@ describe("explain --role", () => {
       code: 2,
       stdout: "",
       stderr:
-        'portier: --role: unknown role "enseignant_jeun" (did you mean "enseignant_jeune"?); portier explain --help lists the options\n',
+        'portier: --role: unknown role "enseignant_jeun" (did you mean "enseignant_jeune"?); portier explain ' +
+        "--help lists the options\n",
     });
     const label = await portier(["explain", "--role", "Eleve adulte", "GET", "/v1/roles"]);
     expect(label.stderr).toMatch(/unknown role "Eleve adulte" \(did you mean "(eleve_adulte|Élève adulte)"\?\)/);

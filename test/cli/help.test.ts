@@ -62,6 +62,22 @@ describe("portier <command> --help", () => {
       code: 2,
       stderr: "portier: --json takes no value; portier explain --help lists the options\n",
     });
+    // A value that looks like an option is not taken as the value.
+    const ambiguous = await portier(["matrix", "--format", "--bundle", "x"]);
+    expect(ambiguous).toMatchObject({
+      code: 2,
+      stderr: "portier: --format needs a value; portier matrix --help lists the options\n",
+    });
+  }, 60_000);
+
+  it("diff has one spelling of its format: --json exits 2 naming --format json", async () => {
+    for (const flag of ["--json", "--json=true"]) {
+      const r = await portier(["diff", flag, "HEAD", "HEAD"]);
+      expect(r).toMatchObject({
+        code: 2,
+        stderr: "portier: --json is no longer an option: write --format json; portier diff --help lists the options\n",
+      });
+    }
   }, 60_000);
 });
 
@@ -85,8 +101,7 @@ describe("portier", () => {
   it("--version prints the package version", async () => {
     const r = await portierProcess(["--version"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(
-      `portier ${(JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string }).version}\n`,
-    );
+    const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
+    expect(r.stdout).toBe(`portier ${pkg.version}\n`);
   }, 60_000);
 });

@@ -60,7 +60,11 @@ describe("portier test", { timeout: 240_000 }, () => {
   it("prints each failing test and data-driven case with file:line and what it printed, decoded", async () => {
     const r = await portier(["test", "--project", failingProject()]);
     expect(r.stdout).toMatch(
-      /^FAIL .*policies\/portier\/catalog\/catalog_test\.rego:\d+ data\.portier\.catalog_test\.test_prints_then_fails$/m,
+      new RegExp(
+        String.raw`^FAIL .*policies\/portier\/catalog\/catalog_test\.rego:\d+ ` +
+          String.raw`data\.portier\.catalog_test\.test_prints_then_fails$`,
+        "m",
+      ),
     );
     expect(r.stdout).toContain('\n    wrong decisions: {"Élève & <b>"}\n');
     expect(r.stdout).not.toContain(Buffer.from("wrong decisions").toString("base64").slice(0, 16));

@@ -23,7 +23,9 @@ describe("readableLine", () => {
         reason: "allowed",
         message: "user role enseignant_jeune is allowed",
       },
-      "09:15:30 ALLOW GET /v2/ORG001/elevesJeunes/42/absences  /v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences  accessCode u-1 [enseignant_jeune] -> allowed: user role enseignant_jeune is allowed",
+      "09:15:30 ALLOW GET /v2/ORG001/elevesJeunes/42/absences  " +
+        "/v2/{codeOrganisme}/elevesJeunes/{idEleveJeune}/absences  accessCode u-1 [enseignant_jeune] -> allowed: " +
+        "user role enseignant_jeune is allowed",
     ],
     [
       {
@@ -60,7 +62,8 @@ describe("readableLine", () => {
         message: "the policy could not make a decision",
         detail: "RuntimeError: unreachable",
       },
-      "09:15:30 DENY  GET /v1/roles  no flow u-1 -> policy_error: the policy could not make a decision (RuntimeError: unreachable)",
+      "09:15:30 DENY  GET /v1/roles  no flow u-1 -> policy_error: the policy could not make a decision " +
+        "(RuntimeError: unreachable)",
     ],
     [
       {
@@ -80,7 +83,8 @@ describe("readableLine", () => {
     expect(readableLine("plain text")).toBe("plain text");
     let out = "";
     readableLogDestination((t) => (out += t)).write(
-      `${JSON.stringify({ level: 40, time: TIME, msg: "a" })}\n${JSON.stringify({ level: 30, time: TIME, msg: "b" })}\n`,
+      `${JSON.stringify({ level: 40, time: TIME, msg: "a" })}\n` +
+        `${JSON.stringify({ level: 30, time: TIME, msg: "b" })}\n`,
     );
     expect(out).toBe("09:15:30 WARN  a\n09:15:30 INFO  b\n");
   });

@@ -64,7 +64,11 @@ describe("portier replay with no evidence exits 2 and says what it read", () => 
     const r = await replay(file);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
-      /mixed\.log: 1 unreadable line\(s\), the first at line 3: not JSON \(.*\); pass --skip-unreadable if the log mixes/,
+      new RegExp(
+        String.raw`mixed\.log: 1 unreadable line\(s\), the first at line 3: not JSON \(.*\); pass ` +
+          String.raw`--skip-unreadable if the log ` +
+          String.raw`mixes`,
+      ),
     );
     const skipped = await replay(file, "--skip-unreadable");
     expect(skipped.code).toBe(0);

@@ -134,13 +134,15 @@ describe("portier diff", () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
       new RegExp(
-        `^\\+ application of tenant ${TENANT_A} .* with codeOrganisme ORG002 on \\d+ routes .*: deny \\(tenant_mismatch\\) -> allow$`,
+        `^\\+ application of tenant ${TENANT_A} .* with codeOrganisme ORG002 on \\d+ routes .*: deny ` +
+          `\\(tenant_mismatch\\) -> allow$`,
         "m",
       ),
     );
     expect(r.stdout).toMatch(
       new RegExp(
-        `^- user with every role of tenant ${TENANT_B} .* with codeOrganisme ORG002 on .*: allow -> deny \\(tenant_mismatch\\)$`,
+        `^- user with every role of tenant ${TENANT_B} .* with codeOrganisme ORG002 on .*: allow -> deny ` +
+          `\\(tenant_mismatch\\)$`,
         "m",
       ),
     );

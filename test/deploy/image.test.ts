@@ -310,7 +310,8 @@ describe.skipIf(buildahMissing)("the OCI image", () => {
       socket.on("data", (d: Buffer) => (answer += d.toString()));
       const closed = new Promise((resolve) => socket.once("close", resolve));
       socket.write(
-        `POST /decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+        `POST /decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ` +
+          `application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
       );
       socket.write(body.slice(0, 10));
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -23,7 +23,8 @@ const KUSTOMIZE = join(PROJECT_ROOT, ".tools", "bin", "kustomize");
 const present = existsSync(KUSTOMIZE) && existsSync(KUBECONFORM);
 if (!present)
   console.warn(
-    `Kubernetes manifest tests skipped: ${KUSTOMIZE} or ${KUBECONFORM} is not built (run make kube-tools, which needs Go; .ci/run does)`,
+    `Kubernetes manifest tests skipped: ${KUSTOMIZE} or ${KUBECONFORM} is not built (run make kube-tools, which ` +
+      `needs Go; .ci/run does)`,
   );
 
 /** The fields of rendered objects these tests read (kubeconform checks the rest against the API's schemas). */

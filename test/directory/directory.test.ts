@@ -43,24 +43,28 @@ describe("parseDirectory", () => {
     expect(idx.rejected).toBe(0);
   });
 
-  it("reads sealed NDJSON and reports records with bad shapes by line, without keeping them; unknown names resolve to nothing", () => {
-    const text = sealNdjson([
-      JSON.stringify({ sub: "a", tenant_id: T, roles: ["directeur_jeune"] }),
-      "",
-      JSON.stringify({ sub: "b", tenant_id: T, roles: ["astronaute"] }),
-      JSON.stringify({ sub: "c", roles: [] }),
-      JSON.stringify({ sub: "d", tenant_id: T, roles: "directeur_jeune" }),
-      JSON.stringify({ sub: "e", tenant_id: T, roles: ["directeur_jeune", 7] }),
-    ]);
-    const idx = parseDirectory(text, "d.ndjson");
-    expect(["a", "b", "c", "d", "e"].filter((s) => idx.entries.get(s))).toEqual(["a", "b"]);
-    expect(roles(idx.entries.get("a"))).toEqual(["directeur_jeune"]);
-    expect(roles(idx.entries.get("b"))).toBeUndefined();
-    expect(idx.rejected).toBe(3);
-    expect(idx.problems[0]).toContain("line 4: tenant_id");
-    expect(idx.problems[1]).toBe("d.ndjson line 5: roles must be an array");
-    expect(idx.problems[2]).toBe("d.ndjson line 6: roles[1] must be a role name (a non-blank string)");
-  });
+  it(
+    "reads sealed NDJSON and reports records with bad shapes by line, without keeping them; unknown names resolve " +
+      "to nothing",
+    () => {
+      const text = sealNdjson([
+        JSON.stringify({ sub: "a", tenant_id: T, roles: ["directeur_jeune"] }),
+        "",
+        JSON.stringify({ sub: "b", tenant_id: T, roles: ["astronaute"] }),
+        JSON.stringify({ sub: "c", roles: [] }),
+        JSON.stringify({ sub: "d", tenant_id: T, roles: "directeur_jeune" }),
+        JSON.stringify({ sub: "e", tenant_id: T, roles: ["directeur_jeune", 7] }),
+      ]);
+      const idx = parseDirectory(text, "d.ndjson");
+      expect(["a", "b", "c", "d", "e"].filter((s) => idx.entries.get(s))).toEqual(["a", "b"]);
+      expect(roles(idx.entries.get("a"))).toEqual(["directeur_jeune"]);
+      expect(roles(idx.entries.get("b"))).toBeUndefined();
+      expect(idx.rejected).toBe(3);
+      expect(idx.problems[0]).toContain("line 4: tenant_id");
+      expect(idx.problems[1]).toBe("d.ndjson line 5: roles must be an array");
+      expect(idx.problems[2]).toBe("d.ndjson line 6: roles[1] must be a role name (a non-blank string)");
+    },
+  );
 
   it("refuses malformed JSON with the file and line", () => {
     expect(() => parseDirectory("[{", "x.json")).toThrow(DirectoryLoadError);
@@ -71,7 +75,8 @@ describe("parseDirectory", () => {
     const lines: string[] = [];
     for (let i = 0; i < 200_000; i++)
       lines.push(
-        `{"sub":"00000000-0000-4000-8000-${i.toString().padStart(12, "0")}","tenant_id":"${T}","roles":["enseignant_jeune"]}`,
+        `{"sub":"00000000-0000-4000-8000-${i.toString().padStart(12, "0")}",` +
+          `"tenant_id":"${T}","roles":["enseignant_jeune"]}`,
       );
     const idx = parseDirectory(sealNdjson(lines), "big.ndjson");
     expect(idx.entries.size).toBe(200_000);
@@ -101,27 +106,31 @@ describe("entryRoles: one entry, resolved by each bundle's names", () => {
     expect(Object.isFrozen(byAlias(entry))).toBe(true);
   });
 
-  it("shares one entry per (tenant, names) and counts the records that use it (a later record for a sub replaces the earlier)", () => {
-    const idx = parseDirectory(
-      JSON.stringify([
-        { sub: "a", tenant_id: T, roles: ["Professeur"] },
-        { sub: "b", tenant_id: T, roles: ["Professeur"] },
-        { sub: "a", tenant_id: T, roles: ["enseignant_jeune"] },
-        { sub: "c", tenant_id: T, roles: ["a", "b"] },
-        { sub: "d", tenant_id: T, roles: ["a,b"] },
-        { sub: "e", tenant_id: T, roles: ['["a","b"]'] },
-      ]),
-      "d.json",
-    );
-    expect(idx.groups.map((g) => [g.entry.names, g.records])).toEqual([
-      [["Professeur"], 1],
-      [["enseignant_jeune"], 1],
-      [["a", "b"], 1],
-      [["a,b"], 1],
-      [['["a","b"]'], 1],
-    ]);
-    expect(idx.entries.get("b")).toBe(idx.groups[0]?.entry);
-  });
+  it(
+    "shares one entry per (tenant, names) and counts the records that use it (a later record for a sub replaces " +
+      "the earlier)",
+    () => {
+      const idx = parseDirectory(
+        JSON.stringify([
+          { sub: "a", tenant_id: T, roles: ["Professeur"] },
+          { sub: "b", tenant_id: T, roles: ["Professeur"] },
+          { sub: "a", tenant_id: T, roles: ["enseignant_jeune"] },
+          { sub: "c", tenant_id: T, roles: ["a", "b"] },
+          { sub: "d", tenant_id: T, roles: ["a,b"] },
+          { sub: "e", tenant_id: T, roles: ['["a","b"]'] },
+        ]),
+        "d.json",
+      );
+      expect(idx.groups.map((g) => [g.entry.names, g.records])).toEqual([
+        [["Professeur"], 1],
+        [["enseignant_jeune"], 1],
+        [["a", "b"], 1],
+        [["a,b"], 1],
+        [['["a","b"]'], 1],
+      ]);
+      expect(idx.entries.get("b")).toBe(idx.groups[0]?.entry);
+    },
+  );
 });
 
 describe("Directory (file, watch, reload)", () => {
@@ -153,55 +162,58 @@ describe("Directory (file, watch, reload)", () => {
     );
   });
 
-  it("checkRoles counts the records a bundle's names cannot resolve, logs them, and lists a problem above half", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "portier-dir-")), "users.json");
-    const records = [
-      ...Array.from({ length: 3 }, (_, i) => ({ sub: `p${i}`, tenant_id: T, roles: ["Professeur"] })),
-      { sub: "x", tenant_id: T, roles: ["enseignant_jeune"] },
-    ];
-    writeFileSync(file, JSON.stringify(records));
-    const warnings: Record<string, unknown>[] = [];
-    const d = await Directory.open(file, {
-      watch: false,
-      logger: { warn: (o) => warnings.push(o as Record<string, unknown>) },
-    });
-    opened.push(d);
-    expect(d.status().rolesUnresolved).toBe(0);
+  it(
+    "checkRoles counts the records a bundle's names " + "cannot resolve, logs them, and lists a problem above half",
+    async () => {
+      const file = join(mkdtempSync(join(tmpdir(), "portier-dir-")), "users.json");
+      const records = [
+        ...Array.from({ length: 3 }, (_, i) => ({ sub: `p${i}`, tenant_id: T, roles: ["Professeur"] })),
+        { sub: "x", tenant_id: T, roles: ["enseignant_jeune"] },
+      ];
+      writeFileSync(file, JSON.stringify(records));
+      const warnings: Record<string, unknown>[] = [];
+      const d = await Directory.open(file, {
+        watch: false,
+        logger: { warn: (o) => warnings.push(o as Record<string, unknown>) },
+      });
+      opened.push(d);
+      expect(d.status().rolesUnresolved).toBe(0);
 
-    d.checkRoles(entryRoles(withAlias), "alias");
-    expect(d.status()).toMatchObject({ rolesUnresolved: 0 });
-    expect(d.status().rolesProblem).toBeUndefined();
-    expect(warnings).toEqual([]);
+      d.checkRoles(entryRoles(withAlias), "alias");
+      expect(d.status()).toMatchObject({ rolesUnresolved: 0 });
+      expect(d.status().rolesProblem).toBeUndefined();
+      expect(warnings).toEqual([]);
 
-    d.checkRoles(rolesOf, "plain");
-    expect(d.status().rolesUnresolved).toBe(3);
-    expect(d.status().rolesProblem).toBe(
-      "3 of 4 records (75%) name a role that bundle plain does not know; those users are not synced",
-    );
-    expect(warnings).toEqual([
-      expect.objectContaining({
-        event: "directory_roles_unresolved",
-        revision: "plain",
-        records: 4,
-        unresolved: 3,
-        share: "75%",
-        examples: ['["Professeur"]: 3'],
-      }),
-    ]);
+      d.checkRoles(rolesOf, "plain");
+      expect(d.status().rolesUnresolved).toBe(3);
+      expect(d.status().rolesProblem).toBe(
+        "3 of 4 records (75%) name a role that bundle plain does not know; those users are not synced",
+      );
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          event: "directory_roles_unresolved",
+          revision: "plain",
+          records: 4,
+          unresolved: 3,
+          share: "75%",
+          examples: ['["Professeur"]: 3'],
+        }),
+      ]);
 
-    // A reloaded file is checked against the live bundle's names too.
-    writeFileSync(
-      file,
-      JSON.stringify([
-        ...records,
-        { sub: "y", tenant_id: T, roles: ["enseignant_jeune"] },
-        { sub: "z", tenant_id: T, roles: ["enseignant_jeune"] },
-      ]),
-    );
-    expect(await d.reload()).toBe(true);
-    expect(d.status().rolesUnresolved).toBe(3);
-    expect(d.status().rolesProblem).toBeUndefined();
-  });
+      // A reloaded file is checked against the live bundle's names too.
+      writeFileSync(
+        file,
+        JSON.stringify([
+          ...records,
+          { sub: "y", tenant_id: T, roles: ["enseignant_jeune"] },
+          { sub: "z", tenant_id: T, roles: ["enseignant_jeune"] },
+        ]),
+      );
+      expect(await d.reload()).toBe(true);
+      expect(d.status().rolesUnresolved).toBe(3);
+      expect(d.status().rolesProblem).toBeUndefined();
+    },
+  );
 });
 
 const withAlias = roleResolver([{ id: "enseignant_jeune", label: "Enseignant jeune", aliases: ["Professeur"] }]);

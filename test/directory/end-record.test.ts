@@ -55,20 +55,28 @@ describe("NDJSON end record", () => {
     expect(await load(Buffer.from(blanks), 3)).toBe(2);
   });
 
-  it("every proper prefix of the sealed file is refused (but the one without the final newline: all bytes that count are there)", async () => {
-    expect(await load(BYTES.subarray(0, BYTES.length - 1))).toBe(3);
-    for (let n = 0; n < BYTES.length - 1; n++) {
-      // A cut inside a multi-byte character is refused as invalid UTF-8; every other cut for want of a valid end record.
-      const result = await load(BYTES.subarray(0, n), 1 + (n % 5));
-      expect(result, `prefix of ${n} bytes`).toBeInstanceOf(DirectoryLoadError);
-    }
-  });
+  it(
+    "every proper prefix of the sealed file is refused (but the one without the final newline: all bytes that " +
+      "count are there)",
+    async () => {
+      expect(await load(BYTES.subarray(0, BYTES.length - 1))).toBe(3);
+      for (let n = 0; n < BYTES.length - 1; n++) {
+        // A cut inside a multi-byte character is refused as invalid UTF-8; every other cut for want of a valid end
+        // record.
+        const result = await load(BYTES.subarray(0, n), 1 + (n % 5));
+        expect(result, `prefix of ${n} bytes`).toBeInstanceOf(DirectoryLoadError);
+      }
+    },
+  );
 
   it("a prefix whose cut falls at a line end names the missing end record", async () => {
     const cut = SEALED.indexOf("\n", SEALED.indexOf("\n") + 1) + 1;
     const result = await load(Buffer.from(SEALED.slice(0, cut)));
     expect((result as Error).message).toMatch(
-      /: the NDJSON directory has no end record \(a feed still being written\?\); a feed writes it last \(`portier directory seal FILE` appends it\)$/,
+      new RegExp(
+        String.raw`: the NDJSON directory has no end record \(a feed still being written\?\); ` +
+          String.raw`a feed writes it last \(\x60portier directory seal FILE\x60 appends it\)$`,
+      ),
     );
   });
 

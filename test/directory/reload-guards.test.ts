@@ -155,7 +155,10 @@ describe("slow ratchet: the guard compares with the largest count accepted withi
     expect(await step(4)).toBe(false);
     expect(d.size).toBe(5);
     expect(d.status().lastError).toMatch(
-      /drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\).*--directory-max-shrink/,
+      new RegExp(
+        String.raw`drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> ` +
+          String.raw`4\).*--directory-max-shrink`,
+      ),
     );
     expect(await step(1)).toBe(false);
     expect(d.size).toBe(5);

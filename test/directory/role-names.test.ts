@@ -33,7 +33,10 @@ describe("roleResolver", () => {
     const clash = ROLES.map((r) => (r.id === "directeur_jeune" ? { ...r, aliases: ["ENSEIGNANT JEUNE"] } : r));
     expect(() => roleResolver(clash, "catalog.roles")).toThrow(RoleNameError);
     expect(() => roleResolver(clash, "catalog.roles")).toThrow(
-      /catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
+      new RegExp(
+        String.raw`catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches ` +
+          String.raw`catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune`,
+      ),
     );
   });
 

@@ -10,7 +10,10 @@ import { join } from "node:path";
 import YAML from "yaml";
 import { describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/exit-codes.js";
-import { DEFAULT_ISSUER_PORT } from "../../src/cli/commands/issuer.js";
+import { SPEC as ISSUER_SPEC } from "../../src/cli/commands/issuer.js";
+
+/** The issuer's default port, as its help prints it. */
+const DEFAULT_ISSUER_PORT = Number(ISSUER_SPEC.options.port.default);
 import { OPTIONS } from "../../src/service/config.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";

@@ -9,7 +9,8 @@
  * The blocks of one page run in order, like a reader following it: a block may start a server in the
  * background (`portier dev ... &`) for the next ones, as the page says; every process a page started is
  * stopped when the page is done. Ports: other runs share this machine, so the default ports the pages use
- * (8181 the service, 9400 the issuer, 8400 the sign-in page, 8080 a gateway, 9000 an application) are replaced in each page's blocks
+ * (8181 the service, 9400 the issuer, 8400 the sign-in page, 8080 a gateway, 9000 an application) are replaced in each
+ * page's blocks
  * and outputs by free ones, as the gateway tests replace the shipped configurations' ports.
  */
 import { spawn, type ChildProcess } from "node:child_process";

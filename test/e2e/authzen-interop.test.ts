@@ -52,7 +52,8 @@ const ready =
   readFileSync(join(PROJECT_ROOT, "data", "schemas", "routes.schema.json"), "utf8").includes('"methods"');
 
 describe.skipIf(!ready)(
-  "AuthZEN interop harness, API gateway scenario (examples/authzen-todo; skipped until it and per-method routes are here)",
+  "AuthZEN interop harness, API gateway scenario " +
+    "(examples/authzen-todo; skipped until it and per-method routes are here)",
   () => {
     let svc: ServiceProcess;
     beforeAll(async () => {

@@ -134,7 +134,8 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
       const fd = openSync(file, "w"); // truncates: the writer rewrites the file in place
       try {
         let written = 0;
-        // Stops where the file on the server is a prefix: S holds the role after line 12; every record but no end record.
+        // Stops where the file on the server is a prefix: S holds the role after line 12; every record but no end
+        // record.
         for (const upTo of [lineEnd(12), endAt]) {
           written += writeSync(fd, sealed.slice(written, upTo));
           const failures = (await ready(svc)).directory.reloadFailures;
@@ -210,7 +211,11 @@ describe.skipIf(missing)("--directory-url, served by nginx", () => {
       "a .gz that inflates past the cap",
       "bomb.ndjson.gz",
       () => gzipSync(feed(1, [" ".repeat(200_000)])),
-      /GET http:\/\/127\.0\.0\.1:\d+\/bomb\.ndjson\.gz: the directory is larger than the limit of 1024 bytes once inflated \(--directory-max-bytes\)/,
+      new RegExp(
+        String.raw`GET http:\/\/127\.0\.0\.1:\d+\/bomb\.ndjson\.gz: the directory is larger than the ` +
+          String.raw`limit of 1024 bytes once ` +
+          String.raw`inflated \(--directory-max-bytes\)`,
+      ),
     ],
     [
       "a gzip-encoded body that inflates past the cap",

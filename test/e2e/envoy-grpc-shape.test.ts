@@ -179,37 +179,44 @@ describe("what Envoy does with envoy-grpc.yaml, against the real service", () =>
     });
   });
 
-  it("allow: the upstream gets Portier's X-Portier-* values, never the client's, and the access log keys are filled", async () => {
-    const req = checkRequestOf("GET", "/v2/ORG001/elevesJeunes", [
-      ["Authorization", `Bearer ${teacher}`],
-      ["X-Portier-Subject", "forged"],
-      ["X-Portier-Roles", "a"],
-      ["X-Portier-Roles", "b"],
-      ["X-Portier-Admin", "yes"],
-      ["X_Portier_Tenant", "forged"],
-    ]);
-    const res = await client.check(req);
-    const { upstream } = apply(res, req);
-    expect(upstream).toMatchObject({
-      "x-portier-subject": TEACHER,
-      "x-portier-roles": "enseignant_jeune",
-      "x-portier-reason": "allowed",
-    });
-    expect(upstream).not.toHaveProperty("x-portier-admin");
-    expect(JSON.stringify(upstream)).not.toContain("forged");
-    const format = JSON.stringify(at(hcm, "access_log.0.typed_config.log_format.json_format"));
-    for (const [, key] of format.matchAll(/envoy\.filters\.http\.ext_authz:(\w+)/g))
-      expect(res.dynamic_metadata.fields[key!]).toHaveProperty("stringValue");
-  });
+  it(
+    "allow: the upstream gets Portier's X-Portier-* values, never the client's, and the access log keys are " +
+      "filled",
+    async () => {
+      const req = checkRequestOf("GET", "/v2/ORG001/elevesJeunes", [
+        ["Authorization", `Bearer ${teacher}`],
+        ["X-Portier-Subject", "forged"],
+        ["X-Portier-Roles", "a"],
+        ["X-Portier-Roles", "b"],
+        ["X-Portier-Admin", "yes"],
+        ["X_Portier_Tenant", "forged"],
+      ]);
+      const res = await client.check(req);
+      const { upstream } = apply(res, req);
+      expect(upstream).toMatchObject({
+        "x-portier-subject": TEACHER,
+        "x-portier-roles": "enseignant_jeune",
+        "x-portier-reason": "allowed",
+      });
+      expect(upstream).not.toHaveProperty("x-portier-admin");
+      expect(JSON.stringify(upstream)).not.toContain("forged");
+      const format = JSON.stringify(at(hcm, "access_log.0.typed_config.log_format.json_format"));
+      for (const [, key] of format.matchAll(/envoy\.filters\.http\.ext_authz:(\w+)/g))
+        expect(res.dynamic_metadata.fields[key!]).toHaveProperty("stringValue");
+    },
+  );
 
-  it("two Authorization headers (joined by Envoy): the client gets 401 token_malformed with WWW-Authenticate", async () => {
-    const req = checkRequestOf("GET", "/v2/ORG001/elevesJeunes", [
-      ["Authorization", `Bearer ${teacher}`],
-      ["Authorization", `Bearer ${teacher}`],
-    ]);
-    const { client: answer } = apply(await client.check(req), req);
-    expect(answer?.status).toBe(401);
-    expect(answer?.headers["www-authenticate"]).toMatch(/^Bearer/);
-    expect(JSON.parse(answer!.body)).toMatchObject({ reason: "token_malformed" });
-  });
+  it(
+    "two Authorization headers (joined by Envoy): the " + "client gets 401 token_malformed with WWW-Authenticate",
+    async () => {
+      const req = checkRequestOf("GET", "/v2/ORG001/elevesJeunes", [
+        ["Authorization", `Bearer ${teacher}`],
+        ["Authorization", `Bearer ${teacher}`],
+      ]);
+      const { client: answer } = apply(await client.check(req), req);
+      expect(answer?.status).toBe(401);
+      expect(answer?.headers["www-authenticate"]).toMatch(/^Bearer/);
+      expect(JSON.parse(answer!.body)).toMatchObject({ reason: "token_malformed" });
+    },
+  );
 });

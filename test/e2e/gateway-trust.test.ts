@@ -130,7 +130,10 @@ const FORGED_PORTIER = [
 ];
 
 function shown(res: RawResponse, gateway: Front): string {
-  return `status ${res.status}, headers ${JSON.stringify(res.headers)}, body ${res.body.slice(0, 300)}\n${res.status >= 500 ? (gateway.logs?.() ?? "") : ""}`;
+  return (
+    `status ${res.status}, headers ${JSON.stringify(res.headers)}, ` +
+    `body ${res.body.slice(0, 300)}\n${res.status >= 500 ? (gateway.logs?.() ?? "") : ""}`
+  );
 }
 
 beforeAll(async () => {
@@ -186,17 +189,21 @@ for (const kind of KINDS) {
         });
         expect(res.status, shown(res, gateway)).toBe(403);
         expect(upstream.seen, "the upstream must not be reached").toHaveLength(0);
-        // Caddy, Traefik and Envoy (allowed_client_headers) hand the client Portier's reason; nginx keeps only the status.
+        // Caddy, Traefik and Envoy (allowed_client_headers) hand the client Portier's reason; nginx keeps only the
+        // status.
         if (kind !== "nginx") expect(res.headers["x-portier-reason"], shown(res, gateway)).toBe(reason);
       },
     );
 
-    it("item 1: without a forgery the caller is allowed on the route it forged (the cases above are not vacuous)", async () => {
-      upstream.seen.length = 0;
-      const res = await send(gateway.url, "/v2/ORG001/centres", { headers: { authorization: `Bearer ${synced}` } });
-      expect(res.status, shown(res, gateway)).toBe(200);
-      expect(upstream.seen).toHaveLength(1);
-    });
+    it(
+      "item 1: without a forgery the caller is allowed on " + "the route it forged (the cases above are not vacuous)",
+      async () => {
+        upstream.seen.length = 0;
+        const res = await send(gateway.url, "/v2/ORG001/centres", { headers: { authorization: `Bearer ${synced}` } });
+        expect(res.status, shown(res, gateway)).toBe(200);
+        expect(upstream.seen).toHaveLength(1);
+      },
+    );
 
     it("item 4: X-Portier-* headers a client sends, in any spelling, are replaced by Portier's own", async () => {
       upstream.seen.length = 0;
@@ -325,7 +332,8 @@ for (const kind of KINDS) {
         async ({ path, forged, status }) => {
           upstream.seen.length = 0;
           const res = await send(gateway.url, path, { headers: ["Authorization", `Bearer ${synced}`, ...forged] });
-          // Had Caddy passed the client's X-Forwarded-Host beside its own, Portier would refuse two (403 request_invalid).
+          // Had Caddy passed the client's X-Forwarded-Host beside its own, Portier would refuse two (403
+          // request_invalid).
           expect(res.status, shown(res, gateway)).toBe(status);
           expect(upstream.seen).toHaveLength(status === 200 ? 1 : 0);
           if (status === 200) expect(upstream.seen[0]!.portier["x-portier-reason"]).toBe("allowed");

@@ -447,18 +447,21 @@ describe("paths and tenant codes through real gateways (issue 9, items 2 and 8)"
     expect((JSON.parse(z.body) as DecideJson).subject?.tenant_id).toBe(UNLISTED.tenant_id);
   });
 
-  describe("asked directly, as nginx asks /forward-auth/nginx (X-Original-URI is the request-target byte for byte)", () => {
-    // node:http sends header values as Latin-1: raw UTF-8 bytes arrive exactly as nginx would pass them.
-    const asked = ALL.filter((c) => c.nginx.status !== 400);
-    it.each(asked)("$caller $target: $why", async (c) => {
-      const uri = typeof c.target === "string" ? c.target : c.target.toString("latin1");
-      const res = await send(service!.url, "/forward-auth/nginx", {
-        headers: { ...bearer(tokens.get(c.caller)!), "x-original-method": "GET", "x-original-uri": uri },
+  describe(
+    "asked directly, as nginx asks /forward-auth/nginx " + "(X-Original-URI is the request-target byte for byte)",
+    () => {
+      // node:http sends header values as Latin-1: raw UTF-8 bytes arrive exactly as nginx would pass them.
+      const asked = ALL.filter((c) => c.nginx.status !== 400);
+      it.each(asked)("$caller $target: $why", async (c) => {
+        const uri = typeof c.target === "string" ? c.target : c.target.toString("latin1");
+        const res = await send(service!.url, "/forward-auth/nginx", {
+          headers: { ...bearer(tokens.get(c.caller)!), "x-original-method": "GET", "x-original-uri": uri },
+        });
+        expect(res.status, describeResponse(res)).toBe(c.nginx.status);
+        if (c.nginx.status === 403) expect(res.headers["x-portier-reason"], describeResponse(res)).toBe(c.nginx.reason);
       });
-      expect(res.status, describeResponse(res)).toBe(c.nginx.status);
-      if (c.nginx.status === 403) expect(res.headers["x-portier-reason"], describeResponse(res)).toBe(c.nginx.reason);
-    });
-  });
+    },
+  );
 
   describeThroughGateways(
     (kind) => `through ${kind}`,

@@ -1,7 +1,8 @@
 /**
  * Issue 17 item 2, the bundle: no proper prefix of a bundle .tar.gz loads. gzip ends with the CRC-32 and the
  * length of what it holds, so zlib refuses any cut (inside the trailer too); the tar reader refuses a cut
- * archive. Every prefix within the last 512 bytes (the gzip trailer and the tar end blocks) is tried, and 100 spread over the rest.
+ * archive. Every prefix within the last 512 bytes (the gzip trailer and the tar end blocks) is tried, and 100 spread
+ * over the rest.
  */
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";

@@ -108,19 +108,22 @@ describe("verifyBundleSignature (through loadEngine)", () => {
     expect(await loadError(await repack(signed, edit))).toMatch(message);
   });
 
-  it("refuses data.json whose hash was replaced in an unsigned payload (HS256 with the public key as secret)", async () => {
-    const { CompactSign } = await import("jose");
-    const forged = await repack(signed, (f) => f.set("/.signatures.json", Buffer.from("{}")));
-    const files = await inflateAndUntar(signed, "t", 1e9);
-    const payload = Buffer.from(signatureOf(files).split(".")[1]!, "base64url");
-    const jws = await new CompactSign(payload)
-      .setProtectedHeader({ alg: "HS256", kid: "default" })
-      .sign(Buffer.from(keys.publicKey));
-    const hs = await repack(forged, (f) =>
-      f.set("/.signatures.json", Buffer.from(JSON.stringify({ signatures: [jws] }))),
-    );
-    expect(await loadError(hs)).toMatch(/does not verify with the verification key/);
-  });
+  it(
+    "refuses data.json whose hash was replaced in an " + "unsigned payload (HS256 with the public key as secret)",
+    async () => {
+      const { CompactSign } = await import("jose");
+      const forged = await repack(signed, (f) => f.set("/.signatures.json", Buffer.from("{}")));
+      const files = await inflateAndUntar(signed, "t", 1e9);
+      const payload = Buffer.from(signatureOf(files).split(".")[1]!, "base64url");
+      const jws = await new CompactSign(payload)
+        .setProtectedHeader({ alg: "HS256", kid: "default" })
+        .sign(Buffer.from(keys.publicKey));
+      const hs = await repack(forged, (f) =>
+        f.set("/.signatures.json", Buffer.from(JSON.stringify({ signatures: [jws] }))),
+      );
+      expect(await loadError(hs)).toMatch(/does not verify with the verification key/);
+    },
+  );
 
   it("refuses a bundle signed with another key", async () => {
     expect(await loadError(await signBundle(readFileSync(DEFAULT_BUNDLE), otherKeys.privateKey))).toMatch(
@@ -217,7 +220,10 @@ describe("canonicalJson (OPA's hash input for JSON files)", () => {
   });
 });
 
-/** Runs `opa run --server --verification-key` on the bundle: "healthy" once GET /health?bundles answers 200, else opa's output. */
+/**
+ * Runs `opa run --server --verification-key` on the bundle: "healthy" once GET /health?bundles answers 200, else opa's
+ * output.
+ */
 async function opaRun(bundle: string, pubFile: string): Promise<string> {
   const port = await freePort();
   const proc = spawn(

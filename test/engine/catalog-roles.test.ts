@@ -1,5 +1,6 @@
 /**
- * The role catalog an engine exposes (data.catalog.roles of its bundle), and the refusal of a bundle whose catalog is missing or malformed, naming file and field.
+ * The role catalog an engine exposes (data.catalog.roles of its bundle), and the refusal of a bundle whose catalog is
+ * missing or malformed, naming file and field.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

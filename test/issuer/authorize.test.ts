@@ -103,36 +103,39 @@ describe("sign-in", () => {
     expect(location?.searchParams.get("error")).toBe("login_required");
   });
 
-  it("the login page lists the sample users, says it is for development, and signs in with username + password", async () => {
-    const params = { ...validParams(), login_hint: undefined };
-    const page = await authorizeRaw(strict.url, params);
-    expect(page.status).toBe(200);
-    expect(page.body).toContain("not for production");
-    expect(page.body).toContain("portier-dev"); // the documented password of the bundled sample users
-    for (const u of ["enseignant.jeune", "synced.sans.role", "non.synchronise", "enseignant.jeune.b"])
-      expect(page.body).toContain(u);
-    const requestId = /name="request_id" value="([^"]+)"/.exec(page.body)?.[1];
-    expect(requestId).toBeTruthy();
+  it(
+    "the login page lists the sample users, says it is " + "for development, and signs in with username + password",
+    async () => {
+      const params = { ...validParams(), login_hint: undefined };
+      const page = await authorizeRaw(strict.url, params);
+      expect(page.status).toBe(200);
+      expect(page.body).toContain("not for production");
+      expect(page.body).toContain("portier-dev"); // the documented password of the bundled sample users
+      for (const u of ["enseignant.jeune", "synced.sans.role", "non.synchronise", "enseignant.jeune.b"])
+        expect(page.body).toContain(u);
+      const requestId = /name="request_id" value="([^"]+)"/.exec(page.body)?.[1];
+      expect(requestId).toBeTruthy();
 
-    const post = (password: string) =>
-      fetch(`${strict.url}/connect/login`, {
-        method: "POST",
-        redirect: "manual",
-        body: new URLSearchParams({ request_id: requestId!, username: "directeur.jeune", password }),
-      });
-    const wrong = await post("nope");
-    expect(wrong.status).toBe(401);
-    expect(await wrong.text()).toContain("wrong password");
+      const post = (password: string) =>
+        fetch(`${strict.url}/connect/login`, {
+          method: "POST",
+          redirect: "manual",
+          body: new URLSearchParams({ request_id: requestId!, username: "directeur.jeune", password }),
+        });
+      const wrong = await post("nope");
+      expect(wrong.status).toBe(401);
+      expect(await wrong.text()).toContain("wrong password");
 
-    const ok = await post("portier-dev");
-    expect(ok.status).toBe(303);
-    const callback = new URL(ok.headers.get("location")!);
-    expect(callback.searchParams.get("state")).toBe("st-123");
-    expect(callback.searchParams.get("code")).toBeTruthy();
+      const ok = await post("portier-dev");
+      expect(ok.status).toBe(303);
+      const callback = new URL(ok.headers.get("location")!);
+      expect(callback.searchParams.get("state")).toBe("st-123");
+      expect(callback.searchParams.get("code")).toBeTruthy();
 
-    // The pending request is spent.
-    expect((await post("portier-dev")).status).toBe(400);
-  });
+      // The pending request is spent.
+      expect((await post("portier-dev")).status).toBe(400);
+    },
+  );
 
   it("an unknown login request id is a 400 page", async () => {
     const res = await fetch(`${dev.url}/connect/login`, {
@@ -181,7 +184,8 @@ describe("one-click sample users on the login page (dev mode only)", () => {
     const { body, requestId } = await loginPage(dev);
     for (const u of dev.issuer.users)
       expect(body).toContain(
-        `name="login_hint" value="${u.preferred_username}"><button type="submit">Sign in as ${u.preferred_username}</button>`,
+        `name="login_hint" value="${u.preferred_username}"><button type="submit">Sign in ` +
+          `as ${u.preferred_username}</button>`,
       );
     const res = await postHint(dev, requestId, TEACHER.username);
     expect(res.status).toBe(303);

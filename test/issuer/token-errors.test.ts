@@ -281,7 +281,8 @@ describe("token endpoint errors (RFC 6749 5.2)", () => {
 
   it("parameter repeated -> 400 invalid_request", async () => {
     const body =
-      "grant_type=client_credentials&scope=apiclients&scope=apiclients&client_id=portier-demo-machine&client_secret=portier-demo-secret";
+      "grant_type=client_credentials&scope=apiclients&scope=apiclients" +
+      "&client_id=portier-demo-machine&client_secret=portier-demo-secret";
     const res = await fetch(`${running.url}/connect/token`, {
       method: "POST",
       body,

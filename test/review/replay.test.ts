@@ -144,7 +144,13 @@ describe("replay", () => {
       example: { line: 2 },
     });
     expect(renderReplay(r)).toMatch(
-      /^\+ 2 x \/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences flow accessCode roles \[enseignant_jeune\]: deny \(tenant_mismatch\) -> allow {3}e\.g\. line 2: GET \/v2\/ORG002\/elevesJeunes\/E2\/absences$/m,
+      new RegExp(
+        String.raw`^\+ 2 x \/v2\/\{codeOrganisme\}\/elevesJeunes\/\{idEleveJeune\}\/absences flow ` +
+          String.raw`accessCode roles ` +
+          String.raw`\[enseignant_jeune\]: deny \(tenant_mismatch\) -> allow {3}e\.g\. line 2: GET ` +
+          String.raw`\/v2\/ORG002\/elevesJeunes\/E2\/absences$`,
+        "m",
+      ),
     );
     expect(renderReplay(r)).toMatch(/^! line 9: not JSON/m);
     expect(renderReplayMarkdown(r)).toMatch(

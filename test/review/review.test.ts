@@ -53,73 +53,77 @@ beforeAll(() => {
 });
 
 describe("portier review: a role gains a route", () => {
-  it("reports one gained grant at the route's allowed line, the call it opens, and fails on new allows only", async () => {
-    const log = join(repo.dir, DECISION_LOG);
-    const r = await inRepo(repo.base, repo.roleGain, "--format", "json", "--log", log);
-    expect(r.stderr).toBe("");
-    const report = JSON.parse(r.stdout) as ReviewReport;
-    expect(report.summary).toBe("1 grant gained, 0 lost; 1 recorded call would now be allowed, 0 denied");
-    expect(report.rows).toHaveLength(1);
-    expect(report.rows[0]).toMatchObject({
-      change: "gained",
-      risk: "normal",
-      callerKind: "role",
-      role: "enseignant_adulte",
-      caller: "Enseignant adulte",
-      request: "GET",
-      routes: [{ product: "Élève", api: "Calendrier scolaire d'un élève", template: GAINED_ROUTE }],
-      before: { allow: false, reason: "role_not_allowed" },
-      after: { allow: true, reason: "allowed" },
-      causes: [{ file: "data/routes.json", line: lineOf(repo.dir, "data/routes.json", '"allowed"', GAINED_ROUTE) }],
-      failing: true,
-    });
-    // The people it reaches: the sample directory's teacher of adults, and the subject the log saw.
-    const teacher = "sub 65097fda-39b3-4683-8c2b-45a5a9006199 (tenant " + TENANT_A + ")";
-    expect(report.rows[0]?.people).toEqual({
-      directory: { count: 1, shown: [teacher] },
-      seen: { count: 1, shown: [`sub u-1 (tenant ${TENANT_A})`] },
-    });
-    expect(report.tests).toMatchObject({ failed: [], coverage: 100 });
-    expect(report.tests?.passed).toBeGreaterThan(100);
-    expect(report.replay?.rows).toEqual([
-      expect.objectContaining({
-        change: "newly_allowed",
-        count: 1,
-        roles: ["enseignant_adulte"],
+  it(
+    "reports one gained grant at the route's allowed " + "line, the call it opens, and fails on new allows only",
+    async () => {
+      const log = join(repo.dir, DECISION_LOG);
+      const r = await inRepo(repo.base, repo.roleGain, "--format", "json", "--log", log);
+      expect(r.stderr).toBe("");
+      const report = JSON.parse(r.stdout) as ReviewReport;
+      expect(report.summary).toBe("1 grant gained, 0 lost; 1 recorded call would now be allowed, 0 denied");
+      expect(report.rows).toHaveLength(1);
+      expect(report.rows[0]).toMatchObject({
+        change: "gained",
         risk: "normal",
-        subjects: { count: 1, shown: [`sub u-1 (tenant ${TENANT_A})`] },
-      }),
-    ]);
-    // A directory of more people than a row shows: the first five, and the count.
-    const many = join(repo.dir, "many.ndjson");
-    const people = Array.from({ length: 8 }, (_, i) =>
-      JSON.stringify({ sub: `t${i}`, tenant_id: TENANT_B, roles: ["Enseignant adulte"] }),
-    );
-    writeFileSync(many, people.join("\n") + "\n");
-    expect((await portier(["directory", "seal", many])).code).toBe(0);
-    const md = await inRepo(repo.base, repo.roleGain, "--directory", many);
-    expect(md.stdout).toContain(
-      `| directory: 8 (sub t0 (tenant ${TENANT_B}), sub t1 (tenant ${TENANT_B}), sub t2 (tenant ${TENANT_B}), ` +
-        `sub t3 (tenant ${TENANT_B}), sub t4 (tenant ${TENANT_B}) and 3 more) |`,
-    );
-    expect(report.base).toMatchObject({ ref: repo.base, kind: "git", commit: repo.base });
-    expect(report.findings).toEqual(["--fail-on new-allows matched 2 changes"]);
-    expect(r.code).toBe(1);
+        callerKind: "role",
+        role: "enseignant_adulte",
+        caller: "Enseignant adulte",
+        request: "GET",
+        routes: [{ product: "Élève", api: "Calendrier scolaire d'un élève", template: GAINED_ROUTE }],
+        before: { allow: false, reason: "role_not_allowed" },
+        after: { allow: true, reason: "allowed" },
+        causes: [{ file: "data/routes.json", line: lineOf(repo.dir, "data/routes.json", '"allowed"', GAINED_ROUTE) }],
+        failing: true,
+      });
+      // The people it reaches: the sample directory's teacher of adults, and the subject the log saw.
+      const teacher = "sub 65097fda-39b3-4683-8c2b-45a5a9006199 (tenant " + TENANT_A + ")";
+      expect(report.rows[0]?.people).toEqual({
+        directory: { count: 1, shown: [teacher] },
+        seen: { count: 1, shown: [`sub u-1 (tenant ${TENANT_A})`] },
+      });
+      expect(report.tests).toMatchObject({ failed: [], coverage: 100 });
+      expect(report.tests?.passed).toBeGreaterThan(100);
+      expect(report.replay?.rows).toEqual([
+        expect.objectContaining({
+          change: "newly_allowed",
+          count: 1,
+          roles: ["enseignant_adulte"],
+          risk: "normal",
+          subjects: { count: 1, shown: [`sub u-1 (tenant ${TENANT_A})`] },
+        }),
+      ]);
+      // A directory of more people than a row shows: the first five, and the count.
+      const many = join(repo.dir, "many.ndjson");
+      const people = Array.from({ length: 8 }, (_, i) =>
+        JSON.stringify({ sub: `t${i}`, tenant_id: TENANT_B, roles: ["Enseignant adulte"] }),
+      );
+      writeFileSync(many, people.join("\n") + "\n");
+      expect((await portier(["directory", "seal", many])).code).toBe(0);
+      const md = await inRepo(repo.base, repo.roleGain, "--directory", many);
+      expect(md.stdout).toContain(
+        `| directory: 8 (sub t0 (tenant ${TENANT_B}), sub t1 (tenant ${TENANT_B}), sub t2 (tenant ${TENANT_B}), ` +
+          `sub t3 (tenant ${TENANT_B}), sub t4 (tenant ${TENANT_B}) and 3 more) |`,
+      );
+      expect(report.base).toMatchObject({ ref: repo.base, kind: "git", commit: repo.base });
+      expect(report.findings).toEqual(["--fail-on new-allows matched 2 changes"]);
+      expect(r.code).toBe(1);
 
-    // Not a high-risk change: --fail-on high-risk passes; the reverse (a grant lost) passes the default.
-    const high = await inRepo(repo.base, repo.roleGain, "--fail-on", "high-risk", "--format", "junit");
-    expect(high.stdout).toMatch(/<testsuites name="portier review" tests="2" failures="0">/);
-    expect(high.code).toBe(0);
-    // Back to the base, given as a bundle (the project's own policy; a bundle has no tests to run).
-    const bundle = join(repo.dir, "base-policy.tar.gz");
-    expect((await portier(["bundle", "build", "--project", PROJECT_ROOT, "--out", bundle])).code).toBe(0);
-    const back = await inRepo(repo.roleGain, bundle, "--format", "md");
-    expect(back.stdout.split("\n")[2]).toBe("**0 grants gained, 1 lost; no decision log replayed**");
-    expect(back.stdout).toContain("| normal | lost | Enseignant adulte (enseignant_adulte) | GET |");
-    expect(back.stdout).toContain("Policy tests: not run (HEAD `" + bundle + "` is a bundle, not sources).");
-    expect(back.code).toBe(0);
-    expect((await inRepo(repo.roleGain, bundle, "--fail-on", "any-change")).code).toBe(1);
-  }, 300_000); // three reviews that run the policy tests, on a shared machine
+      // Not a high-risk change: --fail-on high-risk passes; the reverse (a grant lost) passes the default.
+      const high = await inRepo(repo.base, repo.roleGain, "--fail-on", "high-risk", "--format", "junit");
+      expect(high.stdout).toMatch(/<testsuites name="portier review" tests="2" failures="0">/);
+      expect(high.code).toBe(0);
+      // Back to the base, given as a bundle (the project's own policy; a bundle has no tests to run).
+      const bundle = join(repo.dir, "base-policy.tar.gz");
+      expect((await portier(["bundle", "build", "--project", PROJECT_ROOT, "--out", bundle])).code).toBe(0);
+      const back = await inRepo(repo.roleGain, bundle, "--format", "md");
+      expect(back.stdout.split("\n")[2]).toBe("**0 grants gained, 1 lost; no decision log replayed**");
+      expect(back.stdout).toContain("| normal | lost | Enseignant adulte (enseignant_adulte) | GET |");
+      expect(back.stdout).toContain("Policy tests: not run (HEAD `" + bundle + "` is a bundle, not sources).");
+      expect(back.code).toBe(0);
+      expect((await inRepo(repo.roleGain, bundle, "--fail-on", "any-change")).code).toBe(1);
+    },
+    300_000,
+  ); // three reviews that run the policy tests, on a shared machine
 });
 
 describe("portier review: a tenant binding moves", () => {
@@ -196,22 +200,34 @@ describe("portier review: a policy file changes", () => {
     expect(text).toMatch(/^Policy tests on `working tree`: \d+ passed, [1-9]\d* failed; coverage not measured/m);
     expect(text).toMatch(/^\| \*\*high\*\* \(fails\) \| newly allowed \| 1 \| `\/v1\/roles` \| accessCode \| none \|/m);
     expect(text).toMatch(
-      /Result with `--fail-on new-allows`: \*\*fails\*\*: --fail-on new-allows matched \d+ changes; \d+ policy tests failed/,
+      new RegExp(
+        String.raw`Result with \x60--fail-on new-allows\x60: \*\*fails\*\*: ` +
+          String.raw`--fail-on new-allows matched \d+ changes; \d+ policy tests failed`,
+      ),
     );
 
     const xml = readFileSync(junit, "utf8");
     const failures = Number(/<testsuites [^>]*failures="(\d+)"/.exec(xml)?.[1]);
     expect(failures).toBeGreaterThan(1);
     expect(xml).toMatch(
-      /<testcase classname="portier\.review\.grants" name="high risk: user not synced gained GET on [^"]*">\n\s+<failure /,
+      new RegExp(
+        String.raw`<testcase classname="portier\.review\.grants" name="high risk: user not synced gained ` +
+          String.raw`GET on ` +
+          String.raw`[^"]*">\n\s+<failure `,
+      ),
     );
     expect(xml).toMatch(
-      /<testcase classname="portier\.review\.tests" name="policy tests on working tree: \d+ passed, \d+ failed">\n\s+<failure /,
+      new RegExp(
+        String.raw`<testcase classname="portier\.review\.tests" name="policy tests on working tree: \d+ ` +
+          String.raw`passed, \d+ ` +
+          String.raw`failed">\n\s+<failure `,
+      ),
     );
 
     expect(r.stderr).toMatch(
       new RegExp(
-        `^::error file=policies/portier/access/roles.rego,line=${regoLine},title=Portier%3A grant gained \\(high risk\\)::high risk: user not synced gained GET on `,
+        `^::error file=policies/portier/access/roles.rego,line=${regoLine},title=Portier%3A grant gained \\(high ` +
+          `risk\\)::high risk: user not synced gained GET on `,
         "m",
       ),
     );
@@ -272,7 +288,8 @@ describe("portier review: a change that does not parse or build still gets its r
       );
       expect(r.stderr).toMatch(
         new RegExp(
-          `^::error file=${file.replace(/[./]/g, "\\$&")},line=${at?.line},(col=\\d+,)?title=Portier%3A the review could not answer::`,
+          `^::error file=${file.replace(/[./]/g, "\\$&")},line=${at?.line},(col=\\d+,)?title=Portier%3A the review ` +
+            `could not answer::`,
           "m",
         ),
       );
@@ -282,50 +299,56 @@ describe("portier review: a change that does not parse or build still gets its r
 });
 
 describe("portier review: when it cannot answer, exit 2", () => {
-  it("names a revision it cannot find, a log not found, empty, or not JSON; --allow-other-lines accepts a mixed log", async () => {
-    const missing = await portierProcess(["review", "--project", repo.dir, "no-such-rev"]);
-    expect(missing.stderr).toBe(
-      "portier review: BASE no-such-rev: not found: no-such-rev (not a bundle file, a policy folder, or a git revision)\n",
-    );
-    expect(missing.code).toBe(2);
+  it(
+    "names a revision it cannot find, a log not found, " +
+      "empty, or not JSON; --allow-other-lines accepts a mixed log",
+    async () => {
+      const missing = await portierProcess(["review", "--project", repo.dir, "no-such-rev"]);
+      expect(missing.stderr).toBe(
+        "portier review: BASE no-such-rev: not found: no-such-rev " +
+          "(not a bundle file, a policy folder, or a git revision)\n",
+      );
+      expect(missing.code).toBe(2);
 
-    const bundle = join(repo.dir, "base.tar.gz");
-    // The base policy (the project's own), under which the log was recorded.
-    expect((await portier(["bundle", "build", "--project", PROJECT_ROOT, "--out", bundle])).code).toBe(0);
-    const log = (name: string, text: string) => {
-      writeFileSync(join(repo.dir, name), text);
-      return join(repo.dir, name);
-    };
-    const cases: [string, RegExp][] = [
-      [join(repo.dir, "absent.log"), /--log .*absent\.log: not found: .*absent\.log$/],
-      [log("empty.log", ""), /--log .*empty\.log: no decision read \(0 line\(s\)\)/],
-      [
-        log("text.log", "Portier listening on 127.0.0.1:8181\nALLOW GET /v1/roles\n"),
-        /--log .*text\.log: 2 line\(s\) are not JSON, the first at line 1; pass --allow-other-lines/,
-      ],
-    ];
-    for (const [file, message] of cases) {
-      const r = await inRepo(bundle, bundle, "--log", file);
-      expect(r.stderr.trim()).toMatch(message);
-      expect(r.stdout).toMatch(/^### Portier review: .*\n\n\*\*The review could not answer\.\*\*\n/);
-      expect(r.code).toBe(2);
-    }
-    // A side that does not build: its file, position and reason.
-    const broken = scratchProject();
-    edit(broken, "data/routes.json", '"allowed": ["eleve_adulte"]', '"allowed": ["eleve_adulte", "surveillant"]');
-    const bad = await inRepo(broken, bundle);
-    expect(bad.stderr).toMatch(
-      /^portier review: BASE .*: .*data\/routes\.json:\d+: routes\[\d+\]\.allowed\[1\]: unknown role "surveillant"/,
-    );
-    expect(bad.code).toBe(2);
+      const bundle = join(repo.dir, "base.tar.gz");
+      // The base policy (the project's own), under which the log was recorded.
+      expect((await portier(["bundle", "build", "--project", PROJECT_ROOT, "--out", bundle])).code).toBe(0);
+      const log = (name: string, text: string) => {
+        writeFileSync(join(repo.dir, name), text);
+        return join(repo.dir, name);
+      };
+      const cases: [string, RegExp][] = [
+        [join(repo.dir, "absent.log"), /--log .*absent\.log: not found: .*absent\.log$/],
+        [log("empty.log", ""), /--log .*empty\.log: no decision read \(0 line\(s\)\)/],
+        [
+          log("text.log", "Portier listening on 127.0.0.1:8181\nALLOW GET /v1/roles\n"),
+          /--log .*text\.log: 2 line\(s\) are not JSON, the first at line 1; pass --allow-other-lines/,
+        ],
+      ];
+      for (const [file, message] of cases) {
+        const r = await inRepo(bundle, bundle, "--log", file);
+        expect(r.stderr.trim()).toMatch(message);
+        expect(r.stdout).toMatch(/^### Portier review: .*\n\n\*\*The review could not answer\.\*\*\n/);
+        expect(r.code).toBe(2);
+      }
+      // A side that does not build: its file, position and reason.
+      const broken = scratchProject();
+      edit(broken, "data/routes.json", '"allowed": ["eleve_adulte"]', '"allowed": ["eleve_adulte", "surveillant"]');
+      const bad = await inRepo(broken, bundle);
+      expect(bad.stderr).toMatch(
+        /^portier review: BASE .*: .*data\/routes\.json:\d+: routes\[\d+\]\.allowed\[1\]: unknown role "surveillant"/,
+      );
+      expect(bad.code).toBe(2);
 
-    const mixed = log("mixed.log", `starting\n${readFileSync(join(repo.dir, DECISION_LOG), "utf8")}`);
-    const ok = await inRepo(bundle, bundle, "--log", mixed, "--allow-other-lines", "--format", "json");
-    const report = JSON.parse(ok.stdout) as ReviewReport;
-    expect(report.replay?.logs).toEqual([{ file: mixed, replayed: 5, notReplayable: 0, otherLines: 1 }]);
-    expect(report.tests).toBeNull();
-    expect(ok.code).toBe(0);
-  }, 180_000);
+      const mixed = log("mixed.log", `starting\n${readFileSync(join(repo.dir, DECISION_LOG), "utf8")}`);
+      const ok = await inRepo(bundle, bundle, "--log", mixed, "--allow-other-lines", "--format", "json");
+      const report = JSON.parse(ok.stdout) as ReviewReport;
+      expect(report.replay?.logs).toEqual([{ file: mixed, replayed: 5, notReplayable: 0, otherLines: 1 }]);
+      expect(report.tests).toBeNull();
+      expect(ok.code).toBe(0);
+    },
+    180_000,
+  );
 
   it("refuses a bad --format, --fail-on, --min-coverage or --output name before building anything", async () => {
     for (const [args, message] of [

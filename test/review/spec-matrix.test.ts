@@ -59,7 +59,8 @@ describe("the compiled policy against spec 4.3", () => {
       for (const [column, allow] of Object.entries(expected)) {
         if (row.cells[column]?.allow !== allow)
           disagreements.push(
-            `${route.template} / ${column}: spec ${allow}, policy ${row.cells[column]?.allow} (${row.cells[column]?.reason})`,
+            `${route.template} / ${column}: spec ${allow}, ` +
+              `policy ${row.cells[column]?.allow} (${row.cells[column]?.reason})`,
           );
       }
     });

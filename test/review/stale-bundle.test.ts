@@ -69,7 +69,11 @@ describe("a project's build/bundle.tar.gz", () => {
     }
     expect([...lines]).toHaveLength(1);
     expect([...lines][0]).toMatch(
-      /build\/bundle\.tar\.gz is stale: built from revision \w{12}, but policies\/ and data\/ are now revision \w{12}; run `portier bundle build --project \S+`, or pass --source \S+ to read the sources\n$/,
+      new RegExp(
+        String.raw`build/bundle\.tar\.gz is stale: built from revision \w{12}, ` +
+          String.raw`but policies/ and data/ are now revision \w{12}; ` +
+          String.raw`run \x60portier bundle build --project \S+\x60, or pass --source \S+ to read the sources\n$`,
+      ),
     );
     // The sources themselves are read with --source.
     const fromSource = await portier(["matrix", "--source", dir]);

@@ -46,44 +46,47 @@ const line = (i: number) => `${JSON.stringify({ msg: "decision", i, pad: "x".rep
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("BoundedLogDestination", () => {
-  it("with the reader stuck, keeps the bytes waiting within the cap and drops and counts whole lines past it", async () => {
-    const pipe = fullPipe();
-    const cap = 16 * 1024;
-    const dest = new BoundedLogDestination({
-      fd: pipe.fd,
-      maxBufferBytes: cap,
-      minWriteBytes: 1024,
-      flushIntervalMs: 20,
-    });
-    let highest = 0;
-    for (let i = 0; i < 2000; i++) {
-      dest.write(line(i));
-      highest = Math.max(highest, dest.bufferedBytes);
-      if (i % 100 === 0) await sleep(5);
-    }
-    expect(highest).toBeLessThanOrEqual(cap);
-    expect(highest).toBeGreaterThan(cap - 2 * line(0).length);
-    // Still stuck a while later: nothing was written, the buffer is full, the rest was dropped and counted.
-    await sleep(300);
-    expect(dest.bufferedBytes).toBeLessThanOrEqual(cap);
-    const kept = Math.floor(dest.bufferedBytes / line(0).length);
-    expect(dest.droppedLines).toBe(2000 - kept);
+  it(
+    "with the reader stuck, keeps the bytes waiting " + "within the cap and drops and counts whole lines past it",
+    async () => {
+      const pipe = fullPipe();
+      const cap = 16 * 1024;
+      const dest = new BoundedLogDestination({
+        fd: pipe.fd,
+        maxBufferBytes: cap,
+        minWriteBytes: 1024,
+        flushIntervalMs: 20,
+      });
+      let highest = 0;
+      for (let i = 0; i < 2000; i++) {
+        dest.write(line(i));
+        highest = Math.max(highest, dest.bufferedBytes);
+        if (i % 100 === 0) await sleep(5);
+      }
+      expect(highest).toBeLessThanOrEqual(cap);
+      expect(highest).toBeGreaterThan(cap - 2 * line(0).length);
+      // Still stuck a while later: nothing was written, the buffer is full, the rest was dropped and counted.
+      await sleep(300);
+      expect(dest.bufferedBytes).toBeLessThanOrEqual(cap);
+      const kept = Math.floor(dest.bufferedBytes / line(0).length);
+      expect(dest.droppedLines).toBe(2000 - kept);
 
-    // The reader catches up: the kept lines arrive whole and in order, and new lines are written again.
-    const drained = new Promise<void>((r) => dest.flush(() => r()));
-    const reading = setInterval(() => pipe.read(), 10);
-    await drained;
-    dest.write(line(5000));
-    await new Promise<void>((r) => dest.flush(() => r()));
-    clearInterval(reading);
-    pipe.read();
-    const got = pipe.lines().map((l) => (JSON.parse(l) as { i: number }).i);
-    expect(got).toEqual([...Array.from({ length: kept }, (_, i) => i), 5000]);
-    expect(dest.droppedLines).toBe(2000 - kept);
-    expect(dest.bufferedBytes).toBe(0);
-    // Drained: end() closes the descriptor (the destination owns it, as sonic-boom does).
-    expect(await dest.end(5000)).toBe(true);
-  });
+      // The reader catches up: the kept lines arrive whole and in order, and new lines are written again.
+      const drained = new Promise<void>((r) => dest.flush(() => r()));
+      const reading = setInterval(() => pipe.read(), 10);
+      await drained;
+      dest.write(line(5000));
+      await new Promise<void>((r) => dest.flush(() => r()));
+      clearInterval(reading);
+      pipe.read();
+      const got = pipe.lines().map((l) => (JSON.parse(l) as { i: number }).i);
+      expect(got).toEqual([...Array.from({ length: kept }, (_, i) => i), 5000]);
+      expect(dest.droppedLines).toBe(2000 - kept);
+      expect(dest.bufferedBytes).toBe(0);
+      // Drained: end() closes the descriptor (the destination owns it, as sonic-boom does).
+      expect(await dest.end(5000)).toBe(true);
+    },
+  );
 
   it("counts bytes, not characters, and passes lines with multi-byte characters through whole", async () => {
     const pipe = fullPipe();

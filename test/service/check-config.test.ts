@@ -1,6 +1,7 @@
 /**
  * `portier serve --check-config`: loads what start-up loads and exits with one line; a file start-up would refuse
- * gives the very line start-up prints (and exit 2, as start-up does), a configuration error exit 2, and no port is bound.
+ * gives the very line start-up prints (and exit 2, as start-up does), a configuration error exit 2, and no port is
+ * bound.
  */
 import { writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
@@ -25,7 +26,8 @@ describe("portier serve --check-config", () => {
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(
       new RegExp(
-        String.raw`^portier serve: configuration ok: bundle [0-9a-f]+ from \S+bundle\.tar\.gz, 1 key\(s\) from \S+jwks\.json, ` +
+        String.raw`^portier serve: configuration ok: bundle [0-9a-f]+ from \S+bundle\.tar\.gz, 1 key\(s\) from ` +
+          String.raw`\S+jwks\.json, ` +
           String.raw`directory ${RECORDS.length} record\(s\) from \S+directory\.json \(ports not bound\)\n$`,
       ),
     );

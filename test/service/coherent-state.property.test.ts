@@ -529,7 +529,8 @@ async function run(
           // A feed that stops before S's grant is taken back, without its end record.
           const stop = records.length - 2 - below(rng, Math.floor(records.length / 2) - 2);
           note(
-            `directory: NDJSON being written in place, abandoned after ${stop} of ${records.length + 1} lines (S granted, not yet taken back)`,
+            `directory: NDJSON being written in place, abandoned ` +
+              `after ${stop} of ${records.length + 1} lines (S granted, not yet taken back)`,
           );
           dirWriter = writeInPlace(text, stop, pace, () =>
             note("directory: the in-place writer stopped (the file stays a prefix)"),
@@ -716,11 +717,17 @@ async function run(
       kind,
       [
         `[${kind}]`,
-        `    request ${rel(s.t0)} .. ${rel(s.t1)}: ${s.user.name} (${s.user.kind}, sub ${s.user.sub}) GET ${s.path}, token signed by ${s.kid}`,
-        `    answer: ALLOW, decided by bundle ${revision ?? "(no decision log line)"}, roles ${JSON.stringify(s.roles)}`,
+        `    request ${rel(s.t0)} .. ${rel(s.t1)}: ${s.user.name} (${s.user.kind}, sub ${s.user.sub}) ` +
+          `GET ${s.path}, token signed by ${s.kid}`,
+        `    answer: ALLOW, decided by bundle ${
+          revision ?? "(no decision log line)"
+        }, roles ${JSON.stringify(s.roles)}`,
         `    why it is not legitimate: ${problems.join("; ")}`,
         `    bundles current then: ${bundleCands.map((b) => `${b.label} written ${rel(b.at)}`).join(", ")}`,
-        `    directory versions current then: ${dirCands.map((d) => `${d.label} written ${rel(d.at)}, ${s.user.name}: ${record(d, s.user)}`).join("; ")}`,
+        `    directory versions current ` +
+          `then: ${dirCands
+            .map((d) => `${d.label} written ${rel(d.at)}, ${s.user.name}: ${record(d, s.user)}`)
+            .join("; ")}`,
         `    key sets current then: ${keyCands.map((k) => `${k.label} written ${rel(k.at)}`).join(", ")}`,
         `    changes made before it:`,
         ...events,
@@ -735,16 +742,24 @@ async function run(
   for (const s of samples) reasons.set(s.reason, (reasons.get(s.reason) ?? 0) + 1);
   const bad = [...byKind.values()].reduce((a, b) => a + b, 0);
   const summary = [
-    `seed ${seed}: ${samples.length} decisions in ${((end - start) / 1000).toFixed(1)} s, ${allowed.length} allows (${allowed.filter((s) => s.path === ROLE_LISTED).length} on ${ROLE_LISTED}), ${samples.length - allowed.length} denies`,
-    `  reasons: ${[...reasons].map(([r, n]) => `${r} ${n}`).join(", ")}${unanswered.length ? `; ${unanswered.length} requests unanswered (first: ${unanswered[0]})` : ""}`,
-    `  changes: ${applied}; versions: ${bundleTL.versions.length} bundle, ${dirTL.versions.length} directory, ${keysTL.versions.length} key set; service reported ${serviceEvents.filter((e) => e.event.endsWith("_refused")).length} refusals`,
+    `seed ${seed}: ${samples.length} decisions ` +
+      `in ${((end - start) / 1000).toFixed(1)} s, ${allowed.length} allows ` +
+      `(${allowed.filter((s) => s.path === ROLE_LISTED).length} on ${ROLE_LISTED}), ` +
+      `${samples.length - allowed.length} denies`,
+    `  reasons: ${[...reasons].map(([r, n]) => `${r} ${n}`).join(", ")}${
+      unanswered.length ? `; ${unanswered.length} requests unanswered (first: ${unanswered[0]})` : ""
+    }`,
+    `  changes: ${applied}; versions: ${bundleTL.versions.length} bundle, ${dirTL.versions.length} directory, ` +
+      `${keysTL.versions.length} key set; service reported ` +
+      `${serviceEvents.filter((e) => e.event.endsWith("_refused")).length} refusals`,
     bad === 0
       ? "  every allow is explained by a valid state"
       : `  ${bad} allows explained by no valid state:\n${[...byKind].map(([k, n]) => `    ${n} x ${k}`).join("\n")}`,
     ...firstOfKind.values(),
     bad === 0
       ? ""
-      : `  replay: PROPTEST_SEED=${seed} npx vitest run test/service/coherent-state.property.test.ts (PROPTEST_VERBOSE=1 lists every change)`,
+      : `  replay: PROPTEST_SEED=${seed} npx vitest run test/service/coherent-state.property.test.ts ` +
+        `(PROPTEST_VERBOSE=1 lists every change)`,
     ...(process.env.PROPTEST_VERBOSE
       ? [
           "  changes:",

@@ -31,9 +31,13 @@ function configFile(content: unknown): string {
 }
 
 describe("the config file's documentation", () => {
-  it("docs/config.schema.json is the schema loadConfig validates with (regenerate: npx tsx tools/write-config-schema.ts)", () => {
-    expect(JSON.parse(readFileSync(SCHEMA_FILE, "utf8"))).toEqual(configSchemaDocument());
-  });
+  it(
+    "docs/config.schema.json is the schema loadConfig validates with (regenerate: npx tsx " +
+      "tools/write-config-schema.ts)",
+    () => {
+      expect(JSON.parse(readFileSync(SCHEMA_FILE, "utf8"))).toEqual(configSchemaDocument());
+    },
+  );
 
   it("docs/portier.example.json is valid against that schema and loads", () => {
     const example = JSON.parse(readFileSync(EXAMPLE_FILE, "utf8")) as Record<string, unknown>;
@@ -61,14 +65,16 @@ describe("errors name the source and suggest the nearest name", () => {
     [
       [],
       { PORTIER_BUNDLE_URL: "ftp://u:hunter2@bundles.example/b.tar.gz" },
-      'config.bundleUrl: must match pattern "^https?://" (from PORTIER_BUNDLE_URL="ftp://***@bundles.example/b.tar.gz")',
+      'config.bundleUrl: must match pattern "^https?://" (from ' +
+        'PORTIER_BUNDLE_URL="ftp://***@bundles.example/b.tar.gz")',
     ],
     [["--directroy", "users.json"], {}, "config: unknown option '--directroy' (did you mean --directory?)"],
     [["--shutdown-timout", "3"], {}, "config: unknown option '--shutdown-timout' (did you mean --shutdown-timeout?)"],
     [
       ["--verification-alg", "none"],
       {},
-      'config.verificationAlg: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA (from --verification-alg "none")',
+      "config.verificationAlg: must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA " +
+        '(from --verification-alg "none")',
     ],
   ] as const)("%j %j -> %s", (argv, env, problem) => {
     expect(problems([...BASE, ...argv], env)).toEqual([problem]);
@@ -77,7 +83,8 @@ describe("errors name the source and suggest the nearest name", () => {
   it("a config file: a bad value names the file and key; an unknown key suggests the nearest known one", () => {
     const file = configFile({ port: "x", bundelUrl: "https://b.example/b.tar.gz", colour: true });
     expect(problems([...BASE, "--config", file])).toEqual([
-      `config: unknown option "bundelUrl" in ${file} (did you mean "bundleUrl"?); the keys are listed in docs/config.schema.json`,
+      `config: unknown option "bundelUrl" in ${file} (did you mean "bundleUrl"?); the keys are listed in ` +
+        `docs/config.schema.json`,
       `config: unknown option "colour" in ${file}; the keys are listed in docs/config.schema.json`,
       `config.port: must be integer (from ${file}: port: "x")`,
     ]);
@@ -95,7 +102,12 @@ describe("who decides a user's roles", () => {
     [
       [],
       {},
-      /^config: neither --directory nor --roles-claim is set, so every user call would be denied \(not_synced\); pass --directory FILE \(or --directory-url URL\) or --roles-claim NAME, or --no-directory for an application-only deployment$/,
+      new RegExp(
+        String.raw`^config: neither --directory nor --roles-claim is set, so every user call would be ` +
+          String.raw`denied \(not_synced\); ` +
+          String.raw`pass --directory FILE \(or --directory-url URL\) or --roles-claim NAME, or --no-directory for ` +
+          String.raw`an application-only deployment$`,
+      ),
     ],
     [["--no-directory", "--directory", "u.json"], {}, /^config.noDirectory: cannot be combined with --directory/],
     [
@@ -106,7 +118,11 @@ describe("who decides a user's roles", () => {
     [
       ["--directory", "u.json", "--directory-url", "https://feed.example/u.ndjson"],
       {},
-      /^config.directoryUrl: cannot be combined with --directory \(one source of synced users: a file or a URL\); drop one of them$/,
+      new RegExp(
+        String.raw`^config.directoryUrl: cannot be combined with --directory \(one source of synced ` +
+          String.raw`users: a file or a URL\); ` +
+          String.raw`drop one of them$`,
+      ),
     ],
     [
       ["--directory-url", "https://feed.example/u.ndjson"],
@@ -121,7 +137,10 @@ describe("who decides a user's roles", () => {
     [
       ["--directory-url", "ftp://feed.example/u.ndjson"],
       {},
-      /^config.directoryUrl: must match pattern "\^https\?:\/\/" \(from --directory-url "ftp:\/\/feed.example\/u.ndjson"\)$/,
+      new RegExp(
+        String.raw`^config.directoryUrl: must match pattern "\^https\?:\/\/" \(from --directory-url ` +
+          String.raw`"ftp:\/\/feed.example\/u.ndjson"\)$`,
+      ),
     ],
     [
       ["--directory-url", "https://feed.example/u.ndjson", "--directory-max-bytes", "4294967296"],
@@ -160,7 +179,8 @@ describe("who decides a user's roles", () => {
 
   // The timeout bounds the whole stop, the delay included: a delay must leave time to answer what was accepted.
   const tooLong = (timeout: number) => [
-    `config.shutdownDelay: must be less than config.shutdownTimeout (${timeout}), which bounds the whole stop: the delay, then answering the requests accepted; raise --shutdown-timeout (e.g. to the delay + 10)`,
+    `config.shutdownDelay: must be less than config.shutdownTimeout (${timeout}), which bounds the whole stop: the ` +
+      `delay, then answering the requests accepted; raise --shutdown-timeout (e.g. to the delay + 10)`,
   ];
   it.each([
     [["--shutdown-delay", "10"], tooLong(10)],
@@ -174,62 +194,68 @@ describe("who decides a user's roles", () => {
   });
 });
 
-describe("switches: --NAME sets, --no-NAME clears; the old true|false spelling is accepted with a deprecation line", () => {
-  const load = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
-    const said: string[] = [];
-    const config = loadConfig([...BASE, ...argv], env, (line) => said.push(line));
-    return { config, said };
-  };
-
-  it.each([
-    [[], true],
-    [["--watch"], true],
-    [["--no-watch"], false],
-  ])("%j gives watch %s with nothing said", (argv, watch) => {
-    expect(load(argv)).toEqual({ config: expect.objectContaining({ watch }) as unknown, said: [] });
-  });
-
-  it.each([
-    [["--watch", "false"], false, "--no-watch"],
-    [["--watch=false"], false, "--no-watch"],
-    [["--watch", "true"], true, "--watch"],
-    [["--allow-directory-shrink", "true"], true, "--allow-directory-shrink"],
-  ])("%j still works, and says to write %s", (argv, value, now) => {
-    const { config, said } = load(argv);
-    expect(argv[0]!.startsWith("--allow") ? config.allowDirectoryShrink : config.watch).toBe(value);
-    expect(said).toEqual([expect.stringMatching(new RegExp(`deprecated .*: write ${now}$`))]);
-  });
-
-  it("the environment and the file take true and false (ajv coerces the environment's strings)", () => {
-    expect(load([], { PORTIER_WATCH: "false", PORTIER_PORT: "9000" }).config).toMatchObject({
-      watch: false,
-      port: 9000,
-    });
-    expect(load(["--config", configFile({ watch: false, allowDirectoryShrink: true })]).config).toMatchObject({
-      watch: false,
-      allowDirectoryShrink: true,
-    });
-  });
-
-  it("refuses a value that is not a boolean, naming where it came from", () => {
-    expect(problems([...BASE, "--watch=maybe"])).toEqual(["config: --watch is a switch and takes no value"]);
-    expect(problems(BASE, { PORTIER_WATCH: "maybe" })).toEqual([
-      'config.watch: must be boolean (from PORTIER_WATCH="maybe")',
-    ]);
-    // --no-directory has no --no- form of its own, so "false" is refused rather than guessed.
-    expect(problems(["--issuer", "https://auth.example", "--roles-claim", "r", "--no-directory", "false"])).toEqual([
-      'config: --no-directory is a switch: leave it out instead of "false"',
-    ]);
-  });
-
-  it("each default is written once, in the schema: the loaded configuration and docs/config.schema.json agree", () => {
-    const config = loadConfig(["--issuer", "https://auth.example", "--roles-claim", "roles"], {});
-    const schema = JSON.parse(readFileSync(SCHEMA_FILE, "utf8")) as {
-      properties: Record<string, { default?: unknown }>;
+describe(
+  "switches: --NAME sets, --no-NAME clears; the old " + "true|false spelling is accepted with a deprecation line",
+  () => {
+    const load = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+      const said: string[] = [];
+      const config = loadConfig([...BASE, ...argv], env, (line) => said.push(line));
+      return { config, said };
     };
-    for (const [key, property] of Object.entries(schema.properties))
-      if ("default" in property)
-        expect([key, (config as Record<string, unknown>)[key]]).toEqual([key, property.default]);
-    expect(schema.properties.bundleMaxBytes?.default).toBe(64 * 1024 * 1024);
-  });
-});
+
+    it.each([
+      [[], true],
+      [["--watch"], true],
+      [["--no-watch"], false],
+    ])("%j gives watch %s with nothing said", (argv, watch) => {
+      expect(load(argv)).toEqual({ config: expect.objectContaining({ watch }) as unknown, said: [] });
+    });
+
+    it.each([
+      [["--watch", "false"], false, "--no-watch"],
+      [["--watch=false"], false, "--no-watch"],
+      [["--watch", "true"], true, "--watch"],
+      [["--allow-directory-shrink", "true"], true, "--allow-directory-shrink"],
+    ])("%j still works, and says to write %s", (argv, value, now) => {
+      const { config, said } = load(argv);
+      expect(argv[0]!.startsWith("--allow") ? config.allowDirectoryShrink : config.watch).toBe(value);
+      expect(said).toEqual([expect.stringMatching(new RegExp(`deprecated .*: write ${now}$`))]);
+    });
+
+    it("the environment and the file take true and false (ajv coerces the environment's strings)", () => {
+      expect(load([], { PORTIER_WATCH: "false", PORTIER_PORT: "9000" }).config).toMatchObject({
+        watch: false,
+        port: 9000,
+      });
+      expect(load(["--config", configFile({ watch: false, allowDirectoryShrink: true })]).config).toMatchObject({
+        watch: false,
+        allowDirectoryShrink: true,
+      });
+    });
+
+    it("refuses a value that is not a boolean, naming where it came from", () => {
+      expect(problems([...BASE, "--watch=maybe"])).toEqual(["config: --watch is a switch and takes no value"]);
+      expect(problems(BASE, { PORTIER_WATCH: "maybe" })).toEqual([
+        'config.watch: must be boolean (from PORTIER_WATCH="maybe")',
+      ]);
+      // --no-directory has no --no- form of its own, so "false" is refused rather than guessed.
+      expect(problems(["--issuer", "https://auth.example", "--roles-claim", "r", "--no-directory", "false"])).toEqual([
+        'config: --no-directory is a switch: leave it out instead of "false"',
+      ]);
+    });
+
+    it(
+      "each default is written once, in the schema: " + "the loaded configuration and docs/config.schema.json agree",
+      () => {
+        const config = loadConfig(["--issuer", "https://auth.example", "--roles-claim", "roles"], {});
+        const schema = JSON.parse(readFileSync(SCHEMA_FILE, "utf8")) as {
+          properties: Record<string, { default?: unknown }>;
+        };
+        for (const [key, property] of Object.entries(schema.properties))
+          if ("default" in property)
+            expect([key, (config as Record<string, unknown>)[key]]).toEqual([key, property.default]);
+        expect(schema.properties.bundleMaxBytes?.default).toBe(64 * 1024 * 1024);
+      },
+    );
+  },
+);

@@ -24,7 +24,9 @@ const jwks = join(dir, "jwks.json");
 writeFileSync(jwks, JSON.stringify(keys.jwks));
 const token = await machineToken(keys);
 const BODY = JSON.stringify({ method: "GET", path: "/v1/roles", token });
-const REQUEST = `POST /decide HTTP/1.1\r\nHost: portier\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(BODY)}\r\n\r\n${BODY}`;
+const REQUEST =
+  `POST /decide HTTP/1.1\r\nHost: portier\r\nContent-Type: ` +
+  `application/json\r\nContent-Length: ${Buffer.byteLength(BODY)}\r\n\r\n${BODY}`;
 const CONCURRENT = 200;
 
 /** What became of one request: a whole answer, refused at connect, or the connection closed after it was sent. */
@@ -206,26 +208,30 @@ describe.concurrent.each([
 ])("SIGTERM with 200 requests just sent: $mode", ({ workers, group }) => {
   const sigterm = (g: PortierGroup) => process.kill(group ? -g.pgid : g.pgid, "SIGTERM");
 
-  it("with --shutdown-delay: /ready 503 naming stopping, new connections still answered, then all 200 answered", async () => {
-    const { g, port } = await start(workers, 2);
-    const results = await burst(port);
-    sigterm(g);
-    const ready = async () => {
-      const r = await send(port, "GET /ready HTTP/1.1\r\nHost: portier\r\n\r\n").result;
-      return r.outcome === "answered" ? r : undefined;
-    };
-    await until(async () => (await ready())?.status === 503, 5000, 20);
-    const during = await ready();
-    expect((JSON.parse(during!.body) as ReadyJson).missing[0]).toMatch(/^stopping: /);
-    // Still accepting during the delay; each answer now closes its connection.
-    const late = await send(port).result;
-    expect(late).toMatchObject({ outcome: "answered", status: 200, connectionClose: true });
-    const outcomes = await Promise.all(results);
-    expect(tally(outcomes)).toEqual({ "answered 200": CONCURRENT });
-    await expectCleanExit(g);
-    // The port closed after the delay: a connection now is refused.
-    expect(await send(port).result).toMatchObject({ outcome: "refused", code: "ECONNREFUSED" });
-  }, 60_000);
+  it(
+    "with --shutdown-delay: /ready 503 naming stopping, " + "new connections still answered, then all 200 answered",
+    async () => {
+      const { g, port } = await start(workers, 2);
+      const results = await burst(port);
+      sigterm(g);
+      const ready = async () => {
+        const r = await send(port, "GET /ready HTTP/1.1\r\nHost: portier\r\n\r\n").result;
+        return r.outcome === "answered" ? r : undefined;
+      };
+      await until(async () => (await ready())?.status === 503, 5000, 20);
+      const during = await ready();
+      expect((JSON.parse(during!.body) as ReadyJson).missing[0]).toMatch(/^stopping: /);
+      // Still accepting during the delay; each answer now closes its connection.
+      const late = await send(port).result;
+      expect(late).toMatchObject({ outcome: "answered", status: 200, connectionClose: true });
+      const outcomes = await Promise.all(results);
+      expect(tally(outcomes)).toEqual({ "answered 200": CONCURRENT });
+      await expectCleanExit(g);
+      // The port closed after the delay: a connection now is refused.
+      expect(await send(port).result).toMatchObject({ outcome: "refused", code: "ECONNREFUSED" });
+    },
+    60_000,
+  );
 
   it("without a delay: every request answered (or refused at connect), none dropped after it was sent", async () => {
     const { g, port } = await start(workers, 0);
@@ -306,20 +312,24 @@ describe("ConnectionDrain (in process): which connections a stop may close", () 
     expect(drain.size).toBe(0);
   });
 
-  it("a connection whose first request has not come yet is kept until it comes; one that never sends is cut at the deadline", async () => {
-    const { drain, port } = await serve();
-    const slow = new Connection(port);
-    const silent = new Connection(port);
-    await until(() => drain.size === 2, 5000, 5);
-    const start = Date.now();
-    const stopped = drain.drain(start + 300);
-    await pass();
-    await pass();
-    expect(await slow.send(GET).result).toMatchObject({ outcome: "answered", status: 200 });
-    expect(await silent.send("").result).toMatchObject({ outcome: "dropped" });
-    await stopped;
-    expect(Date.now() - start).toBeGreaterThanOrEqual(290);
-  });
+  it(
+    "a connection whose first request has not come yet is kept until it comes; one that never sends is cut at the " +
+      "deadline",
+    async () => {
+      const { drain, port } = await serve();
+      const slow = new Connection(port);
+      const silent = new Connection(port);
+      await until(() => drain.size === 2, 5000, 5);
+      const start = Date.now();
+      const stopped = drain.drain(start + 300);
+      await pass();
+      await pass();
+      expect(await slow.send(GET).result).toMatchObject({ outcome: "answered", status: 200 });
+      expect(await silent.send("").result).toMatchObject({ outcome: "dropped" });
+      await stopped;
+      expect(Date.now() - start).toBeGreaterThanOrEqual(290);
+    },
+  );
 });
 
 const afterAllClose: Array<() => void> = [];

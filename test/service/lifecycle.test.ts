@@ -110,28 +110,33 @@ describe("configuration", () => {
 });
 
 describe("reload", () => {
-  it("bundle: a new one is swapped in; a broken one is refused while the old keeps serving, /ready and metrics say so", async () => {
-    const { keys, dir, jwks, directory } = await setup();
-    const bundle = join(dir, "bundle.tar.gz");
-    copyFileSync(BUNDLE, bundle);
-    const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--bundle", bundle]);
-    const token = await userToken(keys, TEACHER);
-    writeFileSync(join(dir, "next"), await bundleWithRevision("rev-2"));
-    renameSync(join(dir, "next"), bundle);
-    await until(async () => (await ready(svc)).policy.revision === "rev-2");
+  it(
+    "bundle: a new one is swapped in; a broken one is refused while the old keeps serving, /ready and metrics say " +
+      "so",
+    async () => {
+      const { keys, dir, jwks, directory } = await setup();
+      const bundle = join(dir, "bundle.tar.gz");
+      copyFileSync(BUNDLE, bundle);
+      const svc = await serve(["--issuer", ISSUER, "--jwks", jwks, "--directory", directory, "--bundle", bundle]);
+      const token = await userToken(keys, TEACHER);
+      writeFileSync(join(dir, "next"), await bundleWithRevision("rev-2"));
+      renameSync(join(dir, "next"), bundle);
+      await until(async () => (await ready(svc)).policy.revision === "rev-2");
 
-    writeFileSync(bundle, BROKEN_BUNDLE);
-    await until(async () => (await ready(svc)).policy.reloadFailures > 0);
-    const r = await ready(svc);
-    expect(r.ready).toBe(true);
-    expect(r.policy.revision).toBe("rev-2");
-    expect(r.problems[0]).toMatch(/^policy: last reload refused, revision rev-2 keeps serving: .*bundle\.tar\.gz/);
-    const metrics = await (await svc.fetch(`/metrics`)).text();
-    expect(metricValue(metrics, "portier_policy_last_load_failed")).toBe(1);
-    expect(metrics).toContain('portier_policy_revision_info{revision="rev-2"} 1');
-    expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json).toMatchObject({ allow: true });
-    await until(() => svc.output().includes('"event":"policy_refused"'));
-  }, 60_000);
+      writeFileSync(bundle, BROKEN_BUNDLE);
+      await until(async () => (await ready(svc)).policy.reloadFailures > 0);
+      const r = await ready(svc);
+      expect(r.ready).toBe(true);
+      expect(r.policy.revision).toBe("rev-2");
+      expect(r.problems[0]).toMatch(/^policy: last reload refused, revision rev-2 keeps serving: .*bundle\.tar\.gz/);
+      const metrics = await (await svc.fetch(`/metrics`)).text();
+      expect(metricValue(metrics, "portier_policy_last_load_failed")).toBe(1);
+      expect(metrics).toContain('portier_policy_revision_info{revision="rev-2"} 1');
+      expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json).toMatchObject({ allow: true });
+      await until(() => svc.output().includes('"event":"policy_refused"'));
+    },
+    60_000,
+  );
 
   it("directory: a changed file changes the answer; a broken one keeps the old index", async () => {
     const { keys, dir, jwks, directory } = await setup();
@@ -188,27 +193,32 @@ describe("--bundle-url", () => {
 });
 
 describe("the issuer going down", () => {
-  it("keys fetched from a URL keep serving after the issuer stops; a never-reachable issuer is reported by /ready and denies 401", async () => {
-    const { keys, directory } = await setup();
-    const { server, url } = await listen((_req, res) =>
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys.jwks)),
-    );
-    const svc = await serve(["--issuer", ISSUER, "--jwks", `${url}/jwks`, "--directory", directory]);
-    await until(async () => (await ready(svc)).ready === true);
-    const token = await userToken(keys, TEACHER);
-    expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
-    await new Promise((r) => (server.closeAllConnections(), server.close(r)));
-    const fresh = await userToken(keys, TEACHER, { jti: "another" });
-    expect((await decide(svc, { method: "GET", path: "/v1/roles", token: fresh })).json.allow).toBe(true);
+  it(
+    "keys fetched from a URL keep serving after the issuer stops; a never-reachable issuer is reported by /ready " +
+      "and denies 401",
+    async () => {
+      const { keys, directory } = await setup();
+      const { server, url } = await listen((_req, res) =>
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys.jwks)),
+      );
+      const svc = await serve(["--issuer", ISSUER, "--jwks", `${url}/jwks`, "--directory", directory]);
+      await until(async () => (await ready(svc)).ready === true);
+      const token = await userToken(keys, TEACHER);
+      expect((await decide(svc, { method: "GET", path: "/v1/roles", token })).json.allow).toBe(true);
+      await new Promise((r) => (server.closeAllConnections(), server.close(r)));
+      const fresh = await userToken(keys, TEACHER, { jti: "another" });
+      expect((await decide(svc, { method: "GET", path: "/v1/roles", token: fresh })).json.allow).toBe(true);
 
-    const down = await serve(["--issuer", ISSUER, "--jwks", `${url}/jwks`, "--directory", directory]);
-    const res = await down.fetch(`/ready`);
-    expect(res.status).toBe(503);
-    expect((await json<ReadyJson>(res)).missing[0]).toMatch(/^keys: /);
-    const d = await decide(down, { method: "GET", path: "/v1/roles", token });
-    expect(d.json).toMatchObject({ allow: false, status: 401 });
-    expect((await down.fetch(`/health`)).status).toBe(200);
-  }, 60_000);
+      const down = await serve(["--issuer", ISSUER, "--jwks", `${url}/jwks`, "--directory", directory]);
+      const res = await down.fetch(`/ready`);
+      expect(res.status).toBe(503);
+      expect((await json<ReadyJson>(res)).missing[0]).toMatch(/^keys: /);
+      const d = await decide(down, { method: "GET", path: "/v1/roles", token });
+      expect(d.json).toMatchObject({ allow: false, status: 401 });
+      expect((await down.fetch(`/health`)).status).toBe(200);
+    },
+    60_000,
+  );
 });
 
 describe("role sources and modes", () => {

@@ -156,31 +156,36 @@ describe("server timeouts", () => {
 });
 
 describe("POST /decide body cap", () => {
-  it("answers 413 to a chunked body as soon as it passes the cap, while the client is still sending, and stops reading", async () => {
-    const c = await rawClient();
-    c.socket.write(
-      "POST /decide HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
-    );
-    const chunk = Buffer.alloc(64 * 1024, 0x20);
-    const frame = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]);
-    const total = 64 * 1024 * 1024;
-    let written = 0;
-    let closed = false;
-    void c.closed.then(() => (closed = true));
-    // 64 MiB, written as fast as the socket takes it; the answer must come long before the end.
-    while (written < total && !closed && !c.received().includes("413")) {
-      if (!c.socket.write(frame))
-        await Promise.race([new Promise((r) => c.socket.once("drain", r)), c.closed, sleep(2000)]);
-      written += chunk.length;
-    }
-    await Promise.race([c.closed, sleep(2000)]);
-    c.socket.destroy();
-    expect(c.received()).toMatch(/^HTTP\/1\.1 413 /);
-    expect(c.received()).toContain('"error":"payload_too_large"');
-    expect(written).toBeLessThan(total);
-    // What the server read: the cap plus what was in flight, nowhere near the 64 MiB sent at it.
-    expect(await lastConsumed()).toBeLessThan(CAP + 1024 * 1024);
-  }, 30_000);
+  it(
+    "answers 413 to a chunked body as soon as it passes the cap, while the client is still sending, and stops " +
+      "reading",
+    async () => {
+      const c = await rawClient();
+      c.socket.write(
+        "POST /decide HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+      );
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const frame = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]);
+      const total = 64 * 1024 * 1024;
+      let written = 0;
+      let closed = false;
+      void c.closed.then(() => (closed = true));
+      // 64 MiB, written as fast as the socket takes it; the answer must come long before the end.
+      while (written < total && !closed && !c.received().includes("413")) {
+        if (!c.socket.write(frame))
+          await Promise.race([new Promise((r) => c.socket.once("drain", r)), c.closed, sleep(2000)]);
+        written += chunk.length;
+      }
+      await Promise.race([c.closed, sleep(2000)]);
+      c.socket.destroy();
+      expect(c.received()).toMatch(/^HTTP\/1\.1 413 /);
+      expect(c.received()).toContain('"error":"payload_too_large"');
+      expect(written).toBeLessThan(total);
+      // What the server read: the cap plus what was in flight, nowhere near the 64 MiB sent at it.
+      expect(await lastConsumed()).toBeLessThan(CAP + 1024 * 1024);
+    },
+    30_000,
+  );
 
   it("answers 413 to a declared Content-Length over the cap without reading the body", async () => {
     const c = await rawClient();

@@ -1,6 +1,7 @@
 /**
  * docs/openapi.json against the real service: every answer of `portier serve` (startService in this process,
- * its requests over an in-memory connection: inject.ts), for each endpoint and each kind of outcome, must be a documented status of that path and method, with the
+ * its requests over an in-memory connection: inject.ts), for each endpoint and each kind of outcome, must be a
+ * documented status of that path and method, with the
  * documented content type, a body valid against the documented schema (ajv, JSON Schema 2020-12 as
  * OpenAPI 3.1 uses it) and every documented header present. The request schema is the code's own.
  */
@@ -65,7 +66,8 @@ function problems(seen: Seen): string[] {
   const response = op.responses[String(seen.status)];
   if (!response)
     return [
-      `${seen.method} ${seen.path}: status ${seen.status} is not documented (documented: ${Object.keys(op.responses).join(", ")})`,
+      `${seen.method} ${seen.path}: status ${seen.status} is not documented ` +
+        `(documented: ${Object.keys(op.responses).join(", ")})`,
     ];
   const out: string[] = [];
   for (const name of Object.keys(response.headers ?? {})) {

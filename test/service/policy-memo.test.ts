@@ -48,24 +48,27 @@ describe("decision memo in the service", () => {
     expect(() => config("--decision-memo-entries=-1")).toThrow(/config\.decisionMemoEntries/);
   });
 
-  it("answers a repeated input from the memo; a reloaded revision starts empty and decides with its own policy", async () => {
-    const { load, engine, counts } = await holder(100);
-    // Stored at its second miss, answered from the memo at the third call.
-    for (let i = 0; i < 3; i++) expect(engine().decide(input)).toMatchObject({ allow: true });
-    expect(counts).toEqual({ hits: 1, misses: 2 });
-    const narrowed = await bundleWithData(
-      "second",
-      (d: { catalog: { routes: { template: string; allowed: string[] }[] } }) => {
-        const route = d.catalog.routes.find((r) => r.template === TEMPLATE)!;
-        route.allowed = route.allowed.filter((r) => r !== "enseignant_jeune");
-      },
-    );
-    expect(await load(narrowed)).toBe(true);
-    expect(engine().revision).toBe("second");
-    // The new revision's memo is empty (a miss), and the process's tally goes on across the reload.
-    expect(engine().decide(input)).toMatchObject({ allow: false, reason: "role_not_allowed" });
-    expect(counts).toEqual({ hits: 1, misses: 3 });
-  });
+  it(
+    "answers a repeated input from the memo; a reloaded " + "revision starts empty and decides with its own policy",
+    async () => {
+      const { load, engine, counts } = await holder(100);
+      // Stored at its second miss, answered from the memo at the third call.
+      for (let i = 0; i < 3; i++) expect(engine().decide(input)).toMatchObject({ allow: true });
+      expect(counts).toEqual({ hits: 1, misses: 2 });
+      const narrowed = await bundleWithData(
+        "second",
+        (d: { catalog: { routes: { template: string; allowed: string[] }[] } }) => {
+          const route = d.catalog.routes.find((r) => r.template === TEMPLATE)!;
+          route.allowed = route.allowed.filter((r) => r !== "enseignant_jeune");
+        },
+      );
+      expect(await load(narrowed)).toBe(true);
+      expect(engine().revision).toBe("second");
+      // The new revision's memo is empty (a miss), and the process's tally goes on across the reload.
+      expect(engine().decide(input)).toMatchObject({ allow: false, reason: "role_not_allowed" });
+      expect(counts).toEqual({ hits: 1, misses: 3 });
+    },
+  );
 
   it("keeps no memo with 0 entries", async () => {
     const { engine, counts } = await holder(0);

@@ -1,7 +1,8 @@
 /**
  * The service's process life, with real processes in their own process group: SIGTERM while requests are
  * in flight (every one answered, exit 0, no process left) in every mode; start-up failures (one line on
- * stderr, non-zero exit, nothing hangs or stays; what each failure says is checked in process); worker crashes (replaced with back-off, a crash loop ends
+ * stderr, non-zero exit, nothing hangs or stays; what each failure says is checked in process); worker crashes
+ * (replaced with back-off, a crash loop ends
  * the service, the primary's death ends the workers).
  */
 import { afterAll, describe, expect, it } from "vitest";
@@ -194,8 +195,11 @@ const FAILURES: { name: string; args: () => Promise<string[]>; message: RegExp }
   {
     name: "unreachable issuer with --require-keys-at-start",
     args: async () => ["--jwks", `http://127.0.0.1:${await closedPort()}/jwks`, "--require-keys-at-start"],
-    message:
-      /^issuer keys: cannot load them from http:\/\/127\.0\.0\.1:\d+\/jwks: GET http:\/\/127\.0\.0\.1:\d+\/jwks failed: ECONNREFUSED/,
+    message: new RegExp(
+      String.raw`^issuer keys: cannot load them from http:\/\/127\.0\.0\.1:\d+\/jwks: GET ` +
+        String.raw`http:\/\/127\.0\.0\.1:\d+\/jwks ` +
+        String.raw`failed: ECONNREFUSED`,
+    ),
   },
   {
     name: "missing directory file",
@@ -232,8 +236,11 @@ const FAILURES: { name: string; args: () => Promise<string[]>; message: RegExp }
   {
     name: "decision-log token file that is a device",
     args: async () => ["--decision-log-url", "http://127.0.0.1:9/logs", "--decision-log-token-file", "/dev/zero"],
-    message:
-      /^config\.decisionLogTokenFile: \/dev\/zero: not a regular file \(a character device\); it must hold one bearer token$/,
+    message: new RegExp(
+      String.raw`^config\.decisionLogTokenFile: \/dev\/zero: not a regular file \(a character device\); ` +
+        String.raw`it must hold one ` +
+        String.raw`bearer token$`,
+    ),
   },
 ];
 const stderrLine = (message: RegExp) => new RegExp(`^portier serve: ${message.source.slice(1)}`);
@@ -307,15 +314,27 @@ describe.concurrent("start-up failures: dev (make run)", () => {
   it.each([
     [
       "--port",
-      /^portier dev: cannot listen on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --port$/,
+      new RegExp(
+        String.raw`^portier dev: cannot listen on 127\.0\.0\.1:\d+: the address is in use by another ` +
+          String.raw`process; stop it or ` +
+          String.raw`choose another --port$`,
+      ),
     ],
     [
       "--issuer-port",
-      /^portier dev: cannot start the issuer on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --issuer-port$/,
+      new RegExp(
+        String.raw`^portier dev: cannot start the issuer on 127\.0\.0\.1:\d+: the address is in use by ` +
+          String.raw`another process; stop ` +
+          String.raw`it or choose another --issuer-port$`,
+      ),
     ],
     [
       "--callback-port",
-      /^portier dev: cannot start the callback server on 127\.0\.0\.1:\d+: the address is in use by another process; stop it or choose another --callback-port$/,
+      new RegExp(
+        String.raw`^portier dev: cannot start the callback server on 127\.0\.0\.1:\d+: the address is in ` +
+          String.raw`use by another ` +
+          String.raw`process; stop it or choose another --callback-port$`,
+      ),
     ],
   ] as const)(
     "%s in use: one line, exit 2, no process left",
@@ -338,29 +357,39 @@ describe.concurrent("start-up failures: dev (make run)", () => {
 });
 
 describe("refusing to deny every user call", () => {
-  it("neither --directory nor --roles-claim: exit 2 naming --no-directory; --no-directory with --roles-claim: exit 2", async () => {
-    const g = startGroup(["serve", "--issuer", ISSUER, "--jwks", jwks, "--port", "0", "--workers", "1"]);
-    expect(await Promise.race([g.exited, sleep(30_000).then(() => "hung")])).toBe(2);
-    expect(g.stderr()).toMatch(
-      /^portier serve: config: neither --directory nor --roles-claim is set, so every user call would be denied \(not_synced\); .*--no-directory for an application-only deployment$/m,
-    );
-    const both = startGroup([
-      "serve",
-      "--issuer",
-      ISSUER,
-      "--jwks",
-      jwks,
-      "--port",
-      "0",
-      "--workers",
-      "1",
-      "--no-directory",
-      "--roles-claim",
-      "roles",
-    ]);
-    expect(await Promise.race([both.exited, sleep(30_000).then(() => "hung")])).toBe(2);
-    expect(both.stderr()).toContain("config.noDirectory: cannot be combined with --roles-claim");
-  }, 60_000);
+  it(
+    "neither --directory nor --roles-claim: exit 2 naming --no-directory; --no-directory with --roles-claim: exit " +
+      "2",
+    async () => {
+      const g = startGroup(["serve", "--issuer", ISSUER, "--jwks", jwks, "--port", "0", "--workers", "1"]);
+      expect(await Promise.race([g.exited, sleep(30_000).then(() => "hung")])).toBe(2);
+      expect(g.stderr()).toMatch(
+        new RegExp(
+          String.raw`^portier serve: config: neither --directory nor --roles-claim is set, so every user ` +
+            String.raw`call would be denied ` +
+            String.raw`\(not_synced\); .*--no-directory for an application-only deployment$`,
+          "m",
+        ),
+      );
+      const both = startGroup([
+        "serve",
+        "--issuer",
+        ISSUER,
+        "--jwks",
+        jwks,
+        "--port",
+        "0",
+        "--workers",
+        "1",
+        "--no-directory",
+        "--roles-claim",
+        "roles",
+      ]);
+      expect(await Promise.race([both.exited, sleep(30_000).then(() => "hung")])).toBe(2);
+      expect(both.stderr()).toContain("config.noDirectory: cannot be combined with --roles-claim");
+    },
+    60_000,
+  );
 });
 
 function workerPids(g: PortierGroup): number[] {
@@ -406,7 +435,11 @@ describe.concurrent("workers (--workers 2)", () => {
     expect(await Promise.race([g.exited, sleep(60_000).then(() => "still running")])).toBe(2);
     expect(g.stderr().split("\n").filter(Boolean)).toEqual([
       expect.stringMatching(
-        /^portier serve: workers died 5 times within 60 s \(last: config\.bundle: file not found: .*bundle\.tar\.gz .*\); stopping the service$/,
+        new RegExp(
+          String.raw`^portier serve: workers died 5 times within 60 s \(last: config\.bundle: file not ` +
+            String.raw`found: ` +
+            String.raw`.*bundle\.tar\.gz .*\); stopping the service$`,
+        ),
       ),
     ]);
     const restarts = g

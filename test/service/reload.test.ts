@@ -1,6 +1,7 @@
 /**
  * Reloads through the real `portier serve` (startService in this process; its requests over an in-memory
- * connection, inject.ts; the issuer and bundle servers it fetches from are real sockets): a key removed from --jwks FILE stops verifying; a later 304
+ * connection, inject.ts; the issuer and bundle servers it fetches from are real sockets): a key removed from --jwks
+ * FILE stops verifying; a later 304
  * clears a failed --bundle-url poll from /ready and metrics; an empty or shrunken directory is refused;
  * a watched bundle or JWKS file replaced by a link to /dev/zero is refused unread while the old one serves;
  * a bundle bomb is refused under --bundle-max-bytes while the old policy serves; configured URLs never show
@@ -144,7 +145,11 @@ describe("--jwks FILE", () => {
     const jwks = join(dir, "jwks.json");
     writeFileSync(jwks, '{"keys":[]}');
     await expect(serve(["--issuer", ISSUER, "--jwks", jwks])).rejects.toThrow(
-      /^config\.jwks: .*jwks\.json: the JWKS has no key usable to verify signatures \(0 keys\); .*\(pass a JWKS file: \{"keys": \[\.\.\.\]\}\)$/,
+      new RegExp(
+        String.raw`^config\.jwks: .*jwks\.json: the JWKS has no key usable to verify signatures \(0 ` +
+          String.raw`keys\); .*\(pass a JWKS ` +
+          String.raw`file: \{"keys": \[\.\.\.\]\}\)$`,
+      ),
     );
   }, 60_000);
 });
@@ -295,60 +300,65 @@ describe("--bundle-url status", () => {
 });
 
 describe("directory guards", () => {
-  it("an empty or invalid directory, or one that shrinks too much, is refused; the old index serves; --allow-directory-shrink accepts", async () => {
-    const { keys, dir, jwks } = await keyFile();
-    const directory = writeDirectory(dir, RECORDS);
-    const svc = await serve([
-      "--issuer",
-      ISSUER,
-      "--jwks",
-      jwks,
-      "--directory",
-      directory,
-      "--directory-max-shrink",
-      "0.25",
-    ]);
-    const token = await userToken(keys, TEACHER);
-    // Sealed but empty, sealed with no valid record, unsealed (a feed still being written), all invalid, a shrink.
-    for (const [i, text] of [
-      sealNdjson([]),
-      sealNdjson(["{}"]),
-      "  \n",
-      JSON.stringify([{ sub: TEACHER, tenant_id: "t", roles: [7] }]),
-      JSON.stringify([RECORDS[1]]),
-    ].entries()) {
-      replace(directory, text);
-      await until(async () => (await ready(svc)).directory.reloadFailures === i + 1);
-      const r = await ready(svc);
-      expect(r.ready).toBe(true);
-      expect(r.directory.size).toBe(2);
-      expect(r.problems.join()).toMatch(/directory: last reload refused, previous index keeps serving: /);
-      expect((await decide(svc, { method: "GET", path: ROLES_PATH, token })).json.allow).toBe(true);
-    }
-    expect((await ready(svc)).directory.lastError).toContain(
-      "drops 50% of the records (2 -> 1), more than the 25% allowed by --directory-max-shrink",
-    );
-    expect(metricValue(await metrics(svc), "portier_directory_last_load_failed")).toBe(1);
-    await until(() => svc.output().includes('"event":"directory_refused"'));
+  it(
+    "an empty or invalid directory, or one that shrinks too much, is refused; the old index serves; " +
+      "--allow-directory-shrink accepts",
+    async () => {
+      const { keys, dir, jwks } = await keyFile();
+      const directory = writeDirectory(dir, RECORDS);
+      const svc = await serve([
+        "--issuer",
+        ISSUER,
+        "--jwks",
+        jwks,
+        "--directory",
+        directory,
+        "--directory-max-shrink",
+        "0.25",
+      ]);
+      const token = await userToken(keys, TEACHER);
+      // Sealed but empty, sealed with no valid record, unsealed (a feed still being written), all invalid, a shrink.
+      for (const [i, text] of [
+        sealNdjson([]),
+        sealNdjson(["{}"]),
+        "  \n",
+        JSON.stringify([{ sub: TEACHER, tenant_id: "t", roles: [7] }]),
+        JSON.stringify([RECORDS[1]]),
+      ].entries()) {
+        replace(directory, text);
+        await until(async () => (await ready(svc)).directory.reloadFailures === i + 1);
+        const r = await ready(svc);
+        expect(r.ready).toBe(true);
+        expect(r.directory.size).toBe(2);
+        expect(r.problems.join()).toMatch(/directory: last reload refused, previous index keeps serving: /);
+        expect((await decide(svc, { method: "GET", path: ROLES_PATH, token })).json.allow).toBe(true);
+      }
+      expect((await ready(svc)).directory.lastError).toContain(
+        "drops 50% of the records (2 -> 1), more than the 25% allowed by --directory-max-shrink",
+      );
+      expect(metricValue(await metrics(svc), "portier_directory_last_load_failed")).toBe(1);
+      await until(() => svc.output().includes('"event":"directory_refused"'));
 
-    const allowing = await serve([
-      "--issuer",
-      ISSUER,
-      "--jwks",
-      jwks,
-      "--directory",
-      writeDirectory(tempDir(), RECORDS),
-      "--allow-directory-shrink",
-    ]);
-    const file = (await ready(allowing)).directory.file as string;
-    replace(file, JSON.stringify([RECORDS[1]]));
-    await until(async () => (await ready(allowing)).directory.size === 1);
-    expect((await decide(allowing, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("not_synced");
-    expect(
-      (await decide(allowing, { method: "GET", path: ROLES_PATH, token: await userToken(keys, ADULT_STUDENT) })).json
-        .allow,
-    ).toBe(true);
-  }, 90_000);
+      const allowing = await serve([
+        "--issuer",
+        ISSUER,
+        "--jwks",
+        jwks,
+        "--directory",
+        writeDirectory(tempDir(), RECORDS),
+        "--allow-directory-shrink",
+      ]);
+      const file = (await ready(allowing)).directory.file as string;
+      replace(file, JSON.stringify([RECORDS[1]]));
+      await until(async () => (await ready(allowing)).directory.size === 1);
+      expect((await decide(allowing, { method: "GET", path: ROLES_PATH, token })).json.reason).toBe("not_synced");
+      expect(
+        (await decide(allowing, { method: "GET", path: ROLES_PATH, token: await userToken(keys, ADULT_STUDENT) })).json
+          .allow,
+      ).toBe(true);
+    },
+    90_000,
+  );
 });
 
 describe("--directory-shrink-window-seconds", () => {
@@ -363,28 +373,32 @@ describe("--directory-shrink-window-seconds", () => {
     [undefined, 4],
     ["0", undefined],
   ] as const) {
-    it(`${window === undefined ? "by default (a day)" : `set to ${window}`}: 10 -> 7 -> 5 -> 4 ${refusedAt ? "stops at 4" : "is accepted step by step"}`, async () => {
-      const { jwks, dir } = await keyFile();
-      const directory = writeDirectory(dir, users(10, "s10"));
-      const svc = await serve([
-        "--issuer",
-        ISSUER,
-        "--jwks",
-        jwks,
-        "--directory",
-        directory,
-        "--no-watch",
-        ...(window === undefined ? [] : ["--directory-shrink-window-seconds", window]),
-      ]);
-      for (const n of [7, 5, 4]) {
-        replace(directory, JSON.stringify(users(n, `s${n}`)));
-        expect(await svc.service.directory!.reload(), `${n} records`).toBe(n !== refusedAt);
-      }
-      if (refusedAt)
-        expect(svc.service.directory!.status().lastError).toMatch(
-          /drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\)/,
-        );
-    });
+    it(
+      `${window === undefined ? "by default (a day)" : `set to ${window}`}: 10 -> 7 -> 5 -> ` +
+        `4 ${refusedAt ? "stops at 4" : "is accepted step by step"}`,
+      async () => {
+        const { jwks, dir } = await keyFile();
+        const directory = writeDirectory(dir, users(10, "s10"));
+        const svc = await serve([
+          "--issuer",
+          ISSUER,
+          "--jwks",
+          jwks,
+          "--directory",
+          directory,
+          "--no-watch",
+          ...(window === undefined ? [] : ["--directory-shrink-window-seconds", window]),
+        ]);
+        for (const n of [7, 5, 4]) {
+          replace(directory, JSON.stringify(users(n, `s${n}`)));
+          expect(await svc.service.directory!.reload(), `${n} records`).toBe(n !== refusedAt);
+        }
+        if (refusedAt)
+          expect(svc.service.directory!.status().lastError).toMatch(
+            /drops 60% of the records \(10, the largest accepted in the last 86400 s \(now 5\), -> 4\)/,
+          );
+      },
+    );
   }
 });
 

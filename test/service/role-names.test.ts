@@ -52,43 +52,55 @@ async function holderWithDirectory(records: unknown[]) {
 }
 
 describe("PolicyHolder: role names go live with the bundle", () => {
-  it("a bundle adding an alias resolves it in claims and in directory records from its first decision; removing it undoes both", async () => {
-    const { policy, load, rolesNow } = await holderWithDirectory([
-      { sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] },
-    ]);
-    expect(resolveNow(policy, ALIAS)).toBeUndefined();
-    expect(rolesNow(TEACHER)).toBe("base:-");
+  it(
+    "a bundle adding an alias resolves it in claims and in directory records from its first decision; removing it " +
+      "undoes both",
+    async () => {
+      const { policy, load, rolesNow } = await holderWithDirectory([
+        { sub: TEACHER, tenant_id: TENANT_A, roles: [ALIAS] },
+      ]);
+      expect(resolveNow(policy, ALIAS)).toBeUndefined();
+      expect(rolesNow(TEACHER)).toBe("base:-");
 
-    // Watch every turn of the event loop during the reload: the new engine is never live without its names.
-    const seen: string[] = [];
-    const watcher = setInterval(() => seen.push(rolesNow(TEACHER)), 0);
-    const checkAtSwap: string[] = [];
-    policy.onActivate = () => checkAtSwap.push(rolesNow(TEACHER));
-    expect(await load(await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)))).toBe(true);
-    clearInterval(watcher);
-    expect(checkAtSwap).toEqual(["alias:enseignant_jeune"]);
-    expect(seen.filter((s) => s.startsWith("alias:") && s !== "alias:enseignant_jeune")).toEqual([]);
-    expect(resolveNow(policy, ALIAS)).toBe("enseignant_jeune");
-    expect(resolveNow(policy, ALIAS.toUpperCase())).toBe("enseignant_jeune");
+      // Watch every turn of the event loop during the reload: the new engine is never live without its names.
+      const seen: string[] = [];
+      const watcher = setInterval(() => seen.push(rolesNow(TEACHER)), 0);
+      const checkAtSwap: string[] = [];
+      policy.onActivate = () => checkAtSwap.push(rolesNow(TEACHER));
+      expect(await load(await bundleWithData("alias", withAlias("enseignant_jeune", ALIAS)))).toBe(true);
+      clearInterval(watcher);
+      expect(checkAtSwap).toEqual(["alias:enseignant_jeune"]);
+      expect(seen.filter((s) => s.startsWith("alias:") && s !== "alias:enseignant_jeune")).toEqual([]);
+      expect(resolveNow(policy, ALIAS)).toBe("enseignant_jeune");
+      expect(resolveNow(policy, ALIAS.toUpperCase())).toBe("enseignant_jeune");
 
-    expect(await load(await bundleWithData("plain", () => undefined))).toBe(true);
-    expect(resolveNow(policy, ALIAS)).toBeUndefined();
-    expect(rolesNow(TEACHER)).toBe("plain:-");
-  });
+      expect(await load(await bundleWithData("plain", () => undefined))).toBe(true);
+      expect(resolveNow(policy, ALIAS)).toBeUndefined();
+      expect(rolesNow(TEACHER)).toBe("plain:-");
+    },
+  );
 
-  it('refuses a bundle whose catalog gives "ENSEIGNANT JEUNE" to directeur_jeune; the old policy and names keep serving', async () => {
-    const { policy, load, rolesNow } = await holderWithDirectory([
-      { sub: TEACHER, tenant_id: TENANT_A, roles: ["Enseignant jeune"] },
-    ]);
-    const before = policy.current;
-    expect(await load(await bundleWithData("clash", withAlias("directeur_jeune", "ENSEIGNANT JEUNE")))).toBe(false);
-    expect(policy.status().lastError).toMatch(
-      /bundle\.tar\.gz:\/data\.json: catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of role directeur_jeune matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune/,
-    );
-    expect(policy.current).toBe(before);
-    expect(resolveNow(policy, "Enseignant jeune")).toBe("enseignant_jeune");
-    expect(rolesNow(TEACHER)).toBe("base:enseignant_jeune");
-  });
+  it(
+    'refuses a bundle whose catalog gives "ENSEIGNANT JEUNE" to directeur_jeune; the old policy and names keep ' +
+      "serving",
+    async () => {
+      const { policy, load, rolesNow } = await holderWithDirectory([
+        { sub: TEACHER, tenant_id: TENANT_A, roles: ["Enseignant jeune"] },
+      ]);
+      const before = policy.current;
+      expect(await load(await bundleWithData("clash", withAlias("directeur_jeune", "ENSEIGNANT JEUNE")))).toBe(false);
+      expect(policy.status().lastError).toMatch(
+        new RegExp(
+          String.raw`bundle\.tar\.gz:\/data\.json: catalog\.roles\[1\]\.aliases\[0\]: "ENSEIGNANT JEUNE" of ` +
+            String.raw`role directeur_jeune ` +
+            String.raw`matches catalog\.roles\[0\]\.label "Enseignant jeune" of role enseignant_jeune`,
+        ),
+      );
+      expect(policy.current).toBe(before);
+      expect(resolveNow(policy, "Enseignant jeune")).toBe("enseignant_jeune");
+      expect(rolesNow(TEACHER)).toBe("base:enseignant_jeune");
+    },
+  );
 
   it("refuses a bundle without a role catalog", async () => {
     const { policy, load } = holder();

@@ -344,37 +344,42 @@ describe("health, ready, metrics", () => {
     });
   });
 
-  it("GET /metrics: decisions by result/reason/flow, latency histogram, keys, policy revision, directory size", async () => {
-    const res = await svc.fetch(`/metrics`);
-    expect(res.headers.get("content-type")).toContain("text/plain");
-    const text = await res.text();
-    expect(text).toMatch(
-      /portier_decisions_total\{allow="true",reason="allowed",flow="accessCode",adapter="decide"\} \d+/,
-    );
-    expect(text).toMatch(/portier_decisions_total\{allow="false",reason="token_missing",flow="none"/);
-    expect(text).toContain("portier_decision_duration_seconds_bucket");
-    expect(metricValue(text, "portier_keys_reload_successes_total")).toBeGreaterThan(0);
-    expect(metricValue(text, "portier_key_refreshes_total")).toBe(
-      metricValue(text, "portier_keys_reload_successes_total"),
-    );
-    expect(
-      metricValue(text, "portier_build_info", {
-        version: PACKAGE_VERSION,
-        node_version: process.versions.node,
-        revision: "unknown",
-      }),
-    ).toBe(1);
-    // Every input the service loaded at start has a last success within the test's lifetime.
-    for (const input of ["keys", "policy", "directory"]) {
-      const at = metricValue(text, `portier_${input}_last_success_timestamp_seconds`)!;
-      expect(at, input).toBeGreaterThan(STARTED_S);
-      expect(at, input).toBeLessThanOrEqual(Date.now() / 1000);
-      expect(metricValue(text, `portier_${input}_reload_successes_total`), input).toBeGreaterThan(0);
-    }
-    expect(metricValue(text, "portier_decision_duration_seconds_bucket", { le: "5", adapter: "decide" })).toBeDefined();
-    expect(text).toMatch(/portier_policy_revision_info\{revision="[^"]+"\} 1/);
-    expect(metricValue(text, "portier_directory_size")).toBe(2);
-  });
+  it(
+    "GET /metrics: decisions by result/reason/flow, " + "latency histogram, keys, policy revision, directory size",
+    async () => {
+      const res = await svc.fetch(`/metrics`);
+      expect(res.headers.get("content-type")).toContain("text/plain");
+      const text = await res.text();
+      expect(text).toMatch(
+        /portier_decisions_total\{allow="true",reason="allowed",flow="accessCode",adapter="decide"\} \d+/,
+      );
+      expect(text).toMatch(/portier_decisions_total\{allow="false",reason="token_missing",flow="none"/);
+      expect(text).toContain("portier_decision_duration_seconds_bucket");
+      expect(metricValue(text, "portier_keys_reload_successes_total")).toBeGreaterThan(0);
+      expect(metricValue(text, "portier_key_refreshes_total")).toBe(
+        metricValue(text, "portier_keys_reload_successes_total"),
+      );
+      expect(
+        metricValue(text, "portier_build_info", {
+          version: PACKAGE_VERSION,
+          node_version: process.versions.node,
+          revision: "unknown",
+        }),
+      ).toBe(1);
+      // Every input the service loaded at start has a last success within the test's lifetime.
+      for (const input of ["keys", "policy", "directory"]) {
+        const at = metricValue(text, `portier_${input}_last_success_timestamp_seconds`)!;
+        expect(at, input).toBeGreaterThan(STARTED_S);
+        expect(at, input).toBeLessThanOrEqual(Date.now() / 1000);
+        expect(metricValue(text, `portier_${input}_reload_successes_total`), input).toBeGreaterThan(0);
+      }
+      expect(
+        metricValue(text, "portier_decision_duration_seconds_bucket", { le: "5", adapter: "decide" }),
+      ).toBeDefined();
+      expect(text).toMatch(/portier_policy_revision_info\{revision="[^"]+"\} 1/);
+      expect(metricValue(text, "portier_directory_size")).toBe(2);
+    },
+  );
 
   it("GET /metrics: the decision memo's hits and misses, one lookup per decision the policy is asked for", async () => {
     const scrape = async () => {

@@ -1,6 +1,7 @@
 /**
  * `portier serve --verification-key`: an unsigned bundle is a one-line start-up failure of the real process, a
- * bad key file a start-up failure in this process; a tampered or unsigned reload (file or --bundle-url) is refused while the
+ * bad key file a start-up failure in this process; a tampered or unsigned reload (file or --bundle-url) is refused
+ * while the
  * old bundle keeps serving, and /ready and metrics show the refusal (asked over an in-memory connection:
  * inject.ts).
  */

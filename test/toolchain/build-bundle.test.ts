@@ -85,46 +85,56 @@ describe("no bundle whose policy fails on a route of its own catalog", () => {
     return dir;
   }
 
-  it("a parameter named twice: refused by data check, bundle build and diff (exit 2), not reported as a grant", async () => {
-    const dir = withRoute("/v2/{codeOrganisme}/{codeOrganisme}");
-    const message = /routes\.json:\d+: routes\[29\]\.template: parameter \{codeOrganisme\} appears twice/;
-    for (const args of [
-      ["data", "check", "--project", dir],
-      ["bundle", "build", "--project", dir, "--out", join(dir, "b.tar.gz")],
-      ["diff", PROJECT_ROOT, dir],
-    ]) {
-      const r = await portier(args);
-      expect(r.stderr, args.join(" ")).toMatch(message);
-      expect(r.code, args.join(" ")).toBe(2);
-      expect(r.stdout).not.toContain("/v2/{codeOrganisme}/{codeOrganisme}");
-    }
-    expect(existsSync(join(dir, "b.tar.gz"))).toBe(false);
-  }, 60_000);
+  it(
+    "a parameter named twice: refused by data check, " + "bundle build and diff (exit 2), not reported as a grant",
+    async () => {
+      const dir = withRoute("/v2/{codeOrganisme}/{codeOrganisme}");
+      const message = /routes\.json:\d+: routes\[29\]\.template: parameter \{codeOrganisme\} appears twice/;
+      for (const args of [
+        ["data", "check", "--project", dir],
+        ["bundle", "build", "--project", dir, "--out", join(dir, "b.tar.gz")],
+        ["diff", PROJECT_ROOT, dir],
+      ]) {
+        const r = await portier(args);
+        expect(r.stderr, args.join(" ")).toMatch(message);
+        expect(r.code, args.join(" ")).toBe(2);
+        expect(r.stdout).not.toContain("/v2/{codeOrganisme}/{codeOrganisme}");
+      }
+      expect(existsSync(join(dir, "b.tar.gz"))).toBe(false);
+    },
+    60_000,
+  );
 
-  it("the class: a policy that errors on one route refuses the build with the field and the reason, and leaves no bundle", async () => {
-    const dir = scratchProject();
-    // Valid Rego that opa check accepts, but whose match object conflicts for one route only.
-    edit(join(dir, "policies", "portier", "routes", "match.rego"), (t) =>
-      t.replace(
-        '\t"template": _shown.template,\n',
-        '\t"template": _shown.template,\n\t"probe": {"k": v | some v in [1, 2]; _shown.template == "/v1/roles"},\n',
-      ),
-    );
-    const out = join(dir, "build", "bundle.tar.gz");
-    const err = await buildBundle({ opa: opaPath(), projectDir: dir, workDir: join(dir, "build"), out }).catch(
-      (e: unknown) => e,
-    );
-    const index = (JSON.parse(readFileSync(join(dir, "data", "routes.json"), "utf8")) as Catalog).routes.findIndex(
-      (r) => r.template === "/v1/roles",
-    );
-    expect(err).toBeInstanceOf(DataError);
-    expect((err as Error).message).toMatch(
-      new RegExp(
-        `data/routes\\.json:\\d+: routes\\[${index}\\]\\.template: the compiled policy cannot decide a call to it \\(a user token, GET /v1/roles\\): policy_error: .*match\\.rego:\\d+:\\d+: object insert conflict`,
-      ),
-    );
-    expect(readdirSync(join(dir, "build")).filter((f) => f.includes("tar.gz"))).toEqual([]);
-  }, 60_000);
+  it(
+    "the class: a policy that errors on one route refuses the " +
+      "build with the field and the reason, and leaves no bundle",
+    async () => {
+      const dir = scratchProject();
+      // Valid Rego that opa check accepts, but whose match object conflicts for one route only.
+      edit(join(dir, "policies", "portier", "routes", "match.rego"), (t) =>
+        t.replace(
+          '\t"template": _shown.template,\n',
+          '\t"template": _shown.template,\n\t"probe": {"k": v | some v in [1, 2]; _shown.template == "/v1/roles"},\n',
+        ),
+      );
+      const out = join(dir, "build", "bundle.tar.gz");
+      const err = await buildBundle({ opa: opaPath(), projectDir: dir, workDir: join(dir, "build"), out }).catch(
+        (e: unknown) => e,
+      );
+      const index = (JSON.parse(readFileSync(join(dir, "data", "routes.json"), "utf8")) as Catalog).routes.findIndex(
+        (r) => r.template === "/v1/roles",
+      );
+      expect(err).toBeInstanceOf(DataError);
+      expect((err as Error).message).toMatch(
+        new RegExp(
+          `data/routes\\.json:\\d+: routes\\[${index}\\]\\.template: the compiled policy cannot decide a call to it ` +
+            `\\(a user token, GET /v1/roles\\): policy_error: .*match\\.rego:\\d+:\\d+: object insert conflict`,
+        ),
+      );
+      expect(readdirSync(join(dir, "build")).filter((f) => f.includes("tar.gz"))).toEqual([]);
+    },
+    60_000,
+  );
 
   it("the check path gives each parameter its own value", () => {
     expect(checkPath("/v2/{a}/x/{b}")).toBe("/v2/Check2/x/Check4");

@@ -125,7 +125,8 @@ export async function codesReference(): Promise<string> {
       .sort(order)
       .map(
         (f) =>
-          `| <a id="${anchor}-${f.code}"></a>\`${f.code}\` | ${f.status ?? ""} | ${[...f.where].sort().join(", ")} | ${cell(CODE_NOTES[f.code]!)} |`,
+          `| <a id="${anchor}-${f.code}"></a>\`${f.code}\` ` +
+          `| ${f.status ?? ""} | ${[...f.where].sort().join(", ")} | ${cell(CODE_NOTES[f.code]!)} |`,
       ),
   ];
   const noteOrder = Object.keys(CODE_NOTES);
@@ -136,7 +137,8 @@ export async function codesReference(): Promise<string> {
     GENERATED_NOTE,
     "",
     "Every decision carries a `reason` (and a `message` a person can read); every error class has a stable",
-    "`code`. Both are listed here with what they mean and what to do. [Troubleshooting](../operating/troubleshooting.md)",
+    "`code`. Both are listed here with what they mean and what to do. " +
+      "[Troubleshooting](../operating/troubleshooting.md)",
     "starts from what you see (`/ready`, a start-up line, a deny) and links here.",
     "",
     "## Decision reasons and refusals",

@@ -69,20 +69,26 @@ export function requestPathSvg(json: string): string {
   const last = x(source.steps.length - 1);
   parts.push(box(last, TRAIL_Y, INPUT_H + 8, source.trail, "trail"));
   parts.push(`<line x1="${last + W / 2}" y1="${STEP_Y + H}" x2="${last + W / 2}" y2="${TRAIL_Y - 4}" class="arrow"/>`);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escape(source.title)}">
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 ` +
+    `0 ${width} ${height}" role="img" aria-label="${escape(source.title)}">
 <!-- Drawn by tools/write-references.ts from docs/images/request-path.json; do not edit. -->
 <title>${escape(source.title)}</title>
-<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>
+<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path ` +
+    `d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>
 <style>
 text{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;text-anchor:middle;fill:#1b1b1b}
-.label{font-size:15px;font-weight:600}.detail{font-size:12px;fill:#444}.title{font-size:16px;font-weight:600;text-anchor:start}
+.label{font-size:15px;font-weight:600}.detail{font-size:12px;fill:#444}` +
+    `.title{font-size:16px;font-weight:600;text-anchor:start}
 .step{fill:#eef4fb;stroke:#3c6ea8;stroke-width:1.5}.input{fill:#fff;stroke:#888;stroke-dasharray:5 4}
 .trail{fill:#f5f0e6;stroke:#a07c3c;stroke-width:1.5}
-.arrow{stroke:#444;stroke-width:1.5;marker-end:url(#head)}.feed{stroke:#888;stroke-width:1.2;stroke-dasharray:4 3;marker-end:url(#head)}
+.arrow{stroke:#444;stroke-width:1.5;marker-end:url(#head)}.feed{stroke:#888;stroke-width:1.2;stroke-dasharray:4 ` +
+    `3;marker-end:url(#head)}
 </style>
 <rect width="100%" height="100%" fill="#fff"/>
 <text x="${MARGIN}" y="26" class="title">${escape(source.title)}</text>
 ${parts.join("\n")}
 </svg>
-`;
+`
+  );
 }

@@ -86,15 +86,19 @@ export function curlLines(issuerUrl: string, serviceUrl: string, callbackUrl: st
   ];
 }
 
+/** A port option's value, its default (the table's, which the help shows) when not given. */
+function portOf(name: "issuer-port" | "callback-port", raw: string | undefined): number {
+  const text = raw ?? SPEC.options[name].default;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) throw usageError(SPEC, `--${name}: must be 0..65535, got "${raw}"`);
+  return port;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
   if (positionals.length > 0) throw usageError(SPEC, `unexpected argument "${positionals[0]}"`);
-  const issuerPort = Number(values["issuer-port"] ?? 9400);
-  if (!/^\d+$/.test(values["issuer-port"] ?? "9400") || issuerPort > 65535)
-    throw usageError(SPEC, `--issuer-port: must be 0..65535, got "${values["issuer-port"]}"`);
-  const callbackPort = Number(values["callback-port"] ?? 8400);
-  if (!/^\d+$/.test(values["callback-port"] ?? "8400") || callbackPort > 65535)
-    throw usageError(SPEC, `--callback-port: must be 0..65535, got "${values["callback-port"]}"`);
+  const issuerPort = portOf("issuer-port", values["issuer-port"]);
+  const callbackPort = portOf("callback-port", values["callback-port"]);
   const stopped = untilSignal();
   let issuer;
   try {
@@ -118,9 +122,9 @@ export async function run(argv: string[]): Promise<number> {
         "--workers",
         "1",
         "--port",
-        values.port ?? "8181",
+        values.port ?? SPEC.options.port.default,
         "--log-level",
-        values["log-level"] ?? "info",
+        values["log-level"] ?? SPEC.options["log-level"].default,
       ],
       {},
     );

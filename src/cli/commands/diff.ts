@@ -33,18 +33,21 @@ export const SPEC = {
       description: "text, md (a pull-request comment) or json",
       default: "text",
     },
-    json: { type: "boolean", description: "the same as --format json", default: "text" },
     opa: OPA_OPTION,
   },
   exits: { ok: "no change", finding: "something changed" },
 } as const satisfies CommandSpec;
 
 export async function run(argv: string[]): Promise<number> {
+  // One spelling: --json (a second spelling of --format json) is refused with the one to write instead.
+  const options = argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv;
+  if (options.some((a) => a === "--json" || a.startsWith("--json=")))
+    throw usageError(SPEC, "--json is no longer an option: write --format json");
   const { values, positionals } = parse(argv, SPEC);
   const [oldRef, newRef] = positionals;
   if (oldRef === undefined || newRef === undefined || positionals.length !== 2)
     throw usageError(SPEC, `expected two policies (OLD NEW), got ${positionals.length}`);
-  const format = values.json ? "json" : (values.format ?? "text");
+  const format = values.format ?? SPEC.options.format.default;
   if (!isOneOf(FORMATS, format))
     throw usageError(SPEC, `--format must be one of ${FORMATS.join(", ")}, got "${format}"`);
   try {

@@ -118,7 +118,7 @@ export async function run(argv: string[]): Promise<number> {
     return exitOf(e.decision);
   }
 
-  const flow = values.flow ?? "accessCode";
+  const flow = values.flow ?? SPEC.options.flow.default;
   if (flow !== "accessCode" && flow !== "application")
     throw usageError(SPEC, `--flow must be accessCode or application, got "${flow}"`);
   const roles = (values.role ?? []).map((name) => roleId(engine.roles, name));

@@ -36,9 +36,6 @@ export const SPEC = {
   exits: { ok: "stopped by a signal (a start-up failure exits 2)" },
 } as const satisfies CommandSpec;
 
-// The port every example and `portier dev --issuer-port` use.
-export const DEFAULT_ISSUER_PORT = 9400;
-
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
   if (positionals.length > 0) throw usageError(SPEC, `unexpected argument "${positionals[0]}"`);
@@ -46,11 +43,17 @@ export async function run(argv: string[]): Promise<number> {
   let port: number;
   let ttls: { accessTtlSec?: number; idTtlSec?: number; codeTtlSec?: number };
   try {
-    port = integer("--port", values.port, DEFAULT_ISSUER_PORT, 0, 65535);
+    port = integer("--port", values.port, Number(SPEC.options.port.default), 0, 65535);
     ttls = {
-      accessTtlSec: integer("--access-ttl", values["access-ttl"], 3600, 1, 31_536_000),
-      idTtlSec: integer("--id-ttl", values["id-ttl"], 300, 1, 31_536_000),
-      codeTtlSec: integer("--code-ttl", values["code-ttl"], 300, 1, 3600),
+      accessTtlSec: integer(
+        "--access-ttl",
+        values["access-ttl"],
+        Number(SPEC.options["access-ttl"].default),
+        1,
+        31_536_000,
+      ),
+      idTtlSec: integer("--id-ttl", values["id-ttl"], Number(SPEC.options["id-ttl"].default), 1, 31_536_000),
+      codeTtlSec: integer("--code-ttl", values["code-ttl"], Number(SPEC.options["code-ttl"].default), 1, 3600),
     };
   } catch (err) {
     throw usageError(SPEC, messageOf(err));

@@ -32,7 +32,7 @@ export const SPEC = {
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, SPEC);
-  const format = values.format ?? "md";
+  const format = values.format ?? SPEC.options.format.default;
   if (!isOneOf(MATRIX_FORMATS, format))
     throw usageError(SPEC, `--format must be one of ${MATRIX_FORMATS.join(", ")}, got "${format}"`);
   const source = values.source ?? values.bundle ?? join(PROJECT_ROOT, "build", "bundle.tar.gz");

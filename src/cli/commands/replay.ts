@@ -88,10 +88,10 @@ export async function run(argv: string[]): Promise<number> {
   if (values.shadow && source) throw usageError(SPEC, "--shadow reads the log's own candidate: drop --bundle/--source");
   if (!values.shadow && (!source || (values.source && values.bundle)))
     throw usageError(SPEC, "give one of --bundle, --source or --shadow");
-  const format = values.format ?? "text";
+  const format = values.format ?? SPEC.options.format.default;
   if (!["text", "md", "json"].includes(format))
     throw usageError(SPEC, `--format must be one of text, md, json, got "${format}"`);
-  const failOn = values["fail-on"] ?? "any";
+  const failOn = values["fail-on"] ?? SPEC.options["fail-on"].default;
   if (failOn !== "any" && failOn !== "new-allows")
     throw usageError(SPEC, `--fail-on must be any or new-allows, got "${failOn}"`);
   try {

@@ -6,7 +6,7 @@
  * failed); 2: the review could not answer (usage, a side not found or not built, an unreadable log). A review
  * that could not answer after its options were read still writes its report (the error, at its file and line).
  */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   FAIL_ON,
@@ -21,6 +21,7 @@ import {
 import { OPA_OPTION, isOneOf, minCoverageOption, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
 import { EXIT } from "../exit-codes.js";
+import { packageVersion } from "../../files/package-version.js";
 
 const FORMATS = ["md", "json", "sarif", "junit"] as const;
 type Format = (typeof FORMATS)[number];
@@ -107,16 +108,10 @@ function render(report: ReviewReport, format: Format): string {
     case "json":
       return JSON.stringify(report, null, 2) + "\n";
     case "sarif":
-      return renderReviewSarif(report, version());
+      return renderReviewSarif(report, packageVersion());
     case "junit":
       return renderReviewJunit(report);
   }
-}
-
-function version(): string {
-  // src/cli/commands/ and dist/cli/commands/ are both three folders below package.json.
-  const url = new URL("../../../package.json", import.meta.url);
-  return (JSON.parse(readFileSync(url, "utf8")) as { version: string }).version;
 }
 
 function outputFormat(file: string): Format {
@@ -130,10 +125,10 @@ export async function run(argv: string[]): Promise<number> {
   const [base, head] = positionals;
   if (base === undefined || positionals.length > 2)
     throw usageError(SPEC, `expected BASE and an optional HEAD, got ${positionals.length} argument(s)`);
-  const format = values.format ?? "md";
+  const format = values.format ?? SPEC.options.format.default;
   if (!isOneOf(FORMATS, format))
     throw usageError(SPEC, `--format must be one of ${FORMATS.join(", ")}, got "${format}"`);
-  const failOn = values["fail-on"] ?? "new-allows";
+  const failOn = values["fail-on"] ?? SPEC.options["fail-on"].default;
   if (!isOneOf(FAIL_ON, failOn))
     throw usageError(SPEC, `--fail-on must be one of ${FAIL_ON.join(", ")}, got "${failOn}"`);
   const min = minCoverageOption(SPEC, values["min-coverage"]);

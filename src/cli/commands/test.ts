@@ -77,7 +77,7 @@ function textLines(cases: PolicyTestCase[], verbose: boolean): string[] {
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, SPEC);
   const min = minCoverageOption(SPEC, values["min-coverage"]);
-  const format = values.format ?? "text";
+  const format = values.format ?? SPEC.options.format.default;
   if (format !== "text" && format !== "junit") throw usageError(SPEC, `--format: "${format}" is not text or junit`);
   if (values.output !== undefined && format !== "junit") throw usageError(SPEC, "--output: only with --format junit");
   const project = resolve(values.project ?? PROJECT_ROOT);

@@ -6,14 +6,15 @@
  * own stop.
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
+import { packageVersion } from "../../files/package-version.js";
 import type { LogRules } from "../../engine/index.js";
 import type { ServiceConfig } from "../config.js";
 import type { DecisionRecord, DecisionRecordSink } from "../decide/record.js";
 import { collectorSink } from "./collector-sink.js";
 import { DecisionLogPipeline } from "./pipeline.js";
 import type { DecisionSink } from "./sink.js";
+import { operatorLabels } from "./labels.js";
 import { newStats, type DecisionLogStats } from "./stats.js";
 import { stdoutSink } from "./stdout-sink.js";
 
@@ -33,23 +34,6 @@ export interface DecisionLogs extends DecisionRecordSink {
 /** The bundle name OPA's `bundles` field reports. */
 const BUNDLE_NAME = "portier";
 
-function portierVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
-  return pkg.version;
-}
-
-/** --decision-log-label "a=1,b=2" as an object. */
-function operatorLabels(text: string | undefined): Record<string, string> {
-  const labels: Record<string, string> = {};
-  for (const pair of (text ?? "").split(",").filter(Boolean)) {
-    const eq = pair.indexOf("=");
-    labels[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return labels;
-}
-
 /** Throws TokenFileError when --decision-log-token-file cannot be read (a start-up failure). */
 export function createDecisionLogs(
   config: ServiceConfig,
@@ -57,7 +41,7 @@ export function createDecisionLogs(
   rules: () => LogRules | undefined,
 ): DecisionLogs {
   const stats = newStats();
-  const labels = { ...operatorLabels(config.decisionLogLabel), id: randomUUID(), version: portierVersion() };
+  const labels = { ...operatorLabels(config.decisionLogLabel), id: randomUUID(), version: packageVersion() };
   // The sinks, each on its options (undefined: off).
   const sinks = [stdoutSink(config, logger), collectorSink(config, stats, logger)].filter(
     (s): s is DecisionSink => s !== undefined,

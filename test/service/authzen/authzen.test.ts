@@ -461,30 +461,33 @@ describe("bounds and metrics", () => {
 });
 
 describe("discovery", () => {
-  it("GET /.well-known/authzen-configuration: the spec's required fields, absolute URLs under the identifier", async () => {
-    const res = await fetch(`${svc.url}/.well-known/authzen-configuration`, { headers: { "x-request-id": "d-1" } });
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-    const doc = (await res.json()) as Record<string, string>;
-    // Required: policy_decision_point (identical to the identifier) and access_evaluation_endpoint.
-    expect(doc.policy_decision_point).toBe(PDP);
-    expect(doc.access_evaluation_endpoint).toBe(`${PDP}/access/v1/evaluation`);
-    expect(doc).toEqual({
-      policy_decision_point: PDP,
-      access_evaluation_endpoint: `${PDP}/access/v1/evaluation`,
-      access_evaluations_endpoint: `${PDP}/access/v1/evaluations`,
-      search_subject_endpoint: `${PDP}/access/v1/search/subject`,
-      search_resource_endpoint: `${PDP}/access/v1/search/resource`,
-      search_action_endpoint: `${PDP}/access/v1/search/action`,
-    });
-    for (const url of Object.values(doc)) expect(new URL(url).protocol).toBe("https:");
-    // Each endpoint is served at its path on this port.
-    for (const [key, url] of Object.entries(doc)) {
-      if (key === "policy_decision_point") continue;
-      const r = await fetch(`${svc.url}${new URL(url).pathname}`, { method: "POST", body: "{}" });
-      expect(r.status, key).toBe(401);
-    }
-  });
+  it(
+    "GET /.well-known/authzen-configuration: the spec's " + "required fields, absolute URLs under the identifier",
+    async () => {
+      const res = await fetch(`${svc.url}/.well-known/authzen-configuration`, { headers: { "x-request-id": "d-1" } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+      const doc = (await res.json()) as Record<string, string>;
+      // Required: policy_decision_point (identical to the identifier) and access_evaluation_endpoint.
+      expect(doc.policy_decision_point).toBe(PDP);
+      expect(doc.access_evaluation_endpoint).toBe(`${PDP}/access/v1/evaluation`);
+      expect(doc).toEqual({
+        policy_decision_point: PDP,
+        access_evaluation_endpoint: `${PDP}/access/v1/evaluation`,
+        access_evaluations_endpoint: `${PDP}/access/v1/evaluations`,
+        search_subject_endpoint: `${PDP}/access/v1/search/subject`,
+        search_resource_endpoint: `${PDP}/access/v1/search/resource`,
+        search_action_endpoint: `${PDP}/access/v1/search/action`,
+      });
+      for (const url of Object.values(doc)) expect(new URL(url).protocol).toBe("https:");
+      // Each endpoint is served at its path on this port.
+      for (const [key, url] of Object.entries(doc)) {
+        if (key === "policy_decision_point") continue;
+        const r = await fetch(`${svc.url}${new URL(url).pathname}`, { method: "POST", body: "{}" });
+        expect(r.status, key).toBe(401);
+      }
+    },
+  );
 });
 
 describe("PEP credentials", () => {

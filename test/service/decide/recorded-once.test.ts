@@ -129,32 +129,35 @@ describe("every path is recorded once: one decision line, one count", () => {
 });
 
 describe("an answer given before any decision", () => {
-  it("is one line under the decision id reject() returns, with the request as received, counted as a rejection", async () => {
-    const s = setup({});
-    const id = s.decide.reject!({
-      adapter: "forward-auth/nginx",
-      req: { method: "GET", path: "/v2/ORG001/centres", trace: { clientAddress: "10.0.0.9" } },
-      status: 403,
-      reason: "request_invalid",
-      message: "several X-Original-URI headers: exactly one is expected",
-    });
-    expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(s.lines).toHaveLength(1);
-    expect(s.lines[0]).toMatchObject({
-      decision_id: id,
-      adapter: "forward-auth/nginx",
-      method: "GET",
-      path: "/v2/ORG001/centres",
-      client_address: "10.0.0.9",
-      allow: false,
-      status: 403,
-      reason: "request_invalid",
-      input: null,
-      revision: "r1",
-    });
-    expect(await s.counted()).toBe(0);
-    expect(await s.registry.metrics()).toContain(
-      'portier_requests_rejected_total{adapter="forward-auth/nginx",reason="request_invalid"} 1',
-    );
-  });
+  it(
+    "is one line under the decision id reject() returns, " + "with the request as received, counted as a rejection",
+    async () => {
+      const s = setup({});
+      const id = s.decide.reject!({
+        adapter: "forward-auth/nginx",
+        req: { method: "GET", path: "/v2/ORG001/centres", trace: { clientAddress: "10.0.0.9" } },
+        status: 403,
+        reason: "request_invalid",
+        message: "several X-Original-URI headers: exactly one is expected",
+      });
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(s.lines).toHaveLength(1);
+      expect(s.lines[0]).toMatchObject({
+        decision_id: id,
+        adapter: "forward-auth/nginx",
+        method: "GET",
+        path: "/v2/ORG001/centres",
+        client_address: "10.0.0.9",
+        allow: false,
+        status: 403,
+        reason: "request_invalid",
+        input: null,
+        revision: "r1",
+      });
+      expect(await s.counted()).toBe(0);
+      expect(await s.registry.metrics()).toContain(
+        'portier_requests_rejected_total{adapter="forward-auth/nginx",reason="request_invalid"} 1',
+      );
+    },
+  );
 });

@@ -51,7 +51,9 @@ export function grpcClients(address: string, options: grpc.ClientOptions = {}): 
   };
 }
 
-/** The CheckRequest Envoy sends for `method path` with these (lower-cased) headers, as its ext_authz filter fills it. */
+/**
+ * The CheckRequest Envoy sends for `method path` with these (lower-cased) headers, as its ext_authz filter fills it.
+ */
 export function envoyCheck(method: string, path: string, headers: Record<string, string> = {}): unknown {
   return {
     attributes: {

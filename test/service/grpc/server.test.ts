@@ -200,59 +200,68 @@ describe("Check: what Envoy's CheckRequest gets", () => {
     expect(JSON.stringify(res)).not.toContain(teacher);
   });
 
-  it("allow: every X-Portier-* header set, overwriting; forged x-portier-* headers removed; metadata for the access log", async () => {
-    const res = await client.check(
-      envoyCheck("GET", ALLOWED, {
-        authorization: `Bearer ${teacher}`,
-        "x-portier-subject": "forged",
-        "x-portier-admin": "true",
-        "x-forwarded-for": "203.0.113.9, 10.0.0.7",
-      }),
-    );
-    const ok = res.ok_response!;
-    expect(ok.headers.map((h) => h.header.key).sort()).toEqual(PORTIER_HEADERS.map((h) => h.toLowerCase()).sort());
-    for (const h of ok.headers) expect(h.append_action).toBe("OVERWRITE_IF_EXISTS_OR_ADD");
-    const headers = headersOf(ok.headers);
-    expect(headers).toMatchObject({
-      "x-portier-subject": TEACHER,
-      "x-portier-flow": "accessCode",
-      "x-portier-reason": "allowed",
-    });
-    // Set headers are overwritten; the others are removed (a removal of a set header would drop Portier's value).
-    expect(ok.headers_to_remove).toEqual(["x-portier-admin"]);
-    expect(res.dynamic_metadata.fields).toMatchObject({
-      flow: { stringValue: "accessCode" },
-      route: { stringValue: expect.any(String) as unknown },
-    });
-    const id = (res.dynamic_metadata.fields.decision_id as { stringValue: string }).stringValue;
-    await until(() => svc.output().includes(id));
-    const line = JSON.parse(
-      svc
-        .output()
-        .split("\n")
-        .find((l) => l.includes(id))!,
-    ) as Record<string, unknown>;
-    expect(line).toMatchObject({
-      event: "decision",
-      adapter: "envoy_grpc",
-      allow: true,
-      client_address: "10.0.0.7",
-      request_id: "0f6c6e2e-5b1a-4a35-9a0e-2f7a6c1b9d11",
-    });
-    expect(svc.output()).not.toContain(teacher);
-  });
+  it(
+    "allow: every X-Portier-* header set, overwriting; forged x-portier-* headers removed; metadata for the " +
+      "access log",
+    async () => {
+      const res = await client.check(
+        envoyCheck("GET", ALLOWED, {
+          authorization: `Bearer ${teacher}`,
+          "x-portier-subject": "forged",
+          "x-portier-admin": "true",
+          "x-forwarded-for": "203.0.113.9, 10.0.0.7",
+        }),
+      );
+      const ok = res.ok_response!;
+      expect(ok.headers.map((h) => h.header.key).sort()).toEqual(PORTIER_HEADERS.map((h) => h.toLowerCase()).sort());
+      for (const h of ok.headers) expect(h.append_action).toBe("OVERWRITE_IF_EXISTS_OR_ADD");
+      const headers = headersOf(ok.headers);
+      expect(headers).toMatchObject({
+        "x-portier-subject": TEACHER,
+        "x-portier-flow": "accessCode",
+        "x-portier-reason": "allowed",
+      });
+      // Set headers are overwritten; the others are removed (a removal of a set header would drop Portier's value).
+      expect(ok.headers_to_remove).toEqual(["x-portier-admin"]);
+      expect(res.dynamic_metadata.fields).toMatchObject({
+        flow: { stringValue: "accessCode" },
+        route: { stringValue: expect.any(String) as unknown },
+      });
+      const id = (res.dynamic_metadata.fields.decision_id as { stringValue: string }).stringValue;
+      await until(() => svc.output().includes(id));
+      const line = JSON.parse(
+        svc
+          .output()
+          .split("\n")
+          .find((l) => l.includes(id))!,
+      ) as Record<string, unknown>;
+      expect(line).toMatchObject({
+        event: "decision",
+        adapter: "envoy_grpc",
+        allow: true,
+        client_address: "10.0.0.7",
+        request_id: "0f6c6e2e-5b1a-4a35-9a0e-2f7a6c1b9d11",
+      });
+      expect(svc.output()).not.toContain(teacher);
+    },
+  );
 
-  it("header_map (Envoy's encode_raw_headers) is read like headers; a repeated authorization is token_malformed", async () => {
-    const raw = (key: string, value: string) => ({ key, raw_value: Buffer.from(value) });
-    const one = envoyCheck("GET", ALLOWED) as { attributes: { request: { http: Record<string, unknown> } } };
-    one.attributes.request.http.headers = {};
-    one.attributes.request.http.header_map = { headers: [raw("authorization", `Bearer ${teacher}`)] };
-    expect((await client.check(one)).status?.code ?? 0).toBe(0);
-    one.attributes.request.http.header_map = {
-      headers: [raw("authorization", `Bearer ${teacher}`), raw("authorization", `Bearer ${teacher}`)],
-    };
-    expect((await client.check(one)).dynamic_metadata.fields.reason).toMatchObject({ stringValue: "token_malformed" });
-  });
+  it(
+    "header_map (Envoy's encode_raw_headers) is read " + "like headers; a repeated authorization is token_malformed",
+    async () => {
+      const raw = (key: string, value: string) => ({ key, raw_value: Buffer.from(value) });
+      const one = envoyCheck("GET", ALLOWED) as { attributes: { request: { http: Record<string, unknown> } } };
+      one.attributes.request.http.headers = {};
+      one.attributes.request.http.header_map = { headers: [raw("authorization", `Bearer ${teacher}`)] };
+      expect((await client.check(one)).status?.code ?? 0).toBe(0);
+      one.attributes.request.http.header_map = {
+        headers: [raw("authorization", `Bearer ${teacher}`), raw("authorization", `Bearer ${teacher}`)],
+      };
+      expect((await client.check(one)).dynamic_metadata.fields.reason).toMatchObject({
+        stringValue: "token_malformed",
+      });
+    },
+  );
 
   it("forged x-portier-* headers in header_map are removed like those in headers, raw_value or value", async () => {
     const check = envoyCheck("GET", ALLOWED) as { attributes: { request: { http: Record<string, unknown> } } };
@@ -329,37 +338,40 @@ describe("Check: bad input is bounded and the service keeps answering", () => {
     expect(err?.code).toBe(grpc.status.INTERNAL);
   });
 
-  it("a client that sends calls and never reads the answers is cut off at a bounded memory; others are answered", async () => {
-    const session = connect(`http://${svc.service.grpcAddress!}`, { settings: { initialWindowSize: 0 } });
-    session.on("error", () => undefined);
-    const body = Buffer.from(
-      grpcFrame(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}`, "x-pad": "p".repeat(4000) })),
-    );
-    const before = process.memoryUsage().rss;
-    let opened = 0;
-    for (let i = 0; i < 2000 && !session.destroyed && !session.closed; i++) {
-      const stream = session.request(
-        {
-          ":method": "POST",
-          ":path": "/envoy.service.auth.v3.Authorization/Check",
-          "content-type": "application/grpc",
-          te: "trailers",
-        },
-        { endStream: false },
+  it(
+    "a client that sends calls and never reads the " + "answers is cut off at a bounded memory; others are answered",
+    async () => {
+      const session = connect(`http://${svc.service.grpcAddress!}`, { settings: { initialWindowSize: 0 } });
+      session.on("error", () => undefined);
+      const body = Buffer.from(
+        grpcFrame(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}`, "x-pad": "p".repeat(4000) })),
       );
-      stream.on("error", () => undefined);
-      stream.end(body);
-      opened++;
-      if (i % 100 === 99) await new Promise((r) => setImmediate(r));
-    }
-    expect(opened).toBeGreaterThan(0);
-    // Others are still answered while that session is open (or after it was cut off).
-    expect(
-      (await client.check(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}` }))).status?.code ?? 0,
-    ).toBe(0);
-    expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
-    session.destroy();
-  });
+      const before = process.memoryUsage().rss;
+      let opened = 0;
+      for (let i = 0; i < 2000 && !session.destroyed && !session.closed; i++) {
+        const stream = session.request(
+          {
+            ":method": "POST",
+            ":path": "/envoy.service.auth.v3.Authorization/Check",
+            "content-type": "application/grpc",
+            te: "trailers",
+          },
+          { endStream: false },
+        );
+        stream.on("error", () => undefined);
+        stream.end(body);
+        opened++;
+        if (i % 100 === 99) await new Promise((r) => setImmediate(r));
+      }
+      expect(opened).toBeGreaterThan(0);
+      // Others are still answered while that session is open (or after it was cut off).
+      expect(
+        (await client.check(envoyCheck("GET", ALLOWED, { authorization: `Bearer ${teacher}` }))).status?.code ?? 0,
+      ).toBe(0);
+      expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+      session.destroy();
+    },
+  );
 });
 
 describe("Check: a failure inside Portier is gRPC INTERNAL (Envoy denies), never OK", () => {

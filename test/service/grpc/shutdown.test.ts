@@ -1,6 +1,7 @@
 /**
  * Stopping the gRPC port (src/service/grpc/server.ts close): a call in flight is answered before the port
- * closes; one still unanswered after the grace period is cut, and close returns then. A decide that answers when the test says stands in for a slow decision.
+ * closes; one still unanswered after the grace period is cut, and close returns then. A decide that answers when the
+ * test says stands in for a slow decision.
  */
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";

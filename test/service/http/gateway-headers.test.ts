@@ -50,7 +50,10 @@ const TEACHER_TOKEN = "@teacher-token@";
 const bearer = () => ["Authorization", `Bearer ${TEACHER_TOKEN}`];
 const withTokens = (headers: string[]) => headers.map((h) => h.replaceAll(TEACHER_TOKEN, teacher));
 const nginx = (uri = ALLOWED, method = "GET") => ["X-Original-Method", method, "X-Original-URI", uri];
-/** What Caddy's forward_auth sets on every auth request (seen through caddy 2.6: it overwrites a client's X-Forwarded-Host). */
+/**
+ * What Caddy's forward_auth sets on every auth request (seen through caddy 2.6: it overwrites a client's
+ * X-Forwarded-Host).
+ */
 const forwarded = (uri = ALLOWED, method = "GET") => [
   "X-Forwarded-Method",
   method,

@@ -78,24 +78,28 @@ describe.skipIf(!postgresAvailable)("SCIM through PostgreSQL", () => {
     await c.stop();
   });
 
-  it("PostgreSQL stopped: decisions go on, writes are refused and reported; back: every replica catches up", async () => {
-    pg.stop();
-    expect(await synced(b, sub(20))).toBe(true);
-    const refused = await a.scim("POST", "/Users", user("down@school.example", sub(60)));
-    expect(refused.status).toBe(503);
-    expect(refused.body.detail).not.toContain("postgres://");
-    await until(async () => (await ready(b)).problems.some((p) => p.startsWith("scim: store")), 15_000, 100);
-    pg.start();
-    // The write that was refused is retried, as an identity manager does.
-    await until(
-      async () => (await a.scim("POST", "/Users", user("down@school.example", sub(60)))).status === 201,
-      15_000,
-      200,
-    );
-    await until(() => synced(b, sub(60)), 40_000, 50);
-    const rb = await ready(b);
-    expect(rb.scim.store).toMatchObject({ connected: true, lag: 0 });
-    expect(rb.scim.revision).toBe((await ready(a)).scim.revision);
-    expect(rb.problems.filter((p) => p.startsWith("scim"))).toEqual([]);
-  }, 90_000);
+  it(
+    "PostgreSQL stopped: decisions go on, writes are " + "refused and reported; back: every replica catches up",
+    async () => {
+      pg.stop();
+      expect(await synced(b, sub(20))).toBe(true);
+      const refused = await a.scim("POST", "/Users", user("down@school.example", sub(60)));
+      expect(refused.status).toBe(503);
+      expect(refused.body.detail).not.toContain("postgres://");
+      await until(async () => (await ready(b)).problems.some((p) => p.startsWith("scim: store")), 15_000, 100);
+      pg.start();
+      // The write that was refused is retried, as an identity manager does.
+      await until(
+        async () => (await a.scim("POST", "/Users", user("down@school.example", sub(60)))).status === 201,
+        15_000,
+        200,
+      );
+      await until(() => synced(b, sub(60)), 40_000, 50);
+      const rb = await ready(b);
+      expect(rb.scim.store).toMatchObject({ connected: true, lag: 0 });
+      expect(rb.scim.revision).toBe((await ready(a)).scim.revision);
+      expect(rb.problems.filter((p) => p.startsWith("scim"))).toEqual([]);
+    },
+    90_000,
+  );
 });

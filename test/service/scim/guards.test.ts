@@ -99,34 +99,39 @@ describe("the mapping", () => {
 });
 
 describe("a directory file and SCIM on one directory", () => {
-  it("SCIM wins for the users it holds; the file's other users stay; a reload of the file keeps SCIM's changes", async () => {
-    const dir = tempDir();
-    const file = join(dir, "users.json");
-    const records = (teacherRole: string) => [
-      { sub: sub(1), tenant_id: TENANT_A, roles: [teacherRole] },
-      { sub: sub(2), tenant_id: TENANT_A, roles: ["enseignant_jeune"] },
-      { sub: sub(3), tenant_id: TENANT_A, roles: [] },
-    ];
-    writeFileSync(file, JSON.stringify(records("enseignant_jeune")));
-    const svc = await serve(["--directory", file, "--watch"], dir);
-    expect((await svc.allowed(sub(1))).allow).toBe(true);
-    // SCIM deactivates user 1 (listed by the file): SCIM wins.
-    const u1 = await svc.scim("POST", "/Users", user("u1@x.example", sub(1), { active: false }));
-    expect(u1.status).toBe(201);
-    expect((await svc.allowed(sub(1), ALL_SYNCED_ROUTE)).allow).toBe(false);
-    // SCIM adds user 4, unknown to the file.
-    await svc.scim("POST", "/Users", user("u4@x.example", sub(4)));
-    expect((await svc.allowed(sub(4), ALL_SYNCED_ROUTE)).allow).toBe(true);
-    // The file is rewritten (user 3 gains the teacher role): the reload applies it, SCIM's users keep theirs.
-    writeFileSync(
-      file,
-      JSON.stringify(records("enseignant_jeune").map((r, i) => (i === 2 ? { ...r, roles: ["enseignant_jeune"] } : r))),
-    );
-    await until(async () => (await svc.allowed(sub(3))).allow, 10_000, 50);
-    expect((await svc.allowed(sub(1), ALL_SYNCED_ROUTE)).allow).toBe(false);
-    expect((await svc.allowed(sub(4), ALL_SYNCED_ROUTE)).allow).toBe(true);
-    const ready = (await (await fetch(`${svc.url}/ready`)).json()) as { directory: { size: number } };
-    // 3 file records, user 1 masked, user 4 added.
-    expect(ready.directory.size).toBe(3);
-  });
+  it(
+    "SCIM wins for the users it holds; the file's other " + "users stay; a reload of the file keeps SCIM's changes",
+    async () => {
+      const dir = tempDir();
+      const file = join(dir, "users.json");
+      const records = (teacherRole: string) => [
+        { sub: sub(1), tenant_id: TENANT_A, roles: [teacherRole] },
+        { sub: sub(2), tenant_id: TENANT_A, roles: ["enseignant_jeune"] },
+        { sub: sub(3), tenant_id: TENANT_A, roles: [] },
+      ];
+      writeFileSync(file, JSON.stringify(records("enseignant_jeune")));
+      const svc = await serve(["--directory", file, "--watch"], dir);
+      expect((await svc.allowed(sub(1))).allow).toBe(true);
+      // SCIM deactivates user 1 (listed by the file): SCIM wins.
+      const u1 = await svc.scim("POST", "/Users", user("u1@x.example", sub(1), { active: false }));
+      expect(u1.status).toBe(201);
+      expect((await svc.allowed(sub(1), ALL_SYNCED_ROUTE)).allow).toBe(false);
+      // SCIM adds user 4, unknown to the file.
+      await svc.scim("POST", "/Users", user("u4@x.example", sub(4)));
+      expect((await svc.allowed(sub(4), ALL_SYNCED_ROUTE)).allow).toBe(true);
+      // The file is rewritten (user 3 gains the teacher role): the reload applies it, SCIM's users keep theirs.
+      writeFileSync(
+        file,
+        JSON.stringify(
+          records("enseignant_jeune").map((r, i) => (i === 2 ? { ...r, roles: ["enseignant_jeune"] } : r)),
+        ),
+      );
+      await until(async () => (await svc.allowed(sub(3))).allow, 10_000, 50);
+      expect((await svc.allowed(sub(1), ALL_SYNCED_ROUTE)).allow).toBe(false);
+      expect((await svc.allowed(sub(4), ALL_SYNCED_ROUTE)).allow).toBe(true);
+      const ready = (await (await fetch(`${svc.url}/ready`)).json()) as { directory: { size: number } };
+      // 3 file records, user 1 masked, user 4 added.
+      expect(ready.directory.size).toBe(3);
+    },
+  );
 });
