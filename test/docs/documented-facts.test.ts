@@ -11,12 +11,12 @@ import YAML from "yaml";
 import { describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/exit-codes.js";
 import { SPEC as ISSUER_SPEC } from "../../src/cli/commands/issuer.js";
-
-/** The issuer's default port, as its help prints it. */
-const DEFAULT_ISSUER_PORT = Number(ISSUER_SPEC.options.port.default);
 import { OPTIONS } from "../../src/service/config.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";
+
+/** The issuer's default port, as its help prints it. */
+const DEFAULT_ISSUER_PORT = Number(ISSUER_SPEC.options.port.default);
 
 const doc = (path: string) => readFileSync(join(PROJECT_ROOT, path), "utf8");
 
