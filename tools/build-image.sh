@@ -86,6 +86,7 @@ fi
 [ "${1:-}" = "--bases-only" ] && exit 0
 
 opa_version="$(bash tools/ensure-opa.sh --version)"
+node_version="$(bash tools/ensure-node.sh --version)"
 revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
 [ -z "$(git status --porcelain 2>/dev/null)" ] || revision="$revision-dirty"
 say "building $image from Containerfile (revision $revision)"
@@ -97,7 +98,8 @@ if [ -n "${SSL_CERT_FILE:-}" ] && [ -f "$SSL_CERT_FILE" ]; then
     --build-arg NODE_EXTRA_CA_CERTS=/run/build-ca.crt)
 fi
 buildah bud --isolation chroot --pull=never --layers --quiet "${ca_args[@]}" \
-  --build-arg "OPA_VERSION=$opa_version" --build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
+  --build-arg "OPA_VERSION=$opa_version" --build-arg "NODE_VERSION=$node_version" \
+  --build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
   -t "$image" -f Containerfile . >&2
 size=$(podman image inspect --format '{{.Size}}' "$image" 2>/dev/null || echo 0)
 say "built $image in $(( $(date +%s) - start ))s ($(( size / 1000000 )) MB uncompressed)"

@@ -4,7 +4,7 @@
  * half-way or the service ran: first the ports stop accepting, then the accepted connections are answered, then
  * the parts close, then the sinks write what they hold, and the process's own log ends last. Within a stage every
  * close runs side by side (newest first started); a close that throws does not keep the others from running. The
- * shape of TC39's AsyncDisposableStack, which Node 20 lacks, with stages.
+ * shape of TC39's AsyncDisposableStack, with stages (which it has not).
  */
 
 /** The stages of a stop, in order. */

@@ -165,7 +165,28 @@ describe.skipIf(buildahMissing)("the OCI image", () => {
       execFileSync("podman", ["image", "inspect", "--format", "{{.Size}}", image], { encoding: "utf8" }),
     );
     console.log(`image ${image}: ${(size / 1e6).toFixed(0)} MB uncompressed`);
-    expect(size).toBeLessThan(300e6);
+    expect(size).toBeLessThan(250e6);
+  });
+
+  it("runs the Node 24 LTS that tools/ensure-node.sh pins, from the npm registry's binary, without Debian's", () => {
+    const pinned = execFileSync("bash", [join(PROJECT_ROOT, "tools", "ensure-node.sh"), "--version"], {
+      encoding: "utf8",
+    }).trim();
+    expect(readFileSync(join(PROJECT_ROOT, "Containerfile"), "utf8")).toContain(`ARG NODE_VERSION=${pinned}\n`);
+    const ctr = buildah("from", "--pull=never", "--quiet", image);
+    containers.push(ctr);
+    const version = buildah("run", "--isolation", "chroot", ctr, "--", "node", "--version");
+    expect(version).toBe(`v${pinned}`);
+    const root = buildah("mount", ctr);
+    try {
+      expect(existsSync(join(root, "usr", "bin", "node")), "Debian's node").toBe(false);
+      expect(existsSync(join(root, "usr", "bin", "nodejs")), "Debian's nodejs").toBe(false);
+      // dist/ holds what the built CLI loads: the gRPC protos beside the compiled server, none under src/.
+      expect(existsSync(join(root, "opt", "portier", "dist", "service", "grpc", "protos"))).toBe(true);
+      expect(existsSync(join(root, "opt", "portier", "src"))).toBe(false);
+    } finally {
+      buildah("umount", ctr);
+    }
   });
 
   it("builds with the OPA version tools/ensure-opa.sh pins", () => {

@@ -1,7 +1,8 @@
 /**
  * vitest global setup: the real-process tests run dist/cli/main.js (test/support/portier-bin.ts), so dist/
  * must be the compiled form of src/ as it is now. Compiles (tsc -p tsconfig.json) when dist/cli/main.js is
- * missing or older than any file under src/ or tsconfig.json; `make test` has built it already.
+ * missing or older than any file under src/ or tsconfig.json (tools/build-dist.mjs: tsc, then the files dist/ loads
+ * that tsc does not emit); `make test` has built it already.
  */
 import { execFileSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
@@ -32,10 +33,6 @@ export default function setup(): void {
     statSync(join(PROJECT_ROOT, "tsconfig.json")).mtimeMs,
   );
   if (builtMtime() >= source) return;
-  console.log("test setup: dist/ is older than src/, compiling (tsc -p tsconfig.json)");
-  execFileSync(
-    process.execPath,
-    [join(PROJECT_ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(PROJECT_ROOT, "tsconfig.json")],
-    { stdio: "inherit" },
-  );
+  console.log("test setup: dist/ is older than src/, compiling (tools/build-dist.mjs)");
+  execFileSync(process.execPath, [join(PROJECT_ROOT, "tools", "build-dist.mjs")], { stdio: "inherit" });
 }

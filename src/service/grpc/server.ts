@@ -29,8 +29,8 @@ import {
 } from "./check.js";
 import { healthService } from "./health.js";
 
-/** Resolved from the module, so the same path serves src/ (tsx, vitest) and dist/ (the built CLI). */
-const PROTOS = fileURLToPath(new URL("../../../src/service/grpc/protos/", import.meta.url));
+/** Beside the module: src/ (tsx, vitest) holds them, and tools/build-dist.mjs copies them into dist/. */
+const PROTOS = fileURLToPath(new URL("./protos/", import.meta.url));
 const MAX_STREAMS = 1000;
 const MAX_SESSION_MEMORY_MB = 10;
 export const GRPC_ADAPTER = "envoy_grpc";

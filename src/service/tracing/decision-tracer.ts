@@ -7,7 +7,7 @@
  * value: its attributes are the decision's id, outcome, route template, flow, adapter and bundle revision.
  */
 import type { Context, DiagLogger, Span, Tracer, TextMapGetter, TextMapPropagator } from "@opentelemetry/api";
-import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { Logger } from "pino";
 import { redactUrls } from "../../reload/index.js";
 import type { TracingSettings } from "./tracing-env.js";
@@ -109,7 +109,7 @@ export async function startDecisionTracer(
   const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
   const { B3Propagator } = await import("@opentelemetry/propagator-b3");
   const { resourceFromAttributes } = await import("@opentelemetry/resources");
-  const sdk = await import("@opentelemetry/sdk-trace-base");
+  const sdk = await import("@opentelemetry/sdk-trace");
   const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-proto");
 
   api.diag.setLogger(diagLogger(logger), { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true });
@@ -122,11 +122,16 @@ export async function startDecisionTracer(
     parentbased_always_off: new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() }),
     parentbased_traceidratio: new sdk.ParentBasedSampler({ root: ratio }),
   }[settings.sampler];
-  const provider = new sdk.BasicTracerProvider({
+  const provider = new sdk.TracerProvider({
     resource: resourceFromAttributes(resourceOf(settings)),
     sampler: root,
     // OTEL_BSP_* size the queue (2048 spans by default: spans past it are dropped and logged) and the batches.
-    spanProcessors: [new sdk.BatchSpanProcessor(exporter ?? new OTLPTraceExporter({ url: settings.url }))],
+    spanProcessors: [
+      new sdk.BatchSpanProcessor({
+        ...settings.batch,
+        exporter: exporter ?? new OTLPTraceExporter({ url: settings.url }),
+      }),
+    ],
   });
   const tracer = provider.getTracer("portier");
   const propagators: TextMapPropagator[] = [new W3CTraceContextPropagator(), new B3Propagator()];

@@ -38,6 +38,8 @@ export interface TracingSettings {
   ratio: number;
   /** OTEL_RESOURCE_ATTRIBUTES, decoded (service.name is serviceName's). */
   resourceAttributes: Record<string, string>;
+  /** The export queue and its batches (OTEL_BSP_*; the SDK's defaults where unset). */
+  batch: BatchSettings;
 }
 
 /**
@@ -65,6 +67,39 @@ function resourceAttributes(env: Env): Record<string, string> {
     out[key] = decoded;
   }
   return out;
+}
+
+/** OTEL_BSP_*, the batch span processor's settings of the OpenTelemetry environment specification. */
+export interface BatchSettings {
+  maxQueueSize?: number;
+  maxExportBatchSize?: number;
+  scheduledDelayMillis?: number;
+  exportTimeoutMillis?: number;
+}
+
+const BATCH_VARIABLES: readonly [string, keyof BatchSettings][] = [
+  ["OTEL_BSP_MAX_QUEUE_SIZE", "maxQueueSize"],
+  ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "maxExportBatchSize"],
+  ["OTEL_BSP_SCHEDULE_DELAY", "scheduledDelayMillis"],
+  ["OTEL_BSP_EXPORT_TIMEOUT", "exportTimeoutMillis"],
+];
+
+/** Each OTEL_BSP_* that is set, as a whole number (milliseconds for the delay and the timeout). */
+function batchSettings(env: Env): BatchSettings {
+  const batch: BatchSettings = {};
+  for (const [name, field] of BATCH_VARIABLES) {
+    const raw = value(env, name);
+    if (raw === undefined) continue;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < (field === "scheduledDelayMillis" ? 0 : 1))
+      throw new TracingConfigError(`${name}="${raw}": not a whole number of ${/MILLIS/i.test(field) ? "ms" : "spans"}`);
+    batch[field] = n;
+  }
+  if ((batch.maxExportBatchSize ?? 512) > (batch.maxQueueSize ?? 2048))
+    throw new TracingConfigError(
+      `OTEL_BSP_MAX_EXPORT_BATCH_SIZE must not exceed OTEL_BSP_MAX_QUEUE_SIZE (defaults 512 and 2048)`,
+    );
+  return batch;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -124,5 +159,6 @@ export function readTracingEnv(env: Env): TracingSettings | undefined {
   const attributes = resourceAttributes(env);
   // OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the specification's order).
   const serviceName = value(env, "OTEL_SERVICE_NAME") ?? attributes["service.name"] ?? "portier";
-  return { url: where.url, serviceName, sampler, ratio, resourceAttributes: attributes };
+  const batch = batchSettings(env);
+  return { url: where.url, serviceName, sampler, ratio, resourceAttributes: attributes, batch };
 }

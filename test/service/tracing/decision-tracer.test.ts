@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { pino } from "pino";
-import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { startDecisionTracer, type DecisionTracer } from "../../../src/service/tracing/decision-tracer.js";
 import { until } from "../../support/until.js";
 import type { TracingSettings } from "../../../src/service/tracing/tracing-env.js";
@@ -21,6 +21,7 @@ const SETTINGS: TracingSettings = {
   resourceAttributes: {},
   sampler: "parentbased_always_on",
   ratio: 1,
+  batch: {},
 };
 const FACTS = {
   decisionId: "d-1",
@@ -163,16 +164,16 @@ describe("startDecisionTracer", () => {
   it("logs a failed export (a collector down) while it runs, never the endpoint's credentials", async () => {
     const lines: string[] = [];
     const logger = pino({}, { write: (l: string) => void lines.push(l) });
-    // The real OTLP exporter, to a port nothing listens on; batches every 20 ms, exports given up after 1 s.
-    const saved = [process.env.OTEL_BSP_SCHEDULE_DELAY, process.env.OTEL_EXPORTER_OTLP_TIMEOUT];
-    process.env.OTEL_BSP_SCHEDULE_DELAY = "20";
+    // The real OTLP exporter, to a port nothing listens on; batches every 20 ms, exports given up after 1 s
+    // (the exporter reads its timeout from the environment).
+    const saved = process.env.OTEL_EXPORTER_OTLP_TIMEOUT;
     process.env.OTEL_EXPORTER_OTLP_TIMEOUT = "1000";
     try {
-      tracer = await startDecisionTracer({ ...SETTINGS, url: "http://user:s3cret@127.0.0.1:9/v1/traces" }, logger);
+      const url = "http://user:s3cret@127.0.0.1:9/v1/traces";
+      tracer = await startDecisionTracer({ ...SETTINGS, url, batch: { scheduledDelayMillis: 20 } }, logger);
     } finally {
-      for (const [i, name] of ["OTEL_BSP_SCHEDULE_DELAY", "OTEL_EXPORTER_OTLP_TIMEOUT"].entries())
-        if (saved[i] === undefined) delete process.env[name];
-        else process.env[name] = saved[i];
+      if (saved === undefined) delete process.env.OTEL_EXPORTER_OTLP_TIMEOUT;
+      else process.env.OTEL_EXPORTER_OTLP_TIMEOUT = saved;
     }
     for (let i = 0; i < 3; i++) tracer.start("decide", undefined).end(FACTS);
     await until(() => lines.some((l) => l.includes('"event":"tracing_problem"')), 15_000, 50);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as grpc from "@grpc/grpc-js";
 import { pino } from "pino";
-import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { startDecisionTracer } from "../../../src/service/tracing/decision-tracer.js";
 import { makeKeys, machineToken, sampleServeArgs, serveInProcess, until, type InProcessService } from "../helpers.js";
 import { envoyCheck, grpcClients, type GrpcClients } from "../grpc/client.js";
@@ -23,11 +23,8 @@ let svc: InProcessService;
 let client: GrpcClients;
 let token: string;
 const exported: ReadableSpan[] = [];
-const savedDelay = process.env.OTEL_BSP_SCHEDULE_DELAY;
 
 beforeAll(async () => {
-  // Batches leave every 20 ms (the batch processor reads it when the tracer starts).
-  process.env.OTEL_BSP_SCHEDULE_DELAY = "20";
   const exporter: SpanExporter = {
     export(spans, done) {
       exported.push(...spans);
@@ -35,11 +32,13 @@ beforeAll(async () => {
     },
     shutdown: () => Promise.resolve(),
   };
+  // Batches leave every 20 ms.
   const settings = {
     url: "http://127.0.0.1:1/v1/traces",
     serviceName: "t",
     sampler: "parentbased_always_on" as const,
     resourceAttributes: {},
+    batch: { scheduledDelayMillis: 20 },
   };
   const tracer = await startDecisionTracer({ ...settings, ratio: 1 }, pino({ level: "silent" }), exporter);
   const keys = await makeKeys();
@@ -51,8 +50,6 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.close();
   await svc?.stop();
-  if (savedDelay === undefined) delete process.env.OTEL_BSP_SCHEDULE_DELAY;
-  else process.env.OTEL_BSP_SCHEDULE_DELAY = savedDelay;
 });
 
 /** The decision span of the answer with this decision id, once exported, and its log line. */

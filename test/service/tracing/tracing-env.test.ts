@@ -32,6 +32,7 @@ describe("readTracingEnv", () => {
       sampler: "parentbased_always_on",
       ratio: 1,
       resourceAttributes: {},
+      batch: {},
     });
   });
 
@@ -50,6 +51,7 @@ describe("readTracingEnv", () => {
       sampler: "parentbased_traceidratio",
       ratio: 0.25,
       resourceAttributes: {},
+      batch: {},
     });
   });
 
@@ -78,6 +80,24 @@ describe("readTracingEnv", () => {
     expect(refusal({ ...BASE, OTEL_RESOURCE_ATTRIBUTES: attrs })).toMatch(
       /^OTEL_RESOURCE_ATTRIBUTES: ".*" is not key=value/,
     );
+  });
+
+  it("reads the export queue's OTEL_BSP_* settings, and refuses what is not a whole number by name", () => {
+    const batch = {
+      OTEL_BSP_MAX_QUEUE_SIZE: "4096",
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "256",
+      OTEL_BSP_SCHEDULE_DELAY: "0",
+      OTEL_BSP_EXPORT_TIMEOUT: "10000",
+    };
+    expect(readTracingEnv({ ...BASE, ...batch })?.batch).toEqual({
+      maxQueueSize: 4096,
+      maxExportBatchSize: 256,
+      scheduledDelayMillis: 0,
+      exportTimeoutMillis: 10000,
+    });
+    expect(refusal({ ...BASE, OTEL_BSP_SCHEDULE_DELAY: "5s" })).toMatch(/^OTEL_BSP_SCHEDULE_DELAY="5s": not a whole/);
+    expect(refusal({ ...BASE, OTEL_BSP_MAX_QUEUE_SIZE: "0" })).toMatch(/^OTEL_BSP_MAX_QUEUE_SIZE="0"/);
+    expect(refusal({ ...BASE, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "4096" })).toMatch(/must not exceed/);
   });
 
   it("refuses, by name, what it cannot act on", () => {
