@@ -69,6 +69,7 @@ interface ImageConfig {
   StopSignal: string;
   ExposedPorts: Record<string, unknown>;
   Labels: Record<string, string>;
+  Env: string[];
 }
 
 interface Run {
@@ -161,6 +162,8 @@ describe.skipIf(buildahMissing)("the OCI image", () => {
     });
     expect(config.Labels["org.opencontainers.image.revision"]).toMatch(/^[0-9a-f]{40}(-dirty)?$/);
     expect(config.Labels["org.opencontainers.image.source"]).toMatch(/^https:\/\//);
+    // portier_build_info's revision label reads it.
+    expect(config.Env).toContain(`PORTIER_REVISION=${config.Labels["org.opencontainers.image.revision"]}`);
     const size = Number(
       execFileSync("podman", ["image", "inspect", "--format", "{{.Size}}", image], { encoding: "utf8" }),
     );
