@@ -24,17 +24,28 @@ function oracle() {
     buckets: [...DECISION_BUCKETS],
     registers: [registry],
   });
+  const rejected = new Counter({
+    name: "portier_requests_rejected_total",
+    help: "Requests answered before any decision (unreadable, forged gateway headers, too large, too slow)",
+    labelNames: ["adapter", "reason"] as const,
+    registers: [registry],
+  });
   const count = ([allow, reason, flow, adapter, seconds]: Decided) => {
     decisions.inc({ allow: String(allow), reason, flow, adapter });
     latency.observe({ adapter }, seconds);
   };
-  return { registry, count };
+  const reject = (adapter: string, reason: string) => rejected.inc({ adapter, reason });
+  return { registry, count, reject };
 }
 
 function plain() {
   const registry = new Registry();
   const counts = new DecisionCounts(registry);
-  return { registry, count: (d: Decided) => counts.count(...d) };
+  return {
+    registry,
+    count: (d: Decided) => counts.count(...d),
+    reject: (adapter: string, reason: string) => counts.reject(adapter, reason),
+  };
 }
 
 const TRAFFIC: Decided[] = [
@@ -60,7 +71,15 @@ describe("DecisionCounts scrapes as prom-client's Counter and Histogram", () => 
       a.count(d);
       b.count(d);
     }
+    for (const side of [a, b]) {
+      side.reject("decide", "invalid_json");
+      side.reject("forward-auth/nginx", "request_invalid");
+      side.reject("decide", "invalid_json");
+    }
     expect(await b.registry.metrics()).toBe(await a.registry.metrics());
+    expect(await b.registry.metrics()).toContain(
+      'portier_requests_rejected_total{adapter="decide",reason="invalid_json"} 2',
+    );
     expect(JSON.parse(JSON.stringify(await b.registry.getMetricsAsJSON()))).toEqual(
       JSON.parse(JSON.stringify(await a.registry.getMetricsAsJSON())),
     );
