@@ -249,6 +249,7 @@ describe.skipIf(!present)("deploy/helm/portier rendered by helm template", () =>
       host: "0.0.0.0",
       adminHost: "0.0.0.0",
       decisionLogLabel: "team=platform",
+      scimPostgresUrl: "postgres://portier@db.example.org/portier",
       port: 8181,
       adminPort: 8182,
     });
