@@ -1,11 +1,12 @@
 # The decision entrypoint (portier/decision): may this verified token call this method and path?
 # Checks run in this order and the first failure is the answer:
 #   token shape -> route -> an entry of the route for the method -> organisation code well-formed -> scope (user tokens) -> tenant binding
-#   -> role list (user tokens).
+#   -> role list (the flows the project role-checks; data/project.json, read through portier/project).
 # In role-check mode "audit" a failed role check allows and reports would_deny instead.
 package portier
 
 import data.portier.access
+import data.portier.project
 import data.portier.routes
 import data.portier.tenancy
 import data.portier.token
@@ -34,18 +35,16 @@ _verdict := _deny(401, "token_shape_unknown", token.shape_problem) if {
 	not routes.route_answers_method
 } else := _deny(403, "path_invalid", tenancy.malformed_message) if {
 	tenancy.code_malformed
-} else := _deny(403, "scope_missing", "a user token must carry the apiclients scope") if {
+} else := _deny(403, "scope_missing", concat("", ["a user token must carry the ", project.user_scope, " scope"])) if {
 	token.flow == "accessCode"
-	not token.has_apiclients_scope
+	project.user_scope != null
+	not token.has_user_scope
 	not token.named_by_pep
 } else := _deny(403, "tenant_mismatch", tenancy.message) if {
 	tenancy.mismatch
 } else := _enforced_role_verdict if {
-	token.flow == "accessCode"
-}
-
-# Every check passed, and application tokens are not role-restricted.
-default _verdict := {"status": 200, "reason": "allowed", "message": "application tokens are not role-restricted"}
+	token.flow in project.role_checked_flows
+} else := _allow(concat("", [project.flow_words[token.flow], " tokens are not role-restricted"]))
 
 _role_check_failed if access.verdict.reason != "allowed"
 
@@ -60,15 +59,20 @@ default _would_deny := null
 
 _would_deny := {"reason": access.verdict.reason, "message": access.verdict.message} if {
 	_mode == "audit"
-	_deprecated
+	_reached_role_check
 	_role_check_failed
 }
 
-# The answer relied on the deprecated role list whenever a user call reached the role check.
+# The answer relied on the role list (deprecated, in the spec's project) whenever a call reached the role check.
 default _deprecated := false
 
 _deprecated if {
-	token.flow == "accessCode"
+	project.role_list_deprecated
+	_reached_role_check
+}
+
+_reached_role_check if {
+	token.flow in project.role_checked_flows
 	_verdict.reason in {"allowed", "role_not_allowed", "not_synced"}
 }
 

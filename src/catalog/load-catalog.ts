@@ -1,10 +1,13 @@
 /**
- * Loads data/roles.json, data/routes.json and data/tenants.json, validates each with its ajv schema
- * (data/schemas/) and across files (a route's roles exist, each template names each parameter once and has at most
+ * Loads data/roles.json, data/routes.json, data/tenants.json (optional) and data/project.json (optional: the
+ * project's choices), validates each with its ajv schema (Portier's own data/schemas/, so a project folder
+ * needs no copy) and across files (a route's roles exist, each template names each parameter once and has at most
  * one entry per method, a code belongs to one tenant whatever its case, no role name names two roles), and composes
  * the bundle's data document (data.catalog in the policies).
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Ajv, type ErrorObject } from "ajv";
 import { dataErrorAt, readJsonFile } from "./read-json-file.js";
 import { indexRoleNames, roleNameKey, RoleNameError } from "./role-name-index.js";
@@ -30,11 +33,23 @@ export interface TenantEntry {
   name?: string;
   codeOrganisme: string[];
 }
+/** The project's choices (data/project.json; data/schemas/project.schema.json says what each means). */
+export interface ProjectChoices {
+  role_checked_flows: ("accessCode" | "application")[];
+  user_token: { claims: ("auth_time" | "idp")[]; scope: string | null };
+  tenant_binding: { parameter: string } | null;
+  role_list: { name: string; deprecated: boolean };
+}
 export interface Catalog {
   roles: RoleEntry[];
   routes: RouteEntry[];
   tenants: TenantEntry[];
+  /** Absent when the project has no data/project.json: the policies then apply their defaults. */
+  project?: ProjectChoices;
 }
+
+/** Portier's schemas of the data files, whichever project folder is loaded (src/ or dist/ alike). */
+export const SCHEMAS_DIR = fileURLToPath(new URL("../../data/schemas/", import.meta.url));
 
 // verbose: each error carries the value it is about (err.data), so a template is described in words.
 const ajv = new Ajv({ allErrors: true, strict: true, verbose: true });
@@ -80,7 +95,7 @@ function unknownRole(name: string, roles: readonly RoleEntry[]): string {
 
 function validated<T>(dir: string, name: string, roles: readonly RoleEntry[] = []): T {
   const file = join(dir, `${name}.json`);
-  const schema = readJsonFile(join(dir, "schemas", `${name}.schema.json`)) as object;
+  const schema = readJsonFile(join(SCHEMAS_DIR, `${name}.schema.json`)) as object;
   const value = readJsonFile(file);
   const check = ajv.compile<T>(schema);
   if (!check(value)) {
@@ -96,7 +111,12 @@ function validated<T>(dir: string, name: string, roles: readonly RoleEntry[] = [
 export function loadCatalog(dir: string): Catalog {
   const roles = validated<{ roles: RoleEntry[] }>(dir, "roles").roles;
   const routes = validated<{ routes: RouteEntry[] }>(dir, "routes", roles).routes;
-  const tenants = validated<{ tenants: TenantEntry[] }>(dir, "tenants").tenants;
+  const tenants = existsSync(join(dir, "tenants.json"))
+    ? validated<{ tenants: TenantEntry[] }>(dir, "tenants").tenants
+    : [];
+  const project = existsSync(join(dir, "project.json"))
+    ? projectChoices(validated<ProjectChoices & { $comment?: string }>(dir, "project"))
+    : undefined;
 
   const rolesFile = join(dir, "roles.json");
   try {
@@ -164,7 +184,22 @@ export function loadCatalog(dir: string): Catalog {
       owners.set(key, `tenant ${tenant.tenant_id} as ${code}`);
     });
   });
-  return { roles, routes, tenants };
+  if (project?.tenant_binding) {
+    const { parameter } = project.tenant_binding;
+    if (tenants.length > 0 && !routes.some((r) => r.template.includes(`{${parameter}}`)))
+      throw dataErrorAt(
+        join(dir, "project.json"),
+        "tenant_binding.parameter",
+        `no route of routes.json has {${parameter}}, so tenants.json binds nothing`,
+      );
+  }
+  return { roles, routes, tenants, ...(project ? { project } : {}) };
+}
+
+/** The choices as the policies read them, without the file's comment. */
+function projectChoices(doc: ProjectChoices & { $comment?: string }): ProjectChoices {
+  const { role_checked_flows, user_token, tenant_binding, role_list } = doc;
+  return { role_checked_flows, user_token, tenant_binding, role_list };
 }
 
 /**

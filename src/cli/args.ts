@@ -58,8 +58,8 @@ export const OPA_OPTION = {
 export const PROJECT_OPTION = {
   type: "string",
   value: "DIR",
-  description: "the project folder holding policies/ and data/",
-  default: "this repository",
+  description: "the policy project: a folder holding data/ (and its tests in policies/, its serve config portier.json)",
+  default: "the current folder when it holds data/routes.json, else Portier's own (the spec's project)",
 } as const satisfies OptionSpec;
 
 const HELP_OPTION: OptionSpec = { type: "boolean", short: "h", description: "show this help and exit" };

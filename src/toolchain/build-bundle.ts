@@ -8,13 +8,14 @@
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { PortierError } from "../errors/portier-error.js";
 import { loadCatalog, bundleData, type RouteEntry } from "../catalog/index.js";
 import { loadEngine, LOG_RULES_ENTRYPOINT, READS_KEY, READS_ROOT } from "../engine/index.js";
 import { runOpa } from "./opa.js";
 import { checkRoutes } from "./check-routes.js";
 import { logRulesReads } from "./log-rules-reads.js";
+import { projectAt } from "./project.js";
 
 /** Where opa found a problem: the file as opa names it, 1-based line and column (0 when opa gives none). */
 export interface SourceLocation {
@@ -100,8 +101,13 @@ export function sourcesRevision(projectDir: string): string {
 
 function sourceRevision(projectDir: string, dataJson: string): string {
   const hash = createHash("sha256");
-  for (const file of policyFiles(join(projectDir, "policies"))) {
-    hash.update(relative(projectDir, file)).update("\0").update(readFileSync(file)).update("\0");
+  const policies = projectAt(projectDir).policyDir;
+  for (const file of policyFiles(policies)) {
+    hash
+      .update(relative(dirname(policies), file))
+      .update("\0")
+      .update(readFileSync(file))
+      .update("\0");
   }
   hash.update(dataJson);
   return hash.digest("hex").slice(0, 12);
@@ -150,7 +156,7 @@ export async function buildBundle(opts: {
   unannotated?: string[];
 }): Promise<{ revision: string; entrypoints: string[] }> {
   const data = writeBundleData(opts.projectDir, join(opts.workDir, "bundle-data"));
-  const policies = join(opts.projectDir, "policies");
+  const policies = projectAt(opts.projectDir).policyDir;
   const check = await runOpa(opts.opa, ["check", "--strict", "--format", "json", policies, data.dir]);
   if (check.code !== 0) throw checkFailure((check.stdout || check.stderr).trim());
   const revision = sourceRevision(opts.projectDir, data.json);

@@ -1,10 +1,11 @@
 /**
- * Runs `opa test` on policies/ with the bundle's data document, twice: once for per-test results
+ * Runs `opa test` on the project's policies and tests (project.ts) with the bundle's data document, twice: once for per-test results
  * (`--format json`: one entry per test, data-driven tests with one sub-result per case, printed output
  * base64-encoded), once for coverage (`--coverage --format json`, whose `coverage` figure is reported as is).
  */
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { runOpa } from "./opa.js";
+import { projectAt } from "./project.js";
 
 export interface PolicyTestCase {
   /** `data.<package>.<rule>`, followed by `[key]` per level for a case of a data-driven test. */
@@ -116,14 +117,15 @@ export async function runPolicyTests(opts: {
   projectDir: string;
   dataDir: string;
 }): Promise<PolicyTestReport> {
-  const policies = join(opts.projectDir, "policies");
+  // The project's tests with the policies they test (project.ts: the spec's oracle runs with the spec's data only).
+  const policies = projectAt(opts.projectDir).testRoots;
   const results = await runOpa(opts.opa, [
     "test",
     "--timeout",
     PER_TEST_TIMEOUT,
     "--format",
     "json",
-    policies,
+    ...policies,
     opts.dataDir,
   ]);
   let parsed: OpaTestResult[];
@@ -153,7 +155,7 @@ export async function runPolicyTests(opts: {
     "--coverage",
     "--format",
     "json",
-    policies,
+    ...policies,
     opts.dataDir,
   ]);
   // With failing tests, opa prints their names as text before the coverage JSON: parse from the JSON.

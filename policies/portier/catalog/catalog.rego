@@ -20,3 +20,8 @@ roles := [{"id": r.id, "label": r.label} | some r in data.catalog.roles]
 tenants := [{"tenant_id": t.tenant_id, "name": object.get(t, "name", "")} | some t in data.catalog.tenants]
 
 codes := sort({code | some t in data.catalog.tenants; some code in t.codeOrganisme})
+
+# How explanations name the route table's role lists (data/project.json), for the review tools' wording.
+default role_list := {"name": "the role list of the route table", "deprecated": false}
+
+role_list := data.catalog.project.role_list

@@ -5,6 +5,7 @@
 package portier.explain
 
 import data.portier.access
+import data.portier.project
 import data.portier.routes
 import data.portier.tenancy
 import data.portier.token
@@ -18,7 +19,7 @@ checks := [
 	_outcome("route", _route),
 	_outcome("method", _method),
 	_outcome("organisation code", _organisation_code),
-	_outcome("apiclients scope", _scope),
+	_outcome(_scope_check, _scope),
 	_outcome("tenant binding", _tenant_binding),
 	_outcome("role list", _role_list),
 ]
@@ -50,28 +51,39 @@ _route := _passed(concat("", ["matches ", routes.match.template])) if routes.mat
 
 else := _failed("route_unknown", concat("", ["no route of the catalog matches ", input.path]))
 
-_organisation_code := _not_applicable("the route has no {codeOrganisme}") if not tenancy.code
+_organisation_code := _not_applicable(_no_binding) if not tenancy.code
 
 else := _failed("path_invalid", tenancy.malformed_message) if tenancy.code_malformed
 
-else := _passed(concat("", ["codeOrganisme ", tenancy.code, " is an organisation code"]))
+else := _passed(concat("", [project.tenant_parameter, " ", tenancy.code, " is an organisation code"]))
 
-default _scope := {
-	"outcome": "fail", "reason": "scope_missing",
-	"message": "a user token must carry the apiclients scope",
-}
+_scope_check := "user scope" if project.user_scope == null
 
-_scope := _not_applicable("only user (accessCode) tokens need the apiclients scope") if not _is_user_call
+else := concat(" ", [project.user_scope, "scope"])
 
-else := _passed("the user token carries the apiclients scope") if token.has_apiclients_scope
+_scope := _not_applicable("the project requires no scope of user tokens") if project.user_scope == null
 
-_tenant_binding := _not_applicable("the route has no {codeOrganisme}") if not tenancy.code
+else := _not_applicable(concat("", ["only user (accessCode) tokens need the ", _scope_check])) if not _is_user_call
+
+else := _passed(concat("", ["the user token carries the ", _scope_check])) if token.has_user_scope
+
+else := _failed("scope_missing", concat("", ["a user token must carry the ", _scope_check]))
+
+_no_binding := "the project binds no path parameter to tenants" if project.tenant_parameter == null
+
+else := concat("", ["the route has no {", project.tenant_parameter, "}"])
+
+_tenant_binding := _not_applicable(_no_binding) if not tenancy.code
 
 else := _failed("tenant_mismatch", tenancy.message) if tenancy.mismatch
 
-else := _passed(concat("", ["codeOrganisme ", tenancy.code, " may be called by this caller"]))
+else := _passed(concat("", [project.tenant_parameter, " ", tenancy.code, " may be called by this caller"]))
 
-_role_list := _not_applicable("only user (accessCode) calls are role-restricted") if not _is_user_call
+_role_list := _not_applicable("no token flow, so no role list applies") if not token.flow
+
+else := _not_applicable(concat("", [project.flow_words[token.flow], " calls are not role-restricted"])) if {
+	not token.flow in project.role_checked_flows
+}
 
 else := _not_applicable("no route matched, so no role list applies") if not routes.match
 

@@ -1,4 +1,5 @@
-# Optional organisation binding: data.catalog.tenants maps a tenant_id to its codeOrganisme values.
+# Optional organisation binding: data.catalog.tenants maps a tenant_id to its codeOrganisme values, and the
+# project names the path parameter that carries such a code (the spec's: {codeOrganisme}; none: no binding).
 # A call whose {codeOrganisme} is not the caller's is a mismatch when either the caller's tenant or
 # that code is listed. A route without {codeOrganisme}, or a tenant and code both unlisted, is not checked.
 # Every spelling an upstream may take for the same organisation must be the same code here, or refused:
@@ -11,11 +12,12 @@
 package portier.tenancy
 
 import data.catalog.tenant_index
+import data.portier.project
 import data.portier.routes
 
 # A route template asked about by an AuthZEN PEP (resource.id is the template itself) names no organisation:
 # its {codeOrganisme} is unbound, so neither the code's form nor the binding is checked.
-code := routes.match.parameters.codeOrganisme if not _template_asked
+code := routes.match.parameters[project.tenant_parameter] if not _template_asked
 
 _template_asked if input.authzen.resource.id == routes.match.template
 
@@ -35,7 +37,7 @@ code_malformed if {
 code_malformed if count(code) > 64
 
 malformed_message := concat("", [
-	"codeOrganisme \"", code,
+	project.tenant_parameter, " \"", code,
 	"\" is not an organisation code: ASCII letters, digits, \"-\" and \"_\" only, at most 64",
 ])
 
@@ -54,6 +56,6 @@ mismatch if {
 }
 
 message := concat("", [
-	"codeOrganisme ", code,
+	project.tenant_parameter, " ", code,
 	" does not belong to the caller's tenant ", object.get(input.token, "tenant_id", "(none)"),
 ])

@@ -1,10 +1,12 @@
 # Classifies the verified access token into one of the platform's two flows (spec 2.2, 2.3, 5).
 # - application: client credentials; aud and scope hold "apiclients", no sub.
-# - accessCode: a user; sub, auth_time and idp are present.
+# - accessCode: a user; sub and the claims the project requires of user tokens (the spec's: auth_time, idp).
 # - named by a PEP: no token; an authenticated AuthZEN PEP (src/service/authzen) names the user, whose
 #   directory record stands in for the token (input.token holds its sub and tenant_id): an accessCode call.
 # Anything else, an ID token among them (spec 2.1), has no flow and is refused by the decision.
 package portier.token
+
+import data.portier.project
 
 flow := "application" if _is_client_credentials_token
 
@@ -21,12 +23,23 @@ named_by_pep if {
 
 has_apiclients_scope if "apiclients" in input.token.scope
 
-# The one-line reason a token has no flow.
-default shape_problem := "neither a user token (sub, auth_time, idp) nor a client token (aud, scope apiclients, no sub)"
+# The user token carries the scope the project requires of user tokens.
+has_user_scope if project.user_scope in input.token.scope
+
+# The one-line reason a token has no flow (each token is in exactly one of these three cases).
+shape_problem := concat("", [
+	"neither a user token (", concat(", ", array.concat(["sub"], project.user_claims)),
+	") nor a client token (aud, scope apiclients, no sub)",
+]) if {
+	not _has_subject
+	not _looks_like_id_token
+}
 
 shape_problem := "an ID token is not an access token; call the API with the access token" if _looks_like_id_token
 
-shape_problem := "a token with a subject must carry auth_time and idp to be a user (accessCode) token" if {
+shape_problem := concat("", [
+	"a token with a subject must carry ", concat(" and ", project.user_claims), " to be a user (accessCode) token",
+]) if {
 	_has_subject
 	not _looks_like_id_token
 }
@@ -40,10 +53,17 @@ _is_client_credentials_token if {
 
 _is_user_token if {
 	_has_subject
-	is_number(input.token.auth_time)
+	every claim in project.user_claims {
+		_carries(claim)
+	}
+	not _looks_like_id_token
+}
+
+_carries("auth_time") if is_number(input.token.auth_time)
+
+_carries("idp") if {
 	is_string(input.token.idp)
 	input.token.idp != ""
-	not _looks_like_id_token
 }
 
 _has_subject if {

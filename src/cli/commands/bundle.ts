@@ -15,7 +15,7 @@ import { buildBundle } from "../../toolchain/build-bundle.js";
 import { signBundle } from "../../toolchain/sign-bundle.js";
 import { exportRevision } from "../../toolchain/export-revision.js";
 import { opaPath } from "../../toolchain/opa.js";
-import { PROJECT_ROOT } from "../../toolchain/project-root.js";
+import { resolveProject } from "../../toolchain/project.js";
 import { DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_SIGNING_ALG, SIGNING_ALGS } from "../../engine/index.js";
 import { OPA_OPTION, PROJECT_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
 import { unreadable } from "../../errors/caught.js";
@@ -101,7 +101,7 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals[0] !== "build" || positionals.length !== 1)
     throw usageError(SPEC, 'expected the sub-command "build" or "sign BUNDLE"');
   const key = values["signing-key"] === undefined ? undefined : readKey(values["signing-key"]);
-  const project = resolve(values.project ?? PROJECT_ROOT);
+  const project = resolveProject(values.project).dir;
   if (values.rev === undefined) {
     // The working tree to build/bundle.tar.gz is the development loop: a running `portier serve` reloads it.
     const out = resolve(values.out ?? join(project, "build", "bundle.tar.gz"));

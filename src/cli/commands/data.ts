@@ -5,7 +5,7 @@
 import { join, resolve } from "node:path";
 import { loadCatalog } from "../../catalog/index.js";
 import { writeBundleData } from "../../toolchain/build-bundle.js";
-import { PROJECT_ROOT } from "../../toolchain/project-root.js";
+import { resolveProject } from "../../toolchain/project.js";
 import { PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
@@ -26,7 +26,7 @@ export const SPEC = {
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
-  const project = resolve(values.project ?? PROJECT_ROOT);
+  const project = resolveProject(values.project).dir;
   const action = positionals[0];
   if (action === "check") {
     const c = loadCatalog(join(project, "data"));

@@ -11,7 +11,7 @@ import { writeBundleData } from "../../toolchain/build-bundle.js";
 import { opaPath } from "../../toolchain/opa.js";
 import { renderJunit } from "../../toolchain/policy-test-junit.js";
 import { runPolicyTests, type PolicyTestCase, type PolicyTestReport } from "../../toolchain/run-policy-tests.js";
-import { PROJECT_ROOT } from "../../toolchain/project-root.js";
+import { resolveProject } from "../../toolchain/project.js";
 import { OPA_OPTION, PROJECT_OPTION, minCoverageOption, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
 import { EXIT } from "../exit-codes.js";
@@ -80,7 +80,7 @@ export async function run(argv: string[]): Promise<number> {
   const format = values.format ?? SPEC.options.format.default;
   if (format !== "text" && format !== "junit") throw usageError(SPEC, `--format: "${format}" is not text or junit`);
   if (values.output !== undefined && format !== "junit") throw usageError(SPEC, "--output: only with --format junit");
-  const project = resolve(values.project ?? PROJECT_ROOT);
+  const project = resolveProject(values.project).dir;
   const data = writeBundleData(project, join(project, "build", "bundle-data"));
   // With JUnit on stdout, the human-readable report goes to stderr so the XML stays clean.
   const say =
