@@ -1,6 +1,7 @@
 package portier_test
 
 import data.portier
+import data.portier.fixture
 import data.portier.todo_fixture_test as todo
 
 tenant_a := "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01"
@@ -76,7 +77,7 @@ reason_cases := [
 
 test_each_reason[name] if {
 	some [name, req, allow, status, reason, deprecated] in reason_cases
-	d := _decide(req)
+	d := _fixture_decide(req)
 	[d.allow, d.status, d.reason, d.deprecated] == [allow, status, reason, deprecated]
 }
 
@@ -146,7 +147,7 @@ document_cases := {
 
 test_decision_document[name] if {
 	some name, [req, fields] in document_cases
-	d := _decide(req)
+	d := _fixture_decide(req)
 	{key: d[key] | some key, _ in fields} == fields
 }
 
@@ -240,6 +241,18 @@ _named_call(method, path, roles) := object.union(
 	}},
 )
 
+# Under the loaded project's data, whichever it is, a token of no flow is refused before any other check.
+test_no_flow_is_refused_under_any_data if {
+	d := _decide(_get("/any/path", {}, [], false))
+	[d.allow, d.status, d.reason] == [false, 401, "token_shape_unknown"]
+}
+
+# The decision under the loaded project's data (the spec's oracle, spec_table_test.rego, asks through it).
 _decide(req) := d if {
 	d := portier.decision with input as req
+}
+
+# The decision under the fixture catalog: the shared policy's own tests, whichever project's data is loaded.
+_fixture_decide(req) := d if {
+	d := portier.decision with input as req with data.catalog as fixture.catalog
 }

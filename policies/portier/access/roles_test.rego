@@ -1,18 +1,19 @@
 package portier.access_test
 
 import data.portier.access
+import data.portier.fixture
 import data.portier.todo_fixture_test as todo
 
-# A route that lists roles and one open to all synced users, read from the route table of data/ (not copied
+# A route that lists roles and one open to all synced users, read from the fixture catalog (not copied
 # here): a change of the table is caught by the spec table's oracle (spec_table_test.rego), not by these tests
 # of the role check's logic. A path of each: every parameter given a sample value.
 listed_route := [route |
-	some route in data.catalog.routes
+	some route in fixture.catalog.routes
 	is_array(route.allowed)
 ][0]
 
 open_route := [route |
-	some route in data.catalog.routes
+	some route in fixture.catalog.routes
 	route.allowed == "all_synced"
 ][0]
 
@@ -24,7 +25,7 @@ open_path := regex.replace(open_route.template, `\{[^}]+\}`, "ORG001")
 listed_role := listed_route.allowed[0]
 
 unlisted_role := [role.id |
-	some role in data.catalog.roles
+	some role in fixture.catalog.roles
 	not role.id in listed_route.allowed
 ][0]
 
@@ -43,7 +44,7 @@ role_cases := [
 
 test_role_verdicts[[path, roles, synced]] if {
 	some [path, roles, synced, reason] in role_cases
-	access.verdict.reason == reason with input as {"method": "GET", "path": path, "roles": roles, "synced": synced}
+	access.verdict.reason == reason with input as {"method": "GET", "path": path, "roles": roles, "synced": synced} with data.catalog as fixture.catalog
 }
 
 # [path, roles, synced, the exact message]
@@ -68,7 +69,7 @@ message_cases := [
 
 test_messages_name_roles_and_route[[path, roles, synced]] if {
 	some [path, roles, synced, message] in message_cases
-	access.verdict.message == message with input as {"method": "GET", "path": path, "roles": roles, "synced": synced}
+	access.verdict.message == message with input as {"method": "GET", "path": path, "roles": roles, "synced": synced} with data.catalog as fixture.catalog
 }
 
 # The role list of the entry answering the method (the Todo fixture: one entry per method of a route).
@@ -88,7 +89,7 @@ method_cases := [
 
 test_role_list_of_the_method[[method, path, roles, synced]] if {
 	some [method, path, roles, synced, reason] in method_cases
-	v := access.verdict with input as {"method": method, "path": path, "roles": roles, "synced": synced}
+	v := access.verdict with input as {"method": method, "path": path, "roles": roles, "synced": synced} with data.catalog as fixture.catalog
 		with data.catalog as todo.catalog
 	v.reason == reason
 }

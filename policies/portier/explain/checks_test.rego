@@ -1,6 +1,7 @@
 package portier.explain_test
 
 import data.portier.explain
+import data.portier.fixture
 import data.portier.todo_fixture_test as todo
 
 tenant_a := "3f7c1a52-8d1e-4b7a-9c3e-5a2b6d8e9f01"
@@ -44,16 +45,16 @@ cases := {
 
 test_each_check_has_its_own_outcome[name] if {
 	some name, c in cases
-	[r.outcome | some r in explain.checks] == c[1] with input as c[0]
+	[r.outcome | some r in explain.checks] == c[1] with input as c[0] with data.catalog as fixture.catalog
 }
 
 test_checks_are_named_in_decision_order if {
-	names := [r.check | some r in explain.checks] with input as _request("GET", "/v1/roles", machine, [])
+	names := [r.check | some r in explain.checks] with input as _request("GET", "/v1/roles", machine, []) with data.catalog as fixture.catalog
 	names == ["token shape", "route", "method", "organisation code", "apiclients scope", "tenant binding", "role list"]
 }
 
 test_failures_carry_the_decision_reasons if {
-	reasons := [r.reason | some r in explain.checks; r.outcome == "fail"] with input as cases["every failure at once (but the method's: without an entry there is no role list)"][0]
+	reasons := [r.reason | some r in explain.checks; r.outcome == "fail"] with input as cases["every failure at once (but the method's: without an entry there is no role list)"][0] with data.catalog as fixture.catalog
 	reasons == ["scope_missing", "tenant_mismatch", "role_not_allowed"]
 }
 

@@ -3,6 +3,7 @@ package portier.project_test
 import data.portier
 import data.portier.catalog
 import data.portier.explain
+import data.portier.fixture
 import data.portier.project
 import data.portier.token
 
@@ -15,7 +16,7 @@ team := {
 }
 
 # The spec's choices with the binding moved to another parameter.
-bound_by_id_centre := object.union(data.catalog.project, {"tenant_binding": {"parameter": "idCentre"}})
+bound_by_id_centre := object.union(fixture.catalog.project, {"tenant_binding": {"parameter": "idCentre"}})
 
 user := {"sub": "u1", "auth_time": 1700000000, "tenant_id": "t-a"}
 
@@ -63,7 +64,7 @@ decision_cases := {
 }
 
 _with_choices(choices, req) := d if {
-	d := portier.decision with input as req with data.catalog.project as choices
+	d := portier.decision with data.catalog as fixture.catalog with input as req with data.catalog.project as choices
 }
 
 test_decisions_follow_the_choices[name] if {
@@ -73,7 +74,7 @@ test_decisions_follow_the_choices[name] if {
 }
 
 test_audit_reports_would_deny_without_a_deprecated_list if {
-	d := portier.decision with input as _audit(_machine("/v1/roles")) with data.catalog.project as team
+	d := portier.decision with data.catalog as fixture.catalog with input as _audit(_machine("/v1/roles")) with data.catalog.project as team
 	d.allow
 	d.would_deny.reason == "not_synced"
 	not d.deprecated
@@ -88,11 +89,11 @@ test_defaults_deny_most if {
 }
 
 test_shape_problems_name_the_required_claims if {
-	token.shape_problem == "a token with a subject must carry auth_time to be a user (accessCode) token" with input as {
+	token.shape_problem == "a token with a subject must carry auth_time to be a user (accessCode) token" with data.catalog as fixture.catalog with input as {
 		"token": {"sub": "u1"},
 	}
 		with data.catalog.project as team
-	token.shape_problem == "neither a user token (sub, auth_time) nor a client token (aud, scope apiclients, no sub)" with input as {"token": {}}
+	token.shape_problem == "neither a user token (sub, auth_time) nor a client token (aud, scope apiclients, no sub)" with data.catalog as fixture.catalog with input as {"token": {}}
 		with data.catalog.project as team
 }
 
@@ -107,22 +108,22 @@ explain_cases := {
 		"the project binds no path parameter to tenants",
 	],
 	"machine not role-checked": [
-		data.catalog.project, _machine("/v1/roles"), "role list", "not_applicable",
+		fixture.catalog.project, _machine("/v1/roles"), "role list", "not_applicable",
 		"application calls are not role-restricted",
 	],
 	"no flow": [
-		data.catalog.project, _request("/v1/roles", {}, []), "role list", "not_applicable",
+		fixture.catalog.project, _request("/v1/roles", {}, []), "role list", "not_applicable",
 		"no token flow, so no role list applies",
 	],
 	"user without the scope": [
-		data.catalog.project, _request("/v1/roles", object.union(user, {"idp": "l", "scope": ["openid"]}), []),
+		fixture.catalog.project, _request("/v1/roles", object.union(user, {"idp": "l", "scope": ["openid"]}), []),
 		"apiclients scope", "fail", "a user token must carry the apiclients scope",
 	],
 }
 
 test_explain_follows_the_choices[name] if {
 	some name, [choices, req, check, outcome, message] in explain_cases
-	checks := explain.checks with input as req with data.catalog.project as choices
+	checks := explain.checks with data.catalog as fixture.catalog with input as req with data.catalog.project as choices
 	some c in checks
 	c.check == check
 	[c.outcome, c.message] == [outcome, message]

@@ -1,5 +1,6 @@
 package portier.tenancy_test
 
+import data.portier.fixture
 import data.portier.tenancy
 
 tenants := [
@@ -57,15 +58,15 @@ code_cases := [
 test_code_alphabet_table[code] if {
 	some [code, malformed] in code_cases
 	path := concat("", ["/v2/", code, "/centres"])
-	tenancy.code_malformed == malformed with input as {"token": {}, "path": path}
+	tenancy.code_malformed == malformed with input as {"token": {}, "path": path} with data.catalog as fixture.catalog
 }
 
 test_no_code_no_code_check if {
-	not tenancy.code_malformed with input as {"token": {}, "path": "/v1/roles"}
+	not tenancy.code_malformed with input as {"token": {}, "path": "/v1/roles"} with data.catalog as fixture.catalog
 }
 
 test_malformed_message_names_the_code if {
-	m := tenancy.malformed_message with input as {"token": {}, "path": "/v2/ORG002./centres"}
+	m := tenancy.malformed_message with input as {"token": {}, "path": "/v2/ORG002./centres"} with data.catalog as fixture.catalog
 	m == "codeOrganisme \"ORG002.\" is not an organisation code: ASCII letters, digits, \"-\" and \"_\" only, at most 64"
 }
 
@@ -77,13 +78,13 @@ message_cases := [
 
 test_message_names_code_and_tenant[[tenant, path]] if {
 	some [tenant, path, message] in message_cases
-	m := tenancy.message with input as {"token": _token_of(tenant), "path": path}
+	m := tenancy.message with input as {"token": _token_of(tenant), "path": path} with data.catalog as fixture.catalog
 		with data.catalog.tenant_index as _index_of(tenants)
 	m == message
 }
 
 test_no_binding_without_mapping if {
-	not tenancy.mismatch with input as {"token": {"tenant_id": "tA"}, "path": "/v2/B1/centres"}
+	not tenancy.mismatch with input as {"token": {"tenant_id": "tA"}, "path": "/v2/B1/centres"} with data.catalog as fixture.catalog
 		with data.catalog.tenant_index as _index_of([])
 }
 
@@ -105,7 +106,7 @@ _token_of(tenant) := {"tenant_id": tenant} if tenant != null
 default _mismatch_of(_, _) := false
 
 _mismatch_of(tenant, path) if {
-	tenancy.mismatch with input as {"token": _token_of(tenant), "path": path}
+	tenancy.mismatch with input as {"token": _token_of(tenant), "path": path} with data.catalog as fixture.catalog
 		with data.catalog.tenant_index as _index_of(tenants)
 }
 

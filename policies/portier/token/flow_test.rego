@@ -1,5 +1,6 @@
 package portier.token_test
 
+import data.portier.fixture
 import data.portier.token
 
 # Spec 2.2 (accessCode) and 2.3 (application) claim sets, and shapes that are neither.
@@ -32,7 +33,7 @@ flow_cases := [
 default _flow_of(_) := null
 
 _flow_of(t) := flow if {
-	flow := token.flow with input as {"token": t}
+	flow := token.flow with input as {"token": t} with data.catalog as fixture.catalog
 }
 
 test_flow_classification[c.name] if {
@@ -48,7 +49,7 @@ shape_cases := [
 
 test_shape_problem_explains_why[c.says] if {
 	some c in shape_cases
-	contains(token.shape_problem, c.says) with input as {"token": c.token}
+	contains(token.shape_problem, c.says) with input as {"token": c.token} with data.catalog as fixture.catalog
 }
 
 # A user named by an AuthZEN PEP: the token facts are the directory record's, the subject the PEP's.
@@ -63,6 +64,6 @@ test_named_by_pep_is_a_user if {
 }
 
 test_scope_check if {
-	token.has_apiclients_scope with input as {"token": user}
-	not token.has_apiclients_scope with input as {"token": object.union(user, {"scope": ["openid"]})}
+	token.has_apiclients_scope with input as {"token": user} with data.catalog as fixture.catalog
+	not token.has_apiclients_scope with input as {"token": object.union(user, {"scope": ["openid"]})} with data.catalog as fixture.catalog
 }
