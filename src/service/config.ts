@@ -6,8 +6,13 @@
  * defaults and coerces flag and environment strings (coerceTypes, useDefaults); the same table renders
  * `portier serve --help` (SERVICE_OPTIONS), is the JSON Schema of the config file (docs/config.schema.json, from
  * which the option reference is generated) and, through its types, ServiceConfig. An option without a value is a
- * switch: `--watch` sets it, `--no-watch` clears it.
+ * switch: `--watch` sets it, `--no-watch` clears it. A policy project (--project DIR, else the current folder when
+ * it holds data/routes.json) brings its own configuration: DIR/portier.json, the same keys as a config file and
+ * below it (flags, environment, --config, portier.json, defaults), its relative paths read from DIR, and its
+ * bundle DIR/build/bundle.tar.gz by default.
  */
+import { existsSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { codeOf, messageOf } from "../errors/caught.js";
@@ -48,6 +53,14 @@ export const OPTIONS = {
     description: "a JSON config file (keys: docs/config.schema.json)",
     unset: "none",
     schema: {},
+  },
+  project: {
+    value: "DIR",
+    description:
+      "a policy project: its portier.json configures the service (below --config; paths in it are the project's) " +
+      "and its build/bundle.tar.gz is the bundle",
+    unset: "the current folder when it holds data/routes.json",
+    schema: { type: "string", minLength: 1 },
   },
   issuer: {
     value: "URL",
@@ -458,7 +471,7 @@ export const OPTIONS = {
 } as const satisfies Record<string, ServiceOption>;
 
 type Flag = keyof typeof OPTIONS;
-type FileFlag = Exclude<Flag, "config">;
+type FileFlag = Exclude<Flag, "config" | "project">;
 
 /** The value a schema of OPTIONS accepts: its enum's members, or the type's. */
 type SchemaValue<S> = S extends { readonly enum: readonly (infer E)[] }
@@ -499,7 +512,7 @@ function envName(flag: string): string {
 }
 
 const ENTRIES: [string, ServiceOption][] = Object.entries(OPTIONS);
-const FILE_ENTRIES = ENTRIES.filter(([flag]) => flag !== "config");
+const FILE_ENTRIES = ENTRIES.filter(([flag]) => flag !== "config" && flag !== "project");
 const isSwitch = (o: ServiceOption) => o.value === undefined;
 /** Switches with a `--no-` form: all but those whose name says no already (--no-directory). */
 const NEGATABLE = ENTRIES.filter(([flag, o]) => isSwitch(o) && !flag.startsWith("no-")).map(([flag]) => flag);
@@ -576,6 +589,7 @@ export function configSchemaDocument(): Record<string, unknown> {
     ...CONFIG_SCHEMA,
     properties: {
       $schema: { type: "string", description: "ignored by Portier; lets editors find this schema" },
+      $comment: { type: "string", description: "ignored by Portier: a note for the file's readers" },
       ...CONFIG_SCHEMA.properties,
     },
   };
@@ -638,14 +652,17 @@ export function loadConfig(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
   deprecated: (line: string) => void = (line) => console.error(line),
+  cwd: string = process.cwd(),
 ): ServiceConfig {
   const flags = parseFlags(argv, deprecated);
-  // Each layer overrides the one before: the config file, the environment, the flags.
+  // Each layer overrides the one before: the project's portier.json, the config file, the environment, the flags.
   const layers: Layers = { merged: {}, source: {}, problems: [] };
+  const project = projectOf(flags.project, env.PORTIER_PROJECT, cwd);
+  fromProject(layers, project);
   fromConfigFile(layers, flags, env);
   fromEnvironment(layers, env);
   fromFlags(layers, flags);
-  const config = validated(layers);
+  const config = validated(layers, project === undefined ? DEFAULT_BUNDLE : join(project, "build", "bundle.tar.gz"));
   for (const check of COMBINATION_CHECKS) {
     const problem = check(config);
     if (problem) throw new ConfigError([problem]);
@@ -672,23 +689,60 @@ function parseFlags(argv: string[], deprecated: (line: string) => void): FlagVal
   }
 }
 
+/** Config keys that name a file: relative in a project's portier.json, they are the project's files. */
+const PATH_KEYS = new Set(FILE_ENTRIES.filter(([, o]) => o.value?.includes("FILE")).map(([flag]) => camel(flag)));
+
+/** The project folder: --project, else PORTIER_PROJECT, else the current folder when it is a policy project. */
+function projectOf(flag: unknown, env: string | undefined, cwd: string): string | undefined {
+  const named = typeof flag === "string" ? flag : env !== undefined && env !== "" ? env : undefined;
+  if (named === undefined) return existsSync(join(cwd, "data", "routes.json")) ? resolve(cwd) : undefined;
+  const dir = resolve(cwd, named);
+  if (!existsSync(join(dir, "data", "routes.json")))
+    throw new ConfigError([
+      `config.project: ${dir} is not a policy project (no data/routes.json)` +
+        `${typeof flag === "string" ? "" : " (from PORTIER_PROJECT)"}; portier init DIR makes one`,
+    ]);
+  return dir;
+}
+
+/** The project's portier.json, its paths read from the project folder (a URL is left as it is). */
+function fromProject(layers: Layers, project: string | undefined): void {
+  if (project === undefined) return;
+  const file = join(project, "portier.json");
+  if (!existsSync(file)) return;
+  for (const [key, value] of readConfigFile(layers, file, "")) {
+    const path = typeof value === "string" && PATH_KEYS.has(key) && !/^https?:\/\//.test(value) && !isAbsolute(value);
+    layers.merged[key] = path ? resolve(project, value) : value;
+    layers.source[key] = `${file}: ${key}`;
+  }
+}
+
 /** --config FILE or PORTIER_CONFIG: a JSON object of known keys (an unknown key is a problem, reported later). */
 function fromConfigFile(layers: Layers, flags: FlagValues, env: NodeJS.ProcessEnv): void {
   const fileFromEnv = flags.config === undefined && env.PORTIER_CONFIG;
   const file = typeof flags.config === "string" ? flags.config : env.PORTIER_CONFIG;
   if (!file) return;
+  for (const [key, value] of readConfigFile(layers, file, fileFromEnv ? " (from PORTIER_CONFIG)" : "")) {
+    layers.merged[key] = value;
+    layers.source[key] = `${file}: ${key}`;
+  }
+}
+
+/** The options a JSON config file sets, each a known key ($schema and $comment are skipped). */
+function readConfigFile(layers: Layers, file: string, from: string): [string, unknown][] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readInputFileSync(file, MAX_CONFIG_FILE_BYTES).toString("utf8"));
   } catch (err) {
     const why = err instanceof InputFileError ? err.why : codeOf(err) === "ENOENT" ? "file not found" : messageOf(err);
-    throw new ConfigError([`config file ${file}${fileFromEnv ? " (from PORTIER_CONFIG)" : ""}: ${why}`]);
+    throw new ConfigError([`config file ${file}${from}: ${why}`]);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
     throw new ConfigError([`config file ${file}: must be a JSON object`]);
   const known = Object.keys(CONFIG_SCHEMA.properties);
+  const entries: [string, unknown][] = [];
   for (const [key, value] of Object.entries(parsed)) {
-    if (key === "$schema") continue;
+    if (key === "$schema" || key === "$comment") continue;
     if (!known.includes(key)) {
       layers.problems.push(
         `config: unknown option "${key}" in ${file}${didYouMean(key, known)}; the keys are listed in ` +
@@ -696,9 +750,9 @@ function fromConfigFile(layers: Layers, flags: FlagValues, env: NodeJS.ProcessEn
       );
       continue;
     }
-    layers.merged[key] = value;
-    layers.source[key] = `${file}: ${key}`;
+    entries.push([key, value]);
   }
+  return entries;
 }
 
 /** PORTIER_* variables (an empty one is unset). */
@@ -717,7 +771,7 @@ function fromEnvironment(layers: Layers, env: NodeJS.ProcessEnv): void {
 /** The flags given; --no-watch is the watch option set to false. */
 function fromFlags(layers: Layers, flags: FlagValues): void {
   for (const [given, value] of Object.entries(flags)) {
-    if (given === "config" || value === undefined) continue;
+    if (given === "config" || given === "project" || value === undefined) continue;
     const negated = given.startsWith("no-") && NEGATABLE.includes(given.slice(3));
     const flag = negated ? given.slice(3) : given;
     layers.merged[camel(flag)] = negated ? !value : value;
@@ -726,8 +780,8 @@ function fromFlags(layers: Layers, flags: FlagValues): void {
 }
 
 /** The options checked against the schema (types coerced, defaults filled); every problem is reported at once. */
-function validated({ merged, source, problems }: Layers): ServiceConfig {
-  const config: Record<string, unknown> = { bundle: DEFAULT_BUNDLE, ...merged };
+function validated({ merged, source, problems }: Layers, bundle: string): ServiceConfig {
+  const config: Record<string, unknown> = { bundle, ...merged };
   if (!validate(config)) {
     for (const e of validate.errors ?? []) {
       const key = e.instancePath.split("/")[1] ?? "";
