@@ -26,6 +26,8 @@ const COMMANDS: Record<string, [string, () => Promise<Command>]> = {
   data: ["validate data/ (data check | data build)", () => import("./commands/data.js")],
   directory: ["seal an NDJSON synced-users file (directory seal FILE)", () => import("./commands/directory.js")],
   "id-token": ["validate an ID token for a client (id-token validate)", () => import("./commands/id-token.js")],
+  token: ["print a user access token for a sample user from the local issuer", () => import("./commands/token.js")],
+  init: ["scaffold a policy project that builds, tests and serves (init DIR)", () => import("./commands/init.js")],
 };
 
 function usage(): string {

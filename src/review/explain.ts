@@ -4,6 +4,7 @@
  * and renders the decision in words with every check of the policy in order, each with its outcome.
  */
 import {
+  CATALOG_ENTRYPOINT,
   normalisePath,
   engineDeny,
   type Decision,
@@ -37,6 +38,22 @@ export interface Explanation {
   checks: CheckOutcome[];
   /** Hints for the reviewer (e.g. a tenant mismatch with no --tenant given). */
   hints: string[];
+  /** How the project names its role list (data/project.json), for "relied on ..." when decision.deprecated. */
+  roleList: string;
+}
+
+/** The wording of bundles built before projects named their role list: the spec's, then the only project. */
+const SPEC_ROLE_LIST = "the deprecated role list of spec 4.3";
+
+/** How the bundle's project names its role list (portier/catalog role_list.name). */
+function roleListName(engine: InProcessEngine): string {
+  try {
+    const catalog = engine.query(CATALOG_ENTRYPOINT) as { role_list?: { name?: unknown } } | null;
+    const name = catalog?.role_list?.name;
+    return typeof name === "string" ? name : SPEC_ROLE_LIST;
+  } catch {
+    return SPEC_ROLE_LIST;
+  }
 }
 
 export function explainInput(req: ExplainRequest, path: string): DecisionInput {
@@ -85,14 +102,19 @@ export function explainDecisionInput(engine: InProcessEngine, input: DecisionInp
   if (tenantFailed && input.token.tenant_id === undefined) {
     hints.push("the caller has no tenant: pass --tenant <tenant_id> to explain a call of a given tenant");
   }
-  return { decision, checks, hints };
+  return { decision, checks, hints, roleList: roleListName(engine) };
 }
 
 /** Like explain(), with the checks and hints; a refused path is answered before the policy. */
 export function explainRequest(engine: InProcessEngine, req: ExplainRequest): Explanation {
   const normalised = normalisePath(req.path);
   if (!normalised.ok)
-    return { decision: engineDeny("path_invalid", normalised.message, req.mode), checks: [], hints: [] };
+    return {
+      decision: engineDeny("path_invalid", normalised.message, req.mode),
+      checks: [],
+      hints: [],
+      roleList: roleListName(engine),
+    };
   return explainDecisionInput(engine, explainInput(req, normalised.path));
 }
 
@@ -117,7 +139,7 @@ export function renderExplanation(req: { method: string; path: string; who: stri
         .join(", ")}`,
     );
   }
-  lines.push(`  deprecated: ${d.deprecated ? "yes (relied on the deprecated role list of spec 4.3)" : "no"}`);
+  lines.push(`  deprecated: ${d.deprecated ? `yes (relied on ${e.roleList})` : "no"}`);
   if (d.would_deny) lines.push(`  audit:      would deny: ${d.would_deny.reason} (${d.would_deny.message})`);
   if (checks.length > 0) {
     lines.push("  checks, in the policy's order:");

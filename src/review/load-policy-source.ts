@@ -11,6 +11,7 @@ import { loadEngine, type InProcessEngine } from "../engine/index.js";
 import { buildBundle, UNANNOTATED_ENTRYPOINTS } from "../toolchain/build-bundle.js";
 import { opaPath } from "../toolchain/opa.js";
 import { PROJECT_ROOT } from "../toolchain/project-root.js";
+import { isProject } from "../toolchain/project.js";
 import { messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { refuseStaleBundle } from "./stale-bundle.js";
@@ -36,7 +37,7 @@ async function engineFromFolder(folder: string, opa: string, unannotated?: strin
 
 export async function loadPolicySource(
   source: string,
-  opts: { opa?: string | undefined; repo?: string | undefined } = {},
+  opts: { opa?: string | undefined; repo?: string | undefined; project?: string | undefined } = {},
 ): Promise<InProcessEngine> {
   if (existsSync(source)) {
     // Anything but a folder is read as a bundle file (the reader refuses a device or a FIFO by name).
@@ -45,13 +46,14 @@ export async function loadPolicySource(
       refuseStaleBundle(source, engine.revision);
       return engine;
     }
-    const folder = existsSync(join(source, "policies")) ? source : join(source, "..");
-    if (!existsSync(join(folder, "policies")) || !existsSync(join(folder, "data"))) {
-      throw new PolicySourceError(`${source}: a policy folder must hold policies/ and data/ (a Portier project root)`);
+    const folder = isProject(source) ? source : join(source, "..");
+    if (!isProject(folder)) {
+      throw new PolicySourceError(`${source}: a policy folder must hold data/routes.json (a policy project)`);
     }
     return engineFromFolder(folder, opaPath(opts.opa));
   }
-  const repo = opts.repo ?? PROJECT_ROOT;
+  // Git revisions are of the project's repository (its policies/ and data/ at the repository's root).
+  const repo = opts.repo ?? opts.project ?? PROJECT_ROOT;
   const work = mkdtempSync(join(tmpdir(), "portier-rev-"));
   try {
     try {

@@ -1,15 +1,25 @@
 /**
  * `portier dev`: the local issuer and the decision service together on loopback with the sample data,
  * plus copy-paste curl lines (machine token, user token via the issuer's dev login_hint, /decide calls) and a
- * sign-in page that shows what the signed-in user may call (dev-access.ts).
- * Development only.
+ * sign-in page that shows what the signed-in user may call (dev-access.ts). With a team's project (--project DIR,
+ * or the current folder), the issuer signs in the project's sample users (data/sample/users.json), the service
+ * reads its portier.json, bundle (built first when missing) and sample directory, and the lines to try use
+ * `portier token`. Development only.
  */
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { loadUsers } from "../../issuer/index.js";
+import { loadCatalog } from "../../catalog/index.js";
+import { DEFAULT_ISSUER } from "./token.js";
+import { buildBundle } from "../../toolchain/build-bundle.js";
+import { opaPath } from "../../toolchain/opa.js";
+import { resolveProject, type Project } from "../../toolchain/project.js";
 import { startIssuer, DEFAULT_DIRECTORY_FILE } from "../../issuer/index.js";
 import { loadConfig, startService, ConfigError, type RunningService } from "../../service/index.js";
 import { readableLogDestination } from "../readable-log.js";
 import { EXIT } from "../exit-codes.js";
-import { parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 import { startDevCallback, type RunningDevCallback } from "../dev-callback.js";
 import { accessOfToken } from "../dev-access.js";
 import { untilSignal } from "../shutdown.js";
@@ -21,6 +31,7 @@ export const SPEC = {
     "Runs the local issuer and the decision service together on loopback with the sample data, and prints\n" +
     "curl lines to try. Development only (this is what `make run` starts).",
   options: {
+    project: PROJECT_OPTION,
     port: {
       type: "string",
       value: "N",
@@ -47,6 +58,7 @@ export const SPEC = {
       description: "the service's log level (decisions are info), printed as readable lines",
       default: "info",
     },
+    opa: OPA_OPTION,
   },
   notes:
     "SIGTERM or SIGINT (Ctrl-C): stop the sign-in page, the service and the issuer, let requests in flight finish.",
@@ -94,15 +106,51 @@ function portOf(name: "issuer-port" | "callback-port", raw: string | undefined):
   return port;
 }
 
+/** A team's project: its sample files, its bundle built when missing. */
+async function teamFiles(project: Project, opa: string | undefined) {
+  const sample = join(project.dir, "data", "sample");
+  const clients = join(sample, "clients.json");
+  const bundle = join(project.dir, "build", "bundle.tar.gz");
+  if (!existsSync(bundle)) {
+    console.log(`building ${bundle}`);
+    await buildBundle({ opa: opaPath(opa), projectDir: project.dir, workDir: join(project.dir, "build"), out: bundle });
+  }
+  return {
+    usersFile: join(sample, "users.json"),
+    ...(existsSync(clients) ? { clientsFile: clients } : {}),
+    directory: join(sample, "directory.json"),
+  };
+}
+
+/** The lines to try against a team's project: a token for its first sample user, a decision. */
+function teamLines(project: Project, usersFile: string, issuerUrl: string, serviceUrl: string): string[] {
+  const user = loadUsers(usersFile)[0]!.preferred_username;
+  const route = loadCatalog(join(project.dir, "data")).routes[0]!.template.replace(/\{[^}]+\}/g, "1");
+  return [
+    `# a user token for ${user} (authorization code + PKCE against the local issuer)`,
+    `USER_TOKEN=$(portier token --project ${project.dir} --user ${user}` +
+      `${issuerUrl === DEFAULT_ISSUER ? "" : ` --issuer ${issuerUrl}`})`,
+    "# ask Portier",
+    `curl -s -X POST ${serviceUrl}/decide -H 'content-type: application/json' ` +
+      `-d "{\\"method\\":\\"GET\\",\\"path\\":\\"${route}\\",\\"token\\":\\"$USER_TOKEN\\"}"; echo`,
+  ];
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPEC);
+  const project = resolveProject(values.project);
+  const team = project.isPortier ? undefined : await teamFiles(project, values.opa);
   if (positionals.length > 0) throw usageError(SPEC, `unexpected argument "${positionals[0]}"`);
   const issuerPort = portOf("issuer-port", values["issuer-port"]);
   const callbackPort = portOf("callback-port", values["callback-port"]);
   const stopped = untilSignal();
   let issuer;
   try {
-    issuer = await startIssuer({ port: issuerPort, host: "127.0.0.1" });
+    issuer = await startIssuer({
+      port: issuerPort,
+      host: "127.0.0.1",
+      ...(team ? { usersFile: team.usersFile, ...(team.clientsFile ? { clientsFile: team.clientsFile } : {}) } : {}),
+    });
   } catch (err) {
     const why =
       codeOf(err) === "EADDRINUSE"
@@ -115,10 +163,11 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const config = loadConfig(
       [
+        ...(team ? ["--project", project.dir] : []),
         "--issuer",
         issuer.url,
         "--directory",
-        DEFAULT_DIRECTORY_FILE,
+        team?.directory ?? DEFAULT_DIRECTORY_FILE,
         "--workers",
         "1",
         "--port",
@@ -161,7 +210,12 @@ export async function run(argv: string[]): Promise<number> {
   console.log(JSON.stringify({ msg: "listening", url: service.url, issuer: issuer.url, signin: web.url }));
   console.log(`\nPortier dev: issuer ${issuer.url}, decision service ${service.url} (sample data, development only)\n`);
   console.log(`Open in a browser to sign in as a sample user and get a token with curl lines: ${web.url}\n`);
-  console.log(curlLines(issuer.url, service.url, web.redirectUri).join("\n"));
+  console.log(
+    (team
+      ? teamLines(project, team.usersFile, issuer.url, service.url)
+      : curlLines(issuer.url, service.url, web.redirectUri)
+    ).join("\n"),
+  );
   console.log("\nCtrl-C to stop.");
   await stopped;
   // The service first (it finishes requests in flight, which may need the issuer's keys), then the issuer.

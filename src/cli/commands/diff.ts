@@ -13,7 +13,8 @@ import {
   renderDiff,
   renderDiffMarkdown,
 } from "../../review/index.js";
-import { OPA_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
+import { resolveProject } from "../../toolchain/project.js";
+import { OPA_OPTION, PROJECT_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf } from "../../errors/caught.js";
 import { EXIT } from "../exit-codes.js";
 
@@ -27,6 +28,7 @@ export const SPEC = {
     "other\nmethods, token shapes and tenant bindings. OLD and NEW are each a bundle .tar.gz, a policy folder, " +
     "or a git revision.",
   options: {
+    project: PROJECT_OPTION,
     format: {
       type: "string",
       value: "FORMAT",
@@ -51,8 +53,9 @@ export async function run(argv: string[]): Promise<number> {
   if (!isOneOf(FORMATS, format))
     throw usageError(SPEC, `--format must be one of ${FORMATS.join(", ")}, got "${format}"`);
   try {
-    const oldEngine = await loadPolicySource(oldRef, { opa: values.opa });
-    const newEngine = await loadPolicySource(newRef, { opa: values.opa });
+    const project = resolveProject(values.project).dir;
+    const oldEngine = await loadPolicySource(oldRef, { opa: values.opa, project });
+    const newEngine = await loadPolicySource(newRef, { opa: values.opa, project });
     // Both sides are probed with every tenant and code either knows, so a moved binding shows.
     const universe = probeUniverse(oldEngine, newEngine);
     const diff = diffMatrices(computeMatrix(oldEngine, universe), computeMatrix(newEngine, universe));

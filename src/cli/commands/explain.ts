@@ -17,9 +17,9 @@ import {
   renderExplanation,
   type ExplainRequest,
 } from "../../review/index.js";
-import { PROJECT_ROOT } from "../../toolchain/project-root.js";
+import { resolveProject } from "../../toolchain/project.js";
 import { indexRoleNames, roleNameKey } from "../../catalog/index.js";
-import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 import { EXIT } from "../exit-codes.js";
 import { messageOf, unreadable } from "../../errors/caught.js";
 import { didYouMean } from "../../text/did-you-mean.js";
@@ -32,6 +32,7 @@ export const SPEC = {
     "every check\n" +
     "in the policy's order with its own outcome. With --input FILE, a decision input as logged (no METHOD PATH).",
   options: {
+    project: PROJECT_OPTION,
     role: {
       type: "string",
       multiple: true,
@@ -52,7 +53,12 @@ export const SPEC = {
     },
     tenant: { type: "string", value: "ID", description: "the caller's tenant_id", default: "none" },
     audit: { type: "boolean", description: "role-check mode audit instead of enforce", default: "enforce" },
-    bundle: { type: "string", value: "FILE", description: "the compiled bundle", default: "build/bundle.tar.gz" },
+    bundle: {
+      type: "string",
+      value: "FILE",
+      description: "the compiled bundle",
+      default: "PROJECT/build/bundle.tar.gz",
+    },
     source: {
       type: "string",
       value: "REF",
@@ -101,8 +107,9 @@ export async function run(argv: string[]): Promise<number> {
     throw usageError(SPEC, "--input takes the method and path from the file: give no METHOD PATH");
   if (!values.input && positionals.length !== 2)
     throw usageError(SPEC, `expected METHOD and PATH, got ${positionals.length} argument(s)`);
-  const source = values.source ?? values.bundle ?? join(PROJECT_ROOT, "build", "bundle.tar.gz");
-  const engine = await loadPolicySource(source, { opa: values.opa });
+  const project = resolveProject(values.project).dir;
+  const source = values.source ?? values.bundle ?? join(project, "build", "bundle.tar.gz");
+  const engine = await loadPolicySource(source, { opa: values.opa, project });
 
   if (values.input) {
     const input = readInput(values.input);

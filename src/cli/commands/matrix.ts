@@ -4,15 +4,21 @@
  */
 import { join } from "node:path";
 import { computeMatrix, renderMatrix, loadPolicySource, MATRIX_FORMATS } from "../../review/index.js";
-import { PROJECT_ROOT } from "../../toolchain/project-root.js";
-import { OPA_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
+import { resolveProject } from "../../toolchain/project.js";
+import { OPA_OPTION, PROJECT_OPTION, isOneOf, parse, usageError, type CommandSpec } from "../args.js";
 
 export const SPEC = {
   name: "portier matrix",
   summary:
     "Prints the route x role access matrix computed from the compiled policy (the application flow is a column).",
   options: {
-    bundle: { type: "string", value: "FILE", description: "the compiled bundle", default: "build/bundle.tar.gz" },
+    project: PROJECT_OPTION,
+    bundle: {
+      type: "string",
+      value: "FILE",
+      description: "the compiled bundle",
+      default: "PROJECT/build/bundle.tar.gz",
+    },
     source: {
       type: "string",
       value: "REF",
@@ -35,8 +41,9 @@ export async function run(argv: string[]): Promise<number> {
   const format = values.format ?? SPEC.options.format.default;
   if (!isOneOf(MATRIX_FORMATS, format))
     throw usageError(SPEC, `--format must be one of ${MATRIX_FORMATS.join(", ")}, got "${format}"`);
-  const source = values.source ?? values.bundle ?? join(PROJECT_ROOT, "build", "bundle.tar.gz");
-  const engine = await loadPolicySource(source, { opa: values.opa });
+  const project = resolveProject(values.project).dir;
+  const source = values.source ?? values.bundle ?? join(project, "build", "bundle.tar.gz");
+  const engine = await loadPolicySource(source, { opa: values.opa, project });
   process.stdout.write(renderMatrix(computeMatrix(engine), format));
   return 0;
 }

@@ -16,7 +16,8 @@ import {
   replayLogFile,
   shadowLogFile,
 } from "../../review/index.js";
-import { OPA_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { resolveProject } from "../../toolchain/project.js";
+import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 import { messageOf, unreadable } from "../../errors/caught.js";
 import { regularFileStats } from "../../files/read-input-file.js";
 import { EXIT } from "../exit-codes.js";
@@ -28,6 +29,7 @@ export const SPEC = {
     "what would change by route, flow, roles and reason, newly allowed first. With --shadow, groups the same way\n" +
     "what the shadow candidate of portier serve --shadow-bundle answered otherwise (the log lines' shadow fields).",
   options: {
+    project: PROJECT_OPTION,
     log: { type: "string", value: "FILE", description: "the decision log to replay (required)" },
     bundle: {
       type: "string",
@@ -97,7 +99,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     readableFile(values.log);
     if (!source) return await groupShadow(values.log, format, failOn, values["skip-unreadable"] === true);
-    const engine = await loadPolicySource(source, { opa: values.opa });
+    const engine = await loadPolicySource(source, { opa: values.opa, project: resolveProject(values.project).dir });
     const report = await replayLogFile(values.log, engine);
     process.stdout.write(
       format === "json"

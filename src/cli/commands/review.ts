@@ -18,7 +18,16 @@ import {
   review,
   type ReviewReport,
 } from "../../review/index.js";
-import { OPA_OPTION, isOneOf, minCoverageOption, parse, usageError, type CommandSpec } from "../args.js";
+import { resolveProject } from "../../toolchain/project.js";
+import {
+  OPA_OPTION,
+  PROJECT_OPTION,
+  isOneOf,
+  minCoverageOption,
+  parse,
+  usageError,
+  type CommandSpec,
+} from "../args.js";
 import { messageOf } from "../../errors/caught.js";
 import { EXIT } from "../exit-codes.js";
 import { packageVersion } from "../../files/package-version.js";
@@ -86,12 +95,7 @@ export const SPEC = {
         "the synced-users directory (JSON array or NDJSON) whose people a grant change reaches, listed per change",
       default: "PROJECT/data/sample/directory.json when present",
     },
-    project: {
-      type: "string",
-      value: "DIR",
-      description: "the project (policies/ and data/, in a git repository) whose revisions BASE and HEAD name",
-      default: "the current folder",
-    },
+    project: PROJECT_OPTION,
     opa: OPA_OPTION,
   },
   exits: {
@@ -133,7 +137,7 @@ export async function run(argv: string[]): Promise<number> {
     throw usageError(SPEC, `--fail-on must be one of ${FAIL_ON.join(", ")}, got "${failOn}"`);
   const min = minCoverageOption(SPEC, values["min-coverage"]);
   const outputs = (values.output ?? []).map((file) => [file, outputFormat(file)] as const);
-  const project = resolve(values.project ?? ".");
+  const project = resolveProject(values.project).dir;
   let report: ReviewReport;
   try {
     report = await review({
