@@ -28,6 +28,8 @@ export const COMMAND_NAMES = [
   "data",
   "directory",
   "id-token",
+  "token",
+  "init",
 ];
 
 export interface CliResult {
