@@ -3,7 +3,7 @@
  * plus copy-paste curl lines (machine token, user token via the issuer's dev login_hint, /decide calls) and a
  * sign-in page that shows what the signed-in user may call (dev-access.ts). With a team's project (--project DIR,
  * or the current folder), the issuer signs in the project's sample users (data/sample/users.json), the service
- * reads its portier.json, bundle (built first when missing) and sample directory, and the lines to try use
+ * reads its portier.json, bundle (built first, from the data as it is) and sample directory, and the lines to try use
  * `portier token`. Development only.
  */
 import { createHash } from "node:crypto";
@@ -106,15 +106,13 @@ function portOf(name: "issuer-port" | "callback-port", raw: string | undefined):
   return port;
 }
 
-/** A team's project: its sample files, its bundle built when missing. */
+/** A team's project: its sample files, and its bundle built. */
 async function teamFiles(project: Project, opa: string | undefined) {
   const sample = join(project.dir, "data", "sample");
   const clients = join(sample, "clients.json");
   const bundle = join(project.dir, "build", "bundle.tar.gz");
-  if (!existsSync(bundle)) {
-    console.log(`building ${bundle}`);
-    await buildBundle({ opa: opaPath(opa), projectDir: project.dir, workDir: join(project.dir, "build"), out: bundle });
-  }
+  // Built from the data as it is now, so that the service answers for the table being worked on.
+  await buildBundle({ opa: opaPath(opa), projectDir: project.dir, workDir: join(project.dir, "build"), out: bundle });
   return {
     usersFile: join(sample, "users.json"),
     ...(existsSync(clients) ? { clientsFile: clients } : {}),
