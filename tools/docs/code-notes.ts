@@ -171,6 +171,9 @@ export const CODE_NOTES: Record<string, string> = {
   revision_invalid:
     "`portier bundle build --rev` (or a review command) was given a git revision that " +
     "names no commit of the project's repository, or a commit without `policies/` and `data/`.",
+  project_invalid:
+    "A command was given `--project DIR` (or `portier init --tests DIR`) naming a folder that is no policy " +
+    "project: it has no `data/routes.json`. `portier init DIR` makes one.",
   review_source:
     "`portier review` could not make one of its two sides: a revision, folder or " +
     "bundle not found, or a side whose data or policies do not build; the message names which.",
