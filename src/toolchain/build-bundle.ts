@@ -7,7 +7,7 @@
  * compare it with the sources' own (sourcesRevision) to tell a stale bundle by content, not by file times.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { PortierError } from "../errors/portier-error.js";
 import { loadCatalog, bundleData, type RouteEntry } from "../catalog/index.js";
@@ -15,7 +15,7 @@ import { loadEngine, LOG_RULES_ENTRYPOINT, READS_KEY, READS_ROOT } from "../engi
 import { runOpa } from "./opa.js";
 import { checkRoutes } from "./check-routes.js";
 import { logRulesReads } from "./log-rules-reads.js";
-import { projectAt } from "./project.js";
+import { projectAt, regoFiles } from "./project.js";
 
 /** Where opa found a problem: the file as opa names it, 1-based line and column (0 when opa gives none). */
 export interface SourceLocation {
@@ -58,16 +58,6 @@ function checkFailure(output: string): BuildError {
 
 /** What opa leaves out of the policies folder: the tests, and the decision input's JSON schema (it is not data). */
 export const OPA_IGNORES = ["--ignore", "*_test.rego", "--ignore", "*.schema.json"];
-
-function regoFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) out.push(...regoFiles(full));
-    else if (name.endsWith(".rego")) out.push(full);
-  }
-  return out;
-}
 
 /** The policy files of a folder, its tests left out. */
 function policyFiles(dir: string): string[] {

@@ -36,7 +36,8 @@ export function isProject(dir: string): boolean {
   return existsSync(join(dir, "data", "routes.json"));
 }
 
-function regoFiles(dir: string): string[] {
+/** The .rego files under a folder, sorted (none when it does not exist). */
+export function regoFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   const out: string[] = [];
   for (const name of readdirSync(dir).sort()) {

@@ -1,9 +1,10 @@
 /**
- * Runs `opa test` on the project's policies and tests (project.ts) with the bundle's data document, twice: once for per-test results
- * (`--format json`: one entry per test, data-driven tests with one sub-result per case, printed output
- * base64-encoded), once for coverage (`--coverage --format json`, whose `coverage` figure is reported as is).
+ * Runs `opa test` on the project's policies and tests (project.ts) with the bundle's data document, twice:
+ * once for per-test results (`--format json`: one entry per test, data-driven tests with one sub-result per
+ * case, printed output base64-encoded), once for coverage (`--coverage --format json`, whose `coverage` figure
+ * is reported as is).
  */
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "node:path";
 import { runOpa } from "./opa.js";
 import { projectAt } from "./project.js";
 
