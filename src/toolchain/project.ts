@@ -55,7 +55,7 @@ export function resolveProject(option?: string, cwd: string = process.cwd()): Pr
     throw new ProjectError(
       existsSync(dir)
         ? `${dir} is not a policy project: it has no data/routes.json (portier init ${option ?? dir} makes one)`
-        : `${dir}: no such folder (portier init ${option ?? dir} makes a project there)`,
+        : `not found: ${dir} (portier init ${option ?? dir} makes a project there)`,
     );
   return projectAt(dir);
 }
