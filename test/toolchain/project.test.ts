@@ -136,7 +136,9 @@ describe("a team's project from portier init", () => {
     writeFileSync(file, before.replace('"application"', '"machine"'));
     try {
       const r = await portier(["data", "check", "--project", dir]);
-      expect(r.stderr).toMatch(/project\.json: role_checked_flows\[1\]: must be equal to one of the allowed values/);
+      expect(r.stderr).toMatch(
+        /project\.json:\d+: role_checked_flows\[1\]: must be equal to one of the allowed values/,
+      );
       expect(r.code).toBe(2);
     } finally {
       writeFileSync(file, before);
