@@ -16,8 +16,8 @@ export class ProjectError extends PortierError {
   static override readonly code = "project_invalid";
 }
 
-/** Tests in Portier's folder that check the spec's own data, not the shared policies: the spec project's alone. */
-const SPEC_PROJECT_TESTS = [join("portier", "spec_table_test.rego")];
+/** Tests in Portier's folder that check the spec's own data (its oracles), not the shared policies: its alone. */
+const SPEC_PROJECT_TESTS = [join("portier", "spec_table_test.rego"), join("portier", "spec_tenants_test.rego")];
 
 export interface Project {
   dir: string;
