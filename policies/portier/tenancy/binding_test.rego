@@ -114,7 +114,7 @@ _mismatch_of(tenant, path) if {
 test_template_binds_no_organisation if {
 	template := "/v2/{codeOrganisme}/centres"
 	asked := {"token": {"tenant_id": "tA"}, "path": template, "authzen": {"resource": {"id": template}}}
-	not tenancy.code_malformed with input as asked
+	not tenancy.code_malformed with input as asked with data.catalog as fixture.catalog
 	not tenancy.mismatch with input as asked with data.catalog.tenant_index as _index_of(tenants)
-	tenancy.code_malformed with input as object.remove(asked, ["authzen"])
+	tenancy.code_malformed with input as object.remove(asked, ["authzen"]) with data.catalog as fixture.catalog
 }

@@ -56,11 +56,11 @@ test_shape_problem_explains_why[c.says] if {
 named := {"sub": "5f1c", "tenant_id": "t1"}
 
 test_named_by_pep_is_a_user if {
-	token.flow == "accessCode" with input as {"token": named, "authzen": {"subject": {"id": "5f1c"}}}
-	token.named_by_pep with input as {"token": named, "authzen": {"subject": {"id": "5f1c"}}}
-	not token.named_by_pep with input as {"token": named, "authzen": {"subject": {"id": "other"}}}
-	not token.named_by_pep with input as {"token": named}
-	not token.flow with input as {"token": named}
+	token.flow == "accessCode" with input as {"token": named, "authzen": {"subject": {"id": "5f1c"}}} with data.catalog as fixture.catalog
+	token.named_by_pep with input as {"token": named, "authzen": {"subject": {"id": "5f1c"}}} with data.catalog as fixture.catalog
+	not token.named_by_pep with input as {"token": named, "authzen": {"subject": {"id": "other"}}} with data.catalog as fixture.catalog
+	not token.named_by_pep with input as {"token": named} with data.catalog as fixture.catalog
+	not token.flow with input as {"token": named} with data.catalog as fixture.catalog
 }
 
 test_scope_check if {
