@@ -89,7 +89,7 @@ method_cases := [
 
 test_role_list_of_the_method[[method, path, roles, synced]] if {
 	some [method, path, roles, synced, reason] in method_cases
-	v := access.verdict with input as {"method": method, "path": path, "roles": roles, "synced": synced} with data.catalog as fixture.catalog
+	v := access.verdict with input as {"method": method, "path": path, "roles": roles, "synced": synced}
 		with data.catalog as todo.catalog
 	v.reason == reason
 }
