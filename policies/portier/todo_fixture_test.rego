@@ -51,4 +51,10 @@ catalog := {
 		],
 	},
 	"tenant_index": {"owners": {}, "spellings": {}, "listed": {}},
+	"project": {
+		"role_checked_flows": ["accessCode"],
+		"user_token": {"claims": ["auth_time", "idp"], "scope": null},
+		"tenant_binding": null,
+		"role_list": {"name": "the Todo role table", "deprecated": false},
+	},
 }

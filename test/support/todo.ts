@@ -10,10 +10,10 @@ import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { scratchProject } from "./cli.js";
 import { TENANT_A } from "./sample.js";
 
-/** The project's policies/ and data/ (schemas, sample) with the fixture's routes, roles and tenants. */
+/** The project's policies/ and data/ (schemas, sample) with the fixture's routes, roles, tenants and choices. */
 export function todoProject(): string {
   const dir = scratchProject();
-  for (const file of ["roles.json", "routes.json", "tenants.json"])
+  for (const file of ["roles.json", "routes.json", "tenants.json", "project.json"])
     cpSync(join(PROJECT_ROOT, "test", "fixtures", "todo", "data", file), join(dir, "data", file));
   return dir;
 }
