@@ -33,7 +33,8 @@ test_interop_scenario[[method, path, name]] if {
 	some [method, path, allowed] in scenario
 	some name, user_roles in roles
 	d := portier.decision with input as _request(method, path, user_token(name), user_roles)
-	d.allow == name in allowed
+	expected := name in allowed
+	d.allow == expected
 }
 
 # Beyond the scenario: what the route table refuses, and why.
