@@ -9,7 +9,7 @@
  * five users by their subject ids (rick: admin and evil_genius; morty and summer: editor; beth and jerry: viewer),
  * five route questions each.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { portierProcess } from "../support/cli.js";
@@ -46,46 +46,37 @@ const request = ([user, method, route]: (typeof DECISIONS)[number]) => ({
   resource: { type: "route", id: route },
 });
 
-/** The example project, and the per-method route entries its routes.json uses (the route schema names methods). */
-const ready =
-  existsSync(join(PROJECT, "portier.json")) &&
-  readFileSync(join(PROJECT_ROOT, "data", "schemas", "routes.schema.json"), "utf8").includes('"methods"');
+describe("AuthZEN interop harness, API gateway scenario (examples/authzen-todo)", () => {
+  let svc: ServiceProcess;
+  beforeAll(async () => {
+    const dir = tempDir();
+    const bundle = join(dir, "todo.tar.gz");
+    const built = await portierProcess(["bundle", "build", "--project", PROJECT, "--out", bundle]);
+    if (built.code !== 0) throw new Error(`portier bundle build --project examples/authzen-todo: ${built.stderr}`);
+    const keyFile = join(dir, "pep.key");
+    writeFileSync(keyFile, KEY);
+    svc = await startServe(["--project", PROJECT, "--bundle", bundle, "--authzen-pep-key-file", keyFile]);
+  }, 120_000);
+  afterAll(() => svc?.stop());
 
-describe.skipIf(!ready)(
-  "AuthZEN interop harness, API gateway scenario " +
-    "(examples/authzen-todo; skipped until it and per-method routes are here)",
-  () => {
-    let svc: ServiceProcess;
-    beforeAll(async () => {
-      const dir = tempDir();
-      const bundle = join(dir, "todo.tar.gz");
-      const built = await portierProcess(["bundle", "build", "--project", PROJECT, "--out", bundle]);
-      if (built.code !== 0) throw new Error(`portier bundle build --project examples/authzen-todo: ${built.stderr}`);
-      const keyFile = join(dir, "pep.key");
-      writeFileSync(keyFile, KEY);
-      svc = await startServe(["--project", PROJECT, "--bundle", bundle, "--authzen-pep-key-file", keyFile]);
-    }, 120_000);
-    afterAll(() => svc?.stop());
-
-    const post = async (endpoint: string, body: unknown) => {
-      const res = await fetch(`${svc.url}/access/v1/${endpoint}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      expect(res.status).toBe(200);
-      return (await res.json()) as Record<string, unknown>;
-    };
-
-    it.each(DECISIONS)("evaluation: %s %s %s -> %s", async (...decision) => {
-      const answer = await post("evaluation", request(decision));
-      expect(answer.decision).toBe(decision[3]);
+  const post = async (endpoint: string, body: unknown) => {
+    const res = await fetch(`${svc.url}/access/v1/${endpoint}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
     });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Record<string, unknown>;
+  };
 
-    it("evaluations: the 25 as one batch, answered in order", async () => {
-      const answer = await post("evaluations", { evaluations: DECISIONS.map(request) });
-      const evaluations = answer.evaluations as { decision: boolean }[];
-      expect(evaluations.map((e) => e.decision)).toEqual(DECISIONS.map((d) => d[3]));
-    });
-  },
-);
+  it.each(DECISIONS)("evaluation: %s %s %s -> %s", async (...decision) => {
+    const answer = await post("evaluation", request(decision));
+    expect(answer.decision).toBe(decision[3]);
+  });
+
+  it("evaluations: the 25 as one batch, answered in order", async () => {
+    const answer = await post("evaluations", { evaluations: DECISIONS.map(request) });
+    const evaluations = answer.evaluations as { decision: boolean }[];
+    expect(evaluations.map((e) => e.decision)).toEqual(DECISIONS.map((d) => d[3]));
+  });
+});
