@@ -33,6 +33,7 @@ import { TokenFileError } from "../../src/service/decision-logs/token-file.js";
 import { JournalError } from "../../src/service/scim/journal-store.js";
 import { ScimError } from "../../src/service/scim/scim-error.js";
 import { InputFileError } from "../../src/files/read-input-file.js";
+import { ProjectError } from "../../src/toolchain/project.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 
 type ErrorClass = (abstract new (...args: never[]) => PortierError) & {
@@ -65,6 +66,7 @@ const SINGLE: [ErrorClass, string, PortierError][] = [
   [TokenFileError, "decision_log_token_file", new TokenFileError("token file: empty")],
   [JournalError, "scim_journal_invalid", new JournalError("scim.journal:3: not a journal step")],
   [ScimError, "scim_error", new ScimError(409, "uniqueness", "userName is taken")],
+  [ProjectError, "project_invalid", new ProjectError("build/my-api is not a policy project (no data/routes.json)")],
 ];
 
 const TOKEN_CODES = [
