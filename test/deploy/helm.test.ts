@@ -231,7 +231,8 @@ describe.skipIf(!present)("deploy/helm/portier rendered by helm template", () =>
     const camel = (flag: string) => flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
     expect(keys).toEqual(
       Object.keys(OPTIONS)
-        .filter((f) => f !== "config")
+        // --config and --project name where the configuration is, so no config file holds them.
+        .filter((f) => f !== "config" && f !== "project")
         .map(camel)
         .sort(),
     );

@@ -31,7 +31,8 @@ const probe = obj({
 
 export function helmValuesSchema(): string {
   const options = configSchemaDocument() as { properties: Record<string, Schema> };
-  const { $schema: _ignored, ...properties } = options.properties;
+  // $schema and $comment are notes for a file's readers and editors, not options a chart value sets.
+  const { $schema: _schema, $comment: _comment, ...properties } = options.properties;
   const config: Schema = {
     type: "object",
     additionalProperties: false,
