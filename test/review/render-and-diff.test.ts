@@ -214,10 +214,11 @@ describe("explaining a decision", () => {
       ...engineDeny("policy_error", "the policy could not make a decision"),
       detail: "RuntimeError: unreachable",
     };
-    const text = renderExplanation(req, { decision, checks: [], hints: [] });
+    const roleList = "the deprecated role list of spec 4.3";
+    const text = renderExplanation(req, { decision, checks: [], hints: [], roleList });
     expect(text).toContain("why:        the policy could not make a decision\n  detail:     RuntimeError: unreachable");
     expect(
-      renderExplanation(req, { decision: engineDeny("route_unknown", "no route"), checks: [], hints: [] }),
+      renderExplanation(req, { decision: engineDeny("route_unknown", "no route"), checks: [], hints: [], roleList }),
     ).not.toContain("detail:");
   });
 
