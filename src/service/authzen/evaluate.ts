@@ -16,12 +16,10 @@ import { randomUUID } from "node:crypto";
 import { engineDeny, normalisePath, type PathResult } from "../../engine/index.js";
 import type { Decision, DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { Directory } from "../../directory/index.js";
-import { NO_ROLE_NAMES } from "../../directory/role-resolver.js";
 import type { PolicyHolder } from "../policy.js";
 import type { DecisionTracer } from "../tracing/decision-tracer.js";
 import { shapeAnswer } from "../decide/answer.js";
-import { decisionInput } from "../decide/input.js";
-import { findSubject } from "../decide/subject.js";
+import { evaluateSubject } from "../decide/evaluate-subject.js";
 import type { Recorder, DecisionRun } from "../decide/run.js";
 import type { RequestTrace } from "../decide/types.js";
 import type { AuthzenDecision, EvaluationRequest } from "./types.js";
@@ -37,8 +35,6 @@ export interface EvaluatorDeps {
 /** The subject types that name a directory record. */
 const SUBJECT_TYPES = ["user", "identity"];
 const METHOD = /^[A-Za-z]{1,16}$/;
-/** No bundle loaded: no entry resolves (the decision is denied policy_unavailable anyway). */
-const NO_ENTRY_ROLES = (): undefined => undefined;
 
 export type Evaluate = (req: EvaluationRequest, endpoint: string, trace?: RequestTrace) => AuthzenDecision;
 
@@ -56,33 +52,11 @@ function unaskable(req: EvaluationRequest): string | undefined {
 export function createEvaluator(deps: EvaluatorDeps): Evaluate {
   /** The subject's record, the policy input and the policy's decision, for a request that can be asked. */
   function decide(req: EvaluationRequest, run: DecisionRun): Decision {
-    // One read of the live bundle: the engine that evaluates and the names that resolve the roles are one snapshot's.
-    const snapshot = deps.policy.current;
     // The record stands in for a token: its sub and tenant are the claims the subject's roles are found with.
     const record = deps.directory?.lookup(req.subject.id);
     const claims = { sub: req.subject.id, ...(record ? { tenant_id: record.tenant_id } : {}) };
-    const caller = findSubject(claims, {
-      rolesClaim: undefined,
-      directory: deps.directory,
-      resolveRole: snapshot?.resolveRole ?? NO_ROLE_NAMES,
-      rolesOf: snapshot?.rolesOf ?? NO_ENTRY_ROLES,
-    });
-    run.subject = caller.subject;
-    const engine = snapshot?.engine;
-    if (!run.normalised.ok) return engineDeny("path_invalid", run.normalised.message, run.mode, 403);
-    if (!engine) return engineDeny("policy_unavailable", "no policy is loaded", run.mode, 403);
-    const input: DecisionInput = {
-      ...decisionInput(req.action.name, run.normalised.path, claims, caller, run.mode),
-      authzen: authzenInput(req),
-    };
-    run.input = input;
-    run.revision = engine.revision;
-    const evaluating = run.span?.step("portier.evaluate");
-    try {
-      return engine.decide(input);
-    } finally {
-      evaluating?.end();
-    }
+    const sources = { policy: deps.policy, directory: deps.directory, rolesClaim: undefined };
+    return evaluateSubject(run, claims, req.action.name, sources, { authzen: authzenInput(req) });
   }
 
   return function evaluate(req, endpoint, trace) {

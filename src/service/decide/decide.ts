@@ -24,14 +24,12 @@ import { messageOf } from "../../errors/caught.js";
 import { engineDeny, normalisePath } from "../../engine/index.js";
 import type { Decision, RoleCheckMode } from "../../engine/types.js";
 import type { Directory } from "../../directory/index.js";
-import { NO_ROLE_NAMES, type EntryRoles } from "../../directory/role-resolver.js";
 import type { PolicyHolder } from "../policy.js";
 import type { ServiceMetrics } from "../metrics.js";
 import type { Shadow } from "../shadow/shadow.js";
 import type { DecisionTracer } from "../tracing/decision-tracer.js";
 import { authenticate, type Authenticated, type TokenVerifier } from "./authenticate.js";
-import { findSubject } from "./subject.js";
-import { decisionInput } from "./input.js";
+import { evaluateSubject } from "./evaluate-subject.js";
 import { shapeAnswer } from "./answer.js";
 import { decisionLine } from "../decision-logs/line.js";
 import type { DecisionRecordSink } from "./record.js";
@@ -55,9 +53,6 @@ export interface DecideContext {
   /** Where each decision's record goes (default: its line, through the logger, at once). */
   decisionLog?: DecisionRecordSink;
 }
-
-/** No bundle loaded: no entry resolves (the decision is denied policy_unavailable anyway). */
-const NO_ENTRY_ROLES: EntryRoles = () => undefined;
 
 export function createDecide(ctx: DecideContext): Decide {
   const sink = ctx.decisionLog ?? { record: (r) => ctx.logger.info(decisionLine(r), "decision") };
@@ -114,30 +109,7 @@ export function createDecide(ctx: DecideContext): Decide {
 
   /** Stages 2 to 4 for a verified token. */
   function decideFor(run: DecisionRun, claims: Record<string, unknown>): Decision {
-    // One read of the live bundle: the engine that evaluates and the names that resolve the roles are one
-    // snapshot's.
-    const snapshot = ctx.policy.current;
-    // 2. subject
-    const caller = findSubject(claims, {
-      rolesClaim: ctx.rolesClaim,
-      directory: ctx.directory,
-      resolveRole: snapshot?.resolveRole ?? NO_ROLE_NAMES,
-      rolesOf: snapshot?.rolesOf ?? NO_ENTRY_ROLES,
-    });
-    run.subject = caller.subject;
-    // 3. input, 4. evaluate
-    const engine = snapshot?.engine;
-    if (!run.normalised.ok) return engineDeny("path_invalid", run.normalised.message, run.mode, 403);
-    if (!engine) return engineDeny("policy_unavailable", "no policy is loaded", run.mode, 403);
-    run.input = decisionInput(run.req.method, run.normalised.path, claims, caller, run.mode);
-    // The revision that decided (a reload may swap the engine while a decision runs).
-    run.revision = engine.revision;
-    const evaluating = run.span?.step("portier.evaluate");
-    try {
-      return engine.decide(run.input);
-    } finally {
-      evaluating?.end();
-    }
+    return evaluateSubject(run, claims, run.req.method, ctx);
   }
 
   /** 5. answer, and the record: where every decision ends. */
