@@ -159,7 +159,12 @@ describe("portier serve with stdout not drained", () => {
     svc = await serveUndrained();
     const metric = async (name: string) => metricValue(await (await fetch(`${svc!.url}/metrics`)).text(), name) ?? NaN;
 
-    for (let i = 0; i < 20 && !((await metric("portier_log_lines_dropped_total")) > 0); i++) {
+    // Stuck means stuck here too: a paused stream still reads up to its high-water mark (64 KiB since Node 22), so
+    // lines go on draining into it until it is full; wait for that as well as for the first drop.
+    const stdout = svc.proc.stdout!;
+    const stuck = async () =>
+      (await metric("portier_log_lines_dropped_total")) > 0 && stdout.readableLength >= stdout.readableHighWaterMark;
+    for (let i = 0; i < 20 && !(await stuck()); i++) {
       for (let j = 0; j < 10; j++) {
         const res = await fetch(`${svc.url}/decide`, {
           method: "POST",
