@@ -5,6 +5,8 @@
 import { ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from "./resources.js";
 
 const LIST = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
+/** Every Schema resource names its own schema (RFC 7643 section 7, as in the examples of section 8.7). */
+const SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Schema";
 
 export function serviceProviderConfig(maxResults: number, maxPayloadSize: number, maxOperations: number) {
   return {
@@ -82,6 +84,7 @@ const memberLike = (name: string, mutability: string, description: string) =>
 
 const schemas = [
   {
+    schemas: [SCHEMA],
     id: USER_SCHEMA,
     name: "User",
     description: "User Account",
@@ -107,6 +110,7 @@ const schemas = [
     meta: { resourceType: "Schema", location: `/scim/v2/Schemas/${USER_SCHEMA}` },
   },
   {
+    schemas: [SCHEMA],
     id: GROUP_SCHEMA,
     name: "Group",
     description: "Group",
@@ -118,6 +122,7 @@ const schemas = [
     meta: { resourceType: "Schema", location: `/scim/v2/Schemas/${GROUP_SCHEMA}` },
   },
   {
+    schemas: [SCHEMA],
     id: ENTERPRISE_USER_SCHEMA,
     name: "EnterpriseUser",
     description: "Enterprise User",

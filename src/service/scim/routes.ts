@@ -24,7 +24,8 @@ import { ScimError } from "./scim-error.js";
 import type { ScimService } from "./scim-service.js";
 
 export const SCIM_PREFIX = "/scim/v2";
-const SCIM_TYPE = "application/scim+json; charset=utf-8";
+/** RFC 7644 section 8.1 registers application/scim+json without parameters: no `; charset` (JSON is UTF-8). */
+const SCIM_TYPE = "application/scim+json";
 
 export interface ScimHttpOptions {
   /** The bearer token the identity manager presents (read again when its file changes). */
@@ -39,7 +40,11 @@ const digest = (s: string) => createHash("sha256").update(s).digest();
 
 function send(res: Response, status: number, body: unknown, etag?: string): void {
   if (etag) res.setHeader("ETag", etag);
-  res.status(status).type(SCIM_TYPE).send(JSON.stringify(body));
+  // A Buffer, since Express appends "; charset=utf-8" to the type of a string body.
+  res
+    .status(status)
+    .type(SCIM_TYPE)
+    .send(Buffer.from(JSON.stringify(body)));
 }
 
 function sendError(res: Response, err: ScimError): void {

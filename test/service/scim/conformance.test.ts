@@ -1,0 +1,187 @@
+/**
+ * The checks of the SCIM conformance suite scimverify (limosa-io/scimverify at commit a2e652c, run against
+ * `portier serve` as docs/operating/scim.md "Conformance" says), written here as our own requests with the RFC
+ * 7643/7644 section each rests on; each row names the suite's check. Where the suite expects what the RFC does not
+ * say (a resource type named "Users", an error's status as a number, invalidSyntax for a missing required value),
+ * the row asserts the RFC's answer and says why. Then the RFC 7644 list parameters that identity managers send:
+ * sortBy/sortOrder, filters with and/co/sw compared without case, and group members replaced by PATCH.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { patchOp, serveScim, user, type ScimBody, type ScimService } from "./support.js";
+
+const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
+const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
+const LIST = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
+const ERROR = "urn:ietf:params:scim:api:messages:2.0:Error";
+
+let svc: ScimService;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  svc = await serveScim();
+  const people: [string, string, Record<string, unknown>][] = [
+    ["carol@school.example", "ext-c", { name: { givenName: "Carol" }, emails: [{ value: "c@x.example" }] }],
+    ["Alice@school.example", "ext-a", { name: { givenName: "alice" } }],
+    ["bob@school.example", "ext-b", { emails: [{ value: "b2@x.example" }, { value: "a@x.example", primary: true }] }],
+    ["dave@other.example", "ext-d", { active: false }],
+  ];
+  for (const [userName, externalId, extra] of people)
+    ids[userName] = (await svc.scim("POST", "/Users", user(userName, externalId, extra))).body.id;
+  for (const displayName of ["Enseignant jeune", "Directeur jeune"])
+    ids[displayName] = (await svc.scim("POST", "/Groups", { schemas: [GROUP], displayName })).body.id;
+});
+afterAll(() => svc.stop());
+
+const names = (r: { body: ScimBody }) => r.body.Resources.map((u) => u.userName);
+
+describe("scimverify: base URL, /ResourceTypes, /Schemas", () => {
+  it("'Authentication should be required for /Users': 401 without the token", async () => {
+    expect((await fetch(`${svc.url}/scim/v2/Users`)).status).toBe(401);
+  });
+
+  it("'Should return a list of resource types' and 'Every resource ... valid resource type'", async () => {
+    const r = await svc.scim("GET", "/ResourceTypes");
+    expect(r.body.schemas).toEqual([LIST]);
+    for (const t of r.body.Resources) {
+      expect(t.schemas).toEqual(["urn:ietf:params:scim:schemas:core:2.0:ResourceType"]);
+      expect(Object.keys(t)).toEqual(expect.arrayContaining(["id", "name", "description", "endpoint", "schema"]));
+    }
+  });
+
+  it("'Should be able to retrieve a single resource type': named User as RFC 7643 8.6 (the suite wants Users)", async () => {
+    const r = await svc.scim("GET", "/ResourceTypes/User");
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: "User", name: "User", endpoint: "/Users", schema: USER });
+  });
+
+  // RFC 7643 section 7: a Schema is a resource, its `schemas` naming the Schema schema (examples of 8.7).
+  it("'Every schema in the list should be valid': each carries schemas, id and name", async () => {
+    const r = await svc.scim("GET", "/Schemas");
+    expect(r.body.Resources.length).toBeGreaterThan(0);
+    for (const s of r.body.Resources) {
+      expect(s.schemas).toEqual(["urn:ietf:params:scim:schemas:core:2.0:Schema"]);
+      expect(typeof s.name).toBe("string");
+    }
+  });
+
+  it("'Should be able to retrieve a single schema'", async () => {
+    const r = await svc.scim("GET", `/Schemas/${USER}`);
+    expect(r.body).toMatchObject({ schemas: ["urn:ietf:params:scim:schemas:core:2.0:Schema"], id: USER, name: "User" });
+    const userName = (r.body.attributes as { name: string; required: boolean }[]).find((a) => a.name === "userName");
+    expect(userName?.required).toBe(true);
+  });
+});
+
+describe("scimverify: /Users and /Groups", () => {
+  // RFC 7644 section 8.1 registers application/scim+json with no parameters.
+  it.each([
+    ["'Retrieves a single user'", () => `/Users/${ids["carol@school.example"]}`],
+    ["'Retrieves a single group'", () => `/Groups/${ids["Enseignant jeune"]}`],
+    ["a list", () => "/Users"],
+    ["'Handles retrieval of a non-existing user' (an error)", () => "/Users/9876543210123456"],
+  ])("%s: Content-Type is application/scim+json, without parameters", async (_, path) => {
+    const r = await svc.scim("GET", path());
+    expect(r.headers.get("content-type")).toBe("application/scim+json");
+  });
+
+  it.each(["/Users/9876543210123456", "/Groups/9876543210123456"])("%s: 404 with the Error schema", async (path) => {
+    const r = await svc.scim("GET", path);
+    expect(r.status).toBe(404);
+    expect(r.body.schemas).toEqual([ERROR]);
+  });
+
+  it("'Retrieves a list of users': only attributes the User schema declares", async () => {
+    const schema = (await svc.scim("GET", `/Schemas/${USER}`)).body.attributes as { name: string }[];
+    const declared = new Set([...schema.map((a) => a.name), "schemas", "id", "meta"]);
+    const r = await svc.scim("GET", "/Users");
+    for (const u of r.body.Resources) for (const k of Object.keys(u)) expect(declared).toContain(k);
+  });
+
+  it("'Retrieves a list of groups': exactly the ListResponse attributes", async () => {
+    const r = await svc.scim("GET", "/Groups");
+    expect(Object.keys(r.body).sort()).toEqual(["Resources", "itemsPerPage", "schemas", "startIndex", "totalResults"]);
+  });
+
+  it.each(["Users", "Groups"])("'Paginates %s using startIndex' past the end: startIndex kept, none", async (t) => {
+    const r = await svc.scim("GET", `/${t}?startIndex=20&count=5`);
+    expect(r.body).toMatchObject({ startIndex: 20, itemsPerPage: 0, Resources: [] });
+  });
+
+  it("'Retrieves only userName attributes': attributes=userName keeps it with id, schemas and meta", async () => {
+    const r = await svc.scim("GET", "/Users?attributes=userName");
+    for (const u of r.body.Resources) expect(Object.keys(u).sort()).toEqual(["id", "meta", "schemas", "userName"]);
+  });
+
+  // The suite's "Alternative 2": core attributes inside an object keyed by the core schema's URN.
+  it.each([
+    ["User", "/Users", { userName: "urn.form@school.example", emails: [{ value: "u@x.example" }] }, "userName"],
+    ["Group", "/Groups", { displayName: "Intervenant jeune" }, "displayName"],
+  ] as const)("'Creates a new %s - Alternative 2': attributes under the core URN", async (type, path, attrs, key) => {
+    const urn = type === "User" ? USER : GROUP;
+    const r = await svc.scim("POST", path, { schemas: [urn], [urn]: attrs });
+    expect(r.status).toBe(201);
+    expect(r.body.schemas[0]).toBe(urn);
+    expect(r.body[key]).toBe(attrs[key as keyof typeof attrs]);
+    expect(r.body[urn]).toBeUndefined();
+    expect((await svc.scim("DELETE", `${path}/${r.body.id}`)).status).toBe(204);
+  });
+
+  it("an attribute given at the top level and under the core URN differently is 400 naming it", async () => {
+    const r = await svc.scim("POST", "/Users", { schemas: [USER], userName: "a@x.example", [USER]: { userName: "b" } });
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toMatch(/^userName: /);
+  });
+
+  it("'Updates a user using PUT' with the answer read back, then PATCH replace userName, then DELETE", async () => {
+    const created = await svc.scim("POST", "/Users", user("put.me@school.example", "ext-put"));
+    const put = await svc.scim("PUT", `/Users/${created.body.id}`, { ...created.body, userName: "put.done@x.example" });
+    expect(put.status).toBe(200);
+    expect(put.body.userName).toBe("put.done@x.example");
+    const patched = await svc.scim(
+      "PATCH",
+      `/Users/${created.body.id}`,
+      patchOp({ op: "replace", path: "userName", value: "patched@x.example" }),
+    );
+    expect(patched.status).toBe(200);
+    expect(patched.body.userName).toBe("patched@x.example");
+    expect((await svc.scim("DELETE", `/Users/${created.body.id}`)).status).toBe(204);
+  });
+
+  // RFC 7644 3.12: status is "expressed as a JSON string"; Table 9 gives invalidValue for "a required value was
+  // missing". The suite wants the number 400 and invalidSyntax.
+  it("'Returns errors when creating an invalid group': 400, status \"400\", scimType invalidValue", async () => {
+    const r = await svc.scim("POST", "/Groups", { schemas: [GROUP] });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ schemas: [ERROR], status: "400", scimType: "invalidValue" });
+    expect(r.body.detail).toMatch(/^displayName: /);
+  });
+
+  it("'Assigns a user to a group': add members with value and display", async () => {
+    const r = await svc.scim(
+      "PATCH",
+      `/Groups/${ids["Directeur jeune"]}`,
+      patchOp({ op: "add", path: "members", value: [{ value: ids["bob@school.example"], display: "bob" }] }),
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.members?.map((m) => m.value)).toEqual([ids["bob@school.example"]]);
+  });
+});
+
+describe("group members replaced by PATCH (RFC 7644 3.5.2.3)", () => {
+  it("replace on members sets the whole list; replace with [] empties it", async () => {
+    const g = ids["Enseignant jeune"]!;
+    const both = [{ value: ids["carol@school.example"] }, { value: ids["Alice@school.example"] }];
+    await svc.scim(
+      "PATCH",
+      `/Groups/${g}`,
+      patchOp({ op: "add", path: "members", value: [{ value: ids["bob@school.example"] }] }),
+    );
+    const replaced = await svc.scim("PATCH", `/Groups/${g}`, patchOp({ op: "replace", path: "members", value: both }));
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.members?.map((m) => m.value)).toEqual(both.map((m) => m.value));
+    const carol = await svc.scim("GET", `/Users/${ids["carol@school.example"]}`);
+    expect(carol.body.groups?.map((x) => x.display)).toEqual(["Enseignant jeune"]);
+    const emptied = await svc.scim("PATCH", `/Groups/${g}`, patchOp({ op: "replace", path: "members", value: [] }));
+    expect(emptied.body.members).toEqual([]);
+  });
+});
