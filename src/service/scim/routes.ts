@@ -3,13 +3,13 @@
  * check (constant time), bounded JSON bodies (application/scim+json or application/json), Users and Groups
  * (POST, GET by id, GET with filter/startIndex/count/attributes/excludedAttributes, PUT, PATCH, DELETE), the
  * discovery endpoints, ETags and If-Match, and every failure as a SCIM error (status, scimType, detail).
- * Filters are parsed by the scim2-parse-filter library; an `eq` on userName, externalId, id or displayName is
- * answered from an index, any other filter by testing each resource.
+ * Filters are parsed by the scim2-parse-filter library (filter.ts); an `eq` on userName, externalId, id or
+ * displayName is answered from an index, any other filter by testing each resource.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "pino";
-import { filter as compileFilter, parse as parseFilter, type Filter } from "scim2-parse-filter";
+import type { Filter } from "scim2-parse-filter";
 import { messageOf } from "../../errors/caught.js";
 import {
   listResourceTypes,
@@ -19,6 +19,7 @@ import {
   schema,
   serviceProviderConfig,
 } from "./discovery.js";
+import { compileFilter, parseFilter } from "./filter.js";
 import { membersOf, type ResourceType, type ScimResource } from "./resources.js";
 import { ScimError } from "./scim-error.js";
 import type { ScimService } from "./scim-service.js";
@@ -154,12 +155,7 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
     const all = resources(type);
     if (text === undefined || text.trim() === "") matches = [...all.values()];
     else {
-      let ast: Filter;
-      try {
-        ast = parseFilter(text);
-      } catch (err) {
-        throw new ScimError(400, "invalidFilter", `filter: ${messageOf(err)}`);
-      }
+      const ast = parseFilter(text);
       const eq = indexedEq(ast);
       if (eq) {
         const id =

@@ -167,6 +167,26 @@ describe("scimverify: /Users and /Groups", () => {
   });
 });
 
+describe("RFC 7644 3.4.2.2: filters compare strings without case unless the attribute is case-exact", () => {
+  it.each([
+    ['userName sw "ALICE"', ["Alice@school.example"]],
+    ['userName co "SCHOOL" and active eq true', ["carol@school.example", "Alice@school.example", "bob@school.example"]],
+    ['userName eq "BOB@SCHOOL.EXAMPLE" and externalId eq "ext-b"', ["bob@school.example"]],
+    [
+      'name.givenName eq "ALICE" or emails[value ew "@X.EXAMPLE" and primary eq true]',
+      ["Alice@school.example", "bob@school.example"],
+    ],
+    ['not (userName ew "school.example")', ["dave@other.example"]],
+    // externalId and id are case-exact (RFC 7643 section 3.1)
+    ['externalId sw "EXT-"', []],
+    ['externalId sw "ext-" and userName sw "d"', ["dave@other.example"]],
+  ])("%s", async (filter, expected) => {
+    const r = await svc.scim("GET", `/Users?filter=${encodeURIComponent(filter)}`);
+    expect(r.status).toBe(200);
+    expect(names(r)).toEqual(expected);
+  });
+});
+
 describe("group members replaced by PATCH (RFC 7644 3.5.2.3)", () => {
   it("replace on members sets the whole list; replace with [] empties it", async () => {
     const g = ids["Enseignant jeune"]!;
