@@ -15,7 +15,7 @@ export function serviceProviderConfig(maxResults: number, maxPayloadSize: number
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults },
     changePassword: { supported: false },
-    sort: { supported: false },
+    sort: { supported: true },
     etag: { supported: true },
     authenticationSchemes: [
       {

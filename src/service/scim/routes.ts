@@ -1,8 +1,9 @@
 /**
  * The SCIM 2.0 HTTP endpoints (RFC 7644) under /scim/v2 on the decision port, as an Express router: bearer token
  * check (constant time), bounded JSON bodies (application/scim+json or application/json), Users and Groups
- * (POST, GET by id, GET with filter/startIndex/count/attributes/excludedAttributes, PUT, PATCH, DELETE), the
- * discovery endpoints, ETags and If-Match, and every failure as a SCIM error (status, scimType, detail).
+ * (POST, GET by id, GET with filter/sortBy/sortOrder/startIndex/count/attributes/excludedAttributes, PUT, PATCH,
+ * DELETE), the discovery endpoints, ETags and If-Match, and every failure as a SCIM error (status, scimType,
+ * detail).
  * Filters are parsed by the scim2-parse-filter library (filter.ts); an `eq` on userName, externalId, id or
  * displayName is answered from an index, any other filter by testing each resource.
  */
@@ -23,6 +24,7 @@ import { compileFilter, parseFilter } from "./filter.js";
 import { membersOf, type ResourceType, type ScimResource } from "./resources.js";
 import { ScimError } from "./scim-error.js";
 import type { ScimService } from "./scim-service.js";
+import { sortResources } from "./sort.js";
 
 export const SCIM_PREFIX = "/scim/v2";
 /** RFC 7644 section 8.1 registers application/scim+json without parameters: no `; charset` (JSON is UTF-8). */
@@ -183,6 +185,8 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
         matches = [...all.values()].filter((r) => test(shown(req, type, r)));
       }
     }
+    const sortBy = param(req, "sortBy");
+    if (sortBy !== undefined && sortBy.trim() !== "") matches = sortResources(matches, sortBy, param(req, "sortOrder"));
     const page = matches.slice(startIndex - 1, startIndex - 1 + count);
     send(res, 200, {
       schemas: [LIST_SCHEMA],

@@ -167,6 +167,56 @@ describe("scimverify: /Users and /Groups", () => {
   });
 });
 
+describe("RFC 7644 3.4.2.3: sortBy and sortOrder", () => {
+  it.each([
+    ["userName", "", ["Alice@school.example", "bob@school.example", "carol@school.example", "dave@other.example"]],
+    [
+      "userName",
+      "descending",
+      ["dave@other.example", "carol@school.example", "bob@school.example", "Alice@school.example"],
+    ],
+    [
+      "urn:ietf:params:scim:schemas:core:2.0:User:userName",
+      "ASCENDING",
+      ["Alice@school.example", "bob@school.example"],
+    ],
+    // name.givenName without case; the users without one last (ascending), first (descending)
+    ["name.givenName", "ascending", ["Alice@school.example", "carol@school.example", "bob@school.example"]],
+    ["name.givenName", "descending", ["dave@other.example", "bob@school.example", "carol@school.example"]],
+    // a multi-valued attribute sorts by its primary value, else its first
+    ["emails.value", "", ["bob@school.example", "carol@school.example"]],
+    ["externalId", "", ["Alice@school.example", "bob@school.example", "carol@school.example"]],
+  ])("sortBy=%s sortOrder=%s", async (sortBy, sortOrder, first) => {
+    const order = sortOrder ? `&sortOrder=${sortOrder}` : "";
+    const r = await svc.scim(
+      "GET",
+      `/Users?filter=${encodeURIComponent('userName ew ".example"')}&sortBy=${sortBy}${order}`,
+    );
+    expect(r.status).toBe(200);
+    expect(names(r).slice(0, first.length)).toEqual(first);
+  });
+
+  it("sorts before paging: the second page continues the order", async () => {
+    const r = await svc.scim("GET", "/Users?sortBy=userName&startIndex=2&count=2");
+    expect(names(r)).toEqual(["bob@school.example", "carol@school.example"]);
+  });
+
+  it("sortBy=displayName sorts groups", async () => {
+    const r = await svc.scim("GET", "/Groups?sortBy=displayName");
+    expect(r.body.Resources.map((g) => g.displayName)).toEqual(["Directeur jeune", "Enseignant jeune"]);
+  });
+
+  it("a sortOrder other than ascending or descending is 400 invalidValue naming it", async () => {
+    const r = await svc.scim("GET", "/Users?sortBy=userName&sortOrder=up");
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ scimType: "invalidValue", detail: expect.stringMatching(/^sortOrder: /) });
+  });
+
+  it("ServiceProviderConfig says sort is supported", async () => {
+    expect((await svc.scim("GET", "/ServiceProviderConfig")).body.sort).toEqual({ supported: true });
+  });
+});
+
 describe("RFC 7644 3.4.2.2: filters compare strings without case unless the attribute is case-exact", () => {
   it.each([
     ['userName sw "ALICE"', ["Alice@school.example"]],
