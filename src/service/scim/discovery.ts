@@ -1,6 +1,7 @@
 /**
  * The discovery endpoints of RFC 7644 section 4: /ServiceProviderConfig (what this provider supports),
- * /ResourceTypes (User and Group) and /Schemas (the attributes Portier reads and answers, RFC 7643 section 7).
+ * /ResourceTypes (User and Group) and /Schemas (RFC 7643 section 7: the attributes of RFC 7643 sections 4.1 to 4.3,
+ * which Portier keeps as sent and answers, so that every attribute of an answer is one a schema declares).
  */
 import { ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from "./resources.js";
 
@@ -82,6 +83,19 @@ const memberLike = (name: string, mutability: string, description: string) =>
     ],
   });
 
+/** A multi-valued attribute of RFC 7643 section 2.4's shape: value, display, type, primary. */
+const plural = (name: string, valueType = "string", description?: string) =>
+  attr(name, "complex", {
+    multiValued: true,
+    ...(description ? { description } : {}),
+    subAttributes: [
+      attr("value", valueType),
+      attr("display", "string"),
+      attr("type", "string"),
+      attr("primary", "boolean"),
+    ],
+  });
+
 const schemas = [
   {
     schemas: [SCHEMA],
@@ -92,19 +106,37 @@ const schemas = [
       attr("userName", "string", { required: true, uniqueness: "server" }),
       attr("externalId", "string", { caseExact: true, uniqueness: "server" }),
       attr("displayName", "string"),
+      attr("nickName", "string"),
+      attr("profileUrl", "reference", { referenceTypes: ["external"] }),
+      attr("title", "string"),
+      attr("userType", "string"),
+      attr("preferredLanguage", "string"),
+      attr("locale", "string"),
+      attr("timezone", "string"),
       attr("active", "boolean", { description: "false: the user is not synced (every user-flow call denied)" }),
+      attr("password", "string", {
+        mutability: "writeOnly",
+        returned: "never",
+        description: "accepted and dropped: never kept nor returned",
+      }),
       attr("name", "complex", {
-        subAttributes: ["formatted", "familyName", "givenName"].map((n) => attr(n, "string")),
+        subAttributes: ["formatted", "familyName", "givenName", "middleName", "honorificPrefix", "honorificSuffix"].map(
+          (n) => attr(n, "string"),
+        ),
       }),
-      attr("emails", "complex", {
+      ...["emails", "phoneNumbers", "ims", "entitlements"].map((n) => plural(n)),
+      plural("photos", "reference"),
+      plural("x509Certificates", "binary"),
+      attr("addresses", "complex", {
         multiValued: true,
-        subAttributes: [attr("value", "string"), attr("type", "string"), attr("primary", "boolean")],
+        subAttributes: [
+          ...["formatted", "streetAddress", "locality", "region", "postalCode", "country", "type"].map((n) =>
+            attr(n, "string"),
+          ),
+          attr("primary", "boolean"),
+        ],
       }),
-      attr("roles", "complex", {
-        multiValued: true,
-        description: "role names, resolved like the directory file's",
-        subAttributes: [attr("value", "string"), attr("display", "string"), attr("type", "string")],
-      }),
+      plural("roles", "string", "role names, resolved like the directory file's"),
       memberLike("groups", "readOnly", "the groups the user is a direct member of"),
     ],
     meta: { resourceType: "Schema", location: `/scim/v2/Schemas/${USER_SCHEMA}` },
@@ -126,9 +158,16 @@ const schemas = [
     id: ENTERPRISE_USER_SCHEMA,
     name: "EnterpriseUser",
     description: "Enterprise User",
-    attributes: ["employeeNumber", "organization", "division", "department", "costCenter"].map((n) =>
-      attr(n, "string"),
-    ),
+    attributes: [
+      ...["employeeNumber", "costCenter", "organization", "division", "department"].map((n) => attr(n, "string")),
+      attr("manager", "complex", {
+        subAttributes: [
+          attr("value", "string"),
+          attr("$ref", "reference", { referenceTypes: ["User"] }),
+          attr("displayName", "string", { mutability: "readOnly" }),
+        ],
+      }),
+    ],
     meta: { resourceType: "Schema", location: `/scim/v2/Schemas/${ENTERPRISE_USER_SCHEMA}` },
   },
 ];
