@@ -21,6 +21,7 @@ import {
   serviceProviderConfig,
 } from "./discovery.js";
 import { compileFilter, parseFilter } from "./filter.js";
+import { project, selection } from "./projection.js";
 import { membersOf, type ResourceType, type ScimResource } from "./resources.js";
 import { ScimError } from "./scim-error.js";
 import type { ScimService } from "./scim-service.js";
@@ -68,31 +69,6 @@ function intParam(req: Request, name: string, fallback: number): number {
   if (v === undefined || v === "") return fallback;
   if (!/^-?\d+$/.test(v)) throw new ScimError(400, "invalidValue", `${name}: must be an integer`);
   return Number(v);
-}
-
-/** Top-level attribute names of an `attributes` or `excludedAttributes` parameter (lowercased, URN prefix kept). */
-function attributeList(v: string | undefined): string[] | undefined {
-  if (v === undefined || v.trim() === "") return undefined;
-  return v.split(",").map((a) => {
-    const name = a.trim();
-    const colon = name.lastIndexOf(":");
-    const top = (colon < 0 ? name : name.slice(colon + 1)).split(".")[0]!;
-    return (colon < 0 ? top : `${name.slice(0, colon)}:${top}`).toLowerCase();
-  });
-}
-
-const ALWAYS = new Set(["id", "schemas", "meta"]);
-
-/** Projects a resource for `attributes` (only those, with id, schemas, meta) or `excludedAttributes`. */
-function project(r: Record<string, unknown>, only?: string[], excluded?: string[]): Record<string, unknown> {
-  if (!only && !excluded) return r;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(r)) {
-    const name = k.toLowerCase();
-    const keep = ALWAYS.has(name) || (only ? only.includes(name) : !excluded!.includes(name));
-    if (keep) out[k] = v;
-  }
-  return out;
 }
 
 /** `attr eq "value"` on an indexed attribute: the one id it names (or none). */
@@ -148,8 +124,8 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
   const resources = (type: ResourceType) => (type === "User" ? state.users : state.groups);
 
   const list = (req: Request, res: Response, type: ResourceType) => {
-    const only = attributeList(param(req, "attributes"));
-    const excluded = attributeList(param(req, "excludedAttributes"));
+    const only = selection(param(req, "attributes"));
+    const excluded = selection(param(req, "excludedAttributes"));
     const startIndex = Math.max(1, intParam(req, "startIndex", 1));
     const count = Math.min(o.maxPageSize, Math.max(0, intParam(req, "count", o.maxPageSize)));
     const text = param(req, "filter");
@@ -200,8 +176,8 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
   const one = (req: Request, res: Response, type: ResourceType) => {
     const r = resources(type).get(String(req.params.id));
     if (!r) throw new ScimError(404, undefined, `${type} ${String(req.params.id)} not found`);
-    const only = attributeList(param(req, "attributes"));
-    const excluded = attributeList(param(req, "excludedAttributes"));
+    const only = selection(param(req, "attributes"));
+    const excluded = selection(param(req, "excludedAttributes"));
     send(res, 200, project(shown(req, type, r), only, excluded), r.meta.version);
   };
 

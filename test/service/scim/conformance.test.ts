@@ -4,7 +4,8 @@
  * 7643/7644 section each rests on; each row names the suite's check. Where the suite expects what the RFC does not
  * say (a resource type named "Users", an error's status as a number, invalidSyntax for a missing required value),
  * the row asserts the RFC's answer and says why. Then the RFC 7644 list parameters that identity managers send:
- * sortBy/sortOrder, filters with and/co/sw compared without case, and group members replaced by PATCH.
+ * sortBy/sortOrder, filters with and/co/sw compared without case, attributes and excludedAttributes with
+ * sub-attributes and URNs, and group members replaced by PATCH.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { patchOp, serveScim, user, type ScimBody, type ScimService } from "./support.js";
@@ -280,6 +281,54 @@ describe("RFC 7644 3.4.2.2: filters compare strings without case unless the attr
     const r = await svc.scim("GET", `/Users?filter=${encodeURIComponent(filter)}`);
     expect(r.status).toBe(200);
     expect(names(r)).toEqual(expected);
+  });
+});
+
+describe("RFC 7644 3.4.2.5: attributes and excludedAttributes in the notation of 3.10", () => {
+  let id = "";
+  beforeAll(async () => {
+    const r = await svc.scim("POST", "/Users", {
+      ...user("proj@school.example", "ext-proj"),
+      schemas: [USER, ENTERPRISE],
+      name: { givenName: "Pro", familyName: "Jection" },
+      emails: [{ value: "p@x.example", type: "work", primary: true }],
+      [ENTERPRISE]: { department: "Maths", costCenter: "7" },
+    });
+    id = r.body.id;
+  });
+  afterAll(async () => {
+    await svc.scim("DELETE", `/Users/${id}`);
+  });
+
+  const always = { schemas: [USER, ENTERPRISE], id: expect.any(String), meta: expect.any(Object) };
+  it.each([
+    ["attributes", "name.givenName", { name: { givenName: "Pro" } }],
+    ["attributes", "NAME.GIVENNAME,userName", { name: { givenName: "Pro" }, userName: "proj@school.example" }],
+    ["attributes", `${USER}:userName`, { userName: "proj@school.example" }],
+    ["attributes", "emails.value", { emails: [{ value: "p@x.example" }] }],
+    ["attributes", `${ENTERPRISE}:department`, { [ENTERPRISE]: { department: "Maths" } }],
+    ["attributes", ENTERPRISE, { [ENTERPRISE]: { department: "Maths", costCenter: "7" } }],
+    ["attributes", "name,name.givenName", { name: { givenName: "Pro", familyName: "Jection" } }],
+  ])("%s=%s", async (param, value, expected) => {
+    const r = await svc.scim("GET", `/Users/${id}?${param}=${encodeURIComponent(value)}`);
+    expect(r.body).toEqual({ ...always, ...expected });
+  });
+
+  it.each([
+    ["name.givenName", (b: ScimBody) => expect(b.name).toEqual({ familyName: "Jection" })],
+    [`${ENTERPRISE}:costCenter`, (b: ScimBody) => expect(b[ENTERPRISE]).toEqual({ department: "Maths" })],
+    [`emails,${ENTERPRISE}`, (b: ScimBody) => expect([b.emails, b[ENTERPRISE]]).toEqual([undefined, undefined])],
+    ["id,meta,schemas", (b: ScimBody) => expect(Object.keys(always).every((k) => k in b)).toBe(true)],
+  ])("excludedAttributes=%s", async (value, check) => {
+    const r = await svc.scim("GET", `/Users/${id}?excludedAttributes=${encodeURIComponent(value)}`);
+    expect(r.body.userName).toBe("proj@school.example");
+    check(r.body);
+  });
+
+  it("applies to each resource of a list", async () => {
+    const filter = encodeURIComponent('userName eq "proj@school.example"');
+    const r = await svc.scim("GET", `/Users?filter=${filter}&attributes=name.familyName`);
+    expect(r.body.Resources).toEqual([{ ...always, name: { familyName: "Jection" } }]);
   });
 });
 
