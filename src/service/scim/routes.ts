@@ -21,6 +21,7 @@ import {
   serviceProviderConfig,
 } from "./discovery.js";
 import { compileFilter, parseFilter } from "./filter.js";
+import { intOf, param, queryOf, searchOf, type ListQuery } from "./list-query.js";
 import { project, selection } from "./projection.js";
 import { membersOf, type ResourceType, type ScimResource } from "./resources.js";
 import { ScimError } from "./scim-error.js";
@@ -55,20 +56,6 @@ function sendError(res: Response, err: ScimError): void {
   if (err.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="portier-scim"');
   if (err.retryAfter !== undefined) res.setHeader("Retry-After", String(err.retryAfter));
   send(res, err.status, err.body());
-}
-
-/** A query parameter as one string (the first when repeated). */
-function param(req: Request, name: string): string | undefined {
-  const v = (req.query as Record<string, unknown>)[name];
-  const one: unknown = Array.isArray(v) ? (v as unknown[])[0] : v;
-  return typeof one === "string" ? one : undefined;
-}
-
-function intParam(req: Request, name: string, fallback: number): number {
-  const v = param(req, name);
-  if (v === undefined || v === "") return fallback;
-  if (!/^-?\d+$/.test(v)) throw new ScimError(400, "invalidValue", `${name}: must be an integer`);
-  return Number(v);
 }
 
 /** `attr eq "value"` on an indexed attribute: the one id it names (or none). */
@@ -123,12 +110,12 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
 
   const resources = (type: ResourceType) => (type === "User" ? state.users : state.groups);
 
-  const list = (req: Request, res: Response, type: ResourceType) => {
-    const only = selection(param(req, "attributes"));
-    const excluded = selection(param(req, "excludedAttributes"));
-    const startIndex = Math.max(1, intParam(req, "startIndex", 1));
-    const count = Math.min(o.maxPageSize, Math.max(0, intParam(req, "count", o.maxPageSize)));
-    const text = param(req, "filter");
+  const list = (req: Request, res: Response, type: ResourceType, q: ListQuery) => {
+    const only = selection(q.attributes);
+    const excluded = selection(q.excludedAttributes);
+    const startIndex = Math.max(1, intOf(q, "startIndex", 1));
+    const count = Math.min(o.maxPageSize, Math.max(0, intOf(q, "count", o.maxPageSize)));
+    const text = q.filter;
     let matches: ScimResource[];
     const all = resources(type);
     if (text === undefined || text.trim() === "") matches = [...all.values()];
@@ -161,8 +148,7 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
         matches = [...all.values()].filter((r) => test(shown(req, type, r)));
       }
     }
-    const sortBy = param(req, "sortBy");
-    if (sortBy !== undefined && sortBy.trim() !== "") matches = sortResources(matches, sortBy, param(req, "sortOrder"));
+    if (q.sortBy !== undefined && q.sortBy.trim() !== "") matches = sortResources(matches, q.sortBy, q.sortOrder);
     const page = matches.slice(startIndex - 1, startIndex - 1 + count);
     send(res, 200, {
       schemas: [LIST_SCHEMA],
@@ -205,13 +191,21 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
 
   for (const type of ["User", "Group"] as const) {
     const path = `/${type}s`;
-    router.get(path, (req, res) => list(req, res, type));
+    router.get(path, (req, res) => list(req, res, type, queryOf(req)));
+    router.post(`${path}/.search`, (req, res) => list(req, res, type, searchOf(req.body)));
     router.post(path, write(type, "create"));
     router.get(`${path}/:id`, (req, res) => one(req, res, type));
     router.put(`${path}/:id`, write(type, "replace"));
     router.patch(`${path}/:id`, write(type, "patch"));
     router.delete(`${path}/:id`, write(type, "delete"));
   }
+  // RFC 7644 section 4: the discovery endpoints ignore list parameters, and answer a filter 403 so that no client
+  // takes its conditions as true.
+  router.get(["/ServiceProviderConfig", "/ResourceTypes{/:id}", "/Schemas{/:id}"], (req, _res, next) => {
+    if (param(req, "filter") !== undefined)
+      throw new ScimError(403, undefined, `filter: ${SCIM_PREFIX}${req.path} is not filtered (RFC 7644 section 4)`);
+    next();
+  });
   router.get("/ServiceProviderConfig", (_req, res) =>
     send(res, 200, serviceProviderConfig(o.maxPageSize, o.maxBodyBytes, o.maxOperations)),
   );
@@ -227,12 +221,14 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
     if (!s) throw new ScimError(404, undefined, `no schema ${String(req.params.id)}`);
     send(res, 200, s);
   });
+  // Bulk (RFC 7644 3.7), /Me (3.11, which says 501 when not supported) and a search across resource types (3.4.3).
+  const notImplemented = /^\/(bulk|me|\.search)(\/|$)/i;
   router.use((req) => {
     throw new ScimError(
-      req.path.toLowerCase() === "/bulk" ? 501 : 404,
+      notImplemented.test(req.path) ? 501 : 404,
       undefined,
       `${req.method} ${SCIM_PREFIX}${req.path}: not an endpoint of this SCIM service (Users, Groups, ` +
-        "ServiceProviderConfig, ResourceTypes, Schemas; Bulk and /Me are not supported)",
+        "ServiceProviderConfig, ResourceTypes, Schemas; Bulk, /Me and /.search at the root are not supported)",
     );
   });
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

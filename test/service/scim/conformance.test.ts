@@ -5,7 +5,8 @@
  * say (a resource type named "Users", an error's status as a number, invalidSyntax for a missing required value),
  * the row asserts the RFC's answer and says why. Then the RFC 7644 list parameters that identity managers send:
  * sortBy/sortOrder, filters with and/co/sw compared without case, attributes and excludedAttributes with
- * sub-attributes and URNs, and group members replaced by PATCH.
+ * sub-attributes and URNs, POST /.search, group members replaced by PATCH; and the answers RFC 7644 asks for
+ * what is not implemented (/Me, Bulk, a filter on the discovery endpoints).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { patchOp, serveScim, user, type ScimBody, type ScimService } from "./support.js";
@@ -330,6 +331,78 @@ describe("RFC 7644 3.4.2.5: attributes and excludedAttributes in the notation of
     const r = await svc.scim("GET", `/Users?filter=${filter}&attributes=name.familyName`);
     expect(r.body.Resources).toEqual([{ ...always, name: { familyName: "Jection" } }]);
   });
+});
+
+describe("RFC 7644 3.4.3: POST /.search", () => {
+  const search = (body: Record<string, unknown>) => ({
+    schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+    ...body,
+  });
+
+  it("answers as the GET with the same parameters (lists of names, integers)", async () => {
+    const body = search({
+      filter: 'userName ew "school.example"',
+      sortBy: "userName",
+      sortOrder: "descending",
+      attributes: ["userName", "name.givenName"],
+      startIndex: 2,
+      count: 2,
+    });
+    const r = await svc.scim("POST", "/Users/.search", body);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ schemas: [LIST], totalResults: 3, startIndex: 2, itemsPerPage: 2 });
+    expect(r.body.Resources).toEqual([
+      { schemas: [USER], id: ids["bob@school.example"], meta: expect.any(Object), userName: "bob@school.example" },
+      {
+        schemas: [USER],
+        id: ids["Alice@school.example"],
+        meta: expect.any(Object),
+        userName: "Alice@school.example",
+        name: { givenName: "alice" },
+      },
+    ]);
+  });
+
+  it("searches groups", async () => {
+    const r = await svc.scim("POST", "/Groups/.search", search({ filter: 'displayName sw "directeur"' }));
+    expect(r.body.Resources.map((g) => g.displayName)).toEqual(["Directeur jeune"]);
+  });
+
+  it.each([
+    ["no SearchRequest schema", { filter: "userName pr" }, "invalidSyntax", /^schemas: /],
+    ["count as a string", search({ count: "2" }), "invalidValue", /^count: must be an integer/],
+    ["attributes as a string of numbers", search({ attributes: [1] }), "invalidValue", /^attributes: /],
+    ["filter as an object", search({ filter: { op: "eq" } }), "invalidValue", /^filter: must be a string/],
+    ["a filter that does not parse", search({ filter: "userName eq" }), "invalidFilter", /^filter: /],
+  ])("%s: 400 %s", async (_, body, scimType, detail) => {
+    const r = await svc.scim("POST", "/Users/.search", body);
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ scimType, detail: expect.stringMatching(detail) });
+  });
+});
+
+describe("what Portier does not implement, answered as RFC 7644 asks", () => {
+  it.each([
+    ["GET", "/Me"], // 3.11: 501 when /Me is not supported
+    ["GET", "/me/x"],
+    ["POST", "/Bulk"], // 3.7
+    ["POST", "/.search"], // 3.4.3, across resource types
+  ])("%s %s: 501 with a SCIM error", async (method, path) => {
+    const r = await svc.scim(method, path, method === "POST" ? {} : undefined);
+    expect(r.status).toBe(501);
+    expect(r.body.schemas).toEqual([ERROR]);
+  });
+
+  // Section 4: the discovery endpoints are not filtered, and answer a filter 403.
+  it.each(["/ServiceProviderConfig", "/ResourceTypes", "/ResourceTypes/User", "/Schemas", `/Schemas/${USER}`])(
+    "GET %s?filter=...: 403; without a filter: 200",
+    async (path) => {
+      const r = await svc.scim("GET", `${path}?filter=${encodeURIComponent('name eq "User"')}`);
+      expect(r.status).toBe(403);
+      expect(r.body).toMatchObject({ schemas: [ERROR], detail: expect.stringMatching(/^filter: /) });
+      expect((await svc.scim("GET", path)).status).toBe(200);
+    },
+  );
 });
 
 describe("group members replaced by PATCH (RFC 7644 3.5.2.3)", () => {
