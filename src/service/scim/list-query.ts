@@ -44,14 +44,14 @@ export function searchOf(body: unknown): ListQuery {
   for (const name of LIST_PARAMS) {
     const v = body[name];
     if (v === undefined || v === null) continue;
-    if (INTEGERS.has(name) ? Number.isInteger(v) : typeof v === "string") out[name] = String(v);
+    const integer = INTEGERS.has(name);
+    if (integer && typeof v === "number" && Number.isInteger(v)) out[name] = String(v);
+    else if (!integer && typeof v === "string") out[name] = v;
     else if (NAME_LISTS.has(name) && Array.isArray(v) && v.every((a) => typeof a === "string")) out[name] = v.join(",");
-    else
-      throw new ScimError(
-        400,
-        "invalidValue",
-        `${name}: must be ${INTEGERS.has(name) ? "an integer" : NAME_LISTS.has(name) ? "a list of attribute names" : "a string"}`,
-      );
+    else {
+      const kind = integer ? "an integer" : NAME_LISTS.has(name) ? "a list of attribute names" : "a string";
+      throw new ScimError(400, "invalidValue", `${name}: must be ${kind}`);
+    }
   }
   return out;
 }
