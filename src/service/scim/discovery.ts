@@ -1,10 +1,13 @@
 /**
  * The discovery endpoints of RFC 7644 section 4: /ServiceProviderConfig (what this provider supports),
- * /ResourceTypes (User and Group) and /Schemas (the attributes Portier reads and answers, RFC 7643 section 7).
+ * /ResourceTypes (User and Group) and /Schemas (RFC 7643 section 7: the attributes of RFC 7643 sections 4.1 to 4.3,
+ * which Portier keeps as sent and answers, so that every attribute of an answer is one a schema declares).
  */
 import { ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from "./resources.js";
 
 const LIST = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
+/** Every Schema resource names its own schema (RFC 7643 section 7, as in the examples of section 8.7). */
+const SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Schema";
 
 export function serviceProviderConfig(maxResults: number, maxPayloadSize: number, maxOperations: number) {
   return {
@@ -13,7 +16,7 @@ export function serviceProviderConfig(maxResults: number, maxPayloadSize: number
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults },
     changePassword: { supported: false },
-    sort: { supported: false },
+    sort: { supported: true },
     etag: { supported: true },
     authenticationSchemes: [
       {
@@ -80,8 +83,22 @@ const memberLike = (name: string, mutability: string, description: string) =>
     ],
   });
 
+/** A multi-valued attribute of RFC 7643 section 2.4's shape: value, display, type, primary. */
+const plural = (name: string, valueType = "string", description?: string) =>
+  attr(name, "complex", {
+    multiValued: true,
+    ...(description ? { description } : {}),
+    subAttributes: [
+      attr("value", valueType),
+      attr("display", "string"),
+      attr("type", "string"),
+      attr("primary", "boolean"),
+    ],
+  });
+
 const schemas = [
   {
+    schemas: [SCHEMA],
     id: USER_SCHEMA,
     name: "User",
     description: "User Account",
@@ -89,24 +106,43 @@ const schemas = [
       attr("userName", "string", { required: true, uniqueness: "server" }),
       attr("externalId", "string", { caseExact: true, uniqueness: "server" }),
       attr("displayName", "string"),
+      attr("nickName", "string"),
+      attr("profileUrl", "reference", { referenceTypes: ["external"] }),
+      attr("title", "string"),
+      attr("userType", "string"),
+      attr("preferredLanguage", "string"),
+      attr("locale", "string"),
+      attr("timezone", "string"),
       attr("active", "boolean", { description: "false: the user is not synced (every user-flow call denied)" }),
+      attr("password", "string", {
+        mutability: "writeOnly",
+        returned: "never",
+        description: "accepted and dropped: never kept nor returned",
+      }),
       attr("name", "complex", {
-        subAttributes: ["formatted", "familyName", "givenName"].map((n) => attr(n, "string")),
+        subAttributes: ["formatted", "familyName", "givenName", "middleName", "honorificPrefix", "honorificSuffix"].map(
+          (n) => attr(n, "string"),
+        ),
       }),
-      attr("emails", "complex", {
+      ...["emails", "phoneNumbers", "ims", "entitlements"].map((n) => plural(n)),
+      plural("photos", "reference"),
+      plural("x509Certificates", "binary"),
+      attr("addresses", "complex", {
         multiValued: true,
-        subAttributes: [attr("value", "string"), attr("type", "string"), attr("primary", "boolean")],
+        subAttributes: [
+          ...["formatted", "streetAddress", "locality", "region", "postalCode", "country", "type"].map((n) =>
+            attr(n, "string"),
+          ),
+          attr("primary", "boolean"),
+        ],
       }),
-      attr("roles", "complex", {
-        multiValued: true,
-        description: "role names, resolved like the directory file's",
-        subAttributes: [attr("value", "string"), attr("display", "string"), attr("type", "string")],
-      }),
+      plural("roles", "string", "role names, resolved like the directory file's"),
       memberLike("groups", "readOnly", "the groups the user is a direct member of"),
     ],
     meta: { resourceType: "Schema", location: `/scim/v2/Schemas/${USER_SCHEMA}` },
   },
   {
+    schemas: [SCHEMA],
     id: GROUP_SCHEMA,
     name: "Group",
     description: "Group",
@@ -118,12 +154,20 @@ const schemas = [
     meta: { resourceType: "Schema", location: `/scim/v2/Schemas/${GROUP_SCHEMA}` },
   },
   {
+    schemas: [SCHEMA],
     id: ENTERPRISE_USER_SCHEMA,
     name: "EnterpriseUser",
     description: "Enterprise User",
-    attributes: ["employeeNumber", "organization", "division", "department", "costCenter"].map((n) =>
-      attr(n, "string"),
-    ),
+    attributes: [
+      ...["employeeNumber", "costCenter", "organization", "division", "department"].map((n) => attr(n, "string")),
+      attr("manager", "complex", {
+        subAttributes: [
+          attr("value", "string"),
+          attr("$ref", "reference", { referenceTypes: ["User"] }),
+          attr("displayName", "string", { mutability: "readOnly" }),
+        ],
+      }),
+    ],
     meta: { resourceType: "Schema", location: `/scim/v2/Schemas/${ENTERPRISE_USER_SCHEMA}` },
   },
 ];

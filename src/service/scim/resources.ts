@@ -3,7 +3,8 @@
  * server's `id` and `meta`. normalizeUser/normalizeGroup check what the mapping relies on, name the field at fault
  * (a ScimError 400 invalidValue), and accept the spellings identity managers are documented to send: Entra ID's
  * `active` as the string "True"/"False". Read-only attributes sent by a client (`id`, `meta`, a user's `groups`)
- * are replaced by the server's; a `password` is dropped.
+ * are replaced by the server's; a `password` is dropped. Core attributes sent inside an object keyed by the core
+ * schema's URN (as an extension's are, RFC 7643 section 3) are taken as written at the top level.
  */
 import { ScimError } from "./scim-error.js";
 
@@ -54,11 +55,30 @@ function optionalString(body: Record<string, unknown>, field: string): void {
   if (v === null) delete body[field];
 }
 
+/**
+ * The resource with the attributes of an object keyed by its core schema's URN moved to the top level: the form
+ * `{"urn:ietf:params:scim:schemas:core:2.0:User": {"userName": ...}}` that fully qualified attribute names allow.
+ * One attribute given both ways with different values is a 400 naming it.
+ */
+function unwrapCore(input: Record<string, unknown>, core: string): Record<string, unknown> {
+  const key = Object.keys(input).find((k) => k.toLowerCase() === core.toLowerCase());
+  if (key === undefined) return input;
+  const inner = input[key];
+  if (!isObject(inner)) throw new ScimError(400, "invalidSyntax", `${key}: must be an object of ${core} attributes`);
+  const { [key]: _wrapper, ...out } = input;
+  for (const [name, value] of Object.entries(inner)) {
+    if (name in out && JSON.stringify(out[name]) !== JSON.stringify(value))
+      throw new ScimError(400, "invalidSyntax", `${name}: given both at the top level and in ${key}, differently`);
+    out[name] = value;
+  }
+  return out;
+}
+
 /** Strips what the server owns; checks the attributes the mapping reads. */
 export function normalizeUser(input: unknown): Record<string, unknown> {
   if (!isObject(input)) throw invalid("the body must be a JSON object (a User resource)");
   // A password (Okta sends one) is never kept: RFC 7643 returns it never, and Portier has no use for it.
-  const { id: _id, meta: _meta, groups: _groups, password: _password, ...body } = input;
+  const { id: _id, meta: _meta, groups: _groups, password: _password, ...body } = unwrapCore(input, USER_SCHEMA);
   const userName = body.userName;
   if (typeof userName !== "string" || userName.trim() === "") throw invalid("userName: required, a non-empty string");
   optionalString(body, "externalId");
@@ -80,7 +100,7 @@ export function normalizeUser(input: unknown): Record<string, unknown> {
 
 export function normalizeGroup(input: unknown): Record<string, unknown> {
   if (!isObject(input)) throw invalid("the body must be a JSON object (a Group resource)");
-  const { id: _id, meta: _meta, ...body } = input;
+  const { id: _id, meta: _meta, ...body } = unwrapCore(input, GROUP_SCHEMA);
   if (typeof body.displayName !== "string" || body.displayName.trim() === "")
     throw invalid("displayName: required, a non-empty string");
   optionalString(body, "externalId");

@@ -1,15 +1,16 @@
 /**
  * The SCIM 2.0 HTTP endpoints (RFC 7644) under /scim/v2 on the decision port, as an Express router: bearer token
  * check (constant time), bounded JSON bodies (application/scim+json or application/json), Users and Groups
- * (POST, GET by id, GET with filter/startIndex/count/attributes/excludedAttributes, PUT, PATCH, DELETE), the
- * discovery endpoints, ETags and If-Match, and every failure as a SCIM error (status, scimType, detail).
- * Filters are parsed by the scim2-parse-filter library; an `eq` on userName, externalId, id or displayName is
- * answered from an index, any other filter by testing each resource.
+ * (POST, GET by id, GET with filter/sortBy/sortOrder/startIndex/count/attributes/excludedAttributes, PUT, PATCH,
+ * DELETE), the discovery endpoints, ETags and If-Match, and every failure as a SCIM error (status, scimType,
+ * detail).
+ * Filters are parsed by the scim2-parse-filter library (filter.ts); an `eq` on userName, externalId, id or
+ * displayName is answered from an index, any other filter by testing each resource.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "pino";
-import { filter as compileFilter, parse as parseFilter, type Filter } from "scim2-parse-filter";
+import type { Filter } from "scim2-parse-filter";
 import { messageOf } from "../../errors/caught.js";
 import {
   listResourceTypes,
@@ -19,12 +20,17 @@ import {
   schema,
   serviceProviderConfig,
 } from "./discovery.js";
+import { compileFilter, parseFilter } from "./filter.js";
+import { intOf, param, queryOf, searchOf, type ListQuery } from "./list-query.js";
+import { project, selection } from "./projection.js";
 import { membersOf, type ResourceType, type ScimResource } from "./resources.js";
 import { ScimError } from "./scim-error.js";
 import type { ScimService } from "./scim-service.js";
+import { sortResources } from "./sort.js";
 
 export const SCIM_PREFIX = "/scim/v2";
-const SCIM_TYPE = "application/scim+json; charset=utf-8";
+/** RFC 7644 section 8.1 registers application/scim+json without parameters: no `; charset` (JSON is UTF-8). */
+const SCIM_TYPE = "application/scim+json";
 
 export interface ScimHttpOptions {
   /** The bearer token the identity manager presents (read again when its file changes). */
@@ -39,52 +45,17 @@ const digest = (s: string) => createHash("sha256").update(s).digest();
 
 function send(res: Response, status: number, body: unknown, etag?: string): void {
   if (etag) res.setHeader("ETag", etag);
-  res.status(status).type(SCIM_TYPE).send(JSON.stringify(body));
+  // A Buffer, since Express appends "; charset=utf-8" to the type of a string body.
+  res
+    .status(status)
+    .type(SCIM_TYPE)
+    .send(Buffer.from(JSON.stringify(body)));
 }
 
 function sendError(res: Response, err: ScimError): void {
   if (err.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="portier-scim"');
   if (err.retryAfter !== undefined) res.setHeader("Retry-After", String(err.retryAfter));
   send(res, err.status, err.body());
-}
-
-/** A query parameter as one string (the first when repeated). */
-function param(req: Request, name: string): string | undefined {
-  const v = (req.query as Record<string, unknown>)[name];
-  const one: unknown = Array.isArray(v) ? (v as unknown[])[0] : v;
-  return typeof one === "string" ? one : undefined;
-}
-
-function intParam(req: Request, name: string, fallback: number): number {
-  const v = param(req, name);
-  if (v === undefined || v === "") return fallback;
-  if (!/^-?\d+$/.test(v)) throw new ScimError(400, "invalidValue", `${name}: must be an integer`);
-  return Number(v);
-}
-
-/** Top-level attribute names of an `attributes` or `excludedAttributes` parameter (lowercased, URN prefix kept). */
-function attributeList(v: string | undefined): string[] | undefined {
-  if (v === undefined || v.trim() === "") return undefined;
-  return v.split(",").map((a) => {
-    const name = a.trim();
-    const colon = name.lastIndexOf(":");
-    const top = (colon < 0 ? name : name.slice(colon + 1)).split(".")[0]!;
-    return (colon < 0 ? top : `${name.slice(0, colon)}:${top}`).toLowerCase();
-  });
-}
-
-const ALWAYS = new Set(["id", "schemas", "meta"]);
-
-/** Projects a resource for `attributes` (only those, with id, schemas, meta) or `excludedAttributes`. */
-function project(r: Record<string, unknown>, only?: string[], excluded?: string[]): Record<string, unknown> {
-  if (!only && !excluded) return r;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(r)) {
-    const name = k.toLowerCase();
-    const keep = ALWAYS.has(name) || (only ? only.includes(name) : !excluded!.includes(name));
-    if (keep) out[k] = v;
-  }
-  return out;
 }
 
 /** `attr eq "value"` on an indexed attribute: the one id it names (or none). */
@@ -139,22 +110,17 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
 
   const resources = (type: ResourceType) => (type === "User" ? state.users : state.groups);
 
-  const list = (req: Request, res: Response, type: ResourceType) => {
-    const only = attributeList(param(req, "attributes"));
-    const excluded = attributeList(param(req, "excludedAttributes"));
-    const startIndex = Math.max(1, intParam(req, "startIndex", 1));
-    const count = Math.min(o.maxPageSize, Math.max(0, intParam(req, "count", o.maxPageSize)));
-    const text = param(req, "filter");
+  const list = (req: Request, res: Response, type: ResourceType, q: ListQuery) => {
+    const only = selection(q.attributes);
+    const excluded = selection(q.excludedAttributes);
+    const startIndex = Math.max(1, intOf(q, "startIndex", 1));
+    const count = Math.min(o.maxPageSize, Math.max(0, intOf(q, "count", o.maxPageSize)));
+    const text = q.filter;
     let matches: ScimResource[];
     const all = resources(type);
     if (text === undefined || text.trim() === "") matches = [...all.values()];
     else {
-      let ast: Filter;
-      try {
-        ast = parseFilter(text);
-      } catch (err) {
-        throw new ScimError(400, "invalidFilter", `filter: ${messageOf(err)}`);
-      }
+      const ast = parseFilter(text);
       const eq = indexedEq(ast);
       if (eq) {
         const id =
@@ -182,6 +148,7 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
         matches = [...all.values()].filter((r) => test(shown(req, type, r)));
       }
     }
+    if (q.sortBy !== undefined && q.sortBy.trim() !== "") matches = sortResources(matches, q.sortBy, q.sortOrder);
     const page = matches.slice(startIndex - 1, startIndex - 1 + count);
     send(res, 200, {
       schemas: [LIST_SCHEMA],
@@ -195,8 +162,8 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
   const one = (req: Request, res: Response, type: ResourceType) => {
     const r = resources(type).get(String(req.params.id));
     if (!r) throw new ScimError(404, undefined, `${type} ${String(req.params.id)} not found`);
-    const only = attributeList(param(req, "attributes"));
-    const excluded = attributeList(param(req, "excludedAttributes"));
+    const only = selection(param(req, "attributes"));
+    const excluded = selection(param(req, "excludedAttributes"));
     send(res, 200, project(shown(req, type, r), only, excluded), r.meta.version);
   };
 
@@ -224,13 +191,21 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
 
   for (const type of ["User", "Group"] as const) {
     const path = `/${type}s`;
-    router.get(path, (req, res) => list(req, res, type));
+    router.get(path, (req, res) => list(req, res, type, queryOf(req)));
+    router.post(`${path}/.search`, (req, res) => list(req, res, type, searchOf(req.body)));
     router.post(path, write(type, "create"));
     router.get(`${path}/:id`, (req, res) => one(req, res, type));
     router.put(`${path}/:id`, write(type, "replace"));
     router.patch(`${path}/:id`, write(type, "patch"));
     router.delete(`${path}/:id`, write(type, "delete"));
   }
+  // RFC 7644 section 4: the discovery endpoints ignore list parameters, and answer a filter 403 so that no client
+  // takes its conditions as true.
+  router.get(["/ServiceProviderConfig", "/ResourceTypes{/:id}", "/Schemas{/:id}"], (req, _res, next) => {
+    if (param(req, "filter") !== undefined)
+      throw new ScimError(403, undefined, `filter: ${SCIM_PREFIX}${req.path} is not filtered (RFC 7644 section 4)`);
+    next();
+  });
   router.get("/ServiceProviderConfig", (_req, res) =>
     send(res, 200, serviceProviderConfig(o.maxPageSize, o.maxBodyBytes, o.maxOperations)),
   );
@@ -246,12 +221,14 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
     if (!s) throw new ScimError(404, undefined, `no schema ${String(req.params.id)}`);
     send(res, 200, s);
   });
+  // Bulk (RFC 7644 3.7), /Me (3.11, which says 501 when not supported) and a search across resource types (3.4.3).
+  const notImplemented = /^\/(bulk|me|\.search)(\/|$)/i;
   router.use((req) => {
     throw new ScimError(
-      req.path.toLowerCase() === "/bulk" ? 501 : 404,
+      notImplemented.test(req.path) ? 501 : 404,
       undefined,
       `${req.method} ${SCIM_PREFIX}${req.path}: not an endpoint of this SCIM service (Users, Groups, ` +
-        "ServiceProviderConfig, ResourceTypes, Schemas; Bulk and /Me are not supported)",
+        "ServiceProviderConfig, ResourceTypes, Schemas; Bulk, /Me and /.search at the root are not supported)",
     );
   });
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

@@ -161,7 +161,7 @@ describe("discovery", () => {
       bulk: { supported: false },
       filter: { supported: true, maxResults: 3 },
       etag: { supported: true },
-      sort: { supported: false },
+      sort: { supported: true },
     });
   });
 
