@@ -12,6 +12,7 @@
 import { constants, gzip, type ZlibOptions } from "node:zlib";
 import { promisify } from "node:util";
 import type { Logger } from "pino";
+import { Fifo } from "../deferred-queue.js";
 import type { DecisionLogStats, DropReason } from "./stats.js";
 import { upload, type CollectorTarget, type UploadOutcome } from "./upload.js";
 
@@ -55,8 +56,8 @@ interface Batch {
 const FIRST_RATIO = 4;
 
 export class Shipper {
-  private queue: string[] = [];
-  private head = 0;
+  /** Events not yet cut into a batch, oldest first. */
+  private readonly queue = new Fifo<string>();
   private queuedBytes = 0;
   /** Batches cut and not yet delivered, oldest first; only the first is ever on the wire. */
   private readonly held: Batch[] = [];
@@ -143,21 +144,13 @@ export class Shipper {
       batch.bytes -= size;
       batch.body = undefined;
       if (batch.events.length === 0) this.held.splice(this.held.indexOf(batch), 1);
-    } else if (this.head < this.queue.length) {
-      size = Buffer.byteLength(this.queue[this.head++]!);
+    } else if (this.queue.size > 0) {
+      size = Buffer.byteLength(this.queue.shift()!);
       this.queuedBytes -= size;
-      this.compact();
     } else return false;
     this.forget(size);
     this.drop("buffer_full", 1);
     return true;
-  }
-
-  private compact(): void {
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
   }
 
   private poke(): void {
@@ -179,13 +172,12 @@ export class Shipper {
     const target = this.targetBytes();
     const events: string[] = [];
     let bytes = 0;
-    while (this.head < this.queue.length && (events.length === 0 || bytes < target)) {
-      const e = this.queue[this.head++]!;
+    while (this.queue.size > 0 && (events.length === 0 || bytes < target)) {
+      const e = this.queue.shift()!;
       events.push(e);
       bytes += Buffer.byteLength(e);
     }
     this.queuedBytes -= bytes;
-    this.compact();
     this.lastCut = Date.now();
     const batch: Batch = { events, bytes, body: undefined, sending: false, tries: 0 };
     this.held.push(batch);
@@ -219,7 +211,7 @@ export class Shipper {
       if (this.stop.signal.aborted) return;
       let batch = this.held[0];
       if (batch === undefined) {
-        if (this.head >= this.queue.length) {
+        if (this.queue.size === 0) {
           if (this.closing) return;
           this.lastCut = Date.now();
           await this.wait(this.o.periodMs);
