@@ -8,6 +8,6 @@ export type { ReloaderOptions, LoadContext, ReloadLogger } from "./reloader.js";
 export type { ReloadStatus } from "./status.js";
 export { fetchUrl, openUrl } from "./fetch-url.js";
 export { sendRequest, httpTarget, byteCap, FetchError, type HttpExchange, type HttpTarget } from "./http-client.js";
-export { backoffMs, type Backoff } from "./backoff.js";
+export { backoffMs } from "./backoff.js";
 
 export { redactUrls } from "./redact-url.js";
