@@ -6,23 +6,15 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { FetchError, httpTarget, sendRequest } from "../../src/reload/index.js";
+import { freePort } from "../support/free-port.js";
+import { localServers } from "../support/local-servers.js";
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
-});
-
-async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return `127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const servers = localServers();
+afterEach(() => servers.closeAll());
+const serve = servers.serve;
 
 async function failureOf(p: Promise<unknown>): Promise<FetchError> {
   const err = await p.then(
@@ -56,8 +48,7 @@ describe("sendRequest", () => {
   });
 
   it("names a refused connection by its code, the URL redacted, and the reason apart", async () => {
-    const host = await serve(() => undefined);
-    await new Promise((r) => servers.pop()!.close(r));
+    const host = `127.0.0.1:${await freePort()}`;
     const err = await failureOf(sendRequest(`http://u:p@${host}/x?token=t`, { method: "GET", timeoutMs: 2000 }));
     expect(err.message).toBe(`GET http://***@${host}/x?token=*** failed: ECONNREFUSED`);
     expect(err.why).toBe("ECONNREFUSED");
