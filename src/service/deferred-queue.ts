@@ -3,61 +3,11 @@
  * handed to `process` a batch per turn of the event loop (setImmediate by default), so that answers are never
  * held behind a long run. Past `max` waiting items an offer is refused and `dropped` is told (its owner counts
  * it under its own metric: never lost silently); `flush` processes everything waiting now (a stop). Shadow
- * evaluation and the decision-log pipeline defer through DeferredQueue; the collector's shipper keeps its events
- * in a Fifo (its bound is in bytes over what waits and what is being sent, and it drops the oldest, so it is its
- * own).
+ * evaluation and the decision-log pipeline defer through it. The list itself is denque's ring buffer, which the
+ * collector's shipper also keeps its events in (its bound is in bytes over what waits and what is being sent, and
+ * it drops the oldest, so that bound is its own).
  */
-
-/** A first-in first-out list: push at the back, take from the front, in amortised constant time. */
-export class Fifo<T> {
-  /** Waiting items from `head` on (the slots before it are taken and cleared). */
-  private items: (T | undefined)[] = [];
-  private head = 0;
-
-  get size(): number {
-    return this.items.length - this.head;
-  }
-
-  push(item: T): void {
-    this.items.push(item);
-  }
-
-  /** The oldest item, removed; undefined when empty. */
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head];
-    this.items[this.head++] = undefined;
-    this.compact();
-    return item;
-  }
-
-  /** Up to `n` of the oldest items, removed, oldest first. */
-  take(n: number): T[] {
-    if (n >= this.size) {
-      // All of them: the array itself is handed over when nothing was taken from it yet.
-      const all = (this.head === 0 ? this.items : this.items.slice(this.head)) as T[];
-      this.items = [];
-      this.head = 0;
-      return all;
-    }
-    const out = this.items.slice(this.head, this.head + n) as T[];
-    this.items.fill(undefined, this.head, this.head + n);
-    this.head += n;
-    this.compact();
-    return out;
-  }
-
-  /** Taken slots are released once the queue is empty, or once they are most of an array that never empties. */
-  private compact(): void {
-    if (this.head === this.items.length) {
-      this.items.length = 0;
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-  }
-}
+import Denque from "denque";
 
 export interface DeferredQueueOptions<T> {
   /** Most items waiting; an offer past it is refused. */
@@ -73,7 +23,7 @@ export interface DeferredQueueOptions<T> {
 }
 
 export class DeferredQueue<T> {
-  private readonly waiting = new Fifo<T>();
+  private readonly waiting = new Denque<T>();
   private scheduled = false;
   private readonly batch: number;
   private readonly schedule: (run: () => void) => void;
@@ -85,12 +35,12 @@ export class DeferredQueue<T> {
 
   /** Items waiting now (not those being processed). */
   get size(): number {
-    return this.waiting.size;
+    return this.waiting.length;
   }
 
   /** Queues the item for a later turn; false (and `dropped`) when `max` items already wait. */
   offer(item: T): boolean {
-    if (this.waiting.size >= this.o.max) {
+    if (this.waiting.length >= this.o.max) {
       this.o.dropped(item);
       return false;
     }
@@ -108,8 +58,14 @@ export class DeferredQueue<T> {
 
   private run(most: number): void {
     this.scheduled = false;
-    if (this.waiting.size > 0) this.o.process(this.waiting.take(most));
-    if (this.waiting.size > 0) this.wake();
+    const n = Math.min(most, this.waiting.length);
+    if (n > 0) {
+      // One shift at a time: denque's remove(0, n) of all that waits would reallocate its whole ring each turn.
+      const items = new Array<T>(n);
+      for (let i = 0; i < n; i++) items[i] = this.waiting.shift()!;
+      this.o.process(items);
+    }
+    if (this.waiting.length > 0) this.wake();
   }
 
   private wake(): void {

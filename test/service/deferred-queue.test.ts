@@ -1,10 +1,9 @@
 /**
- * The one deferred queue (shadow evaluation, the decision-log pipeline) and its Fifo (also the shipper's): order
- * kept, the bound refusing and telling what it drops, a batch per turn with the rest scheduled, flush, and a
- * Fifo that stays in order across its compaction.
+ * The one deferred queue (shadow evaluation, the decision-log pipeline): order kept, the bound refusing and
+ * telling what it drops, a batch per turn with the rest scheduled, flush, and order kept over many turns.
  */
 import { describe, expect, it } from "vitest";
-import { DeferredQueue, Fifo } from "../../src/service/deferred-queue.js";
+import { DeferredQueue } from "../../src/service/deferred-queue.js";
 
 function manual(o: { max: number; batch?: number }) {
   const turns: (() => void)[] = [];
@@ -70,23 +69,16 @@ describe("DeferredQueue", () => {
     await new Promise((r) => setImmediate(r));
     expect(seen).toEqual([7]);
   });
-});
 
-describe("Fifo", () => {
-  it("keeps order across shifts, takes and its compaction", () => {
-    const fifo = new Fifo<number>();
-    const out: number[] = [];
+  it("keeps the order over many turns of partial batches while offers go on", () => {
+    const { queue, turn, processed } = manual({ max: 10_000, batch: 70 });
     let next = 0;
-    // Never empty, so the taken slots are released by compaction, not by emptying.
     for (let round = 0; round < 50; round++) {
-      for (let i = 0; i < 100; i++) fifo.push(next++);
-      for (let i = 0; i < 60; i++) out.push(fifo.shift()!);
-      out.push(...fifo.take(20));
+      for (let i = 0; i < 100; i++) queue.offer(next++);
+      turn();
     }
-    expect(fifo.size).toBe(50 * 20);
-    out.push(...fifo.take(Infinity));
-    expect(out).toEqual(Array.from({ length: next }, (_, i) => i));
-    expect(fifo.size).toBe(0);
-    expect(fifo.shift()).toBeUndefined();
+    queue.flush();
+    expect(processed.flat()).toEqual(Array.from({ length: next }, (_, i) => i));
+    expect(queue.size).toBe(0);
   });
 });

@@ -11,8 +11,8 @@
  */
 import { constants, gzip, type ZlibOptions } from "node:zlib";
 import { promisify } from "node:util";
+import Denque from "denque";
 import type { Logger } from "pino";
-import { Fifo } from "../deferred-queue.js";
 import type { DecisionLogStats, DropReason } from "./stats.js";
 import { backoffMs, type HttpTarget } from "../../reload/index.js";
 import { upload, type UploadOutcome } from "./upload.js";
@@ -58,7 +58,7 @@ const FIRST_RATIO = 4;
 
 export class Shipper {
   /** Events not yet cut into a batch, oldest first. */
-  private readonly queue = new Fifo<string>();
+  private readonly queue = new Denque<string>();
   private queuedBytes = 0;
   /** Batches cut and not yet delivered, oldest first; only the first is ever on the wire. */
   private readonly held: Batch[] = [];
@@ -145,7 +145,7 @@ export class Shipper {
       batch.bytes -= size;
       batch.body = undefined;
       if (batch.events.length === 0) this.held.splice(this.held.indexOf(batch), 1);
-    } else if (this.queue.size > 0) {
+    } else if (this.queue.length > 0) {
       size = Buffer.byteLength(this.queue.shift()!);
       this.queuedBytes -= size;
     } else return false;
@@ -173,7 +173,7 @@ export class Shipper {
     const target = this.targetBytes();
     const events: string[] = [];
     let bytes = 0;
-    while (this.queue.size > 0 && (events.length === 0 || bytes < target)) {
+    while (this.queue.length > 0 && (events.length === 0 || bytes < target)) {
       const e = this.queue.shift()!;
       events.push(e);
       bytes += Buffer.byteLength(e);
@@ -208,7 +208,7 @@ export class Shipper {
       if (this.stop.signal.aborted) return;
       let batch = this.held[0];
       if (batch === undefined) {
-        if (this.queue.size === 0) {
+        if (this.queue.length === 0) {
           if (this.closing) return;
           this.lastCut = Date.now();
           await this.wait(this.o.periodMs);
