@@ -61,8 +61,8 @@ export class DeferredQueue<T> {
     const n = Math.min(most, this.waiting.length);
     if (n > 0) {
       // One shift at a time: denque's remove(0, n) of all that waits would reallocate its whole ring each turn.
-      const items = new Array<T>(n);
-      for (let i = 0; i < n; i++) items[i] = this.waiting.shift()!;
+      const items: T[] = [];
+      for (let i = 0; i < n; i++) items.push(this.waiting.shift()!);
       this.o.process(items);
     }
     if (this.waiting.length > 0) this.wake();
