@@ -11,7 +11,7 @@
 import { importJWK, type JWK, type CryptoKey } from "jose";
 import { messageOf } from "../errors/caught.js";
 import { InputFileError, readInputFile } from "../files/read-input-file.js";
-import { Reloader, NOT_MODIFIED, fetchUrl, redactUrls, type LoadContext } from "../reload/index.js";
+import { Reloader, NOT_MODIFIED, backoffMs, fetchUrl, redactUrls, type LoadContext } from "../reload/index.js";
 import { TokenError } from "./token-error.js";
 import type { KeyStatus } from "./types.js";
 
@@ -126,18 +126,19 @@ export class KeyStore {
     if (this.opts.jwksFile) this.reloader.watchFile({ watch, debounceMs: 100, intervalMs });
     else {
       if (intervalMs > 0) this.reloader.poll({ intervalMs });
-      this.retryUntilLoaded(UNLOADED_RETRY_MS.first);
+      this.retryUntilLoaded(1);
     }
   }
 
-  /** Until a set is loaded: one attempt after delayMs, then again after twice that, at most UNLOADED_RETRY_MS.max. */
-  private retryUntilLoaded(delayMs: number): void {
+  /** Until a set is loaded: attempt n after UNLOADED_RETRY_MS.first doubled n - 1 times, at most its max. */
+  private retryUntilLoaded(attempt: number): void {
     if (this.closed || this.loaded) return;
+    const delayMs = backoffMs(attempt, { firstMs: UNLOADED_RETRY_MS.first, maxMs: UNLOADED_RETRY_MS.max });
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       // Loaded meanwhile (the first attempt was still running when this was scheduled): nothing to retry.
       if (this.loaded) return;
-      void this.refresh().then(() => this.retryUntilLoaded(Math.min(delayMs * 2, UNLOADED_RETRY_MS.max)));
+      void this.refresh().then(() => this.retryUntilLoaded(attempt + 1));
     }, delayMs);
     // Like the reloader's own timers: never what keeps a process alive.
     this.retryTimer.unref();

@@ -2,14 +2,15 @@
  * Splits a directory file, fed as text chunks of any size, into records: NDJSON line by line, or the
  * elements of a top-level JSON array found by a small scanner (strings, escapes, nesting) and each parsed
  * with JSON.parse. Never holds more than one unfinished record beyond the current chunk. Malformed JSON
- * throws with the file, line and column of the fault, found by scanning the record (json-fault.ts), not read
- * from JSON.parse's message; every record and line is bounded in length, and the record count.
+ * throws with the file, line and column of the fault and what is wrong there, both found by scanning the record
+ * (json-fault.ts), never read from JSON.parse's message; every record and line is bounded in length, and the
+ * record count.
  * An NDJSON end record (end-record.ts) is kept apart, not handed on as a record; a line after it throws.
  */
 import { messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
 import { isEndRecord, readEndRecord, type EndRecord } from "./end-record.js";
-import { jsonFaultOffset } from "./json-fault.js";
+import { jsonFault, type JsonFault } from "./json-fault.js";
 
 export interface RecordLimits {
   /** Longest NDJSON line or JSON array element, in characters. */
@@ -145,8 +146,8 @@ export class RecordStream {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      const at = jsonFaultOffset(text) ?? 0;
-      throw new RecordSyntaxError(`${this.source}:${this.line}:${from - start + at + 1}: ${parseMessage(err)}`);
+      const { offset, why } = faultOf(text, err);
+      throw new RecordSyntaxError(`${this.source}:${this.line}:${from - start + offset + 1}: ${why}`);
     }
     if (this.endRecord)
       throw new RecordSyntaxError(
@@ -264,7 +265,7 @@ export class RecordStream {
       value = JSON.parse(text);
     } catch (err) {
       // Position of the fault: the line and column inside the file, from where the record's scan stops.
-      const at = jsonFaultOffset(text) ?? 0;
+      const { offset: at, why } = faultOf(text, err);
       let line = this.elemLine;
       let lineStart = this.elemLineStart;
       for (let k = 0; k < at; k++) {
@@ -273,12 +274,7 @@ export class RecordStream {
           lineStart = this.base + this.elemStart + k + 1;
         }
       }
-      throw this.error(
-        this.base + this.elemStart + at,
-        `record ${this.records}: ${parseMessage(err)}`,
-        line,
-        lineStart,
-      );
+      throw this.error(this.base + this.elemStart + at, `record ${this.records}: ${why}`, line, lineStart);
     }
     const index = this.records;
     this.count();
@@ -286,7 +282,8 @@ export class RecordStream {
   }
 }
 
-/** JSON.parse's message without its offset in the record, in any Node's spelling (the file position replaces it). */
-function parseMessage(err: unknown): string {
-  return messageOf(err).replace(/ in JSON at position \d+(?: \(line \d+ column \d+\))?/, "");
+/** Where and why a record JSON.parse refused is malformed, from the scan (json-fault.ts), never from its message. */
+function faultOf(text: string, err: unknown): JsonFault {
+  // The scan finds a fault in every text JSON.parse refuses; were it ever not to, the record's start and the error.
+  return jsonFault(text) ?? { offset: 0, why: messageOf(err) };
 }

@@ -1,28 +1,16 @@
 /**
- * One HTTP GET of a reloaded source: ETag / If-None-Match, a timeout, a cap on the body read as it
- * arrives (refused as soon as it is passed), no redirects, and userinfo in the URL sent as Basic
- * authentication instead of being left in the URL. Errors carry the HTTP code and never the secrets.
+ * One HTTP GET of a reloaded source, through the one client (http-client.ts: timeouts, abort, no proxy, no
+ * redirects, userinfo sent as Basic authentication, errors that never carry a secret): ETag / If-None-Match,
+ * and a cap on the body read as it arrives (refused as soon as it is passed). Errors carry the HTTP code.
  * `openUrl` streams the body (a large directory feed is never held in memory); `fetchUrl` collects it.
  * A body sent with `Content-Encoding: gzip` is inflated as it streams, the wire bytes and the inflated
- * bytes each capped. node:http is used rather than fetch(), whose transparent decoding hides the wire size.
+ * bytes each capped.
  */
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { Transform, type Readable, type TransformCallback } from "node:stream";
+import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { codeOf, messageOf } from "../errors/caught.js";
-import { PortierError } from "../errors/portier-error.js";
+import { byteCap, FetchError, sendRequest, type HttpExchange } from "./http-client.js";
 import { redactUrls } from "./redact-url.js";
-
-export class FetchError extends PortierError {
-  static override readonly code = "fetch_failed";
-  constructor(
-    message: string,
-    readonly httpCode?: number,
-  ) {
-    super(message);
-  }
-}
 
 export interface FetchOptions {
   etag?: string | undefined;
@@ -46,70 +34,22 @@ export type FetchResult =
 export type OpenedUrl =
   { status: 304; httpCode: 304 } | { status: 200; httpCode: number; etag: string | undefined; body: Readable };
 
-function splitCredentials(raw: string): { url: URL; authorization?: string } {
-  const u = new URL(raw);
-  if (!u.username && !u.password) return { url: u };
-  const userPass = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
-  const authorization = `Basic ${Buffer.from(userPass).toString("base64")}`;
-  u.username = "";
-  u.password = "";
-  return { url: u, authorization };
-}
-
-/** Passes bytes through and fails as soon as more than `max` went by. */
-export function byteCap(max: number, tooLarge: () => Error): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
-      seen += chunk.length;
-      if (seen > max) return done(tooLarge());
-      done(null, chunk);
-    },
-  });
-}
-
-/** The failure of an exchange as a FetchError naming the (redacted) URL and never a secret. */
-function failure(err: unknown, shown: string, o: FetchOptions, timedOut: () => boolean): FetchError {
-  if (err instanceof FetchError) return err;
-  if (timedOut()) return new FetchError(`GET ${shown} failed: no answer within ${o.timeoutMs} ms`);
-  const code = codeOf(err);
-  if (code === "ERR_IDLE_TIMEOUT") return new FetchError(`GET ${shown} failed: no data for ${o.idleTimeoutMs} ms`);
-  if (err instanceof Error && err.name === "AbortError") return new FetchError(`GET ${shown} failed: aborted`);
-  return new FetchError(`GET ${shown} failed: ${redactUrls(code ?? messageOf(err))}`);
-}
-
 /**
  * Sends the GET and reads the status and headers. A 304 is not modified, a 2xx gives the body as a stream
  * (read it to the end or destroy it), anything else (redirects included) is a FetchError with the code.
  */
 export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUrl> {
   const shown = redactUrls(rawUrl);
-  const timeout = AbortSignal.timeout(o.timeoutMs);
-  const signal = o.signal ? AbortSignal.any([timeout, o.signal]) : timeout;
-  const timedOut = () => timeout.aborted;
-  const fail = (err: unknown) => failure(err, shown, o, timedOut);
-  let res: IncomingMessage;
-  try {
-    const { url, authorization } = splitCredentials(rawUrl);
-    if (url.protocol !== "http:" && url.protocol !== "https:")
-      throw new FetchError(`GET ${shown}: only http and https URLs are supported`);
-    const headers: Record<string, string> = { "accept-encoding": "gzip" };
-    if (o.accept) headers.accept = o.accept;
-    if (o.etag) headers["if-none-match"] = o.etag;
-    if (authorization) headers.authorization = authorization;
-    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-    res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = send(url, { method: "GET", headers, signal }, resolve);
-      req.once("error", reject);
-      if (o.idleTimeoutMs)
-        req.setTimeout(o.idleTimeoutMs, () =>
-          req.destroy(Object.assign(new Error("idle"), { code: "ERR_IDLE_TIMEOUT" })),
-        );
-      req.end();
-    });
-  } catch (err) {
-    throw fail(err);
-  }
+  const headers: Record<string, string> = { "accept-encoding": "gzip" };
+  if (o.accept) headers.accept = o.accept;
+  if (o.etag) headers["if-none-match"] = o.etag;
+  const { res, failure }: HttpExchange = await sendRequest(rawUrl, {
+    method: "GET",
+    headers,
+    timeoutMs: o.timeoutMs,
+    idleTimeoutMs: o.idleTimeoutMs,
+    signal: o.signal,
+  });
   const status = res.statusCode ?? 0;
   if (status === 304) {
     res.destroy();
@@ -161,7 +101,7 @@ export async function openUrl(rawUrl: string, o: FetchOptions): Promise<OpenedUr
     failed = true;
     const mapped = codeOf(err)?.startsWith("Z_")
       ? new FetchError(`GET ${shown}: the gzip body is corrupt (${messageOf(err)})`, status)
-      : fail(err);
+      : failure(err);
     res.destroy();
     for (const s of stages) if (s !== body) s.destroy();
     body.destroy(mapped);

@@ -10,6 +10,7 @@ import { stat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { codeOf, messageOf } from "../errors/caught.js";
 import { PortierError } from "../errors/portier-error.js";
+import { backoffMs } from "./backoff.js";
 import { redactUrls } from "./redact-url.js";
 import { newStatus, type ReloadStatus } from "./status.js";
 
@@ -197,9 +198,11 @@ export class Reloader<T> {
   private every(intervalMs: number, tick: () => Promise<void>, maxBackoffMs = intervalMs): void {
     const schedule = () => {
       if (this.closed) return;
-      const failures = Math.min(this.st.consecutiveFailures, 16);
-      const delay =
-        failures === 0 ? intervalMs : Math.min(intervalMs * 2 ** failures, Math.max(intervalMs, maxBackoffMs));
+      // The back-off's first step is a failure's: no failure waits intervalMs, one failure twice that.
+      const delay = backoffMs(this.st.consecutiveFailures + 1, {
+        firstMs: intervalMs,
+        maxMs: Math.max(intervalMs, maxBackoffMs),
+      });
       const t = setTimeout(() => {
         this.timers.delete(t);
         void tick().finally(schedule);

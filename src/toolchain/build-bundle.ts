@@ -109,14 +109,19 @@ interface InspectAnnotation {
   path?: { type: string; value: unknown }[];
 }
 
-/**
- * The entrypoints declared in the policies' `# METADATA` (`entrypoint: true`), as `package/rule` paths,
- * sorted. Annotations in test files do not count. Fails when opa cannot read the policies or none is declared.
- */
 /** The entrypoints of policies written before they were annotated (review tools building an old revision). */
 export const UNANNOTATED_ENTRYPOINTS = ["portier/catalog", "portier/decision"];
 
-export async function annotatedEntrypoints(opa: string, policiesDir: string): Promise<string[]> {
+/**
+ * The entrypoints declared in the policies' `# METADATA` (`entrypoint: true`), as `package/rule` paths,
+ * sorted. Annotations in test files do not count. Fails when opa cannot read the policies, or when none is
+ * declared and no `unannotated` list is given to use instead.
+ */
+export async function annotatedEntrypoints(
+  opa: string,
+  policiesDir: string,
+  unannotated?: string[],
+): Promise<string[]> {
   const inspected = await runOpa(opa, ["inspect", "--annotations", "--format", "json", policiesDir]);
   if (inspected.code !== 0)
     throw new BuildError(`opa inspect failed:\n${(inspected.stderr || inspected.stdout).trim()}`);
@@ -129,6 +134,7 @@ export async function annotatedEntrypoints(opa: string, policiesDir: string): Pr
         .map((term) => String(term.value))
         .join("/"),
     );
+  if (entrypoints.length === 0 && unannotated) return unannotated;
   if (entrypoints.length === 0)
     throw new BuildError(`${policiesDir}: no rule or package is annotated "# METADATA" with "entrypoint: true"`);
   return [...new Set(entrypoints)].sort();
@@ -150,11 +156,7 @@ export async function buildBundle(opts: {
   const check = await runOpa(opts.opa, ["check", "--strict", "--format", "json", policies, data.dir]);
   if (check.code !== 0) throw checkFailure((check.stdout || check.stderr).trim());
   const revision = sourceRevision(opts.projectDir, data.json);
-  const entrypoints = await annotatedEntrypoints(opts.opa, policies).catch((err: unknown) => {
-    if (opts.unannotated && err instanceof BuildError && /no rule or package is annotated/.test(err.message))
-      return opts.unannotated;
-    throw err;
-  });
+  const entrypoints = await annotatedEntrypoints(opts.opa, policies, opts.unannotated);
   // What the decision-log rules read of an event (log-rules-reads.ts), as a data root of its own.
   const readsDir = join(data.dir, READS_ROOT);
   rmSync(readsDir, { recursive: true, force: true });

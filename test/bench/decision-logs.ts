@@ -42,7 +42,7 @@ import { DecisionLogPipeline } from "../../src/service/decision-logs/pipeline.js
 import type { DecisionSink } from "../../src/service/decision-logs/sink.js";
 import { Shipper } from "../../src/service/decision-logs/shipper.js";
 import { newStats } from "../../src/service/decision-logs/stats.js";
-import { collectorTarget } from "../../src/service/decision-logs/upload.js";
+import { httpTarget } from "../../src/reload/index.js";
 import { freePort } from "../support/free-port.js";
 import { fmt, median } from "./measure.js";
 import { haveWrk, interleavedRounds, type SideServer } from "./wrk.js";
@@ -110,7 +110,7 @@ async function inProcess(sinkUrl: string, downUrl: string): Promise<void> {
       url === undefined
         ? undefined
         : new Shipper({
-            target: collectorTarget(url),
+            target: httpTarget(url),
             token: () => undefined,
             bufferBytes,
             batchBytes: 32768,

@@ -5,25 +5,22 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { readdirSync, statSync, existsSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { dirname } from "node:path";
 import { gzipSync } from "node:zlib";
 import { DirectoryFeed } from "../../src/directory/fetch-directory.js";
 import { NOT_MODIFIED } from "../../src/reload/index.js";
+import { localServers } from "../support/local-servers.js";
 
-const servers: Server[] = [];
+const servers = localServers();
 const feeds: DirectoryFeed[] = [];
 afterEach(async () => {
   for (const f of feeds.splice(0)) f.close();
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
+  await servers.closeAll();
 });
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return `http://${await servers.serve(handler)}`;
 }
 
 function feedOf(url: string, maxBytes = 1 << 20): DirectoryFeed {

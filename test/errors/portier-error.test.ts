@@ -18,7 +18,7 @@ import { EngineLoadError, PolicyEvaluationError, POLICY_ERROR_MESSAGE } from "..
 import { PageError } from "../../src/issuer/endpoints/authorize.js";
 import { OAuthError } from "../../src/issuer/oauth-error.js";
 import { DataFileError } from "../../src/issuer/sample-data.js";
-import { FetchError } from "../../src/reload/fetch-url.js";
+import { FetchError } from "../../src/reload/http-client.js";
 import { GuardRefusal } from "../../src/reload/reloader.js";
 import { ConfigError } from "../../src/service/config.js";
 import { StartError } from "../../src/service/start-service.js";

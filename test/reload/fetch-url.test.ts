@@ -4,22 +4,13 @@
  * capped apart, and errors that carry the HTTP code but no secret.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { fetchUrl, FetchError } from "../../src/reload/index.js";
+import { localServers } from "../support/local-servers.js";
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
-});
-
-async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return `127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const servers = localServers();
+afterEach(() => servers.closeAll());
+const serve = servers.serve;
 
 const opts = { timeoutMs: 2000, maxBytes: 1024 };
 

@@ -71,6 +71,20 @@ describe("entrypoints from # METADATA annotations", () => {
       /no rule or package is annotated "# METADATA" with "entrypoint: true"/,
     );
   });
+
+  it("uses the list given for policies older than the annotations, and only then", async () => {
+    const dir = scratchProject();
+    const old = ["portier/catalog", "portier/decision"];
+    expect(await annotatedEntrypoints(opaPath(), join(dir, "policies"), old)).not.toEqual(old);
+    for (const file of [
+      ["decision.rego"],
+      ["catalog", "catalog.rego"],
+      ["explain", "checks.rego"],
+      ["log", "log.rego"],
+    ])
+      edit(join(dir, "policies", "portier", ...file), (t) => t.replace(ENTRYPOINT_ANNOTATION, ""));
+    expect(await annotatedEntrypoints(opaPath(), join(dir, "policies"), old)).toEqual(old);
+  });
 });
 
 describe("no bundle whose policy fails on a route of its own catalog", () => {

@@ -134,10 +134,15 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${token}\n`);
     return EXIT.ok;
   } catch (err) {
-    const why = /fetch failed|ECONNREFUSED/.test(messageOf(err))
+    const why = unreachable(err)
       ? `no issuer answers at ${issuer}; start one with portier dev (or pass --issuer URL)`
       : messageOf(err);
     console.error(`portier token: ${why}`);
     return EXIT.error;
   }
+}
+
+/** fetch() reached no one: its network failure is a TypeError caused by the socket's error (ECONNREFUSED...). */
+function unreachable(err: unknown): boolean {
+  return err instanceof TypeError && err.cause instanceof Error;
 }

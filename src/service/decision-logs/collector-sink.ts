@@ -9,7 +9,7 @@ import { Shipper } from "./shipper.js";
 import type { DecisionSink } from "./sink.js";
 import type { DecisionLogStats } from "./stats.js";
 import { TokenFile } from "./token-file.js";
-import { collectorTarget } from "./upload.js";
+import { httpTarget } from "../../reload/index.js";
 
 export function collectorSink(
   config: ServiceConfig,
@@ -19,7 +19,7 @@ export function collectorSink(
   if (config.decisionLogUrl === undefined) return undefined;
   const tokenFile = config.decisionLogTokenFile === undefined ? undefined : new TokenFile(config.decisionLogTokenFile);
   const shipper = new Shipper({
-    target: collectorTarget(config.decisionLogUrl),
+    target: httpTarget(config.decisionLogUrl),
     token: () => tokenFile?.current(),
     bufferBytes: config.decisionLogBufferBytes,
     batchBytes: config.decisionLogBatchBytes,

@@ -7,9 +7,7 @@
  * and path, so that a refused token still names what it was aimed at); `requested_by` the client's address.
  */
 import type { DecisionRecord } from "../decide/record.js";
-
-/** W3C traceparent: version-traceid-parentid-flags. */
-const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+import { parseTraceparent } from "../decide/traceparent.js";
 
 /** A type, not an interface: it is then a Record<string, unknown>, which the bundle's log rules read. */
 export type DecisionLogEvent = {
@@ -58,9 +56,9 @@ export function buildEvent(record: DecisionRecord, seq: number, ctx: EventContex
     request_context: { adapter: request.adapter, http },
   };
   // The decision span's ids with tracing on; else the gateway's, from its traceparent.
-  const trace = request.traceparent === null ? null : TRACEPARENT.exec(request.traceparent);
-  const traceId = record.trace_id ?? trace?.[1];
-  const spanId = record.span_id ?? trace?.[2];
+  const trace = request.traceparent === null ? undefined : parseTraceparent(request.traceparent);
+  const traceId = record.trace_id ?? trace?.traceId;
+  const spanId = record.span_id ?? trace?.spanId;
   if (traceId) event.trace_id = traceId;
   if (spanId) event.span_id = spanId;
   if (record.revision) event.bundles = { [ctx.bundleName]: { revision: record.revision } };

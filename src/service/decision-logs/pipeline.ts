@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import type { LogRules } from "../../engine/index.js";
 import type { DecisionRecord, RecordedResult } from "../decide/record.js";
 import type { DecisionInput } from "../../engine/types.js";
+import { DeferredQueue } from "../deferred-queue.js";
 import { buildEvent, type EventContext } from "./event.js";
 import { applyMask, MaskRuleError, parseMask } from "./mask.js";
 import type { DecisionSink, MaskedDecision } from "./sink.js";
@@ -33,41 +34,38 @@ export interface PipelineOptions {
 }
 
 export class DecisionLogPipeline {
-  private pending: DecisionRecord[] = [];
-  private scheduled = false;
+  private readonly pending: DeferredQueue<DecisionRecord>;
   private seq = 0;
   private lastRuleWarning = 0;
   private readonly wantsEvent: boolean;
 
   constructor(private readonly o: PipelineOptions) {
     this.wantsEvent = o.sinks.some((s) => s.wantsEvent);
+    this.pending = new DeferredQueue<DecisionRecord>({
+      max: MAX_PENDING,
+      process: (batch) => this.write(batch),
+      dropped: () => this.o.stats.dropped.buffer_full++,
+    });
   }
 
   /** The request path's part: keeps the record for later. */
   record(record: DecisionRecord): void {
-    if (this.pending.length >= MAX_PENDING) {
-      this.o.stats.dropped.buffer_full++;
-      return;
-    }
-    this.pending.push(record);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.process);
-    }
+    this.pending.offer(record);
   }
 
   /** Processes what waits now (also called on stop, before the sinks' last writes). */
-  readonly process = (): void => {
-    this.scheduled = false;
-    const batch = this.pending;
-    this.pending = [];
+  process(): void {
+    this.pending.flush();
+  }
+
+  private write(batch: readonly DecisionRecord[]): void {
     if (this.o.sinks.length === 0) return;
     const rules = this.o.rules();
     for (const record of batch) {
       const decision = this.masked(record, rules);
       if (decision) for (const sink of this.o.sinks) sink.write(decision);
     }
-  };
+  }
 
   /** The record and its event as every sink gets them; undefined when dropped (by the rule, or a failing rule). */
   private masked(record: DecisionRecord, rules: LogRules | undefined): MaskedDecision | undefined {

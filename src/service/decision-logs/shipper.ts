@@ -11,9 +11,11 @@
  */
 import { constants, gzip, type ZlibOptions } from "node:zlib";
 import { promisify } from "node:util";
+import Denque from "denque";
 import type { Logger } from "pino";
 import type { DecisionLogStats, DropReason } from "./stats.js";
-import { upload, type CollectorTarget, type UploadOutcome } from "./upload.js";
+import { backoffMs, type HttpTarget } from "../../reload/index.js";
+import { upload, type UploadOutcome } from "./upload.js";
 
 const gzipAsync = promisify<string, ZlibOptions, Buffer>(gzip);
 
@@ -24,7 +26,7 @@ const gzipAsync = promisify<string, ZlibOptions, Buffer>(gzip);
 const GZIP: ZlibOptions = { level: constants.Z_BEST_SPEED };
 
 export interface ShipperOptions {
-  target: CollectorTarget;
+  target: HttpTarget;
   /** The bearer token to send now (the token file's), if any. */
   token: () => string | undefined;
   bufferBytes: number;
@@ -55,8 +57,8 @@ interface Batch {
 const FIRST_RATIO = 4;
 
 export class Shipper {
-  private queue: string[] = [];
-  private head = 0;
+  /** Events not yet cut into a batch, oldest first. */
+  private readonly queue = new Denque<string>();
   private queuedBytes = 0;
   /** Batches cut and not yet delivered, oldest first; only the first is ever on the wire. */
   private readonly held: Batch[] = [];
@@ -143,21 +145,13 @@ export class Shipper {
       batch.bytes -= size;
       batch.body = undefined;
       if (batch.events.length === 0) this.held.splice(this.held.indexOf(batch), 1);
-    } else if (this.head < this.queue.length) {
-      size = Buffer.byteLength(this.queue[this.head++]!);
+    } else if (this.queue.length > 0) {
+      size = Buffer.byteLength(this.queue.shift()!);
       this.queuedBytes -= size;
-      this.compact();
     } else return false;
     this.forget(size);
     this.drop("buffer_full", 1);
     return true;
-  }
-
-  private compact(): void {
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
   }
 
   private poke(): void {
@@ -179,13 +173,12 @@ export class Shipper {
     const target = this.targetBytes();
     const events: string[] = [];
     let bytes = 0;
-    while (this.head < this.queue.length && (events.length === 0 || bytes < target)) {
-      const e = this.queue[this.head++]!;
+    while (this.queue.length > 0 && (events.length === 0 || bytes < target)) {
+      const e = this.queue.shift()!;
       events.push(e);
       bytes += Buffer.byteLength(e);
     }
     this.queuedBytes -= bytes;
-    this.compact();
     this.lastCut = Date.now();
     const batch: Batch = { events, bytes, body: undefined, sending: false, tries: 0 };
     this.held.push(batch);
@@ -202,11 +195,7 @@ export class Shipper {
         batch.body = body;
         return;
       }
-      const rest = batch.events.splice(Math.ceil(batch.events.length / 2));
-      const restBytes = rest.reduce((n, e) => n + Buffer.byteLength(e), 0);
-      batch.bytes -= restBytes;
-      const i = this.held.indexOf(batch);
-      this.held.splice(i + 1, 0, { events: rest, bytes: restBytes, body: undefined, sending: false, tries: 0 });
+      this.held.splice(this.held.indexOf(batch) + 1, 0, halve(batch));
     }
   }
 
@@ -219,7 +208,7 @@ export class Shipper {
       if (this.stop.signal.aborted) return;
       let batch = this.held[0];
       if (batch === undefined) {
-        if (this.head >= this.queue.length) {
+        if (this.queue.length === 0) {
           if (this.closing) return;
           this.lastCut = Date.now();
           await this.wait(this.o.periodMs);
@@ -282,12 +271,9 @@ export class Shipper {
         this.drop("too_large", 1);
       } else {
         // Split in two, in order, each compressed again before it is sent.
-        const rest = batch.events.splice(Math.ceil(n / 2));
-        const restBytes = rest.reduce((t, e) => t + Buffer.byteLength(e), 0);
-        this.held.unshift(
-          { events: batch.events, bytes: batch.bytes - restBytes, body: undefined, sending: false, tries: 0 },
-          { events: rest, bytes: restBytes, body: undefined, sending: false, tries: 0 },
-        );
+        const rest = halve(batch);
+        batch.tries = 0;
+        this.held.unshift(batch, rest);
       }
     }
   }
@@ -321,10 +307,13 @@ export class Shipper {
 
   /** Exponential back-off with jitter (half fixed, half random); at most a second apart while stopping. */
   private async backOff(): Promise<void> {
-    const base = this.o.backoffBaseMs ?? 250;
-    const max = this.closing ? Math.min(1000, this.o.backoffMaxMs ?? 30_000) : (this.o.backoffMaxMs ?? 30_000);
-    const ceiling = Math.min(max, base * 2 ** Math.min(30, this.failures - 1));
-    const delay = ceiling / 2 + (ceiling / 2) * (this.o.random ?? Math.random)();
+    const maxMs = this.closing ? Math.min(1000, this.o.backoffMaxMs ?? 30_000) : (this.o.backoffMaxMs ?? 30_000);
+    const delay = backoffMs(this.failures, {
+      firstMs: this.o.backoffBaseMs ?? 250,
+      maxMs,
+      jitter: 0.5,
+      random: this.o.random,
+    });
     const end = Date.now() + delay;
     // A stop shortens a long wait (poke), and the wait is then taken again with the stopping ceiling.
     while (!this.stop.signal.aborted && Date.now() < end) {
@@ -333,4 +322,13 @@ export class Shipper {
       if (!wasClosing && this.closing) return this.backOff();
     }
   }
+}
+
+/** Cuts off the second half of the batch's events (the first keeps at least one) as a new batch, in order. */
+function halve(batch: Batch): Batch {
+  const rest = batch.events.splice(Math.ceil(batch.events.length / 2));
+  const bytes = rest.reduce((n, e) => n + Buffer.byteLength(e), 0);
+  batch.bytes -= bytes;
+  batch.body = undefined;
+  return { events: rest, bytes, body: undefined, sending: false, tries: 0 };
 }

@@ -7,6 +7,7 @@
  * append to X-Forwarded-For, whose last entry is the one the nearest gateway added (earlier entries are whatever
  * the client sent). /decide records none: the sidecar is the caller. Values are bounded and printable.
  */
+import { parseTraceparent } from "../decide/traceparent.js";
 import type { RequestTrace } from "../decide/types.js";
 import type { TraceHeaders } from "../tracing/decision-tracer.js";
 
@@ -46,7 +47,6 @@ export const CLIENT_ADDRESS_HEADER: Record<"nginx" | "caddy" | "traefik" | "envo
 };
 
 const MAX_TRACE_CHARS = 128;
-const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 function printable(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -67,7 +67,7 @@ export function requestTrace(
 ): RequestTrace | undefined {
   const requestId = printable(seen.get("X-Request-Id")?.at(-1));
   const tp = seen.get("traceparent")?.at(-1)?.trim().toLowerCase();
-  const traceparent = tp !== undefined && TRACEPARENT.test(tp) ? tp : undefined;
+  const traceparent = tp !== undefined && parseTraceparent(tp) ? tp : undefined;
   const clientAddress = address === undefined ? undefined : printable(seen.get(address)?.join(",").split(",").at(-1));
   const headers = traceContext(seen);
   if (requestId === undefined && traceparent === undefined && clientAddress === undefined && headers === undefined)

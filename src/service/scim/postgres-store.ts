@@ -12,7 +12,7 @@
 import pg from "pg";
 import type { Logger } from "pino";
 import { messageOf } from "../../errors/caught.js";
-import { redactUrls } from "../../reload/index.js";
+import { backoffMs, redactUrls } from "../../reload/index.js";
 import type { Change, Step } from "./scim-state.js";
 import type { ScimStore, StoreStatus, WriteSlot } from "./store.js";
 
@@ -59,7 +59,8 @@ export class PostgresStore implements ScimStore {
   private timer: NodeJS.Timeout | undefined;
   private catching: Promise<void> | undefined;
   private again = false;
-  private backoff = 0;
+  /** Lost or failed LISTEN connections in a row. */
+  private failures = 0;
   private written = 0;
 
   constructor(
@@ -160,7 +161,7 @@ export class PostgresStore implements ScimStore {
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
-      this.backoff = 0;
+      this.failures = 0;
       this.contact();
       this.lastError = undefined;
       await this.catchUp();
@@ -171,8 +172,8 @@ export class PostgresStore implements ScimStore {
 
   private retry(): void {
     if (this.closed) return;
-    this.backoff = Math.min(this.o.maxBackoffMs ?? 30_000, this.backoff ? this.backoff * 2 : 250);
-    setTimeout(() => void this.listen(), this.backoff).unref();
+    const delay = backoffMs(++this.failures, { firstMs: 250, maxMs: this.o.maxBackoffMs ?? 30_000 });
+    setTimeout(() => void this.listen(), delay).unref();
   }
 
   /** The head revision, and the steps after ours when there are any (a missed notification). */

@@ -9,6 +9,7 @@
  * and counted as skipped. The candidate is loaded and reloaded by its own PolicyHolder (src/service/policy.ts).
  */
 import type { DecisionInput } from "../../engine/types.js";
+import { DeferredQueue } from "../deferred-queue.js";
 import type { PolicySnapshot, PolicyStatus } from "../policy.js";
 import { candidateVerdict, compareVerdicts, type ShadowChange, type Verdict } from "./compare.js";
 
@@ -53,24 +54,22 @@ const DEFAULT_BATCH = 32;
 export class Shadow {
   readonly decisions: Record<ShadowChange, number> = { new_allow: 0, new_deny: 0, other_reason: 0, same: 0 };
   readonly skipped: Record<ShadowSkip, number> = { backlog: 0, no_candidate: 0 };
-  /** Waiting decisions from `head` on (the ones before it are done and cleared). */
-  private readonly queue: (Pending | undefined)[] = [];
-  private head = 0;
-  private scheduled = false;
-  private readonly maxBacklog: number;
-  private readonly batch: number;
+  private readonly queue: DeferredQueue<Pending>;
   private readonly random: () => number;
-  private readonly schedule: (run: () => void) => void;
 
   constructor(
     private readonly candidate: { readonly current: PolicySnapshot | undefined; status(): PolicyStatus },
     private readonly options: ShadowOptions,
   ) {
     if (!(options.sample >= 0 && options.sample <= 1)) throw new RangeError("shadow sample must be within 0..1");
-    this.maxBacklog = options.maxBacklog ?? DEFAULT_MAX_BACKLOG;
-    this.batch = options.batch ?? DEFAULT_BATCH;
     this.random = options.random ?? Math.random;
-    this.schedule = options.schedule ?? ((run) => void setImmediate(run));
+    this.queue = new DeferredQueue<Pending>({
+      max: options.maxBacklog ?? DEFAULT_MAX_BACKLOG,
+      batch: options.batch ?? DEFAULT_BATCH,
+      schedule: options.schedule,
+      process: (waiting) => waiting.forEach((p) => this.evaluate(p)),
+      dropped: () => this.skipped.backlog++,
+    });
   }
 
   /**
@@ -86,21 +85,12 @@ export class Shadow {
       this.skipped.no_candidate++;
       return false;
     }
-    if (this.queue.length - this.head >= this.maxBacklog) {
-      this.skipped.backlog++;
-      return false;
-    }
-    this.queue.push({ input, enforced: { allow: enforced.allow, reason: enforced.reason }, done });
-    if (!this.scheduled) {
-      this.scheduled = true;
-      this.schedule(() => this.drain(this.batch));
-    }
-    return true;
+    return this.queue.offer({ input, enforced: { allow: enforced.allow, reason: enforced.reason }, done });
   }
 
   /** Evaluates every waiting decision now (the service's stop: no log line is lost). */
   flush(): void {
-    this.drain(Infinity);
+    this.queue.flush();
   }
 
   status(): ShadowStatus {
@@ -109,26 +99,8 @@ export class Shadow {
       sample: this.options.sample,
       decisions: { ...this.decisions },
       skipped: { ...this.skipped },
-      backlog: this.queue.length - this.head,
+      backlog: this.queue.size,
     };
-  }
-
-  private drain(most: number): void {
-    this.scheduled = false;
-    for (let n = 0; n < most && this.head < this.queue.length; n++) {
-      const next = this.queue[this.head];
-      this.queue[this.head++] = undefined;
-      if (next) this.evaluate(next);
-    }
-    if (this.head === this.queue.length || this.head >= this.maxBacklog) {
-      // Done entries dropped, so that a backlog that never quite empties does not grow the array.
-      this.queue.splice(0, this.head);
-      this.head = 0;
-    }
-    if (this.queue.length > 0 && !this.scheduled) {
-      this.scheduled = true;
-      this.schedule(() => this.drain(this.batch));
-    }
   }
 
   /**

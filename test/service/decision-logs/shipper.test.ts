@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { Shipper, type ShipperOptions } from "../../../src/service/decision-logs/shipper.js";
 import { newStats, type DecisionLogStats } from "../../../src/service/decision-logs/stats.js";
-import { collectorTarget } from "../../../src/service/decision-logs/upload.js";
+import { httpTarget } from "../../../src/reload/index.js";
 import { TokenFile } from "../../../src/service/decision-logs/token-file.js";
 import { idCounts, startCollector, type Collector } from "../../support/collector.js";
 import { until } from "../../support/until.js";
@@ -29,7 +29,7 @@ afterEach(async () => {
 function ship(url: string, options: Partial<ShipperOptions> = {}): { shipper: Shipper; stats: DecisionLogStats } {
   const stats = newStats();
   const shipper = new Shipper({
-    target: collectorTarget(url),
+    target: httpTarget(url),
     token: () => undefined,
     bufferBytes: 1 << 20,
     batchBytes: 4096,
