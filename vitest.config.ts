@@ -1,13 +1,11 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
-// Sized for CI on a busy 2-core machine, where the suite must fail only when a test fails. A test worker answers
-// vitest's main process over an RPC channel whose timeout vitest 3 fixes at 60 s (birpc's default; no config
-// option sets it): a worker whose event loop is held longer than that (a synchronous `opa build`, a WebAssembly
-// compile, a starved CPU) gets `Timeout calling "onTaskUpdate"`, an unhandled error that turns the run red with
-// every test green. One fork per core (at most 4), not four on two, keeps fewer processes fighting for the cores;
-// it does not remove the 60 s bound: beside two CPU hogs at a load average of 30-40 the error still came, once per
-// run of test/auth, engine, directory, catalog and review.
+// Sized for CI on a busy 2-core machine, where the suite must fail only when a test fails. Vitest 4 no longer
+// bounds the RPC between a test worker and the main process (vitest 3 fixed it at 60 s, and a worker whose event
+// loop a starved CPU held longer reported `Timeout calling "onTaskUpdate"`, an unhandled error that turned a run red
+// with every test green); a hung test still fails, by the test and hook timeouts below. One fork per core (at most
+// 4), not four on two, keeps fewer processes fighting for the cores.
 const FORKS = Math.max(1, Math.min(4, availableParallelism()));
 
 export default defineConfig({
@@ -24,6 +22,6 @@ export default defineConfig({
     // to one folder per run, removed at its end (temp-root.ts).
     globalSetup: ["test/support/build-dist.ts", "test/support/temp-root.ts"],
     pool: "forks",
-    poolOptions: { forks: { maxForks: FORKS, minForks: 1 } },
+    maxWorkers: FORKS,
   },
 });

@@ -94,7 +94,9 @@ function runInImage(image: string, hostDir: string, command: string[], container
   let stderr = "";
   proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+  // "close", not "exit": a process may exit before its pipes are read to the end, and on a loaded machine a
+  // container's whole stderr was still unread when "exit" came.
+  const exited = new Promise<number | null>((resolve) => proc.once("close", (code) => resolve(code)));
   // buildah's own lines about the command's exit status are not the program's.
   const own = /^(subprocess exited with status \d+|Error: exit status \d+)$/;
   const programStderr = () =>

@@ -142,8 +142,11 @@ function runBlock(script: string, started: ChildProcess[]): Promise<{ code: numb
     child.on("error", reject);
     child.on("exit", (code) => {
       clearTimeout(timer);
-      // Let the pipe deliver what the block wrote last.
-      setTimeout(() => resolve({ code: code ?? 1, output }), 50);
+      // Let the pipe deliver what the block wrote last: its end, or 2 s when a background server still holds it.
+      const done = () => (clearTimeout(wait), resolve({ code: code ?? 1, output }));
+      const wait = setTimeout(done, 2_000);
+      child.stdout.once("end", done);
+      if (child.stdout.readableEnded) done();
     });
   });
 }

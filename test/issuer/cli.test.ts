@@ -57,7 +57,7 @@ describe("portier issuer command", () => {
     const child = launch(["--port", "abc"]);
     let err = "";
     child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
     expect(code).toBe(2);
     expect(err).toBe("portier: --port must be an integer, got abc; portier issuer --help lists the options\n");
   });

@@ -211,8 +211,10 @@ export function runServe(
   proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
+  // "close", not "exit": the output is read to its end before it is returned (a loaded machine may still hold some
+  // of it in the pipe when the process exits).
   return new Promise((resolve) =>
-    proc.once("exit", (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))),
+    proc.once("close", (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))),
   );
 }
 

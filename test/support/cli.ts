@@ -91,14 +91,18 @@ export function portierProcess(
     const child = spawn(process.execPath, [PORTIER_BIN, ...args], {
       cwd: opts.cwd ?? PROJECT_ROOT,
       ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
-      timeout: 120_000,
+      // Under the longest test timeout that runs a command (180 s), so that a command slowed by a loaded machine
+      // (`portier review` builds and tests two revisions) gets all its time, and a hung one still fails its test.
+      timeout: 170_000,
     });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
     child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.on("close", (code, signal) =>
+      resolve({ code: code ?? -1, stdout, stderr: signal ? `${stderr}[killed by ${signal}]` : stderr }),
+    );
   });
 }
 
