@@ -128,7 +128,7 @@ export class ScimService {
       this.guard.removed(removed);
       this.inFlight.push(flight);
     } catch (err) {
-      return Promise.reject(err);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
     const done = append(step).then(
       () => {
