@@ -221,7 +221,8 @@ async function startup(f: Awaited<ReturnType<typeof createFixture>>): Promise<vo
     for (const [name, args] of runs) {
       const r = await timedStart("startup", args);
       console.log(
-        `  ${name}: ${r.seconds.toFixed(2)} s (${r.cpuSeconds.toFixed(2)} s of CPU), peak RSS ${r.peakMiB.toFixed(0)} MiB`,
+        `  ${name}: ${r.seconds.toFixed(2)} s (${r.cpuSeconds.toFixed(2)} s of CPU), ` +
+          `peak RSS ${r.peakMiB.toFixed(0)} MiB`,
       );
     }
   } finally {

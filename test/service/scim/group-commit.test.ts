@@ -68,7 +68,7 @@ describe("the journal's group commit", () => {
 });
 
 describe("SCIM writes through the journal", () => {
-  it("concurrent creates and patches are answered once on disk, reach the directory then, and survive a replay", async () => {
+  it("concurrent writes are answered once on disk, reach the directory then, and survive a replay", async () => {
     const file = join(tempDir(), "scim.journal");
     const { scim, directory } = await service(new JournalStore(file));
     const subs = Array.from({ length: 20 }, (_, i) => `sub-${i}`);

@@ -16,7 +16,7 @@ const user = (i: number) => ({
     schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
     id: `u${i}`,
     userName: `u${i}@school.example`,
-    meta: { resourceType: "User", created: "", lastModified: "", version: `W/"${i}"` },
+    meta: { resourceType: "User" as const, created: "", lastModified: "", version: `W/"${i}"` },
   },
 });
 
