@@ -5,15 +5,19 @@
  *    polled over HTTP until it changes): p50 and p99 of BENCH_SCIM_FLIPS flips, on the same process (journal,
  *    fdatasync per change) and, when PostgreSQL is installed, on a second replica of a fleet (the PATCH taken by
  *    the first; a cluster of the benchmark's own on loopback).
- * 2. Decisions per second (wrk, GET /forward-auth/nginx, fixture.ts's users from the directory file) of the same
- *    service with and without a sustained stream of SCIM changes (BENCH_SCIM_RATE PATCHes per second of other
- *    users, as one identity manager sends them: one at a time), in BENCH_ROUNDS alternating rounds of
- *    BENCH_SECONDS; medians and their ratio. Target: >= 0.9x.
+ * 2. Decisions per second (wrk, GET /forward-auth/nginx, fixture.ts's users from the directory file) of one service
+ *    without SCIM changes, with BENCH_SCIM_RATE PATCHes per second of other users sent one at a time (one
+ *    identity manager's connection), and with BENCH_SCIM_CONCURRENT_RATE per second sent by BENCH_SCIM_CONCURRENCY
+ *    connections at once (the journal's group commit flushes them together: flushes per change shown), in
+ *    BENCH_ROUNDS rounds of BENCH_SECONDS whose order rotates; medians and their ratios. Target: >= 0.9x.
  * BENCH_SCIM_JOURNAL_DIR puts the journal elsewhere (/dev/shm: without the disk's flushes); BENCH_SCIM_THREADPOOL
  * sets the server's UV_THREADPOOL_SIZE.
+ * 3. Start-up of a replica with BENCH_SCIM_STARTUP_USERS users (1M): from an NDJSON file (--directory) and from a
+ *    PostgreSQL snapshot (--scim-postgres-url), time to /ready and peak RSS (VmHWM).
+ * BENCH_SCIM_ONLY=latency|throughput|startup runs one part (startup runs only when asked: it writes 1M users).
  * Run: make build && npx tsx test/bench/scim.ts (Portier runs from dist/).
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -22,10 +26,15 @@ import { BENCH_TENANT } from "./directory-probe.js";
 import { fmt, median } from "./measure.js";
 import { haveWrk, runWrk, treeCpuSeconds } from "./wrk.js";
 import { postgresAvailable, startPostgres } from "../support/postgres.js";
+import { writeDirectory } from "./directory.js";
+import pgLib from "pg";
 
 const TOKEN = "bench-scim-token";
 const FLIPS = Number(process.env.BENCH_SCIM_FLIPS ?? 200);
 const RATE = Number(process.env.BENCH_SCIM_RATE ?? 50);
+const CONCURRENT_RATE = Number(process.env.BENCH_SCIM_CONCURRENT_RATE ?? 200);
+const CONCURRENCY = Number(process.env.BENCH_SCIM_CONCURRENCY ?? 8);
+const STARTUP_USERS = Number(process.env.BENCH_SCIM_STARTUP_USERS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
@@ -96,7 +105,9 @@ function scimArgs(dir: string, store: string[]): string[] {
 
 async function start(name: string, args: string[]): Promise<Server> {
   const env = process.env.BENCH_SCIM_THREADPOOL ? { UV_THREADPOOL_SIZE: process.env.BENCH_SCIM_THREADPOOL } : undefined;
-  return startServer(name, process.execPath, [join(ROOT, "dist", "cli", "main.js"), ...args], {
+  // BENCH_SCIM_NODE_FLAGS: node flags of the servers (e.g. --cpu-prof to see where a start-up goes).
+  const flags = process.env.BENCH_SCIM_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  return startServer(name, process.execPath, [...flags, join(ROOT, "dist", "cli", "main.js"), ...args], {
     readyPath: "/ready",
     ...(env ? { env } : {}),
   });
@@ -108,6 +119,23 @@ export async function main(): Promise<void> {
   const sub = f.claims[0]!.sub as string;
   const token = f.tokens[0]!;
 
+  const only = process.env.BENCH_SCIM_ONLY;
+  if (only === "startup") {
+    await startup(f);
+    return;
+  }
+  if (only !== "throughput") await latency(f, sub, token);
+  // 2. Decisions per second with and without sustained SCIM changes.
+  if (only !== undefined && only !== "throughput") return;
+  if (!haveWrk()) {
+    console.log("wrk not installed: the throughput comparison is skipped");
+    return;
+  }
+  await throughput(f);
+}
+
+/** 1. PATCH 2xx -> first decision that sees it: one process, then a second replica through PostgreSQL. */
+async function latency(f: Awaited<ReturnType<typeof createFixture>>, sub: string, token: string): Promise<void> {
   // 1. Single process: the journal.
   const one = await start("scim-journal", serveArgs(f, scimArgs(f.dir, ["--scim-journal", join(f.dir, "a.journal")])));
   let id: string;
@@ -140,12 +168,115 @@ export async function main(): Promise<void> {
       pg.destroy();
     }
   } else console.log("PostgreSQL not installed: the fleet figure is skipped");
+}
 
-  // 2. Decisions per second with and without sustained SCIM changes.
-  if (!haveWrk()) {
-    console.log("wrk not installed: the throughput comparison is skipped");
+/** Time from spawn to /ready answering 200, the CPU seconds spent, and the peak resident memory (VmHWM) then. */
+async function timedStart(
+  name: string,
+  args: string[],
+): Promise<{ seconds: number; cpuSeconds: number; peakMiB: number }> {
+  const t0 = performance.now();
+  const server = await start(name, args);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpuSeconds = treeCpuSeconds(server.child.pid!);
+  const status = readFileSync(`/proc/${server.child.pid}/status`, "utf8");
+  const kib = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+  await stopServer(server);
+  return { seconds, cpuSeconds, peakMiB: kib / 1024 };
+}
+
+/**
+ * 3. A replica's start-up with STARTUP_USERS users: from an NDJSON directory file (--directory) and from a
+ * PostgreSQL snapshot (--scim-postgres-url, the same subs and role names as SCIM users written by SQL), against the
+ * same service with the fixture's 100-user file (the fixed cost of a start); time to /ready and peak RSS.
+ */
+async function startup(f: Awaited<ReturnType<typeof createFixture>>): Promise<void> {
+  if (!postgresAvailable) {
+    console.log("PostgreSQL not installed: the start-up comparison is skipped");
     return;
   }
+  const file = join(f.dir, "startup.ndjson");
+  await writeDirectory(file, STARTUP_USERS, "ndjson");
+  const pg = await startPostgres();
+  try {
+    const store = ["--scim-postgres-url", pg.url];
+    const scimOnly = [...scimArgs(f.dir, store), "--scim-max-resources", String(Math.max(2_000_000, STARTUP_USERS))];
+    // A first replica creates the tables; the users are then written the way the store keeps them.
+    await stopServer(await start("scim-schema", serveArgs(f, scimOnly)));
+    const db = new pgLib.Client({ connectionString: pg.url });
+    await db.connect();
+    try {
+      await db.query(SEED_USERS, [STARTUP_USERS]);
+      await db.query("INSERT INTO portier_scim_steps (rev, changes) VALUES (1, '[]')");
+      await db.query("VACUUM ANALYZE portier_scim_resources");
+    } finally {
+      await db.end();
+    }
+    const runs: [string, string[]][] = [
+      ["100-user file (the fixed cost)", serveArgs(f)],
+      [`${STARTUP_USERS}-user NDJSON file (--directory)`, serveArgs(f, [], { directory: file })],
+      [`${STARTUP_USERS} SCIM users from PostgreSQL`, withoutDirectory(serveArgs(f, scimOnly))],
+    ];
+    console.log(`start-up to /ready (load average ${loadavg()[0]!.toFixed(1)}):`);
+    for (const [name, args] of runs) {
+      const r = await timedStart("startup", args);
+      console.log(
+        `  ${name}: ${r.seconds.toFixed(2)} s (${r.cpuSeconds.toFixed(2)} s of CPU), ` +
+          `peak RSS ${r.peakMiB.toFixed(0)} MiB`,
+      );
+    }
+  } finally {
+    pg.destroy();
+  }
+}
+
+/** serve's arguments with no --directory (every user from SCIM). */
+function withoutDirectory(args: string[]): string[] {
+  const at = args.indexOf("--directory");
+  return at < 0 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
+}
+
+/** STARTUP_USERS SCIM users as the store keeps them: the subs and role names of writeDirectory's records. */
+const SEED_USERS = `
+INSERT INTO portier_scim_resources (type, id, rev, resource)
+SELECT 'User', id, 1, jsonb_build_object(
+  'schemas', jsonb_build_array('urn:ietf:params:scim:schemas:core:2.0:User'),
+  'id', id, 'userName', sub || '@bench.example', 'externalId', sub, 'active', true,
+  'roles', CASE i % 3
+    WHEN 0 THEN '[{"value":"enseignant_jeune"}]'::jsonb
+    WHEN 1 THEN '[{"value":"parent_eleve_jeune"}]'::jsonb
+    ELSE '[{"value":"Enseignant jeune"},{"value":"directeur_jeune"}]'::jsonb END,
+  'meta', jsonb_build_object('resourceType', 'User', 'created', '2026-11-28T00:00:00.000Z',
+    'lastModified', '2026-11-28T00:00:00.000Z', 'version', 'W/"1"'))
+FROM (SELECT i, md5(i::text)::uuid::text AS id, '00000000-0000-4000-8000-' || lpad(i::text, 12, '0') AS sub
+      FROM generate_series(0, $1::int - 1) AS i) AS users`;
+
+interface Pace {
+  name: string;
+  /** Changes per second in all (0: none), and the requests in flight at once. */
+  rate: number;
+  concurrency: number;
+}
+
+const PACES: Pace[] = [
+  { name: "without changes", rate: 0, concurrency: 1 },
+  { name: "one at a time", rate: RATE, concurrency: 1 },
+  { name: "concurrent", rate: CONCURRENT_RATE, concurrency: CONCURRENCY },
+];
+
+/** The journal's steps written and flushes, from /ready. */
+async function journalCounts(url: string): Promise<{ written: number; flushes: number }> {
+  const ready = (await (await fetch(`${url}/ready`)).json()) as {
+    scim: { store: { written: number; flushes: number } };
+  };
+  return { written: ready.scim.store.written, flushes: ready.scim.store.flushes };
+}
+
+/**
+ * Decisions per second (wrk) of one service with no SCIM changes, with changes sent one at a time, and with
+ * changes sent by CONCURRENCY requests at once, in rounds whose order rotates; medians per pace.
+ */
+async function throughput(f: Awaited<ReturnType<typeof createFixture>>): Promise<void> {
   // BENCH_SCIM_JOURNAL_DIR: the journal elsewhere (e.g. /dev/shm, to see what the disk's flushes cost).
   const journalDir = process.env.BENCH_SCIM_JOURNAL_DIR ?? f.dir;
   const journal = join(journalDir, `portier-bench-${process.pid}.journal`);
@@ -156,64 +287,77 @@ export async function main(): Promise<void> {
     const load = forwardAuthLoad(f);
     const scriptFile = join(f.dir, "scim-load.lua");
     let start = 1_000_000;
-    const measure = async (withChanges: boolean) => {
+    let changes = 0;
+    const measure = async (pace: Pace) => {
       let stop = false;
-      let changes = 0;
-      const writer = (async () => {
-        const gap = 1000 / RATE;
+      let sent = 0;
+      // Each sender keeps its share of the rate, one request at a time (an identity manager's connection).
+      const sender = async () => {
+        const gap = (1000 * pace.concurrency) / pace.rate;
         let next = performance.now();
-        while (!stop && withChanges) {
-          const target = others[changes % others.length]!;
+        while (!stop) {
+          const target = others[changes++ % others.length]!;
           await scim(svc.url, "PATCH", `/Users/${target}`, {
             schemas: [PATCH],
             Operations: [{ op: "replace", path: "displayName", value: `name ${changes}` }],
           });
-          changes++;
+          sent++;
           next += gap;
           const wait = next - performance.now();
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         }
-      })();
+      };
+      const counts0 = await journalCounts(svc.url);
+      const senders = pace.rate > 0 ? Array.from({ length: pace.concurrency }, sender) : [];
       const cpu0 = treeCpuSeconds(svc.child.pid!);
       const r = await runWrk(svc.url, load, { connections: 10, seconds: SECONDS, start, scriptFile });
       const cpu = treeCpuSeconds(svc.child.pid!) - cpu0;
       start += 10_000_000;
       stop = true;
-      await writer;
+      await Promise.all(senders);
+      const counts = await journalCounts(svc.url);
       if (r.bad > 0) throw new Error(`${r.bad} errors or non-2xx answers`);
-      // Decisions per second of the server's CPU, its SCIM work included: steadier than req/s on a shared machine.
-      return { rps: r.rps, perCpuSecond: r.requests / cpu, changesPerSecond: changes / r.seconds };
+      const written = counts.written - counts0.written;
+      return {
+        rps: r.rps,
+        // Decisions per second of the server's CPU, its SCIM work included: steadier than req/s on a shared machine.
+        perCpuSecond: r.requests / cpu,
+        changesPerSecond: sent / r.seconds,
+        flushesPerChange: written ? (counts.flushes - counts0.flushes) / written : 0,
+      };
     };
-    await measure(false); // warm-up
-    const without: number[] = [];
-    const withC: number[] = [];
-    const cpuWithout: number[] = [];
-    const cpuWith: number[] = [];
-    const rates: number[] = [];
+    await measure(PACES[0]!); // warm-up
+    const got = PACES.map(() => ({
+      rps: [] as number[],
+      cpu: [] as number[],
+      rate: [] as number[],
+      fpc: [] as number[],
+    }));
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? [false, true] : [true, false];
-      for (const w of order) {
-        const m = await measure(w);
-        if (w) {
-          withC.push(m.rps);
-          cpuWith.push(m.perCpuSecond);
-          rates.push(m.changesPerSecond);
-        } else {
-          without.push(m.rps);
-          cpuWithout.push(m.perCpuSecond);
-        }
+      // The order rotates, so that no pace always follows the same one.
+      for (let k = 0; k < PACES.length; k++) {
+        const p = (round + k) % PACES.length;
+        const m = await measure(PACES[p]!);
+        got[p]!.rps.push(m.rps);
+        got[p]!.cpu.push(m.perCpuSecond);
+        got[p]!.rate.push(m.changesPerSecond);
+        got[p]!.fpc.push(m.flushesPerChange);
       }
     }
-    const ratio = median(withC) / median(without);
+    const base = got[0]!;
     console.log(
-      `decisions/s without SCIM changes ${fmt(median(without))}, with ${median(rates).toFixed(0)} changes/s ` +
-        `${fmt(median(withC))}: ${ratio.toFixed(3)}x (target >= 0.9x; medians of ${ROUNDS} rounds of ${SECONDS} s)`,
+      `decisions/s without SCIM changes ${fmt(median(base.rps))} (${fmt(median(base.cpu))} per server CPU second); ` +
+        `medians of ${ROUNDS} rounds of ${SECONDS} s, target >= 0.9x:`,
     );
-    const cpuRatio = median(cpuWith) / median(cpuWithout);
-    console.log(
-      `decisions per server CPU second without ${fmt(median(cpuWithout))}, with ${fmt(median(cpuWith))}: ` +
-        `${cpuRatio.toFixed(3)}x (the SCIM work included; load average ${loadavg()[0]!.toFixed(1)})`,
-    );
+    for (let p = 1; p < PACES.length; p++) {
+      const g = got[p]!;
+      console.log(
+        `  with ${median(g.rate).toFixed(0)} changes/s ${PACES[p]!.name} (${PACES[p]!.concurrency} in flight): ` +
+          `${fmt(median(g.rps))} decisions/s, ${(median(g.rps) / median(base.rps)).toFixed(3)}x; per server CPU ` +
+          `second ${(median(g.cpu) / median(base.cpu)).toFixed(3)}x; ${median(g.fpc).toFixed(2)} flushes per change`,
+      );
+    }
+    console.log(`  load average ${loadavg()[0]!.toFixed(1)} at the end (2 cores)`);
   } finally {
     await stopServer(svc);
   }

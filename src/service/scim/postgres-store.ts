@@ -109,11 +109,19 @@ export class PostgresStore implements ScimStore {
       // Users before groups: a group's members are users (or groups) already held.
       await client.query(
         "DECLARE snapshot NO SCROLL CURSOR FOR SELECT type, id, resource FROM portier_scim_resources " +
-          "ORDER BY type DESC, rev",
+          "ORDER BY type DESC",
       );
-      for (;;) {
-        const batch = await client.query<Change>(`FETCH ${SNAPSHOT_BATCH} FROM snapshot`);
+      // The next batch is asked for before this one is applied: PostgreSQL reads and sends it meanwhile.
+      const fetch = () => {
+        const asked = client.query<Change>(`FETCH ${SNAPSHOT_BATCH} FROM snapshot`);
+        // Awaited below; a failure while a batch is being applied must not be an unhandled rejection.
+        asked.catch(() => undefined);
+        return asked;
+      };
+      for (let next = fetch(); ;) {
+        const batch = await next;
         if (batch.rows.length === 0) break;
+        next = fetch();
         this.apply({ rev, changes: batch.rows, snapshot: true });
       }
       await client.query("COMMIT");
@@ -214,7 +222,8 @@ export class PostgresStore implements ScimStore {
   private async fetchSteps(db: pg.Pool | pg.PoolClient): Promise<void> {
     for (;;) {
       const { rows } = await db.query<{ rev: string; changes: Change[] }>(
-        "SELECT rev::text AS rev, changes FROM portier_scim_steps WHERE rev > $1 ORDER BY rev LIMIT $2",
+        // By the column, a number: `ORDER BY rev` would name the text output column and put 10 before 9.
+        "SELECT rev::text AS rev, changes FROM portier_scim_steps s WHERE s.rev > $1 ORDER BY s.rev LIMIT $2",
         [this.applied, CATCH_UP_BATCH],
       );
       this.contact();

@@ -1,8 +1,12 @@
 /**
- * The SCIM service provider's core, apart from HTTP: the state, the store and the directory it feeds. Writes
- * run one at a time: the store's slot (after catching up with other replicas), the plan against the state,
- * the de-provisioning guard, the commit (on disk or in PostgreSQL), then the step applied to the state and to
- * the directory in one synchronous step, and only then the answer. Reads answer from the state.
+ * The SCIM service provider's core, apart from HTTP: the state, the store and the directory it feeds. With
+ * PostgreSQL, writes run one at a time: the store's slot (after catching up with other replicas), the plan against
+ * the state, the de-provisioning guard, the commit, then the step applied to the state and to the directory in one
+ * synchronous step, and only then the answer. With the journal (a store that appends), a write is planned, guarded
+ * and put into the state at once, so the next request plans against it, and handed to the journal, which flushes
+ * the steps that arrive together in one group; once its step is on disk it reaches the directory (steps in order)
+ * and is answered. Decisions never see a step before it is durable; a failed flush takes back, newest first,
+ * every step not yet on disk. Reads answer from the state.
  */
 import type { Directory } from "../../directory/index.js";
 import { DeprovisionGuard, type DeprovisionGuardOptions } from "./deprovision-guard.js";
@@ -39,11 +43,22 @@ export interface WriteResult {
   resource: ScimResource | null;
 }
 
+/** A step put into the state and not yet on disk: what takes it back. */
+interface InFlight {
+  rev: number;
+  /** The revision before it. */
+  before: number;
+  prior: Step["changes"];
+}
+
 export class ScimService {
   readonly state: ScimState;
   private readonly guard: DeprovisionGuard;
   private queue: Promise<unknown> = Promise.resolve();
   private writes = 0;
+  /** Steps in the state that the journal has not flushed yet, oldest first. */
+  private readonly inFlight: InFlight[] = [];
+  private readonly flushed = new Set<Promise<unknown>>();
 
   constructor(
     private readonly store: ScimStore,
@@ -71,6 +86,7 @@ export class ScimService {
 
   /** One write request: planned, guarded, stored, applied; serialised with every other write of this process. */
   write(req: WriteRequest): Promise<WriteResult> {
+    if (this.store.append) return this.writeAppended(req, this.store.append.bind(this.store));
     const run = this.queue.then(() => this.writeNow(req));
     this.queue = run.catch(() => undefined);
     return run;
@@ -90,6 +106,54 @@ export class ScimService {
       this.writes++;
       return { status: plan.status, resource: plan.resource };
     });
+  }
+
+  /** One write through a store that appends (the journal): planned at once, answered once flushed (group commit). */
+  private writeAppended(req: WriteRequest, append: (step: Step) => Promise<void>): Promise<WriteResult> {
+    let step: Step;
+    let plan: ReturnType<typeof planWrite>;
+    let effect: ReturnType<ScimState["applyStep"]>;
+    let flight: InFlight;
+    try {
+      const now = (this.o.now?.() ?? new Date()).toISOString();
+      const rev = this.state.rev + 1;
+      plan = planWrite(this.state, req, { rev, now }, this.o.limits);
+      const removed = this.removedBy(plan.changes);
+      const refusal = this.guard.refusal(removed, this.state.synced);
+      if (refusal) throw new ScimError(503, undefined, refusal, this.guard.retryAfterSeconds());
+      step = { rev, changes: plan.changes };
+      flight = { rev, before: this.state.rev, prior: this.state.priorOf(step.changes) };
+      effect = this.state.applyStep(step);
+      // Counted now, so that the requests planned behind it are guarded with it (kept if the flush fails).
+      this.guard.removed(removed);
+      this.inFlight.push(flight);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    const done = append(step).then(
+      () => {
+        this.inFlight.splice(this.inFlight.indexOf(flight), 1);
+        // The journal answers in order: the directory takes the steps in order.
+        if (effect.length) this.directory.applyChanges(effect);
+        this.writes++;
+        return { status: plan.status, resource: plan.resource };
+      },
+      (err: unknown) => {
+        this.takeBack(flight.rev);
+        throw err;
+      },
+    );
+    this.flushed.add(done);
+    void done.finally(() => this.flushed.delete(done)).catch(() => undefined);
+    return done;
+  }
+
+  /** A flush failed: every step from `rev` on leaves the state, newest first (none reached the directory). */
+  private takeBack(rev: number): void {
+    for (let last = this.inFlight.at(-1); last && last.rev >= rev; last = this.inFlight.at(-1)) {
+      this.state.revert(last.prior, last.before);
+      this.inFlight.pop();
+    }
   }
 
   /** Users a step would turn from synced to not synced. */
@@ -134,6 +198,6 @@ export class ScimService {
   }
 
   close(): Promise<void> {
-    return this.queue.then(() => this.store.close());
+    return this.queue.then(() => Promise.allSettled([...this.flushed])).then(() => this.store.close());
   }
 }

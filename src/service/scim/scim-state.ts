@@ -115,6 +115,24 @@ export class ScimState {
     return out;
   }
 
+  /** What a step's changes replace: each resource as it is now (null: absent), to take the step back later. */
+  priorOf(changes: readonly Change[]): Change[] {
+    return changes.map((c) => ({
+      type: c.type,
+      id: c.id,
+      resource: (c.type === "User" ? this.users : this.groups).get(c.id) ?? null,
+    }));
+  }
+
+  /**
+   * Takes back the last step applied (one never made durable): its prior resources (priorOf, taken before the
+   * step) put back, last change first, and the revision lowered to `rev`, the one before the step.
+   */
+  revert(prior: readonly Change[], rev: number): void {
+    this.applyStep({ rev: this.rev, changes: [...prior].reverse(), snapshot: true });
+    this.rev = rev;
+  }
+
   private putUser(id: string, next: ScimResource | null): void {
     const prev = this.users.get(id);
     if (prev) {

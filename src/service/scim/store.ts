@@ -27,6 +27,12 @@ export interface ScimStore {
    * follower (PostgreSQL), then runs `run` with the slot; a throw from `run` or from commit stores nothing.
    */
   write<T>(applied: number, run: (slot: WriteSlot) => Promise<T>): Promise<T>;
+  /**
+   * A store that appends steps in order with no lock to take (the journal): the service plans each write at once
+   * against the state, and the promise resolves when the step is durable (flushed with the steps handed in around
+   * it); a rejection means this step and every one handed in after it were not stored.
+   */
+  append?(step: Step): Promise<void>;
   /** Starts following the steps other processes commit (PostgreSQL); a journal has none. */
   follow?(apply: (step: Step) => void): void;
   status(): StoreStatus;

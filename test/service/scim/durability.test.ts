@@ -157,3 +157,42 @@ describe("journal compaction", () => {
     }
   });
 });
+
+describe("a group of concurrent changes (group commit)", () => {
+  it("keeps every one answered 2xx across SIGKILL, however they were grouped into flushes", async () => {
+    const file = join(dir, "concurrent.journal");
+    const own = args.map((a) => (a === journal ? file : a));
+    const first = await startServe(own);
+    running.push(first);
+    const subs = Array.from({ length: 40 }, (_, i) => `10000000-0000-4000-8000-${String(i).padStart(12, "0")}`);
+    const created = await Promise.all(
+      subs.map((sub) => scimRequest(first.url, "POST", "/Users", user(`${sub}@school.example`, sub))),
+    );
+    expect(created.map((r) => r.status)).toEqual(subs.map(() => 201));
+    // All patched at once (8 deactivated: under the de-provisioning guard's floor, 32 renamed), then killed.
+    const patched = await Promise.all(
+      created.map((r, i) =>
+        scimRequest(
+          first.url,
+          "PATCH",
+          `/Users/${r.body.id}`,
+          i < 8
+            ? patchOp({ op: "replace", path: "active", value: false })
+            : patchOp({ op: "replace", path: "displayName", value: `renamed ${i}` }),
+        ),
+      ),
+    );
+    expect(patched.map((r) => r.status)).toEqual(patched.map(() => 200));
+    await kill9(first);
+
+    const second = await startServe(own);
+    running.push(second);
+    expect((await scimRequest(second.url, "GET", "/Users?count=0")).body.totalResults).toBe(40);
+    const got = await Promise.all(created.map((r) => scimRequest(second.url, "GET", `/Users/${r.body.id}`)));
+    expect(got.map((r) => r.body.active)).toEqual(subs.map((_, i) => i >= 8));
+    expect(got.map((r) => r.body.meta.version)).toEqual(patched.map((r) => r.body.meta.version));
+    expect(got.slice(8).map((r) => r.body.displayName)).toEqual(subs.slice(8).map((_, i) => `renamed ${i + 8}`));
+    expect(await teacherAllowed(second.url, subs[0]!)).toBe(false);
+    await second.stop();
+  });
+});
