@@ -39,6 +39,7 @@ export interface ScimBody {
   active?: boolean;
   members?: { value: string; display?: string }[];
   groups?: { value: string; display: string }[];
+  schemas?: string[];
   Resources: ScimBody[];
   totalResults: number;
   itemsPerPage: number;
