@@ -27,7 +27,7 @@ async function failureOf(p: Promise<unknown>): Promise<FetchError> {
 
 describe("sendRequest", () => {
   it("POSTs the body with the URL's userinfo as Basic authentication, the URL shown redacted", async () => {
-    const seen: { url?: string; authorization?: string; body: string }[] = [];
+    const seen: { url: string | undefined; authorization: string | undefined; body: string }[] = [];
     const host = await serve((req, res) => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
