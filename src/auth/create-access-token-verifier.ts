@@ -1,6 +1,7 @@
 /**
  * createAccessTokenVerifier: the verifier the service calls for every API request. jose's jwtVerify checks
- * the token with the issuer's own keys (verify-jwt.ts); then typ/shape rules of access tokens, claims
+ * the token with the issuer's own keys (verify-jwt.ts); then typ/shape rules of access tokens (the shape the
+ * project declares, asked at each verification), claims
  * normalised, and the result remembered in a bounded cache whose entries go with their key. Every
  * rejection is a TokenError.
  */
@@ -50,7 +51,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
     const { header, payload, kid } = await verifyJwt(token, rules);
     const claims = normaliseClaims(payload);
     checkIssuedAt(claims, o.now(), o.clockToleranceSec, "token");
-    checkAccessTokenShape(claims);
+    checkAccessTokenShape(claims, o.tokenShape());
     // Frozen: cached answers are shared between callers.
     Object.freeze(claims.aud);
     Object.freeze(claims.scope);
@@ -78,7 +79,11 @@ export function createAccessTokenVerifier(options: VerifierOptions): PortierAcce
             cache.delete(key);
             throw new TokenError("token_expired", "the token has expired");
           }
-          if (store.has(hit.kid)) return { ...hit.value, cached: true };
+          if (store.has(hit.kid)) {
+            // The project's token shape may have changed since (a reloaded bundle): a cached token is held to it too.
+            checkAccessTokenShape(hit.value.claims, o.tokenShape());
+            return { ...hit.value, cached: true };
+          }
           cache.delete(key);
         }
       }

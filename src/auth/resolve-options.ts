@@ -1,7 +1,8 @@
 /**
  * Checks VerifierOptions and fills in defaults; a mistake throws TypeError naming the option.
  */
-import type { VerifierOptions } from "./types.js";
+import { SPEC_ACCESS_TOKEN_SHAPE } from "./classify-access-token.js";
+import type { AccessTokenShape, VerifierOptions } from "./types.js";
 
 export const DEFAULT_ALGORITHMS = ["RS256", "PS256", "ES256"];
 
@@ -22,6 +23,7 @@ export interface ResolvedOptions {
   refreshCooldownMs: number;
   cacheSize: number;
   now: () => number;
+  tokenShape: () => AccessTokenShape;
   refreshIntervalMs: number;
   watchJwksFile: boolean;
   logger: VerifierOptions["logger"];
@@ -83,6 +85,7 @@ export function resolveOptions(o: VerifierOptions): ResolvedOptions {
     refreshCooldownMs: nonNegative("refreshCooldownMs", o.refreshCooldownMs, 30_000),
     cacheSize: Math.floor(nonNegative("cacheSize", o.cacheSize, 10_000)),
     now: o.now ?? (() => Date.now() / 1000),
+    tokenShape: o.tokenShape ?? (() => SPEC_ACCESS_TOKEN_SHAPE),
     refreshIntervalMs: nonNegative("refreshIntervalMs", o.refreshIntervalMs, 300_000),
     watchJwksFile: o.watchJwksFile ?? true,
     logger: o.logger,

@@ -65,6 +65,14 @@ export interface KeyStatus extends ReloadStatus {
   refreshFailures: number;
 }
 
+/** The project's choices the verifier applies (the service reads them from the live bundle). */
+export interface AccessTokenShape {
+  /** The claim naming the subject: a token without it is a client-credentials token. */
+  readonly subjectClaim: string;
+  /** The audience a client-credentials token must carry, or null for none. */
+  readonly applicationAudience: string | null;
+}
+
 export interface VerifierOptions {
   /** Exact expected `iss` ({auth_url}). */
   issuer: string;
@@ -93,6 +101,11 @@ export interface VerifierOptions {
   refreshIntervalMs?: number;
   /** Watch a jwksFile for changes (near-instant rotation); the periodic check runs either way. Default true. */
   watchJwksFile?: boolean;
+  /**
+   * The project's token shape, asked at every verification (cached answers too), so that a reloaded project
+   * applies at once. Default: the spec's (sub; audience apiclients).
+   */
+  tokenShape?: () => AccessTokenShape;
   /** Told about key refresh failures (pino-compatible); the token is never passed. */
   logger?: { warn(obj: object, msg?: string): void; info?(obj: object, msg?: string): void };
 }

@@ -36,7 +36,11 @@ export interface TenantEntry {
 /** The project's choices (data/project.json; data/schemas/project.schema.json says what each means). */
 export interface ProjectChoices {
   role_checked_flows: ("accessCode" | "application")[];
+  /** Absent: sub and tenant_id. */
+  claims?: { subject: string; tenant: string | null };
   user_token: { claims: ("auth_time" | "idp")[]; scope: string | null };
+  /** Absent: audience and scope apiclients. */
+  application_token?: { audience: string | null; scope: string | null };
   tenant_binding: { parameter: string } | null;
   role_list: { name: string; deprecated: boolean };
 }
@@ -72,6 +76,10 @@ function describe(err: ErrorObject, roles: readonly RoleEntry[]): string {
   }
   if (err.keyword === "enum" && /\/methods\/\d+$/.test(err.instancePath)) return methodNameProblem(err.data);
   if (err.keyword === "required") return `missing field "${String(err.params.missingProperty)}"`;
+  if (/^\/claims\/(subject|tenant)$/.test(err.instancePath) && typeof err.data === "string") {
+    if (err.keyword === "not") return `"${err.data}" is a claim Portier reads for itself: name another claim`;
+    if (err.keyword === "pattern") return `"${err.data}" is not a claim name: 1 to 128 printable ASCII, no spaces`;
+  }
   if (err.keyword === "pattern" && typeof err.data === "string") {
     if (/\/template$/.test(err.instancePath))
       return templateProblem(err.data) ?? `"${err.data}" is not a route template`;
@@ -184,6 +192,18 @@ export function loadCatalog(dir: string): Catalog {
       owners.set(key, `tenant ${tenant.tenant_id} as ${code}`);
     });
   });
+  if (project?.tenant_binding && project.claims?.tenant === null)
+    throw dataErrorAt(
+      join(dir, "project.json"),
+      "tenant_binding",
+      "binds a parameter to the caller's tenant, but claims.tenant is null (no claim names it): set one or null this",
+    );
+  if (project?.claims && project.claims.subject === project.claims.tenant)
+    throw dataErrorAt(
+      join(dir, "project.json"),
+      "claims.tenant",
+      `names the same claim as claims.subject ("${project.claims.subject}")`,
+    );
   if (project?.tenant_binding) {
     const { parameter } = project.tenant_binding;
     if (tenants.length > 0 && !routes.some((r) => r.template.includes(`{${parameter}}`)))
@@ -196,10 +216,17 @@ export function loadCatalog(dir: string): Catalog {
   return { roles, routes, tenants, ...(project ? { project } : {}) };
 }
 
-/** The choices as the policies read them, without the file's comment. */
+/** The choices as the policies read them, without the file's comment (claims and application_token when declared). */
 function projectChoices(doc: ProjectChoices & { $comment?: string }): ProjectChoices {
-  const { role_checked_flows, user_token, tenant_binding, role_list } = doc;
-  return { role_checked_flows, user_token, tenant_binding, role_list };
+  const { role_checked_flows, claims, user_token, application_token, tenant_binding, role_list } = doc;
+  return {
+    role_checked_flows,
+    ...(claims ? { claims } : {}),
+    user_token,
+    ...(application_token ? { application_token } : {}),
+    tenant_binding,
+    role_list,
+  };
 }
 
 /**

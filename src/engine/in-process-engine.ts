@@ -12,8 +12,9 @@ import { engineDeny, errorDeny } from "./deny.js";
 import { EngineLoadError, PolicyEvaluationError } from "./errors.js";
 import { catalogRoles } from "./catalog-roles.js";
 import { catalogTemplates } from "./catalog-templates.js";
+import { catalogTokenShape } from "./catalog-token-shape.js";
 import { DecisionMemo, type DecisionMemoOptions } from "./decision-memo.js";
-import type { CatalogRole, Decision, DecisionEngine, DecisionInput, RoleCheckMode } from "./types.js";
+import type { CatalogRole, Decision, DecisionEngine, DecisionInput, RoleCheckMode, TokenShape } from "./types.js";
 
 export const DECISION_ENTRYPOINT = "portier/decision";
 export const CATALOG_ENTRYPOINT = "portier/catalog";
@@ -48,6 +49,7 @@ export class InProcessEngine implements DecisionEngine {
   readonly manifest: Bundle["manifest"];
   readonly roles: readonly CatalogRole[];
   readonly templates: readonly string[];
+  readonly tokenShape: TokenShape;
   private readonly instance: PolicyInstance;
   /** The bundle's decision-log mask and drop rules (portier/log/mask, portier/log/drop), if it has them. */
   readonly logRules: LogRules | undefined;
@@ -61,6 +63,7 @@ export class InProcessEngine implements DecisionEngine {
     this.instance = new PolicyInstance(bundle, source, options.load);
     this.roles = catalogRoles(bundle.data, source);
     this.templates = catalogTemplates(bundle.data);
+    this.tokenShape = catalogTokenShape(bundle.data, source);
     const id = this.instance.entrypointId(DECISION_ENTRYPOINT);
     if (id === undefined)
       throw new EngineLoadError(

@@ -18,7 +18,8 @@ export {
 export type { VerificationKey } from "./bundle-signature.js";
 export { normalisePath, MAX_PATH_BYTES } from "./normalise-path.js";
 export type { PathResult } from "./normalise-path.js";
-export { tokenFacts } from "./token-facts.js";
+export { tokenFacts, ownClaim } from "./token-facts.js";
+export { SPEC_TOKEN_SHAPE, applicationTokenFacts, catalogTokenShape } from "./catalog-token-shape.js";
 export { engineDeny } from "./deny.js";
 export { compareVerdicts } from "./compare-verdicts.js";
 export type { Verdict, VerdictChange } from "./compare-verdicts.js";

@@ -101,6 +101,21 @@ export interface CatalogRole {
   aliases: string[];
 }
 
+/**
+ * How a bundle's project reads a token (data/project.json claims and application_token): the service reads the
+ * subject and tenant from these claims and passes them to the policy as token.sub and token.tenant_id.
+ */
+export interface TokenShape {
+  /** The claim naming the subject, the key of its directory record (the spec's: sub). */
+  readonly subjectClaim: string;
+  /** The claim naming the subject's tenant (the spec's: tenant_id); null: none, a record counts for any tenant. */
+  readonly tenantClaim: string | null;
+  /** An audience every application (client-credentials) token carries, or null (the spec's: apiclients). */
+  readonly applicationAudience: string | null;
+  /** A scope every application token carries, or null (the spec's: apiclients). */
+  readonly applicationScope: string | null;
+}
+
 /** What an engine offers the service: decisions answered in the calling thread. */
 export interface DecisionEngine {
   /** Never throws for a bad input or a policy failure: those are denies with a reason (fail closed). */
@@ -109,6 +124,8 @@ export interface DecisionEngine {
   readonly roles: readonly CatalogRole[];
   /** The route templates of the bundle's catalog (data.catalog.routes), each once, in catalog order. */
   readonly templates?: readonly string[];
+  /** How the bundle's project reads tokens; absent: the spec's (SPEC_TOKEN_SHAPE). */
+  readonly tokenShape?: TokenShape;
   /** Bundle revision from its manifest (or a content hash when the manifest has none). */
   readonly revision: string;
   /** The bundle's decision-log mask and drop rules, when it has them (log-rules.ts). */

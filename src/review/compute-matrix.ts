@@ -138,6 +138,7 @@ function decide(engine: InProcessEngine, method: string, path: string, caller: C
       mode: "enforce",
     },
     path,
+    engine.tokenShape,
   );
   if (caller.token) input.token = { ...input.token, ...caller.token };
   const d: Decision = engine.decide(input);

@@ -4,9 +4,12 @@
  * and renders the decision in words with every check of the policy in order, each with its outcome.
  */
 import {
+  applicationTokenFacts,
   CATALOG_ENTRYPOINT,
   normalisePath,
   engineDeny,
+  SPEC_TOKEN_SHAPE,
+  type TokenShape,
   type Decision,
   type DecisionInput,
   type InProcessEngine,
@@ -56,11 +59,12 @@ function roleListName(engine: InProcessEngine): string {
   }
 }
 
-export function explainInput(req: ExplainRequest, path: string): DecisionInput {
+/** `shape`: the bundle's project's token shape, whose application token the application caller carries. */
+export function explainInput(req: ExplainRequest, path: string, shape: TokenShape = SPEC_TOKEN_SHAPE): DecisionInput {
   const tenant = req.tenantId ? { tenant_id: req.tenantId } : {};
   const token =
     req.flow === "application"
-      ? { client_id: "explain", aud: ["apiclients"], scope: ["apiclients"], ...tenant }
+      ? { client_id: "explain", ...applicationTokenFacts(shape), ...tenant }
       : {
           sub: "00000000-0000-4000-8000-00000000e000",
           auth_time: 1,
@@ -81,7 +85,7 @@ export function explainInput(req: ExplainRequest, path: string): DecisionInput {
 export function explain(engine: InProcessEngine, req: ExplainRequest): Decision {
   const normalised = normalisePath(req.path);
   if (!normalised.ok) return engineDeny("path_invalid", normalised.message, req.mode);
-  return engine.decide(explainInput(req, normalised.path));
+  return engine.decide(explainInput(req, normalised.path, engine.tokenShape));
 }
 
 /** The decision for an input as the service built it, every check's outcome, and hints. */
@@ -115,7 +119,7 @@ export function explainRequest(engine: InProcessEngine, req: ExplainRequest): Ex
       hints: [],
       roleList: roleListName(engine),
     };
-  return explainDecisionInput(engine, explainInput(req, normalised.path));
+  return explainDecisionInput(engine, explainInput(req, normalised.path, engine.tokenShape));
 }
 
 const OUTCOME_WORD: Record<CheckOutcome["outcome"], string> = { pass: "pass", fail: "FAIL", not_applicable: "n/a " };

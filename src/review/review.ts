@@ -17,6 +17,8 @@ import { directoryHolders, SideAccess, type Holder } from "./review-people.js";
 import { buildReport, type FailOn, type ReviewReport, type ReviewTests } from "./review-report.js";
 import { messageOf } from "../errors/caught.js";
 import { openSide, ReviewSourceError, type ReviewSide } from "./review-sides.js";
+import { inRepository } from "./review-in-repository.js";
+import { repositoryPlace } from "../toolchain/export-revision.js";
 
 export interface ReviewOptions {
   base: string;
@@ -120,7 +122,7 @@ export async function review(opts: ReviewOptions): Promise<ReviewReport> {
       base: new SideAccess(baseMatrix, base.engine.roles),
       head: new SideAccess(headMatrix, head.engine.roles),
     };
-    return buildReport({
+    const report = buildReport({
       people,
       base: info(base),
       head: info(head),
@@ -132,6 +134,10 @@ export async function review(opts: ReviewOptions): Promise<ReviewReport> {
       logs: opts.logs.length > 0 ? logs : null,
       failOn: opts.failOn,
     });
+    // Every place is relative to the project folder when both sides are of its repository: name them from the top.
+    const ofRepository = (s: ReviewSide) => s.kind === "git" || s.kind === "working tree";
+    const prefix = ofRepository(base) && ofRepository(head) ? (repositoryPlace(opts.project)?.prefix ?? "") : "";
+    return inRepository(report, prefix);
   } finally {
     for (const s of sides) s.close();
   }

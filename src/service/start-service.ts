@@ -93,9 +93,13 @@ async function start(config: ServiceConfig, options: StartOptions, stack: PartSt
   const { logger, destination } = await stack.use(() => processLog(config, options));
   checkInputFiles(config);
   const verificationKey = readVerificationKey(config);
-  const verifier = await stack.use(() => issuerKeys(config, logger));
+  // The verifier holds tokens to the live bundle's token shape (its project's subject claim and audience).
+  // (The policy starts after the verifier: the shape is asked of it at each verification, when there is one.)
+  const live: { policy?: PolicyHolder } = {};
+  const verifier = await stack.use(() => issuerKeys(config, logger, () => live.policy?.current?.engine.tokenShape));
   const memoCounts = { hits: 0, misses: 0 };
   const policy = await stack.use(() => livePolicy(config, logger, verificationKey, memoCounts));
+  live.policy = policy;
   const directory = await stack.use(() => syncedUsers(config, logger, policy));
   const scim = await stack.use(() => scimProvider(config, directory, logger));
   const shadow = (await stack.use(() => shadowCandidate(config, logger, verificationKey)))?.shadow;

@@ -9,12 +9,13 @@
 import { join } from "node:path";
 import type { RouteEntry } from "../catalog/index.js";
 import { dataErrorAt, entryMethods } from "../catalog/index.js";
-import type { Decision, DecisionInput, InProcessEngine } from "../engine/index.js";
+import { applicationTokenFacts } from "../engine/index.js";
+import type { Decision, DecisionInput, InProcessEngine, TokenShape } from "../engine/index.js";
 
 const WHO = "portier-build-check";
 
 /** The tokens the check calls with: a user with every role, synced, and an application; both of one tenant. */
-function inputs(method: string, path: string, roles: string[]): [string, DecisionInput][] {
+function inputs(method: string, path: string, roles: string[], shape: TokenShape): [string, DecisionInput][] {
   const base = { method, path, synced: true, role_check: "enforce" as const };
   const tenant = { tenant_id: WHO };
   return [
@@ -28,7 +29,7 @@ function inputs(method: string, path: string, roles: string[]): [string, Decisio
     ],
     [
       "an application token",
-      { ...base, roles: [], token: { client_id: WHO, aud: ["apiclients"], scope: ["apiclients"], ...tenant } },
+      { ...base, roles: [], token: { client_id: WHO, ...applicationTokenFacts(shape), ...tenant } },
     ],
   ];
 }
@@ -60,7 +61,7 @@ export function checkRoutes(engine: InProcessEngine, routes: RouteEntry[], dataD
   routes.forEach((route, i) => {
     const path = checkPath(route.template);
     for (const method of entryMethods(route))
-      for (const [who, input] of inputs(method, path, roles)) {
+      for (const [who, input] of inputs(method, path, roles, engine.tokenShape)) {
         const problem = problemOf(engine.decide(input), who, `${method} ${path}`, route.template);
         if (problem)
           throw dataErrorAt(

@@ -5,6 +5,7 @@
  * change of the table fails the test until the test is rewritten (`portier init --tests DIR`) and reviewed.
  */
 import type { Catalog, RouteEntry } from "../catalog/index.js";
+import { applicationTokenFacts, catalogTokenShape } from "../engine/index.js";
 
 /** The file the test is written to, inside the project folder. */
 export const GENERATED_TEST = "policies/routes_test.rego";
@@ -36,7 +37,11 @@ export function generatedTests(catalog: Catalog): string {
     ...(scope ? { scope: [scope] } : {}),
     ...tenantClaim,
   };
-  const machine = { client_id: "generated-test-client", aud: ["apiclients"], scope: ["apiclients"], ...tenantClaim };
+  const machine = {
+    client_id: "generated-test-client",
+    ...applicationTokenFacts(catalogTokenShape({ catalog }, "data")),
+    ...tenantClaim,
+  };
   const rows = catalog.routes.map((route) => {
     const path = samplePath(route.template, (name) => (name === parameter && code ? code : `${name}-1`));
     const allowed = route.allowed === "all_synced" ? roles : route.allowed;

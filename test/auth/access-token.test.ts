@@ -324,6 +324,56 @@ describe("typ at+jwt required", () => {
   });
 });
 
+describe("a project's token shape (subject claim, application audience)", () => {
+  type Shape = { subjectClaim: string; applicationAudience: string | null };
+  const OWN: Shape = { subjectClaim: "uid", applicationAudience: "todo-api" };
+  const user = (extra: Record<string, unknown> = {}) => {
+    const { sub, ...claims } = userClaims(iss, { aud: "todo-api", ...extra });
+    return { ...claims, uid: sub };
+  };
+  it.each([
+    ["a user named by uid, no sub", OWN, () => user(), "ok"],
+    ["an application token of the declared audience", OWN, () => appClaims(iss, { aud: "todo-api" }), "ok"],
+    ["the spec's audience, no uid", OWN, () => appClaims(iss), "audience_mismatch"],
+    ["sub but no uid, another audience", OWN, () => userClaims(iss, { aud: "other" }), "audience_mismatch"],
+    ["no scope, addressed to a client", OWN, () => user({ aud: "webapp", scope: undefined }), "id_token_not_accepted"],
+    [
+      "no audience required: any",
+      { subjectClaim: "uid", applicationAudience: null },
+      () => appClaims(iss, { aud: "x" }),
+      "ok",
+    ],
+    [
+      "no audience required, an ID token by its nonce still refused",
+      { subjectClaim: "uid", applicationAudience: null },
+      () => ({ ...appClaims(iss), nonce: "n" }),
+      "id_token_not_accepted",
+    ],
+  ] as const)("%s", async (_n, shape, claims, code) => {
+    const verifier = createAccessTokenVerifier({ issuer: iss, now: () => NOW, tokenShape: () => shape });
+    try {
+      expect(await codeOf(verifier.verify(await sign(claims(), rsa)))).toBe(code);
+    } finally {
+      verifier.close();
+    }
+  });
+
+  it("holds a cached token to the shape asked now (a reloaded project applies at once)", async () => {
+    let shape: Shape = { subjectClaim: "sub", applicationAudience: "apiclients" };
+    const verifier = createAccessTokenVerifier({ issuer: iss, now: () => NOW, tokenShape: () => shape });
+    try {
+      const token = await sign(appClaims(iss), rsa);
+      expect(await codeOf(verifier.verify(token))).toBe("ok");
+      shape = OWN;
+      const error = await verifier.verify(token).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TokenError);
+      expect((error as TokenError).message).toBe("a client-credentials token must have aud todo-api");
+    } finally {
+      verifier.close();
+    }
+  });
+});
+
 describe("WWW-Authenticate", () => {
   it("token_missing is a bare Bearer challenge", () => {
     expect(wwwAuthenticate(new TokenError("token_missing", "no token"))).toBe("Bearer");

@@ -286,6 +286,92 @@ describe("loadCatalog", () => {
   });
 });
 
+describe("a project's token choices (data/project.json claims and application_token)", () => {
+  type Project = Record<string, unknown>;
+  const load = (edit: (p: Project) => void) => {
+    const dir = scratchProject();
+    const path = join(dir, "data", "project.json");
+    const doc = JSON.parse(readFileSync(path, "utf8")) as Project;
+    edit(doc);
+    writeFileSync(path, JSON.stringify(doc, null, 2));
+    return loadCatalog(join(dir, "data"));
+  };
+
+  it("declares the spec's choices in the spec's project, and keeps what another project declares", () => {
+    expect(loadCatalog(join(PROJECT_ROOT, "data")).project).toMatchObject({
+      claims: { subject: "sub", tenant: "tenant_id" },
+      application_token: { audience: "apiclients", scope: "apiclients" },
+    });
+    const own = load((p) => {
+      p.claims = { subject: "uid", tenant: null };
+      p.application_token = { audience: null, scope: "batch" };
+      p.tenant_binding = null;
+    });
+    expect(own.project).toMatchObject({
+      claims: { subject: "uid", tenant: null },
+      application_token: { audience: null, scope: "batch" },
+    });
+    // Both may be left out: the policies and the service then read the spec's.
+    const bare = load((p) => {
+      delete p.claims;
+      delete p.application_token;
+    });
+    expect(bare.project && "claims" in bare.project).toBe(false);
+    expect(bare.project && "application_token" in bare.project).toBe(false);
+  });
+
+  const broken: [string, (p: Project) => void, RegExp][] = [
+    [
+      "a subject claim missing",
+      (p) => (p.claims = { tenant: "org" }),
+      /project\.json:\d+: claims: missing field "subject"/,
+    ],
+    [
+      "a claim Portier reads for itself",
+      (p) => (p.claims = { subject: "aud", tenant: "org" }),
+      /project\.json:\d+: claims\.subject: "aud" is a claim Portier reads for itself: name another claim/,
+    ],
+    [
+      "a claim name with a space",
+      (p) => (p.claims = { subject: "uid", tenant: "the org" }),
+      /claims\.tenant: "the org" is not a claim name: 1 to 128 printable ASCII, no spaces/,
+    ],
+    [
+      "one claim for subject and tenant",
+      (p) => (p.claims = { subject: "uid", tenant: "uid" }),
+      /claims\.tenant: names the same claim as claims\.subject \("uid"\)/,
+    ],
+    [
+      "a tenant binding without a tenant claim",
+      (p) => (p.claims = { subject: "sub", tenant: null }),
+      /project\.json:\d+: tenant_binding: binds a parameter to the caller's tenant, but claims\.tenant is null/,
+    ],
+    [
+      "an unknown field of claims",
+      (p) => (p.claims = { subject: "sub", tenant: "tenant_id", roles: "groups" }),
+      /claims: unknown field "roles"/,
+    ],
+    [
+      "an application audience that is no string",
+      (p) => (p.application_token = { audience: 7, scope: null }),
+      /project\.json:\d+: application_token\.audience: must be string/,
+    ],
+    [
+      "an application scope with a space",
+      (p) => (p.application_token = { audience: null, scope: "a b" }),
+      /application_token\.scope: must match pattern/,
+    ],
+    [
+      "an application token without scope",
+      (p) => (p.application_token = { audience: "api" }),
+      /application_token: missing field "scope"/,
+    ],
+  ];
+  it.each(broken)("names the field for %s", (_name, edit, message) => {
+    expect(() => load(edit)).toThrow(message);
+  });
+});
+
 describe("the indexes the policy looks up", () => {
   const route = (template: string) => ({ product: "p", api: "a", template, allowed: "all_synced" as const });
 

@@ -94,7 +94,7 @@ describe("a team's project from portier init", () => {
 
   it("answers data check and explain for its own data when run in its folder", async () => {
     const check = await portierProcess(["data", "check"], { cwd: dir });
-    expect(check.stdout).toBe("data ok: 2 roles, 3 routes, 0 tenant bindings\n");
+    expect(check.stdout).toBe("data ok: 2 roles, 4 routes, 0 tenant bindings\n");
     const allow = await portierProcess(["explain", "--role", "reader", "GET", "/items/7"], { cwd: dir });
     expect(allow.stdout).toMatch(/^ALLOW GET \/items\/7 for/);
     expect(allow.stdout).toContain("deprecated: no");
@@ -104,11 +104,24 @@ describe("a team's project from portier init", () => {
     expect(deny.code).toBe(1);
   }, 120_000);
 
+  it("shows a write: writers may POST /items, readers may not, and its generated test says so", async () => {
+    const write = await portierProcess(["explain", "--project", dir, "--role", "writer", "POST", "/items"]);
+    expect(write.stdout).toMatch(/^ALLOW POST \/items for/);
+    const read = await portierProcess(["explain", "--project", dir, "--role", "reader", "POST", "/items"]);
+    expect(read.stdout).toMatch(
+      /^DENY POST \/items .*none of the caller's roles \[reader\] may call \/items \(allowed: writer\)/s,
+    );
+    expect(read.code).toBe(1);
+    expect(readFileSync(join(dir, "policies", "routes_test.rego"), "utf8")).toContain(
+      '["POST", "/items", ["writer"], false]',
+    );
+  }, 120_000);
+
   it("fails its generated test when the route table changes, until the test is rewritten", async () => {
     const routes = join(dir, "data", "routes.json");
     const before = readFileSync(routes, "utf8");
     const doc = JSON.parse(before) as { routes: { allowed: string[] }[] };
-    doc.routes[2]!.allowed = ["reader", "writer"];
+    doc.routes[3]!.allowed = ["reader", "writer"];
     writeFileSync(routes, JSON.stringify(doc));
     try {
       const failed = await portier(["test", "--project", dir]);

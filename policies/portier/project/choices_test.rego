@@ -80,7 +80,66 @@ test_audit_reports_would_deny_without_a_deprecated_list if {
 	not d.deprecated
 }
 
+# A team whose tokens name the subject uid and the tenant org, whose machines carry the audience todo-api and no
+# particular scope (the service passes uid as input.token.sub: the policy names the claim in its reasons only).
+own_tokens := object.union(team, {
+	"claims": {"subject": "uid", "tenant": "org"},
+	"application_token": {"audience": "todo-api", "scope": null},
+})
+
+_with_app(audience, scope) := object.union(team, {"application_token": {"audience": audience, "scope": scope}})
+
+# name: [choices, token facts, flow (null: none), the reason it has none (null: it has one)]
+token_shape_cases := {
+	"own audience, no scope: a machine": [own_tokens, {"client_id": "m", "aud": ["todo-api"]}, "application", null],
+	"own audience: the spec's is not enough": [
+		own_tokens, machine, null,
+		"neither a user token (uid, auth_time) nor a client token (aud todo-api, no uid)",
+	],
+	"own subject: a user": [own_tokens, user, "accessCode", null],
+	"scope only": [
+		_with_app(null, "batch"), {"aud": ["x"]}, null,
+		"neither a user token (sub, auth_time) nor a client token (scope batch, no sub)",
+	],
+	"scope only, carried": [_with_app(null, "batch"), {"scope": ["batch"]}, "application", null],
+	"audience and scope differ": [
+		_with_app("api", "batch"), {"aud": ["api"]}, null,
+		"neither a user token (sub, auth_time) nor a client token (aud api, scope batch, no sub)",
+	],
+	"neither required: any token without a subject": [_with_app(null, null), {"client_id": "m"}, "application", null],
+	"neither required: an ID token is still none": [
+		_with_app(null, null), {"nonce": "n"}, null,
+		"an ID token is not an access token; call the API with the access token",
+	],
+}
+
+_flow_of(choices, facts) := f if {
+	f := token.flow with input as {"token": facts} with data.catalog.project as choices
+} else := null
+
+# The reason a token has no flow (shape_problem is read only then).
+_problem_of(choices, facts) := p if {
+	not token.flow with input as {"token": facts} with data.catalog.project as choices
+	p := token.shape_problem with input as {"token": facts} with data.catalog.project as choices
+} else := null
+
+test_token_shapes_follow_the_choices[name] if {
+	some name, [choices, facts, flow, problem] in token_shape_cases
+	[_flow_of(choices, facts), _problem_of(choices, facts)] == [flow, problem]
+}
+
+test_own_claims_decide if {
+	d := _with_choices(own_tokens, _request("/v1/roles", user, []))
+	[d.allow, d.reason] == [true, "allowed"]
+	m := _with_choices(own_tokens, _machine("/v1/roles"))
+	[m.allow, m.reason] == [false, "token_shape_unknown"]
+	m.message == "neither a user token (uid, auth_time) nor a client token (aud todo-api, no uid)"
+}
+
 test_defaults_deny_most if {
+	project.subject_claim == "sub" with data.catalog.project as {}
+	project.application_audience == "apiclients" with data.catalog.project as {}
+	project.application_scope == "apiclients" with data.catalog.project as {}
 	project.role_checked_flows == ["accessCode", "application"] with data.catalog.project as {}
 	project.user_claims == ["auth_time", "idp"] with data.catalog.project as {}
 	project.user_scope == null with data.catalog.project as {}

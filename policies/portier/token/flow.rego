@@ -1,6 +1,9 @@
 # Classifies the verified access token into one of the platform's two flows (spec 2.2, 2.3, 5).
-# - application: client credentials; aud and scope hold "apiclients", no sub.
-# - accessCode: a user; sub and the claims the project requires of user tokens (the spec's: auth_time, idp).
+# - application: client credentials; no subject, and the audience and scope the project requires of application
+#   tokens (the spec's: aud and scope hold "apiclients").
+# - accessCode: a user; a subject and the claims the project requires of user tokens (the spec's: auth_time, idp).
+# The service passes the project's subject claim as input.token.sub (the spec's: sub) and its tenant claim as
+# input.token.tenant_id.
 # - named by a PEP: no token; an authenticated AuthZEN PEP (src/service/authzen) names the user, whose
 #   directory record stands in for the token (input.token holds its sub and tenant_id): an accessCode call.
 # Anything else, an ID token among them (spec 2.1), has no flow and is refused by the decision.
@@ -21,15 +24,22 @@ named_by_pep if {
 	not _looks_like_id_token
 }
 
-has_apiclients_scope if "apiclients" in input.token.scope
+# The token carries what the project requires of application tokens (each of audience and scope, or nothing).
+has_application_audience if project.application_audience == null
+
+has_application_audience if project.application_audience in input.token.aud
+
+has_application_scope if project.application_scope == null
+
+has_application_scope if project.application_scope in input.token.scope
 
 # The user token carries the scope the project requires of user tokens.
 has_user_scope if project.user_scope in input.token.scope
 
 # The one-line reason a token has no flow (each token is in exactly one of these three cases).
 shape_problem := concat("", [
-	"neither a user token (", concat(", ", array.concat(["sub"], project.user_claims)),
-	") nor a client token (aud, scope apiclients, no sub)",
+	"neither a user token (", concat(", ", array.concat([project.subject_claim], project.user_claims)),
+	") nor a client token (", concat(", ", _client_needs), ")",
 ]) if {
 	not _has_subject
 	not _looks_like_id_token
@@ -46,10 +56,22 @@ shape_problem := concat("", [
 
 _is_client_credentials_token if {
 	not _has_subject
-	"apiclients" in input.token.aud
-	has_apiclients_scope
+	has_application_audience
+	has_application_scope
 	not _looks_like_id_token
 }
+
+_client_needs := array.concat(_application_needs, [concat(" ", ["no", project.subject_claim])])
+
+# What an application token must carry, in words: "aud, scope apiclients" when both are one name (the spec's).
+_application_needs := [concat(" ", ["aud, scope", project.application_audience])] if {
+	project.application_audience != null
+	project.application_audience == project.application_scope
+} else := [x |
+	some [claim, value] in [["aud", project.application_audience], ["scope", project.application_scope]]
+	value != null
+	x := concat(" ", [claim, value])
+]
 
 _is_user_token if {
 	_has_subject

@@ -64,6 +64,6 @@ test_named_by_pep_is_a_user if {
 }
 
 test_scope_check if {
-	token.has_apiclients_scope with input as {"token": user} with data.catalog as fixture.catalog
-	not token.has_apiclients_scope with input as {"token": object.union(user, {"scope": ["openid"]})} with data.catalog as fixture.catalog
+	token.has_application_scope with input as {"token": user} with data.catalog as fixture.catalog
+	not token.has_application_scope with input as {"token": object.union(user, {"scope": ["openid"]})} with data.catalog as fixture.catalog
 }

@@ -36,7 +36,7 @@ export const SPEC = {
 
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
-/** The starting files of a project, by path: a read-only and a read-write role on a small API. */
+/** The starting files of a project, by path: a read-only and a read-write role on a small API that reads and writes. */
 function scaffold(): Record<string, string> {
   const tenant = randomUUID();
   const alice = randomUUID();
@@ -62,9 +62,12 @@ function scaffold(): Record<string, string> {
       directory: "data/sample/directory.json",
     }),
     "data/routes.json": json({
-      $comment: "The API's routes and the roles allowed to call them (ids of roles.json).",
+      $comment:
+        "The API's routes and the roles allowed to call them (ids of roles.json). An entry without methods " +
+        "answers GET (and HEAD); an entry with methods answers those, each method of a route in one entry.",
       routes: [
         { product: "Items", api: "Items", template: "/items", allowed: ["reader", "writer"] },
+        { product: "Items", api: "New item", template: "/items", methods: ["POST"], allowed: ["writer"] },
         { product: "Items", api: "Item", template: "/items/{itemId}", allowed: ["reader", "writer"] },
         { product: "Items", api: "Item history", template: "/items/{itemId}/history", allowed: ["writer"] },
       ],
@@ -79,7 +82,9 @@ function scaffold(): Record<string, string> {
     "data/project.json": json({
       $comment: "This project's choices: see data/schemas/project.schema.json in Portier.",
       role_checked_flows: ["accessCode", "application"],
+      claims: { subject: "sub", tenant: "tenant_id" },
       user_token: { claims: [], scope: null },
+      application_token: { audience: "apiclients", scope: "apiclients" },
       tenant_binding: null,
       role_list: { name: "the role table of data/routes.json", deprecated: false },
     }),

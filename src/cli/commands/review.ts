@@ -19,6 +19,7 @@ import {
   type ReviewReport,
 } from "../../review/index.js";
 import { resolveProject } from "../../toolchain/project.js";
+import { repositoryPlace } from "../../toolchain/export-revision.js";
 import {
   OPA_OPTION,
   PROJECT_OPTION,
@@ -155,7 +156,9 @@ export async function run(argv: string[]): Promise<number> {
     // No answer is still a report, in every format asked, so CI posts it and annotates the line at fault.
     console.error(`portier review: ${messageOf(err)}`);
     const folders = [base, head].flatMap((s) => (s !== undefined && isDirectory(s) ? [resolve(s)] : []));
-    report = failedReport({ base, head, failOn, err, roots: [...folders, project] });
+    // A place in the project (its working tree or a revision of it) is named from the repository's top level.
+    const prefix = repositoryPlace(project)?.prefix ?? "";
+    report = failedReport({ base, head, failOn, err, roots: folders, project: { dir: project, prefix } });
   }
   try {
     for (const [file, f] of outputs) writeFileSync(file, render(report, f));

@@ -13,7 +13,7 @@
  * recorded (record-decision.ts) with its decision id. Synchronous: no token to verify.
  */
 import { randomUUID } from "node:crypto";
-import { engineDeny, normalisePath, type PathResult } from "../../engine/index.js";
+import { engineDeny, normalisePath, SPEC_TOKEN_SHAPE, type PathResult } from "../../engine/index.js";
 import type { Decision, DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { Directory } from "../../directory/index.js";
 import type { PolicyHolder } from "../policy.js";
@@ -52,9 +52,13 @@ function unaskable(req: EvaluationRequest): string | undefined {
 export function createEvaluator(deps: EvaluatorDeps): Evaluate {
   /** The subject's record, the policy input and the policy's decision, for a request that can be asked. */
   function decide(req: EvaluationRequest, run: DecisionRun): Decision {
-    // The record stands in for a token: its sub and tenant are the claims the subject's roles are found with.
+    // The record stands in for a token: its sub and tenant are the claims the subject's roles are found with, named
+    // as the live bundle's project names them (evaluateSubject reads the same snapshot: nothing swaps it meanwhile).
     const record = deps.directory?.lookup(req.subject.id);
-    const claims = { sub: req.subject.id, ...(record ? { tenant_id: record.tenant_id } : {}) };
+    const names = deps.policy.current?.engine.tokenShape ?? SPEC_TOKEN_SHAPE;
+    const named: [string, string][] = [[names.subjectClaim, req.subject.id]];
+    if (record && names.tenantClaim !== null) named.push([names.tenantClaim, record.tenant_id]);
+    const claims = Object.fromEntries(named);
     const sources = { policy: deps.policy, directory: deps.directory, rolesClaim: undefined };
     return evaluateSubject(run, claims, req.action.name, sources, { authzen: authzenInput(req) });
   }

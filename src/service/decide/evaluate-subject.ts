@@ -3,7 +3,7 @@
  * named by an authenticated AuthZEN PEP in authzen/evaluate.ts): the subject's roles, the policy input and the
  * evaluation, all on one read of the live bundle.
  */
-import { engineDeny } from "../../engine/index.js";
+import { engineDeny, SPEC_TOKEN_SHAPE } from "../../engine/index.js";
 import type { Decision, DecisionInput } from "../../engine/types.js";
 import type { Directory } from "../../directory/index.js";
 import { NO_ROLE_NAMES, type EntryRoles } from "../../directory/role-resolver.js";
@@ -23,7 +23,8 @@ export interface SubjectSources {
 const NO_ENTRY_ROLES: EntryRoles = () => undefined;
 
 /**
- * The decision for `claims` calling `method` on the run's path; `extra` joins the policy input (AuthZEN's request).
+ * The decision for `claims` (a token's, or claims named as the live bundle's TokenShape names them) calling `method` on
+ * the run's path; `extra` joins the policy input (AuthZEN's request).
  * Sets the run's subject, input and the revision that decided.
  */
 export function evaluateSubject(
@@ -35,8 +36,10 @@ export function evaluateSubject(
 ): Decision {
   // One read of the live bundle: the engine that evaluates and the names that resolve the roles are one snapshot's.
   const snapshot = sources.policy.current;
+  const shape = snapshot?.engine.tokenShape ?? SPEC_TOKEN_SHAPE;
   // 2. subject
   const caller = findSubject(claims, {
+    shape,
     rolesClaim: sources.rolesClaim,
     directory: sources.directory,
     resolveRole: snapshot?.resolveRole ?? NO_ROLE_NAMES,
@@ -47,7 +50,7 @@ export function evaluateSubject(
   const engine = snapshot?.engine;
   if (!run.normalised.ok) return engineDeny("path_invalid", run.normalised.message, run.mode, 403);
   if (!engine) return engineDeny("policy_unavailable", "no policy is loaded", run.mode, 403);
-  const input = decisionInput(method, run.normalised.path, claims, caller, run.mode);
+  const input = decisionInput(method, run.normalised.path, claims, caller, run.mode, shape);
   run.input = extra ? { ...input, ...extra } : input;
   // The revision that decided (a reload may swap the engine while a decision runs).
   run.revision = engine.revision;

@@ -4,7 +4,7 @@
  * so that `portier replay` can evaluate it again under another policy.
  */
 import { tokenFacts } from "../../engine/index.js";
-import type { DecisionInput, RoleCheckMode } from "../../engine/types.js";
+import type { DecisionInput, RoleCheckMode, TokenShape } from "../../engine/types.js";
 import type { Caller } from "./subject.js";
 
 export function decisionInput(
@@ -13,11 +13,12 @@ export function decisionInput(
   claims: Record<string, unknown>,
   caller: Caller,
   mode: RoleCheckMode,
+  shape?: TokenShape,
 ): DecisionInput {
   return {
     method: method.toUpperCase(),
     path,
-    token: tokenFacts(claims),
+    token: tokenFacts(claims, shape),
     roles: caller.subject.roles,
     synced: caller.synced,
     role_check: mode,

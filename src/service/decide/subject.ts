@@ -1,10 +1,14 @@
 /**
- * Stage 2, subject: who the verified token names (sub, client_id, tenant_id) and their roles. Roles come from
- * a roles claim when one is configured, else from the synced-users directory, whose record counts only for
- * a token of the same tenant. Both are resolved with the role names of the bundle that will evaluate the
- * decision (the caller passes that one snapshot's resolvers); a record naming a role that bundle does not
- * know is not this caller's (not synced). A caller without sub (an application) has no roles and is not synced.
+ * Stage 2, subject: who the verified token names (sub, client_id, tenant_id) and their roles. The subject and
+ * the tenant are the claims the bundle's project names (TokenShape; the spec's: sub and tenant_id). Roles come
+ * from a roles claim when one is configured, else from the synced-users directory, whose record counts only for
+ * a token of the same tenant (for any token when the project names no tenant claim). Both are resolved with the
+ * role names of the bundle that will evaluate the decision (the caller passes that one snapshot's resolvers); a
+ * record naming a role that bundle does not know is not this caller's (not synced). A caller without a subject
+ * (an application) has no roles and is not synced.
  */
+import { ownClaim } from "../../engine/index.js";
+import type { TokenShape } from "../../engine/types.js";
 import type { Directory } from "../../directory/index.js";
 import type { EntryRoles, RoleResolver } from "../../directory/role-resolver.js";
 import type { Subject } from "./types.js";
@@ -20,6 +24,8 @@ export interface SubjectSources {
   resolveRole: RoleResolver;
   /** Directory entries' role ids under the same bundle's names as resolveRole. */
   rolesOf: EntryRoles;
+  /** Which claims name the subject and the tenant (the same bundle's). */
+  shape: TokenShape;
 }
 
 /**
@@ -38,8 +44,11 @@ function rolesFromClaim(value: unknown, resolve: RoleResolver): string[] | undef
 }
 
 export function findSubject(claims: Record<string, unknown>, from: SubjectSources): Caller {
-  const sub = typeof claims.sub === "string" ? claims.sub : undefined;
-  const tenant = typeof claims.tenant_id === "string" ? claims.tenant_id : undefined;
+  const subClaim = ownClaim(claims, from.shape.subjectClaim);
+  const sub = typeof subClaim === "string" ? subClaim : undefined;
+  const tenantClaim = ownClaim(claims, from.shape.tenantClaim);
+  const tenant = typeof tenantClaim === "string" ? tenantClaim : undefined;
+  const anyTenant = from.shape.tenantClaim === null;
   let roles: string[] = [];
   let synced = false;
   if (sub !== undefined) {
@@ -49,9 +58,9 @@ export function findSubject(claims: Record<string, unknown>, from: SubjectSource
       synced = fromClaim !== undefined;
     } else {
       const entry = from.directory?.lookup(sub);
-      // A record filed under another tenant (or a token naming no tenant), or naming a role this bundle does
-      // not know, is not this caller: not synced.
-      const ids = entry && entry.tenant_id === tenant ? from.rolesOf(entry) : undefined;
+      // A record filed under another tenant (or a token naming no tenant, when the project has a tenant claim), or
+      // naming a role this bundle does not know, is not this caller: not synced.
+      const ids = entry && (anyTenant || entry.tenant_id === tenant) ? from.rolesOf(entry) : undefined;
       if (ids) {
         roles = ids as string[];
         synced = true;

@@ -4,16 +4,28 @@
  * start-up failure); keys from the network too with --require-keys-at-start.
  */
 import type { Logger } from "pino";
-import { createAccessTokenVerifier, jwksSource, type AccessTokenVerifier } from "../../auth/index.js";
+import {
+  createAccessTokenVerifier,
+  jwksSource,
+  type AccessTokenShape,
+  type AccessTokenVerifier,
+} from "../../auth/index.js";
+import { SPEC_TOKEN_SHAPE } from "../../engine/index.js";
 import type { ServiceConfig } from "../config.js";
 import type { Part } from "../part-stack.js";
 import { StartError } from "../start-error.js";
 
-export async function issuerKeys(config: ServiceConfig, logger: Logger): Promise<Part<AccessTokenVerifier>> {
+/** `shape`: the live bundle's token shape (undefined before a bundle is loaded: the spec's). */
+export async function issuerKeys(
+  config: ServiceConfig,
+  logger: Logger,
+  shape: () => AccessTokenShape | undefined = () => undefined,
+): Promise<Part<AccessTokenVerifier>> {
   const jwks = jwksSource(config.jwks);
   const verifier = createAccessTokenVerifier({
     issuer: config.issuer,
     ...jwks,
+    tokenShape: () => shape() ?? SPEC_TOKEN_SHAPE,
     refreshIntervalMs: config.jwksRefreshSeconds * 1000,
     watchJwksFile: config.watch,
     logger,
