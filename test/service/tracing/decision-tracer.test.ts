@@ -166,7 +166,8 @@ describe("startDecisionTracer", () => {
     const unknown = { ...FACTS, allow: false, reason: "route_unknown", route: undefined, flow: undefined };
     tracer.start("forward-auth/caddy", undefined).end({ ...unknown, revision: undefined });
     const [span] = await flushed();
-    expect(span!.attributes).toEqual({
+    // Strict: an attribute kept with an undefined value would fail it (toEqual would not tell).
+    expect(span!.attributes).toStrictEqual({
       "portier.adapter": "forward-auth/caddy",
       "portier.decision_id": "d-1",
       "portier.allow": false,
