@@ -10,6 +10,10 @@
  * path ids never repeating (test/bench/wrk.ts), interleaved rounds in rotating order, median req/s and the
  * server's CPU microseconds per request (its process tree, from /proc), and the load average around the rounds.
  * Run: make build && npx tsx test/bench/hot-path.ts (BENCH_HTTP_ONLY=1: the HTTP rows only).
+ * BENCH_BASE_DIR=<dir>: the base is that tree, built already (its own node_modules and dist/), for a base whose
+ * dependencies differ from this tree's (git worktree add <dir> <ref>, then npm ci and npx tsc -p tsconfig.json in
+ * it). BENCH_HTTP_PROCESSES=N: N server processes per side over HTTP, their samples pooled (two processes of one
+ * code differ by up to 7%).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
@@ -175,11 +179,13 @@ async function hotPath(made: string[]): Promise<void> {
   const decision = engine.decide(input);
   if (!decision.allow) throw new Error("the benchmark request is not allowed");
 
-  console.log(`Hot path in process (${ROUNDS} interleaved rounds of ${MS} ms, medians; base ${ref.slice(0, 12)}):`);
+  const baseName = process.env.BENCH_BASE_DIR ?? ref.slice(0, 12);
+  console.log(`Hot path in process (${ROUNDS} interleaved rounds of ${MS} ms, medians; base ${baseName}):`);
 
   const decisionId = "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f";
-  const base = baseTree(ref);
-  made.push(base);
+  const prebuilt = process.env.BENCH_BASE_DIR;
+  const base = prebuilt ?? baseTree(ref);
+  if (prebuilt === undefined) made.push(base);
   if (process.env.BENCH_HTTP_ONLY === "1") {
     await overHttp(base, { jwksFile, directoryFile, token });
     verifier.close();
@@ -322,28 +328,34 @@ async function overHttp(base: string, f: { jwksFile: string; directoryFile: stri
     return;
   }
   // The base commit compiled like this tree's dist/ (make build), each run as `node dist/cli/main.js serve`.
-  execFileSync(
-    process.execPath,
-    [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(base, "tsconfig.json")],
-    { stdio: "inherit" },
-  );
+  if (process.env.BENCH_BASE_DIR === undefined)
+    execFileSync(
+      process.execPath,
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(base, "tsconfig.json")],
+      { stdio: "inherit" },
+    );
+  const processes = Number(process.env.BENCH_HTTP_PROCESSES ?? 1);
   const seconds = Number(process.env.BENCH_SECONDS ?? 3);
   const rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 5);
   const servers: Server[] = [];
   const scriptDir = mkdtempSync(join(tmpdir(), "portier-wrk-"));
   const scriptFile = join(scriptDir, "load.lua");
   try {
-    for (const [name, root] of [
-      ["before", base],
-      ["after", ROOT],
-    ] as const) {
-      const side = sideSettings(name);
-      const args = serveArgs(f, side.args, { bundle: side.bundle });
-      const mainJs = join(root, "dist", "cli", "main.js");
-      servers.push(
-        await startNode(name, side.nodeFlags, mainJs, args, { readyPath: "/ready", env: side.env, cwd: root }),
-      );
-    }
+    for (let p = 0; p < processes; p++)
+      for (const [name, root] of [
+        ["before", base],
+        ["after", ROOT],
+      ] as const) {
+        const side = sideSettings(name);
+        const args = serveArgs(f, side.args, { bundle: side.bundle });
+        const mainJs = join(root, "dist", "cli", "main.js");
+        const s = await startNode(name, side.nodeFlags, mainJs, args, {
+          readyPath: "/ready",
+          env: side.env,
+          cwd: root,
+        });
+        servers.push(s);
+      }
     const template = PATH.replace("42", "{id}");
     const loads: [string, Load][] = [
       [
@@ -402,7 +414,7 @@ async function overHttp(base: string, f: { jwksFile: string; directoryFile: stri
     }
     console.log(
       `Over HTTP with wrk (10 connections, 1 thread, ${rounds} interleaved rounds of ${seconds} s, medians; node ` +
-        `dist/cli/main.js serve, one worker each):`,
+        `dist/cli/main.js serve, one worker each, ${processes} process(es) per side pooled):`,
     );
     for (const [label] of loads) {
       const b = samples.get(`${label}|before`)!;

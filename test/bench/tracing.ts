@@ -8,6 +8,7 @@
  * and discards (fixture.ts). wrk drives each in interleaved rounds in rotating order; medians of req/s and of the
  * server's CPU
  * microseconds per request (its process tree, from /proc); ratios against tracing off, measured in the same run.
+ * Then the decision tracer alone, in this process (tracer-cost.ts), the servers stopped.
  * Run: make build && npx tsx test/bench/tracing.ts (BENCH_TRACING_ROUNDS, BENCH_TRACING_SECONDS to shorten).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -25,6 +26,7 @@ import {
   type Server,
 } from "./fixture.js";
 import { fmt, median } from "./measure.js";
+import { tracerCost } from "./tracer-cost.js";
 import { haveWrk, interleavedRounds, type Load, type SideServer } from "./wrk.js";
 
 const ROUNDS = Number(process.env.BENCH_TRACING_ROUNDS ?? 5);
@@ -102,6 +104,8 @@ export async function main(): Promise<void> {
       );
     }
     console.log(`  (the OTLP sink received ${sink.uploads()} exports, ${(sink.bytes() / 1024).toFixed(0)} KiB)`);
+    for (const s of servers.splice(0)) await stopServer(s);
+    await tracerCost(`${sink.origin}/v1/traces`);
   } finally {
     for (const s of servers) await stopServer(s);
     sink.server.close();

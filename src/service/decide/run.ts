@@ -113,16 +113,19 @@ export function createRecorder(
       },
       a,
     );
-    run.span?.end({
-      decisionId: run.decision_id,
-      allow: a.allow,
-      reason: a.reason,
-      route: a.route?.template,
-      flow: a.flow ?? undefined,
-      revision,
-      // A policy that could not decide is Portier's failure too, not an answer.
-      failed: a.failure !== undefined,
-    });
+    // The span's facts are built only for a recorded span (an unsampled one is ended as it is).
+    if (run.span?.trace.sampled)
+      run.span.end({
+        decisionId: run.decision_id,
+        allow: a.allow,
+        reason: a.reason,
+        route: a.route?.template,
+        flow: a.flow ?? undefined,
+        revision,
+        // A policy that could not decide is Portier's failure too, not an answer.
+        failed: a.failure !== undefined,
+      });
+    else run.span?.end();
     return a;
   };
 }

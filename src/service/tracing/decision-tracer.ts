@@ -43,7 +43,8 @@ export interface TracedDecision {
   readonly trace: DecisionTrace;
   /** A child span of this decision, or undefined when the decision is not recorded (nothing would export it). */
   step(name: StepName): Span | undefined;
-  end(facts: DecisionFacts): void;
+  /** Ends the span; `facts` are its attributes, given when the decision is recorded (`trace.sampled`). */
+  end(facts?: DecisionFacts): void;
 }
 
 export interface DecisionTracer {
@@ -134,16 +135,24 @@ export async function startDecisionTracer(
     ],
   });
   const tracer = provider.getTracer("portier");
-  const propagators: TextMapPropagator[] = [new W3CTraceContextPropagator(), new B3Propagator()];
+  // Each propagator with the headers that must be present for it to find anything (B3: single or multi).
+  const propagators: [TextMapPropagator, readonly string[]][] = [
+    [new W3CTraceContextPropagator(), ["traceparent"]],
+    [new B3Propagator(), ["b3", "x-b3-traceid"]],
+  ];
   logger.info(
     { event: "tracing_on", endpoint: redactUrls(settings.url), sampler: settings.sampler, ratio: settings.ratio },
     "tracing: decision spans exported over OTLP",
   );
 
-  /** The gateway's span as the parent context: the first propagator that finds a valid one. */
+  /**
+   * The gateway's span as the parent context: the first propagator that finds a valid one, each asked only when
+   * one of the headers it reads came (most requests carry W3C's or none: B3's two extractions are skipped).
+   */
   function parentOf(headers: TraceHeaders | undefined): Context {
     if (headers === undefined) return api.ROOT_CONTEXT;
-    for (const p of propagators) {
+    for (const [p, names] of propagators) {
+      if (!names.some((name) => headers.has(name))) continue;
       const ctx = p.extract(api.ROOT_CONTEXT, headers, GETTER);
       const sc = api.trace.getSpanContext(ctx);
       if (sc !== undefined && api.isSpanContextValid(sc)) return ctx;
@@ -151,13 +160,13 @@ export async function startDecisionTracer(
     return api.ROOT_CONTEXT;
   }
 
+  // One options object for every decision span: no attributes at start, since the SDK validates each attribute
+  // given (a WeakSet per value, twice for a start attribute) even for a span the sampler then drops; a recorded
+  // decision sets them all once at its end (RecordedDecision).
+  const decisionOptions = { kind: api.SpanKind.SERVER };
   return {
     start(adapter, headers) {
-      const span = tracer.startSpan(
-        DECISION_SPAN,
-        { kind: api.SpanKind.SERVER, attributes: { "portier.adapter": adapter } },
-        parentOf(headers),
-      );
+      const span = tracer.startSpan(DECISION_SPAN, decisionOptions, parentOf(headers));
       const sc = span.spanContext();
       const sampled = span.isRecording();
       const trace = { traceId: sc.traceId, spanId: sc.spanId, sampled };
@@ -165,6 +174,7 @@ export async function startDecisionTracer(
       return new RecordedDecision(
         trace,
         span,
+        adapter,
         tracer,
         api.trace.setSpan(api.ROOT_CONTEXT, span),
         api.SpanStatusCode.ERROR,
@@ -200,27 +210,33 @@ class UnrecordedDecision implements TracedDecision {
   }
 }
 
+/** A step's span: internal, no attributes (one object for all of them). */
+const STEP_OPTIONS = Object.freeze({});
+
 class RecordedDecision implements TracedDecision {
   constructor(
     readonly trace: DecisionTrace,
     private readonly span: Span,
+    private readonly adapter: string,
     private readonly tracer: Tracer,
     private readonly context: Context,
     private readonly errorCode: number,
   ) {}
   step(name: StepName): Span {
-    return this.tracer.startSpan(name, undefined, this.context);
+    return this.tracer.startSpan(name, STEP_OPTIONS, this.context);
   }
-  end(f: DecisionFacts): void {
+  end(f?: DecisionFacts): void {
+    // All in one object; the SDK leaves out an attribute whose value is undefined (no route, flow or revision).
     this.span.setAttributes({
-      "portier.decision_id": f.decisionId,
-      "portier.allow": f.allow,
-      "portier.reason": f.reason,
-      ...(f.route !== undefined ? { "portier.route": f.route } : {}),
-      ...(f.flow !== undefined ? { "portier.flow": f.flow } : {}),
-      ...(f.revision !== undefined ? { "portier.bundle.revision": f.revision } : {}),
+      "portier.adapter": this.adapter,
+      "portier.decision_id": f?.decisionId,
+      "portier.allow": f?.allow,
+      "portier.reason": f?.reason,
+      "portier.route": f?.route,
+      "portier.flow": f?.flow,
+      "portier.bundle.revision": f?.revision,
     });
-    if (f.failed) this.span.setStatus({ code: this.errorCode, message: f.reason });
+    if (f?.failed) this.span.setStatus({ code: this.errorCode, message: f.reason });
     this.span.end();
   }
 }

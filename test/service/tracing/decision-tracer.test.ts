@@ -161,6 +161,20 @@ describe("startDecisionTracer", () => {
     expect(failed!.status).toEqual({ code: 2, message: "internal_error" });
   });
 
+  it("leaves out the route, flow and revision a decision did not have", async () => {
+    const { tracer, flushed } = await setUp();
+    const unknown = { ...FACTS, allow: false, reason: "route_unknown", route: undefined, flow: undefined };
+    tracer.start("forward-auth/caddy", undefined).end({ ...unknown, revision: undefined });
+    const [span] = await flushed();
+    // Strict: an attribute kept with an undefined value would fail it (toEqual would not tell).
+    expect(span!.attributes).toStrictEqual({
+      "portier.adapter": "forward-auth/caddy",
+      "portier.decision_id": "d-1",
+      "portier.allow": false,
+      "portier.reason": "route_unknown",
+    });
+  });
+
   it("logs a failed export (a collector down) while it runs, never the endpoint's credentials", async () => {
     const lines: string[] = [];
     const logger = pino({}, { write: (l: string) => void lines.push(l) });
