@@ -50,7 +50,8 @@ export function decisionLineWriter(logger: Logger): ((record: DecisionRecord) =>
     ...Object.keys((l[S.stringifiersSym] as object | undefined) ?? {}),
     ...Object.keys((l[S.serializersSym] as object | undefined) ?? {}),
   ];
-  const tail = `,${JSON.stringify(l[S.messageKeySym] ?? "msg")}:"decision"${String(l[S.endSym] ?? "}\n")}`;
+  const end = l[S.endSym];
+  const tail = `,${JSON.stringify(l[S.messageKeySym] ?? "msg")}:"decision"${typeof end === "string" ? end : "}\n"}`;
   const write = stream.write.bind(stream);
   return (record) => {
     // The level read per line: a level set later is the logger's, as for logger.info.
