@@ -454,7 +454,7 @@ describe("bounds and metrics", () => {
     }
   });
 
-  it("a subject search over 20,000 users makes one decision per role list and per candidate, not per user", async () => {
+  it("a subject search over 20,000 users makes a decision per role list and per candidate, not per user", async () => {
     // After the two sample users, 19,996 adult students, who may not read a young student's absences, and four
     // teachers, who may: the page asks about the two role lists, then only about the teachers.
     const records = [
