@@ -15,6 +15,7 @@ import { loadDirectoryFile, parseDirectory, type DirectoryEntry, type DirectoryI
 import type { EntryRoles } from "./role-resolver.js";
 import { DirectoryFeed } from "./fetch-directory.js";
 import { DirectoryOverlay, type OverlayChange } from "./overlay.js";
+import { searchSubjects, type SubjectAsk } from "./search-subjects.js";
 import { Reloader, type ReloaderOptions, type ReloadLogger, type ReloadStatus } from "../reload/index.js";
 
 export { parseDirectory, loadDirectoryFile, DirectoryLoadError } from "./load-directory.js";
@@ -383,9 +384,12 @@ export class Directory {
     return this.reloader.current?.entries.get(sub);
   }
 
-  /** Walks the live records (DirectoryEntries.scan): where to continue, or -1 at the end (or with no index). */
-  scan(from: number, budget: number, visit: (sub: string, entry: DirectoryEntry) => boolean): number {
-    return this.reloader.current?.entries.scan?.(from, budget, visit) ?? -1;
+  /**
+   * Walks the users of an AuthZEN subject search, the file's then the overlay's, by the index of users per entry
+   * (search-subjects.ts): where to continue, or -1 at the end.
+   */
+  searchSubjects(from: number, budget: number, ask: SubjectAsk): number {
+    return searchSubjects(this.reloader.current?.entries, this.overlay, from, budget, ask);
   }
 
   get size(): number {

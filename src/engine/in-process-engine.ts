@@ -75,23 +75,23 @@ export class InProcessEngine implements DecisionEngine {
     this.memo = memo && memo.entries > 0 ? new DecisionMemo(memo) : undefined;
   }
 
-  decide(input: DecisionInput): Decision {
+  decide(input: DecisionInput, json?: string): Decision {
     const problem = inputProblem(input);
     if (problem) return engineDeny("input_invalid", problem, modeOf(input));
-    const json = JSON.stringify(input);
+    const text = json ?? JSON.stringify(input);
     const memo = this.memo;
     if (memo !== undefined) {
-      const known = memo.get(json);
+      const known = memo.get(text);
       if (known !== undefined) return known;
     }
-    const outcome = this.instance.evaluateJson(this.decisionId, json);
+    const outcome = this.instance.evaluateJson(this.decisionId, text);
     // The wasm's own text is the detail (logged), never the answer's message.
     if (!outcome.ok)
       return errorDeny(new PolicyEvaluationError(`policy evaluation failed: ${outcome.error}`), modeOf(input));
     const value = resultOf(outcome.results);
     const shape = decisionProblem(value);
     if (shape) return errorDeny(new PolicyEvaluationError(shape), modeOf(input));
-    return memo === undefined ? (value as Decision) : memo.set(json, value as Decision);
+    return memo === undefined ? (value as Decision) : memo.set(text, value as Decision);
   }
 
   /** Raw evaluation of another entrypoint (review tools); throws on failure. */

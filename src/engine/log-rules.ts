@@ -39,6 +39,8 @@ export interface LogRules {
    * builtin's error). The answer may be shared with other events: never change it.
    */
   evaluate(event: Record<string, unknown>, encoded: () => string): LogRulesAnswer;
+  /** The parts of the event the rules read (data.portier_bundle.log_rules_reads); undefined: the whole event. */
+  readonly reads?: readonly (readonly string[])[] | undefined;
 }
 
 /** The bundle's read paths (an array of non-empty arrays of strings), or undefined when absent or malformed. */
@@ -92,6 +94,7 @@ export function logRulesOf(instance: PolicyInstance, reads: string[][] | undefin
     sizeCalculation: (_answer, key) => key.length,
   });
   return {
+    reads,
     evaluate(event) {
       const key = JSON.stringify(project(event, reads));
       const known = memo.peek(key);

@@ -118,8 +118,11 @@ export interface TokenShape {
 
 /** What an engine offers the service: decisions answered in the calling thread. */
 export interface DecisionEngine {
-  /** Never throws for a bad input or a policy failure: those are denies with a reason (fail closed). */
-  decide(input: DecisionInput): Decision;
+  /**
+   * Never throws for a bad input or a policy failure: those are denies with a reason (fail closed). `json`: the
+   * input's JSON text, when the caller has encoded it already (the decision log writes it too).
+   */
+  decide(input: DecisionInput, json?: string): Decision;
   /** The role catalog of the bundle (data.catalog.roles): the names the service resolves to role ids. */
   readonly roles: readonly CatalogRole[];
   /** The route templates of the bundle's catalog (data.catalog.routes), each once, in catalog order. */

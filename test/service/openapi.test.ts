@@ -11,6 +11,11 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DECIDE_REQUEST_SCHEMA, MAX_BATCH } from "../../src/service/http/decide-body.js";
 import {
+  EVALUATION_REQUEST_SCHEMA,
+  EVALUATIONS_REQUEST_SCHEMA,
+  SEARCH_REQUEST_SCHEMAS,
+} from "../../src/service/authzen/parse-body.js";
+import {
   ISSUER,
   PROJECT_ROOT,
   RECORDS,
@@ -86,6 +91,8 @@ function problems(seen: Seen): string[] {
 
 let svc: InjectedService;
 const tokens: Record<string, string> = {};
+/** The AuthZEN endpoints' PEP key (--authzen-pep-key-file). */
+const PEP_KEY = "openapi-pep-key-7f3a";
 const seen: Seen[] = [];
 
 async function call(
@@ -105,6 +112,7 @@ beforeAll(async () => {
   const dir = tempDir();
   const jwks = join(dir, "jwks.json");
   writeFileSync(jwks, JSON.stringify(keys.jwks));
+  writeFileSync(join(dir, "pep.key"), PEP_KEY);
   svc = await serveInjected([
     "--issuer",
     ISSUER,
@@ -114,6 +122,10 @@ beforeAll(async () => {
     writeDirectory(dir, RECORDS),
     "--max-body-bytes",
     "4096",
+    "--authzen-pep-key-file",
+    join(dir, "pep.key"),
+    "--authzen-pdp-id",
+    "https://pdp.example",
   ]);
   tokens.teacher = await userToken(keys, TEACHER);
   tokens.machine = await machineToken(keys);
@@ -131,6 +143,12 @@ describe("docs/openapi.json", () => {
       (doc.components.schemas.DecideBatch as { properties: { requests: { maxItems: number } } }).properties.requests
         .maxItems,
     ).toBe(MAX_BATCH);
+    const code = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
+    expect(doc.components.schemas.AuthzenEvaluationRequest).toEqual(code(EVALUATION_REQUEST_SCHEMA));
+    expect(doc.components.schemas.AuthzenEvaluationsRequest).toEqual(code(EVALUATIONS_REQUEST_SCHEMA));
+    expect(doc.components.schemas.AuthzenSubjectSearchRequest).toEqual(code(SEARCH_REQUEST_SCHEMAS.subject));
+    expect(doc.components.schemas.AuthzenResourceSearchRequest).toEqual(code(SEARCH_REQUEST_SCHEMAS.resource));
+    expect(doc.components.schemas.AuthzenActionSearchRequest).toEqual(code(SEARCH_REQUEST_SCHEMAS.action));
   });
 
   it("describes every real answer of the service", async () => {
@@ -188,6 +206,60 @@ describe("docs/openapi.json", () => {
     await call("GET", "/forward-auth", { headers: { "x-original-method": "GET", "x-original-uri": "/v1/roles" } });
     await call("GET", "/envoy/v1/roles", { headers: bearer(tokens.machine as string) });
     await call("GET", "/envoy/v1/roles");
+    // AuthZEN: every endpoint's outcomes, each with an X-Request-ID (echoed: a documented header).
+    const pep = { ...json, authorization: `Bearer ${PEP_KEY}`, "x-request-id": "openapi-1" };
+    const azPost = (path: string, body: unknown, headers: Record<string, string> = pep) =>
+      call("POST", path, { headers, body: typeof body === "string" ? body : JSON.stringify(body) });
+    const teacher = { type: "user", id: TEACHER };
+    const roles = { type: "route", id: "/v1/roles" };
+    await azPost("/access/v1/evaluation", { subject: teacher, action: { name: "GET" }, resource: roles });
+    await azPost("/access/v1/evaluation", { subject: teacher, action: { name: "DELETE" }, resource: roles });
+    await azPost("/access/v1/evaluation", {
+      subject: { type: "group", id: "g" },
+      action: { name: "GET" },
+      resource: roles,
+    });
+    await azPost("/access/v1/evaluation", { subject: teacher, action: { name: "GET" } });
+    await azPost("/access/v1/evaluation", "{not json");
+    await azPost(
+      "/access/v1/evaluation",
+      { subject: teacher, action: { name: "GET" }, resource: roles },
+      {
+        ...json,
+        "x-request-id": "openapi-4",
+      },
+    );
+    await azPost(
+      "/access/v1/evaluation",
+      { subject: teacher, action: { name: "GET" }, resource: roles },
+      { ...pep, authorization: "Bearer not-the-key" },
+    );
+    await azPost("/access/v1/evaluation", "x".repeat(5000));
+    await call("POST", "/access/v1/evaluation", { headers: { ...pep, "content-type": "text/plain" }, body: "{}" });
+    await call("GET", "/access/v1/evaluation", { headers: { "x-request-id": "openapi-2" } });
+    await azPost("/access/v1/evaluations", {
+      subject: teacher,
+      evaluations: [
+        { action: { name: "GET" }, resource: roles },
+        { action: { name: "PUT" }, resource: roles },
+      ],
+      options: { evaluations_semantic: "deny_on_first_deny" },
+    });
+    await azPost("/access/v1/evaluations", { subject: teacher, action: { name: "GET" }, resource: roles });
+    await azPost("/access/v1/evaluations", { evaluations: [{ subject: teacher }] });
+    const searched = { subject: { type: "user" }, action: { name: "GET" }, resource: roles };
+    const first = await azPost("/access/v1/search/subject", { ...searched, page: { limit: 1 } });
+    const token = (JSON.parse(first.text) as { page: { next_token: string } }).page.next_token;
+    await azPost("/access/v1/search/subject", { ...searched, page: { limit: 1, token } });
+    await azPost("/access/v1/search/subject", { ...searched, action: { name: "PUT" }, page: { limit: 1, token } });
+    await azPost("/access/v1/search/resource", {
+      subject: teacher,
+      action: { name: "GET" },
+      resource: { type: "route" },
+    });
+    await azPost("/access/v1/search/action", { subject: teacher, resource: roles });
+    await azPost("/access/v1/search/action", { subject: teacher });
+    await call("GET", "/.well-known/authzen-configuration", { headers: { "x-request-id": "openapi-3" } });
     await call("GET", "/health");
     await call("GET", "/ready");
     await call("GET", "/metrics");
@@ -207,6 +279,13 @@ describe("docs/openapi.json", () => {
       "/ready 200",
       "/metrics 200",
       "/openapi.json 200",
+      "/access 200",
+      "/access 400",
+      "/access 401",
+      "/access 405",
+      "/access 413",
+      "/access 415",
+      "/.well-known 200",
     ]) {
       expect(statuses, `an answer ${expected} was exercised`).toContain(expected);
     }

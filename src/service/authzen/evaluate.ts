@@ -54,12 +54,15 @@ export function createEvaluator(deps: EvaluatorDeps): Evaluate {
   function decide(req: EvaluationRequest, run: DecisionRun): Decision {
     // The record stands in for a token: its sub and tenant are the claims the subject's roles are found with, named
     // as the live bundle's project names them (evaluateSubject reads the same snapshot: nothing swaps it meanwhile).
-    const record = deps.directory?.lookup(req.subject.id);
+    // Looked up once: findSubject is handed this record for this sub rather than looking it up again.
+    const sub = req.subject.id;
+    const record = deps.directory?.lookup(sub);
     const names = deps.policy.current?.engine.tokenShape ?? SPEC_TOKEN_SHAPE;
-    const named: [string, string][] = [[names.subjectClaim, req.subject.id]];
+    const named: [string, string][] = [[names.subjectClaim, sub]];
     if (record && names.tenantClaim !== null) named.push([names.tenantClaim, record.tenant_id]);
     const claims = Object.fromEntries(named);
-    const sources = { policy: deps.policy, directory: deps.directory, rolesClaim: undefined };
+    const directory = record ? { lookup: (s: string) => (s === sub ? record : undefined) } : undefined;
+    const sources = { policy: deps.policy, directory, rolesClaim: undefined };
     return evaluateSubject(run, claims, req.action.name, sources, { authzen: authzenInput(req) });
   }
 

@@ -39,11 +39,14 @@ const PARTS = { subject: ENTITY, action: ACTION, resource: ENTITY, context: CONT
 
 const ajv = new Ajv({ allErrors: false });
 
-const evaluation = ajv.compile<EvaluationRequest>({
+/** The request bodies as validated; docs/openapi.json carries the same schemas (a test keeps them equal). */
+export const EVALUATION_REQUEST_SCHEMA = {
   type: "object",
   required: ["subject", "action", "resource"],
   properties: PARTS,
-});
+} as const;
+
+const evaluation = ajv.compile<EvaluationRequest>(EVALUATION_REQUEST_SCHEMA);
 
 export interface EvaluationsBody {
   subject?: EvaluationRequest["subject"];
@@ -57,14 +60,16 @@ export interface EvaluationsBody {
 export const SEMANTICS = ["execute_all", "deny_on_first_deny", "permit_on_first_permit"] as const;
 export type Semantic = (typeof SEMANTICS)[number];
 
-const evaluations = ajv.compile<EvaluationsBody>({
+export const EVALUATIONS_REQUEST_SCHEMA = {
   type: "object",
   properties: {
     ...PARTS,
     evaluations: { type: "array", items: { type: "object", properties: PARTS } },
     options: { type: "object", properties: { evaluations_semantic: { enum: SEMANTICS } } },
   },
-});
+} as const;
+
+const evaluations = ajv.compile<EvaluationsBody>(EVALUATIONS_REQUEST_SCHEMA);
 
 export interface SearchBody {
   subject: { type: string; id?: string; properties?: Record<string, unknown> };
@@ -77,22 +82,28 @@ export interface SearchBody {
 export type SearchKind = "subject" | "resource" | "action";
 
 /** Subject search: the subject's type only; resource search: the resource's; action search: no action. */
-const search: Record<SearchKind, ValidateFunction<SearchBody>> = {
-  subject: ajv.compile<SearchBody>({
+export const SEARCH_REQUEST_SCHEMAS = {
+  subject: {
     type: "object",
     required: ["subject", "action", "resource"],
     properties: { subject: SEARCHED, action: ACTION, resource: ENTITY, context: CONTEXT, page: PAGE },
-  }),
-  resource: ajv.compile<SearchBody>({
+  },
+  resource: {
     type: "object",
     required: ["subject", "action", "resource"],
     properties: { subject: ENTITY, action: ACTION, resource: SEARCHED, context: CONTEXT, page: PAGE },
-  }),
-  action: ajv.compile<SearchBody>({
+  },
+  action: {
     type: "object",
     required: ["subject", "resource"],
     properties: { subject: ENTITY, resource: ENTITY, context: CONTEXT, page: PAGE },
-  }),
+  },
+} as const;
+
+const search: Record<SearchKind, ValidateFunction<SearchBody>> = {
+  subject: ajv.compile<SearchBody>(SEARCH_REQUEST_SCHEMAS.subject),
+  resource: ajv.compile<SearchBody>(SEARCH_REQUEST_SCHEMAS.resource),
+  action: ajv.compile<SearchBody>(SEARCH_REQUEST_SCHEMAS.action),
 };
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };

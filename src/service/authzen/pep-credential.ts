@@ -24,6 +24,13 @@ export const PEP_REALM = "portier-authzen";
 
 const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest();
 
+/** The key's digest, computed again only when the key changes (the file is still read for every request). */
+let lastKey: { key: string; digest: Buffer } | undefined;
+function keyDigest(key: string): Buffer {
+  if (lastKey?.key !== key) lastKey = { key, digest: digest(key) };
+  return lastKey.digest;
+}
+
 /** The WWW-Authenticate value of a 401. */
 export function pepChallenge(check: Extract<PepCheck, { ok: false }>): string {
   return check.error === "invalid_request"
@@ -51,7 +58,8 @@ export async function checkPep(req: IncomingMessage, creds: PepCredentials): Pro
       error: "invalid_token",
       message: "the Authorization header must be one Bearer credential",
     };
-  if (creds.keyFile && timingSafeEqual(digest(token), digest(creds.keyFile.current()))) return { ok: true, pep: "key" };
+  if (creds.keyFile && timingSafeEqual(digest(token), keyDigest(creds.keyFile.current())))
+    return { ok: true, pep: "key" };
   if (creds.clients?.length) {
     let claims: Record<string, unknown>;
     try {

@@ -1,7 +1,8 @@
 /**
  * The search APIs, each an evaluation per candidate (every one a recorded decision, as the evaluation endpoints'):
- *   - subject (/access/v1/search/subject): the directory's users, in file order, who may call this method on this
- *     route; results {type (the searched type), id (the record's sub)};
+ *   - subject (/access/v1/search/subject): the directory's users, in file order (then the SCIM overlay's), who may
+ *     call this method on this route, walked by the index of users per entry (directory/search-subjects.ts: one
+ *     question per entry, then one per user of the entries that may); results {type (the searched type), id};
  *   - resource (/access/v1/search/resource): the catalog's route templates, in catalog order, this subject may call
  *     with this method; results {type: "route", id: template};
  *   - action (/access/v1/search/action): the HTTP methods this subject may call on this route; results {name}.
@@ -21,7 +22,7 @@ export const SEARCHED_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"
 
 export interface SearchDeps {
   evaluate: Evaluate;
-  directory: Pick<Directory, "scan"> | undefined;
+  directory: Pick<Directory, "searchSubjects"> | undefined;
   /** The live bundle's route templates (catalog order). */
   templates: () => readonly string[];
   maxPage: number;
@@ -81,18 +82,25 @@ export function search(
   else if (!searchable(kind, body)) next = -1;
   else if (kind === "subject") {
     const action = body.action!;
+    const question = (sub: string): EvaluationRequest => ({
+      subject: { type: subject.type, id: sub },
+      action,
+      resource: body.resource as typeof resource,
+      ...context,
+    });
+    // A representative's answer is its own too: it is not asked again as a candidate.
+    const decided = new Map<string, boolean>();
     if (deps.directory)
-      next = deps.directory.scan(position, deps.budget, (sub) => {
-        if (
-          allowed({
-            subject: { type: subject.type, id: sub },
-            action,
-            resource: body.resource as typeof resource,
-            ...context,
-          })
-        )
-          results.push({ type: subject.type, id: sub });
-        return results.length < limit;
+      next = deps.directory.searchSubjects(position, deps.budget, {
+        entryMayAllow: (_entry, sub) => {
+          const ok = allowed(question(sub));
+          decided.set(sub, ok);
+          return ok;
+        },
+        visit: (sub) => {
+          if (decided.get(sub) ?? allowed(question(sub))) results.push({ type: subject.type, id: sub });
+          return results.length < limit;
+        },
       });
   } else if (kind === "resource") {
     const action = body.action!;

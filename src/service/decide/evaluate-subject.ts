@@ -54,9 +54,11 @@ export function evaluateSubject(
   run.input = extra ? { ...input, ...extra } : input;
   // The revision that decided (a reload may swap the engine while a decision runs).
   run.revision = engine.revision;
+  // Encoded once, for the engine and the decision line (the record carries it beside the input it encodes).
+  run.inputText = JSON.stringify(run.input);
   const evaluating = run.span?.step("portier.evaluate");
   try {
-    return engine.decide(run.input);
+    return engine.decide(run.input, run.inputText);
   } finally {
     evaluating?.end();
   }

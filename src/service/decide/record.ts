@@ -44,6 +44,11 @@ export interface DecisionRecord {
   request: RecordedRequest;
   /** The exact policy input (verified claims, never a token); null when none was built (a refused token). */
   input: DecisionInput | null;
+  /**
+   * The input's JSON text, valid for the very object `of` only: a record whose input was replaced (a masked copy)
+   * still carries it, and it then does not apply (`of` is not its input).
+   */
+  encoded_input?: { of: DecisionInput; json: string } | undefined;
   result: RecordedResult;
   /** The bundle revision that decided (a reload may swap the engine while a decision runs). */
   revision: string | null;

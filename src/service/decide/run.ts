@@ -32,6 +32,8 @@ export interface DecisionRun {
   readonly normalised: PathResult;
   subject: Subject | null;
   input: DecisionInput | undefined;
+  /** The input's JSON text as the engine evaluated it, when it was encoded. */
+  inputText?: string | undefined;
   revision: string | undefined;
   www: string | undefined;
   /** The decision's internal text (a wasm trap's), for the log line only: never in the answer. */
@@ -91,6 +93,8 @@ export function createRecorder(
         request: recordedRequest(run.req, run.adapter, run.normalised),
         // The exact policy input, so that `portier replay` can recompute this decision under another policy.
         input: run.input ?? null,
+        encoded_input:
+          run.input !== undefined && run.inputText !== undefined ? { of: run.input, json: run.inputText } : undefined,
         result: {
           allow: a.allow,
           status: a.status,

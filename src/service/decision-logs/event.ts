@@ -37,6 +37,17 @@ export interface EventContext {
   bundleName: string;
 }
 
+/** The last time written and its ISO text: the decisions of a batch, or of one millisecond, share it. */
+let lastTime = Number.NaN;
+let lastTimestamp = "";
+function timestampOf(time: number): string {
+  if (time !== lastTime) {
+    lastTimestamp = new Date(time).toISOString();
+    lastTime = time;
+  }
+  return lastTimestamp;
+}
+
 /** The event of `record`; `seq` numbers the decisions of this process (OPA's req_id, an integer). */
 export function buildEvent(record: DecisionRecord, seq: number, ctx: EventContext): DecisionLogEvent {
   const { request } = record;
@@ -51,7 +62,7 @@ export function buildEvent(record: DecisionRecord, seq: number, ctx: EventContex
     path: DECISION_PATH,
     input: record.input ?? undefined,
     result: record.result,
-    timestamp: new Date(record.time).toISOString(),
+    timestamp: timestampOf(record.time),
     req_id: seq,
     request_context: { adapter: request.adapter, http },
   };

@@ -8,9 +8,10 @@ import type { DecisionRecord } from "../decide/record.js";
 /** The decision line's fields, as written (what `portier replay` reads back). */
 export type DecisionLine = { decision_id: string } & Record<string, unknown>;
 
-export function decisionLine(r: DecisionRecord): DecisionLine {
+/** Every field of the line but the last ones (input, latency_ms, shadow), in the line's order. */
+export function decisionLineHead(r: DecisionRecord): DecisionLine {
   const { request: q, result: a } = r;
-  const line: DecisionLine = {
+  return {
     event: "decision",
     decision_id: r.decision_id,
     adapter: q.adapter,
@@ -35,9 +36,11 @@ export function decisionLine(r: DecisionRecord): DecisionLine {
     client_address: q.client_address,
     would_deny: a.would_deny,
     revision: r.revision,
-    input: r.input,
-    latency_ms: r.latency_ms,
   };
+}
+
+export function decisionLine(r: DecisionRecord): DecisionLine {
+  const line: DecisionLine = { ...decisionLineHead(r), input: r.input, latency_ms: r.latency_ms };
   if (r.shadow) line.shadow = r.shadow;
   return line;
 }

@@ -1,7 +1,8 @@
 /**
  * Where every recorded decision goes after its answer: the request path only appends the decision's record to a
  * list (record); once per turn of the event loop the list is processed, off the request path. Each record
- * becomes an OPA-shaped event when a sink wants one or the bundle has log rules; the bundle's drop rule may leave
+ * becomes an OPA-shaped event when a sink wants one or the bundle's log rules read more of it than its input and
+ * result (without that, the rules are asked on those two alone); the bundle's drop rule may leave
  * it out (counted apart, not a loss) and its mask rule erases or replaces parts of /input and /result; a rule
  * that fails drops the decision (counted: rule_error), never writing it unmasked anywhere. Every sink (sink.ts)
  * then gets the same masked record and event.
@@ -11,7 +12,7 @@ import type { LogRules } from "../../engine/index.js";
 import type { DecisionRecord, RecordedResult } from "../decide/record.js";
 import type { DecisionInput } from "../../engine/types.js";
 import { DeferredQueue } from "../deferred-queue.js";
-import { buildEvent, type EventContext } from "./event.js";
+import { buildEvent, type DecisionLogEvent, type EventContext } from "./event.js";
 import { applyMask, MaskRuleError, parseMask } from "./mask.js";
 import type { DecisionSink, MaskedDecision } from "./sink.js";
 import type { DecisionLogStats } from "./stats.js";
@@ -22,6 +23,9 @@ const MAX_PENDING = 65_536;
 const NO_EVENT = (): string => {
   throw new Error("no decision-log event was built: no sink asked for one");
 };
+
+/** What the rules are asked on when they read no more of the event (and no sink reads it). */
+type InputAndResult = { input: unknown; result: unknown };
 
 export interface PipelineOptions {
   /** Where each masked decision goes (an empty list: nothing is written). */
@@ -71,12 +75,18 @@ export class DecisionLogPipeline {
   private masked(record: DecisionRecord, rules: LogRules | undefined): MaskedDecision | undefined {
     // No sink reads the event and no rules (an older bundle): the record as recorded.
     if (!this.wantsEvent && rules === undefined) return { record, event: undefined, encoded: NO_EVENT };
-    const event = buildEvent(record, ++this.seq, this.o.event);
+    // No sink reads the event and the rules read only its input and result: they are asked on those two alone, and
+    // no event is built (the stdout line's case, with the bundled rules, which read input.token).
+    const partial = !this.wantsEvent && rules?.reads?.every((path) => path[0] === "input" || path[0] === "result");
+    const event: DecisionLogEvent | InputAndResult = partial
+      ? { input: record.input ?? undefined, result: record.result }
+      : buildEvent(record, ++this.seq, this.o.event);
     // Encoded at most once (the rules ask for it when they read the event whole, shipping needs it), and again
     // when a mask changed the event.
     let json: string | undefined;
-    const encoded = (): string => (json ??= JSON.stringify(event));
-    if (!rules) return { record, event, encoded };
+    const encoded = partial ? NO_EVENT : (): string => (json ??= JSON.stringify(event));
+    const built = partial ? undefined : (event as DecisionLogEvent);
+    if (!rules) return { record, event: built, encoded };
     try {
       const { drop, mask } = rules.evaluate(event, encoded);
       if (typeof drop !== "boolean") throw new MaskRuleError("drop: must be true or false");
@@ -85,17 +95,17 @@ export class DecisionLogPipeline {
         return undefined;
       }
       const ops = parseMask(mask);
-      if (ops.length === 0) return { record, event, encoded };
+      if (ops.length === 0) return { record, event: built, encoded };
       // The input and result are shared with the answer (and the decision memo): mask copies.
       const parts = structuredClone({ input: event.input, result: event.result });
       const { erased, masked } = applyMask(parts, ops);
       event.input = parts.input;
       event.result = parts.result;
-      if (erased.length) event.erased = erased;
-      if (masked.length) event.masked = masked;
+      if (built && erased.length) built.erased = erased;
+      if (built && masked.length) built.masked = masked;
       json = undefined;
       const input = (parts.input ?? null) as DecisionInput | null;
-      return { record: { ...record, input, result: parts.result as RecordedResult }, event, encoded };
+      return { record: { ...record, input, result: parts.result as RecordedResult }, event: built, encoded };
     } catch (err) {
       this.o.stats.dropped.rule_error++;
       this.warnRuleError(err);

@@ -5,9 +5,17 @@
 import type { Logger } from "pino";
 import type { ServiceConfig } from "../config.js";
 import { decisionLine } from "./line.js";
+import { decisionLineWriter } from "./line-writer.js";
 import type { DecisionSink } from "./sink.js";
 
 export function stdoutSink(config: Pick<ServiceConfig, "decisionLogStdout">, logger: Logger): DecisionSink | undefined {
   if (!config.decisionLogStdout) return undefined;
-  return { wantsEvent: false, write: ({ record }) => logger.info(decisionLine(record), "decision") };
+  // pino's line, encoded in one step when the logger's lines are plain (line-writer.ts), else by logger.info.
+  const fast = decisionLineWriter(logger);
+  return {
+    wantsEvent: false,
+    write: ({ record }) => {
+      if (!fast?.(record)) logger.info(decisionLine(record), "decision");
+    },
+  };
 }

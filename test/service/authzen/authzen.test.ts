@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ADULT_STUDENT,
+  RECORDS,
   machineToken,
   makeKeys,
   sampleServeArgs,
@@ -19,6 +20,7 @@ import {
   type InProcessService,
   type Keys,
 } from "../helpers.js";
+import { TENANT_A } from "../../support/sample.js";
 
 const KEY = "pep-key-0123456789abcdef";
 const PDP = "https://pdp.example.com";
@@ -447,6 +449,49 @@ describe("bounds and metrics", () => {
         { type: "user", id: ADULT_STUDENT },
       ]);
       expect(pages).toBe(2);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("a subject search over 20,000 users makes a decision per role list and per candidate, not per user", async () => {
+    // After the two sample users, 19,996 adult students, who may not read a young student's absences, and four
+    // teachers, who may: the page asks about the two role lists, then only about the teachers.
+    const records = [
+      ...RECORDS,
+      ...Array.from({ length: 20_000 }, (_, i) => ({
+        sub: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+        tenant_id: TENANT_A,
+        roles: [i % 5000 === 4999 ? "enseignant_jeune" : "Élève adulte"],
+      })),
+    ];
+    const s = await serveInProcess([...sampleServeArgs(keys, records), "--authzen-pep-key-file", keyFile]);
+    try {
+      const decisions = async () => {
+        const text = await (await fetch(`${s.url}/metrics`)).text();
+        return [...text.matchAll(/^portier_decisions_total\{[^}]*adapter="authzen_search_subject"[^}]*\} (\d+)$/gm)]
+          .map((m) => Number(m[1]))
+          .reduce((a, b) => a + b, 0);
+      };
+      const res = await fetch(`${s.url}/access/v1/search/subject`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          subject: { type: "user" },
+          action: { name: "GET" },
+          resource: { type: "route", id: ABSENCES },
+          page: { limit: 3 },
+        }),
+      });
+      const body = (await res.json()) as { page: { next_token: string }; results: { id: string }[] };
+      expect(body.results.map((r) => r.id)).toEqual([
+        TEACHER,
+        "00000000-0000-4000-8000-000000004999",
+        "00000000-0000-4000-8000-000000009999",
+      ]);
+      expect(body.page.next_token).not.toBe("");
+      // Two role lists (teachers, adult students): two questions, then the three teachers found.
+      expect(await decisions()).toBeLessThanOrEqual(2 + 3);
     } finally {
       await s.stop();
     }

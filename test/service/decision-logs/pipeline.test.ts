@@ -186,6 +186,50 @@ describe("the decision-log pipeline", () => {
   });
 });
 
+describe("with the stdout line only", () => {
+  /** A pipeline whose one sink reads no event, and what it got. */
+  function lineOnly(rules: () => LogRules | undefined) {
+    const got: { line: DecisionLine; event: unknown }[] = [];
+    const stats = newStats();
+    const p = new DecisionLogPipeline({
+      sinks: [{ wantsEvent: false, write: ({ record, event }) => got.push({ line: decisionLine(record), event }) }],
+      rules,
+      event: { labels: { id: "i-1" }, bundleName: "portier" },
+      stats,
+      logger: pino({ level: "silent" }),
+    });
+    return { p, got, stats };
+  }
+
+  it("asks the bundle's rules (they read input.token) on the input and result alone: masked, no event built", () => {
+    expect(engine.logRules?.reads).toEqual([["input", "token"]]);
+    const { p, got } = lineOnly(() => engine.logRules);
+    p.record(fields(ID_TOKEN));
+    p.process();
+    expect(got).toHaveLength(1);
+    expect(got[0]!.event).toBeUndefined();
+    expect(JSON.stringify(got[0]!.line)).not.toContain("half-of-a-token-hash");
+    expect((got[0]!.line.input as { token: unknown }).token).toEqual({ sub: "5f1c", idp: "local" });
+  });
+
+  it("gives rules that read more than the input and result the whole event, and drops what they drop", () => {
+    const seen: Record<string, unknown>[] = [];
+    const rules: LogRules = {
+      reads: [["request_context", "adapter"]],
+      evaluate: (event) => {
+        seen.push(event);
+        return { drop: (event.request_context as { adapter: string }).adapter === "decide", mask: [] };
+      },
+    };
+    const { p, got, stats } = lineOnly(() => rules);
+    p.record(fields({ sub: "5f1c" }));
+    p.process();
+    expect(seen[0]).toMatchObject({ decision_id: "d-1", path: "portier/decision" });
+    expect(got).toEqual([]);
+    expect(stats.ruleDropped).toBe(1);
+  });
+});
+
 describe("mask operations", () => {
   it("refuse pointers outside /input and /result and bad shapes, naming the position", () => {
     expect(() => parseMask(["/input/a", "/decision_id"])).toThrow(/mask\[1\]: "\/decision_id" is outside/);
