@@ -10,7 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { portierInProcess as portier } from "../support/cli.js";
+import { portierInProcess as portier, scratchProject } from "../support/cli.js";
+import { projectTokenShape, tokenShapeLine } from "../../src/cli/project-token-shape.js";
+import { SPEC_ISSUER_TOKEN_SHAPE } from "../../src/issuer/index.js";
+import { projectAt } from "../../src/toolchain/project.js";
+import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";
 import { serveInProcess, type InProcessService } from "../service/helpers.js";
 
@@ -122,5 +126,23 @@ describe("a project naming its user uid and its tenant org, with its own scopes 
     const decision = await decide(service, "GET", "/items", token);
     expect(decision).toMatchObject({ allow: false, reason: "role_not_allowed", flow: "application" });
     expect(decision.subject).toMatchObject({ client_id: MACHINE.client_id, roles: [] });
+  });
+});
+
+describe("the issuer's token shape of a project", () => {
+  it("is the spec's for the spec's project, which the issuer does not mention", () => {
+    const shape = projectTokenShape(projectAt(PROJECT_ROOT));
+    expect(shape).toEqual(SPEC_ISSUER_TOKEN_SHAPE);
+    expect(tokenShapeLine(shape)).toBeUndefined();
+  });
+
+  it("asks no user scope of a project without data/project.json, as its policies do", () => {
+    const dir = scratchProject();
+    try {
+      rmSync(join(dir, "data", "project.json"));
+      expect(projectTokenShape(projectAt(dir))).toEqual({ ...SPEC_ISSUER_TOKEN_SHAPE, userScope: null });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
