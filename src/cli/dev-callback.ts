@@ -28,6 +28,8 @@ export interface DevCallbackOptions {
   host?: string;
   issuerUrl: string;
   serviceUrl: string;
+  /** The scopes to ask for (default: openid profile email apiclients, the spec's). */
+  scope?: string;
   /** The routes the signed-in user may call, asked of the decision service (shown as two tables). */
   access?: AccessOfToken;
 }
@@ -125,7 +127,7 @@ export async function startDevCallback(options: DevCallbackOptions): Promise<Run
     pending.set(state, flow);
     const authorize = oidc.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri,
-      scope: SCOPE,
+      scope: options.scope ?? SCOPE,
       state,
       nonce: flow.nonce,
       code_challenge: await oidc.calculatePKCECodeChallenge(flow.verifier),

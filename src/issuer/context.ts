@@ -18,9 +18,6 @@ export const PATHS = {
   userinfo: "/connect/userinfo",
 } as const;
 
-/** Scopes this issuer knows (spec 2.2, 5). */
-export const SUPPORTED_SCOPES = ["openid", "profile", "email", "apiclients"] as const;
-
 export interface IssuerContext {
   config: IssuerConfig;
   users: readonly IssuerUser[];

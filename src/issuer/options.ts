@@ -3,6 +3,7 @@
  */
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
+import { SPEC_ISSUER_TOKEN_SHAPE, type IssuerTokenShape } from "./token-shape.js";
 
 // Sample data at the repository root, found from this file (same depth under src/ and dist/).
 export const DEFAULT_USERS_FILE = fileURLToPath(new URL("../../data/sample/users.json", import.meta.url));
@@ -29,6 +30,8 @@ export interface IssuerOptions {
   devMode?: boolean;
   /** Clock in seconds since the epoch (tests). Default: wall clock. */
   now?: () => number;
+  /** The project's token shape (claims, scopes, application audience). Default: the spec's. */
+  tokenShape?: IssuerTokenShape;
   /** Logger; default silent. Tokens, codes, passwords and secrets are never logged. */
   logger?: Logger;
 }
@@ -42,6 +45,7 @@ export interface IssuerConfig {
   codeTtlSec: number;
   devMode: boolean;
   now: () => number;
+  tokenShape: IssuerTokenShape;
 }
 
 export function resolveConfig(options: IssuerOptions): IssuerConfig {
@@ -55,6 +59,7 @@ export function resolveConfig(options: IssuerOptions): IssuerConfig {
     codeTtlSec: positiveSeconds("codeTtlSec", options.codeTtlSec ?? 300),
     devMode: options.devMode ?? true,
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
+    tokenShape: options.tokenShape ?? SPEC_ISSUER_TOKEN_SHAPE,
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * Mints the three token shapes of spec 2.1-2.3 (ID token, user access token, application access token)
- * with at_hash / s_hash binding the ID token to its access token and state.
+ * with at_hash / s_hash binding the ID token to its access token and state, in the project's token shape (the
+ * claims naming the user and the tenant, the application audience).
  */
 import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
@@ -8,6 +9,7 @@ import { halfHash } from "../auth/index.js";
 import type { KeyRing } from "./keys.js";
 import { SIGNING_ALG } from "./keys.js";
 import type { IssuerClient, IssuerUser } from "./sample-data.js";
+import { tenantClaims, type IssuerTokenShape } from "./token-shape.js";
 
 export interface UserGrant {
   user: IssuerUser;
@@ -34,6 +36,7 @@ export interface TokenFactoryConfig {
   idTtlSec: number;
   now: () => number;
   keys: KeyRing;
+  shape: IssuerTokenShape;
 }
 
 export function createTokenFactory(config: TokenFactoryConfig): TokenFactory {
@@ -51,10 +54,10 @@ export function createTokenFactory(config: TokenFactoryConfig): TokenFactory {
           exp: iat + config.accessTtlSec,
           iss: config.issuerUrl,
           client_id: grant.clientId,
-          sub: grant.user.sub,
+          [config.shape.subjectClaim]: grant.user.sub,
           auth_time: grant.authTime,
           idp: grant.user.idp,
-          tenant_id: grant.user.tenant_id,
+          ...tenantClaims(config.shape, grant.user.tenant_id),
           scope: [...grant.scope],
           amr: [...grant.user.amr],
           iat,
@@ -75,10 +78,12 @@ export function createTokenFactory(config: TokenFactoryConfig): TokenFactory {
         at_hash: halfHash(accessToken, SIGNING_ALG),
         ...(grant.state !== undefined ? { s_hash: halfHash(grant.state, SIGNING_ALG) } : {}),
         sid: grant.sid,
+        // OIDC requires sub in an ID token; a project naming its user otherwise gets that claim as well.
         sub: grant.user.sub,
+        [config.shape.subjectClaim]: grant.user.sub,
         auth_time: grant.authTime,
         idp: grant.user.idp,
-        tenant_id: grant.user.tenant_id,
+        ...tenantClaims(config.shape, grant.user.tenant_id),
         // Spec 2.1 types amr as a string in the ID token: the methods joined by a space.
         amr: grant.user.amr.join(" "),
         ...(grant.nonce !== undefined ? { nonce: grant.nonce } : {}),
@@ -94,9 +99,9 @@ export function createTokenFactory(config: TokenFactoryConfig): TokenFactory {
           nbf: iat,
           exp: iat + config.accessTtlSec,
           iss: config.issuerUrl,
-          aud: "apiclients",
+          ...(config.shape.applicationAudience !== null ? { aud: config.shape.applicationAudience } : {}),
           client_id: client.client_id,
-          tenant_id: client.tenant_id,
+          ...tenantClaims(config.shape, client.tenant_id),
           scope: [...scope],
           iat,
           jti,

@@ -258,3 +258,41 @@ describe("startDevCallback in process: bounds and failed exchanges", () => {
     expect((await get(`${web.url}nothing`)).status).toBe(404);
   });
 });
+
+describe("startDevCallback for a project with its own user scope", () => {
+  const shape = {
+    subjectClaim: "uid",
+    tenantClaim: "org",
+    userScope: "orders.read",
+    applicationAudience: "orders-api",
+    applicationScope: null,
+  };
+  let issuer: RunningIssuer;
+  beforeAll(async () => {
+    issuer = await startIssuer({ tokenShape: shape });
+  });
+  afterAll(async () => {
+    await issuer?.close();
+  });
+
+  it.each([
+    ["asks for the project's scope: the issuer shows its login page", "openid profile email orders.read", 200],
+    ["asks for the spec's scope: the issuer refuses it", undefined, 302],
+  ])("%s", async (_what, scope, status) => {
+    const web = await startDevCallback({
+      port: 0,
+      issuerUrl: issuer.url,
+      serviceUrl: "http://127.0.0.1:9",
+      ...(scope !== undefined ? { scope } : {}),
+    });
+    try {
+      const authorize = new URL((await get(web.url)).location!);
+      expect(authorize.searchParams.get("scope")).toBe(scope ?? "openid profile email apiclients");
+      const answer = await get(authorize.href);
+      expect(answer.status).toBe(status);
+      if (status === 302) expect(new URL(answer.location!).searchParams.get("error")).toBe("invalid_scope");
+    } finally {
+      await web.close();
+    }
+  });
+});

@@ -3,8 +3,9 @@
  * plus copy-paste curl lines (machine token, user token via the issuer's dev login_hint, /decide calls) and a
  * sign-in page that shows what the signed-in user may call (dev-access.ts). With a team's project (--project DIR,
  * or the current folder), the issuer signs in the project's sample users (data/sample/users.json), the service
- * reads its portier.json, bundle (built first, from the data as it is) and sample directory, and the lines to try use
- * `portier token`. Development only.
+ * reads its portier.json, bundle (built first, from the data as it is) and sample directory, the issuer mints tokens
+ * in the project's shape (data/project.json claims and scopes), and the lines to try use `portier token`.
+ * Development only.
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -22,6 +23,7 @@ import { EXIT } from "../exit-codes.js";
 import { OPA_OPTION, PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
 import { startDevCallback, type RunningDevCallback } from "../dev-callback.js";
 import { accessOfToken } from "../dev-access.js";
+import { projectTokenShape, tokenShapeLine, userSignInScope } from "../project-token-shape.js";
 import { untilSignal } from "../shutdown.js";
 import { codeOf, messageOf } from "../../errors/caught.js";
 
@@ -139,6 +141,8 @@ export async function run(argv: string[]): Promise<number> {
   const project = resolveProject(values.project);
   const team = project.isPortier ? undefined : await teamFiles(project, values.opa);
   if (positionals.length > 0) throw usageError(SPEC, `unexpected argument "${positionals[0]}"`);
+  // The issuer signs tokens the way the project reads them (its claims, scopes and application audience).
+  const tokenShape = projectTokenShape(project);
   const issuerPort = portOf("issuer-port", values["issuer-port"]);
   const callbackPort = portOf("callback-port", values["callback-port"]);
   const stopped = untilSignal();
@@ -147,6 +151,7 @@ export async function run(argv: string[]): Promise<number> {
     issuer = await startIssuer({
       port: issuerPort,
       host: "127.0.0.1",
+      tokenShape,
       ...(team ? { usersFile: team.usersFile, ...(team.clientsFile ? { clientsFile: team.clientsFile } : {}) } : {}),
     });
   } catch (err) {
@@ -194,6 +199,7 @@ export async function run(argv: string[]): Promise<number> {
       port: callbackPort,
       issuerUrl: issuer.url,
       serviceUrl: service.url,
+      scope: userSignInScope(tokenShape),
       access: accessOfToken(() => live.policy.engine, service.url),
     });
   } catch (err) {
@@ -208,6 +214,8 @@ export async function run(argv: string[]): Promise<number> {
   console.log(JSON.stringify({ msg: "listening", url: service.url, issuer: issuer.url, signin: web.url }));
   console.log(`\nPortier dev: issuer ${issuer.url}, decision service ${service.url} (sample data, development only)\n`);
   console.log(`Open in a browser to sign in as a sample user and get a token with curl lines: ${web.url}\n`);
+  const shapeLine = tokenShapeLine(tokenShape);
+  if (shapeLine) console.log(`${shapeLine}\n`);
   console.log(
     (team
       ? teamLines(project, team.usersFile, issuer.url, service.url)

@@ -1,11 +1,16 @@
 /**
- * `portier issuer`: runs the local identity issuer (spec 4.1) on loopback for development and demos.
- * It is not a production identity provider and says so when it starts.
+ * `portier issuer`: runs the local identity issuer (spec 4.1) on loopback for development and demos, minting
+ * tokens in the shape the project reads (its data/project.json claims, scopes and application audience) and, for
+ * a team's project, signing in its sample users. It is not a production identity provider and says so when it starts.
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { pino } from "pino";
 import { startIssuer, DEFAULT_CLIENTS_FILE, DEFAULT_USERS_FILE } from "../../issuer/index.js";
 import { EXIT } from "../exit-codes.js";
-import { parse, usageError, type CommandSpec } from "../args.js";
+import { PROJECT_OPTION, parse, usageError, type CommandSpec } from "../args.js";
+import { projectTokenShape, tokenShapeLine } from "../project-token-shape.js";
+import { resolveProject } from "../../toolchain/project.js";
 import { untilSignal } from "../shutdown.js";
 import { messageOf } from "../../errors/caught.js";
 
@@ -13,6 +18,7 @@ export const SPEC = {
   name: "portier issuer",
   summary: "Local OpenID Connect issuer for development only (not for production).",
   options: {
+    project: PROJECT_OPTION,
     port: { type: "string", value: "N", description: "port to listen on (0 = any free port)", default: "9400" },
     host: { type: "string", value: "H", description: "address to bind", default: "127.0.0.1 (loopback)" },
     "issuer-url": {
@@ -21,8 +27,18 @@ export const SPEC = {
       description: "iss of the tokens and base of the endpoints",
       default: "http://HOST:PORT",
     },
-    users: { type: "string", value: "FILE", description: "sample users", default: "data/sample/users.json" },
-    clients: { type: "string", value: "FILE", description: "registered clients", default: "data/sample/clients.json" },
+    users: {
+      type: "string",
+      value: "FILE",
+      description: "sample users",
+      default: "the project's data/sample/users.json, else Portier's",
+    },
+    clients: {
+      type: "string",
+      value: "FILE",
+      description: "registered clients",
+      default: "the project's data/sample/clients.json, else Portier's",
+    },
     "access-ttl": { type: "string", value: "S", description: "access token lifetime in seconds", default: "3600" },
     "id-ttl": { type: "string", value: "S", description: "ID token lifetime in seconds", default: "300" },
     "code-ttl": { type: "string", value: "S", description: "authorization code lifetime in seconds", default: "300" },
@@ -60,12 +76,23 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const host = values.host ?? "127.0.0.1";
-  const usersFile = values.users ?? DEFAULT_USERS_FILE;
-  const clientsFile = values.clients ?? DEFAULT_CLIENTS_FILE;
   const logger = pino({ name: "portier-issuer", level: process.env["LOG_LEVEL"] ?? "info" });
   let running;
+  let usersFile: string;
+  let clientsFile: string;
+  let shapeLine: string | undefined;
   try {
+    const project = resolveProject(values.project);
+    const sample = (name: string) => {
+      const file = join(project.dir, "data", "sample", name);
+      return !project.isPortier && existsSync(file) ? file : undefined;
+    };
+    usersFile = values.users ?? sample("users.json") ?? DEFAULT_USERS_FILE;
+    clientsFile = values.clients ?? sample("clients.json") ?? DEFAULT_CLIENTS_FILE;
+    const tokenShape = projectTokenShape(project);
+    shapeLine = tokenShapeLine(tokenShape);
     running = await startIssuer({
+      tokenShape,
       port,
       host,
       ...(values["issuer-url"] !== undefined ? { issuerUrl: values["issuer-url"] } : {}),
@@ -89,6 +116,7 @@ export async function run(argv: string[]): Promise<number> {
       `Discovery:  ${url}/.well-known/openid-configuration`,
       `Users: ${issuer.users.length} from ${usersFile} (sample users: see its $comment for the dev password)`,
       `Clients: ${issuer.clients.map((c) => c.client_id).join(", ")} from ${clientsFile}`,
+      shapeLine ?? "",
       issuer.devMode
         ? "Dev mode: login_hint=<username> on /connect/authorize signs that user in without a password."
         : "Dev mode off.",

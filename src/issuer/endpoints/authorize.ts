@@ -11,6 +11,7 @@ import { sendErrorPage, sendLoginPage } from "../login-page.js";
 import { OAuthError } from "../oauth-error.js";
 import { singleValued, splitScope } from "../params.js";
 import type { IssuerClient, IssuerUser } from "../sample-data.js";
+import { grantableScopes, type IssuerTokenShape } from "../token-shape.js";
 
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -24,7 +25,7 @@ export function authorizeEndpoint(ctx: IssuerContext): RequestHandler {
       const raw = req.query as Record<string, unknown>;
       target = redirectTarget(ctx, raw);
       const params = singleValued(raw, "query string");
-      const request = validateRequest(params, target);
+      const request = validateRequest(params, target, ctx.config.tokenShape);
       const loginHint = params["login_hint"];
 
       if (ctx.config.devMode && loginHint !== undefined) {
@@ -138,6 +139,7 @@ function sameLoopbackUriAnyPort(registered: string, requested: string): boolean 
 function validateRequest(
   params: Record<string, string>,
   { client, redirectUri }: RedirectTarget,
+  shape: IssuerTokenShape,
 ): AuthorizationRequest {
   const responseType = params["response_type"];
   if (!responseType) throw new OAuthError("invalid_request", "response_type is required");
@@ -152,7 +154,8 @@ function validateRequest(
 
   const scope = splitScope(params["scope"]);
   if (!scope.length) throw new OAuthError("invalid_scope", "scope is required");
-  const refused = scope.filter((s) => !client.scopes.includes(s));
+  const grantable = grantableScopes(client, "authorization_code", shape);
+  const refused = scope.filter((s) => !grantable.includes(s));
   if (refused.length) throw new OAuthError("invalid_scope", `scope not allowed for this client: ${refused.join(" ")}`);
 
   const challenge = params["code_challenge"];

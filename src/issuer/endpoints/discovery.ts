@@ -3,10 +3,12 @@
  * keys (current and previous).
  */
 import type { RequestHandler } from "express";
-import { PATHS, SUPPORTED_SCOPES, endpointUrl, type IssuerContext } from "../context.js";
+import { PATHS, endpointUrl, type IssuerContext } from "../context.js";
+import { supportedScopes } from "../token-shape.js";
 import { SIGNING_ALG } from "../keys.js";
 
 export function discoveryEndpoint(ctx: IssuerContext): RequestHandler {
+  const shape = ctx.config.tokenShape;
   return (_req, res) => {
     res.set("Cache-Control", "no-cache").json({
       issuer: ctx.config.issuerUrl,
@@ -14,7 +16,7 @@ export function discoveryEndpoint(ctx: IssuerContext): RequestHandler {
       token_endpoint: endpointUrl(ctx, PATHS.token),
       userinfo_endpoint: endpointUrl(ctx, PATHS.userinfo),
       jwks_uri: endpointUrl(ctx, PATHS.jwks),
-      scopes_supported: [...SUPPORTED_SCOPES],
+      scopes_supported: supportedScopes(shape),
       response_types_supported: ["code"],
       response_modes_supported: ["query"],
       grant_types_supported: ["authorization_code", "client_credentials"],
@@ -34,7 +36,8 @@ export function discoveryEndpoint(ctx: IssuerContext): RequestHandler {
         "s_hash",
         "sid",
         "idp",
-        "tenant_id",
+        ...(shape.tenantClaim !== null ? [shape.tenantClaim] : []),
+        ...(shape.subjectClaim !== "sub" ? [shape.subjectClaim] : []),
         "amr",
         "preferred_username",
         "name",

@@ -1,7 +1,7 @@
 /**
  * POST /connect/token: the `authorization_code` grant (PKCE S256 verifier checked, code single-use and bound
- * to client and redirect URI) and the `client_credentials` grant (scope apiclients). Parameters come from
- * the form body or the query string (spec 4.1); errors follow RFC 6749 5.2; responses are never cached.
+ * to client and redirect URI) and the `client_credentials` grant (the project's application scope). Parameters
+ * come from the form body or the query string (spec 4.1); errors follow RFC 6749 5.2; responses are never cached.
  */
 import { createHash } from "node:crypto";
 import type { RequestHandler, Response } from "express";
@@ -10,6 +10,7 @@ import { authenticateClient, type AuthenticatedClient } from "../client-auth.js"
 import { constantTimeEqual } from "../constant-time.js";
 import type { IssuerContext } from "../context.js";
 import { OAuthError } from "../oauth-error.js";
+import { grantableScopes } from "../token-shape.js";
 import { splitScope, tokenRequestParams, type Params } from "../params.js";
 
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -118,13 +119,16 @@ async function clientCredentialsGrant(
   params: Params,
   { client }: AuthenticatedClient,
 ): Promise<TokenResponse> {
+  const grantable = grantableScopes(client, "client_credentials", ctx.config.tokenShape);
   const requested = splitScope(params["scope"]);
-  const scope = requested.length ? requested : ["apiclients"];
-  const refused = scope.filter((s) => s !== "apiclients" || !client.scopes.includes(s));
+  const scope = requested.length ? requested : grantable;
+  const refused = scope.filter((s) => !grantable.includes(s));
   if (refused.length)
     throw new OAuthError(
       "invalid_scope",
-      `only scope apiclients may be granted to this client, not: ${refused.join(" ")}`,
+      grantable.length
+        ? `only scope ${grantable.join(" ")} may be granted to this client, not: ${refused.join(" ")}`
+        : `no scope may be granted to this client, not: ${refused.join(" ")}`,
     );
   const access = await ctx.tokens.applicationAccessToken(client, scope);
   return {

@@ -63,12 +63,13 @@ async function verifyUserAccessToken(ctx: IssuerContext, token: string): Promise
   const scope = Array.isArray(payload["scope"])
     ? (payload["scope"] as unknown[]).filter((s): s is string => typeof s === "string")
     : [];
-  if (typeof payload.sub !== "string" || !scope.includes("openid")) {
+  const sub = payload[ctx.config.tokenShape.subjectClaim];
+  if (typeof sub !== "string" || !scope.includes("openid")) {
     throw new OAuthError("insufficient_scope", "userinfo needs a user access token with scope openid", 403, {
       "WWW-Authenticate": 'Bearer realm="portier-issuer", error="insufficient_scope", scope="openid"',
     });
   }
-  return { sub: payload.sub, scope };
+  return { sub, scope };
 }
 
 function invalidToken(description: string): OAuthError {
