@@ -286,11 +286,19 @@ catalog := {
 		"role_checked_flows": [
 			"accessCode",
 		],
+		"claims": {
+			"subject": "sub",
+			"tenant": "tenant_id",
+		},
 		"user_token": {
 			"claims": [
 				"auth_time",
 				"idp",
 			],
+			"scope": "apiclients",
+		},
+		"application_token": {
+			"audience": "apiclients",
 			"scope": "apiclients",
 		},
 		"tenant_binding": {
