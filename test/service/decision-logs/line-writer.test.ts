@@ -56,7 +56,7 @@ function record(over: Partial<DecisionRecord> = {}): DecisionRecord {
       status: 200,
       reason: "allowed",
       message: "user role editor is allowed on /todos, a message longer than forty-two characters",
-      flow: "user",
+      flow: "accessCode",
       route: "/todos",
       client_id: null,
       sub: "u1",
