@@ -13,14 +13,17 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { messageOf } from "../../errors/caught.js";
 import { backoffMs, redactUrls } from "../../reload/index.js";
+import type { ScimResource } from "./resources.js";
 import type { Change, Step } from "./scim-state.js";
 import type { ScimStore, StoreStatus, WriteSlot } from "./store.js";
 
 const CHANNEL = "portier_scim";
 /** The advisory lock of the writers (an arbitrary constant: "portier scim"). */
 const WRITE_LOCK = 0x5c1a0001;
-const SNAPSHOT_BATCH = 5000;
+const SNAPSHOT_BATCH = 10_000;
 const CATCH_UP_BATCH = 1000;
+/** Snapshot rows parsed and applied at once. */
+const APPLY_CHUNK = 500;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS portier_scim_steps (
@@ -106,23 +109,37 @@ export class PostgresStore implements ScimStore {
         "SELECT coalesce(max(rev), 0)::text AS rev FROM portier_scim_steps",
       );
       const rev = Number(rows[0]!.rev);
-      // Users before groups: a group's members are users (or groups) already held.
-      await client.query(
-        "DECLARE snapshot NO SCROLL CURSOR FOR SELECT type, id, resource FROM portier_scim_resources " +
-          "ORDER BY type DESC",
-      );
-      // The next batch is asked for before this one is applied: PostgreSQL reads and sends it meanwhile.
-      const fetch = () => {
-        const asked = client.query<Change>(`FETCH ${SNAPSHOT_BATCH} FROM snapshot`);
-        // Awaited below; a failure while a batch is being applied must not be an unhandled rejection.
-        asked.catch(() => undefined);
-        return asked;
-      };
-      for (let next = fetch(); ;) {
-        const batch = await next;
-        if (batch.rows.length === 0) break;
-        next = fetch();
-        this.apply({ rev, changes: batch.rows, snapshot: true });
+      // Users before groups (a group's members are users or groups already held), each in the table's own order:
+      // no sort of the whole table. The resource as text: parsed once here, and kept as that text.
+      for (const type of ["User", "Group"] as const) {
+        await client.query(
+          `DECLARE snapshot_${type} NO SCROLL CURSOR FOR SELECT id, resource::text AS text ` +
+            "FROM portier_scim_resources WHERE type = $1",
+          [type],
+        );
+        // The next batch is asked for before this one is applied: PostgreSQL reads and sends it meanwhile.
+        const fetch = () => {
+          const asked = client.query<{ id: string; text: string }>(`FETCH ${SNAPSHOT_BATCH} FROM snapshot_${type}`);
+          // Awaited below; a failure while a batch is being applied must not be an unhandled rejection.
+          asked.catch(() => undefined);
+          return asked;
+        };
+        for (let next = fetch(); ;) {
+          const batch = await next;
+          if (batch.rows.length === 0) break;
+          next = fetch();
+          // Applied in small steps: each one's parsed resources are garbage before the next young-generation
+          // collection, instead of a whole batch of them surviving into the old generation (the peak RSS).
+          for (let at = 0; at < batch.rows.length; at += APPLY_CHUNK) {
+            const changes: Change[] = batch.rows.slice(at, at + APPLY_CHUNK).map((row) => ({
+              type,
+              id: row.id,
+              resource: JSON.parse(row.text) as ScimResource,
+              text: row.text,
+            }));
+            this.apply({ rev, changes, snapshot: true });
+          }
+        }
       }
       await client.query("COMMIT");
       this.applied = rev;

@@ -22,7 +22,7 @@ import {
 } from "./discovery.js";
 import { compileFilter, parseFilter } from "./filter.js";
 import { intOf, param, queryOf, searchOf, type ListQuery } from "./list-query.js";
-import { project, selection } from "./projection.js";
+import { project, selection, type Selection } from "./projection.js";
 import { membersOf, type ResourceType, type ScimResource } from "./resources.js";
 import { ScimError } from "./scim-error.js";
 import type { ScimService } from "./scim-service.js";
@@ -118,8 +118,17 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
     const text = q.filter;
     let matches: ScimResource[];
     const all = resources(type);
-    if (text === undefined || text.trim() === "") matches = [...all.values()];
-    else {
+    const sorted = q.sortBy !== undefined && q.sortBy.trim() !== "";
+    if (text === undefined || text.trim() === "") {
+      if (!sorted) {
+        // Every resource, in order: only the page's are read (users are parsed from their text when read).
+        const ids = [...all.keys()].slice(startIndex - 1, startIndex - 1 + count);
+        const page = ids.flatMap((id) => all.get(id) ?? []);
+        sendPage(req, res, type, all.size, startIndex, page, only, excluded);
+        return;
+      }
+      matches = [...all.values()];
+    } else {
       const ast = parseFilter(text);
       const eq = indexedEq(ast);
       if (eq) {
@@ -148,16 +157,28 @@ export function scimRouter(service: ScimService, o: ScimHttpOptions): express.Ro
         matches = [...all.values()].filter((r) => test(shown(req, type, r)));
       }
     }
-    if (q.sortBy !== undefined && q.sortBy.trim() !== "") matches = sortResources(matches, q.sortBy, q.sortOrder);
+    if (sorted) matches = sortResources(matches, q.sortBy ?? "", q.sortOrder);
     const page = matches.slice(startIndex - 1, startIndex - 1 + count);
+    sendPage(req, res, type, matches.length, startIndex, page, only, excluded);
+  };
+
+  const sendPage = (
+    req: Request,
+    res: Response,
+    type: ResourceType,
+    total: number,
+    startIndex: number,
+    page: ScimResource[],
+    only: Selection | undefined,
+    excluded: Selection | undefined,
+  ) =>
     send(res, 200, {
       schemas: [LIST_SCHEMA],
-      totalResults: matches.length,
+      totalResults: total,
       startIndex,
       itemsPerPage: page.length,
       Resources: page.map((r) => project(shown(req, type, r), only, excluded)),
     });
-  };
 
   const one = (req: Request, res: Response, type: ResourceType) => {
     const r = resources(type).get(String(req.params.id));

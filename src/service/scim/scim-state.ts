@@ -7,6 +7,7 @@
  */
 import type { OverlayChange } from "../../directory/index.js";
 import { mapUser, type ScimMapping } from "./mapping.js";
+import { ResourceTable } from "./resource-table.js";
 import { membersOf, type ResourceType, type ScimResource } from "./resources.js";
 
 export interface Change {
@@ -14,6 +15,11 @@ export interface Change {
   id: string;
   /** The resource as written, or null when deleted. */
   resource: ScimResource | null;
+  /**
+   * The resource's JSON text when the reader has it already (a snapshot row from PostgreSQL), kept as is instead
+   * of serializing the resource again. Only on changes read from a store, never on ones written to it.
+   */
+  text?: string;
 }
 
 export interface Step {
@@ -26,7 +32,8 @@ export interface Step {
 const key = (s: string) => s.toLowerCase();
 
 export class ScimState {
-  readonly users = new Map<string, ScimResource>();
+  /** Users as JSON text, parsed when read (the bulk of the state); groups, few and read at each change, parsed. */
+  readonly users = new ResourceTable();
   readonly groups = new Map<string, ScimResource>();
   private readonly byUserName = new Map<string, string>();
   private readonly byExternalId = new Map<string, string>();
@@ -58,9 +65,8 @@ export class ScimState {
     return this.groupsOfUser.get(userId) ?? new Set();
   }
 
-  /** The record a user maps to now (undefined: no sub). */
-  recordOf(userId: string): OverlayChange | undefined {
-    const user = this.users.get(userId);
+  /** The record a user maps to now (undefined: no sub); `user` when the caller holds it parsed already. */
+  recordOf(userId: string, user: ScimResource | undefined = this.users.get(userId)): OverlayChange | undefined {
     if (!user) return undefined;
     const names: string[] = [];
     for (const g of this.groupsOf(userId)) {
@@ -97,15 +103,19 @@ export class ScimState {
     const touched = this.touched(step.changes);
     const before = new Map<string, OverlayChange | undefined>();
     for (const id of touched) before.set(id, this.recordOf(id));
+    // The users as the step leaves them, parsed: no second parse of the text just stored.
+    const written = new Map<string, ScimResource | undefined>();
     for (const c of step.changes) {
-      if (c.type === "User") this.putUser(c.id, c.resource);
-      else this.putGroup(c.id, c.resource);
+      if (c.type === "User") {
+        this.putUser(c.id, c.resource, c.text);
+        written.set(c.id, c.resource ?? undefined);
+      } else this.putGroup(c.id, c.resource);
     }
     this.rev = step.rev;
     const out: OverlayChange[] = [];
     for (const id of touched) {
       const was = before.get(id);
-      const is = this.recordOf(id);
+      const is = written.has(id) ? this.recordOf(id, written.get(id)) : this.recordOf(id);
       if (was?.entry) this.synced--;
       if (is?.entry) this.synced++;
       // A sub that changed (or went away) is no longer this user's: it is not synced from here.
@@ -133,7 +143,7 @@ export class ScimState {
     this.rev = rev;
   }
 
-  private putUser(id: string, next: ScimResource | null): void {
+  private putUser(id: string, next: ScimResource | null, text?: string): void {
     const prev = this.users.get(id);
     if (prev) {
       this.byUserName.delete(key(prev.userName as string));
@@ -143,7 +153,7 @@ export class ScimState {
       this.users.delete(id);
       return;
     }
-    this.users.set(id, next);
+    this.users.set(id, next, text);
     this.byUserName.set(key(next.userName as string), id);
     if (typeof next.externalId === "string") this.byExternalId.set(next.externalId, id);
   }

@@ -5,7 +5,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ResourceTable } from "../../../src/service/scim/resource-table.js";
 import { patchOp, scimRequest, serveScim, user, SCIM_JSON, type ScimService } from "./support.js";
 
 let svc: ScimService;
@@ -58,6 +59,26 @@ describe("filters and paging", () => {
     expect(r.status).toBe(200);
     expect(r.body.totalResults).toBe(n);
     expect(r.body.Resources).toHaveLength(n);
+  });
+
+  it.each([
+    // [request, users read (parsed from their text)]
+    [`/Users?filter=${encodeURIComponent('userName eq "USER3@school.example"')}`, 1],
+    [`/Users?filter=${encodeURIComponent('externalId eq "ext-2"')}`, 1],
+    ["/Users?startIndex=2&count=2", 2],
+    [`/Users?filter=${encodeURIComponent('userName sw "user"')}`, 5],
+  ])("%s reads %i user(s): an indexed filter or a page reads only what it answers", async (path, reads) => {
+    const get = vi.spyOn(ResourceTable.prototype, "get");
+    const values = vi.spyOn(ResourceTable.prototype, "values");
+    try {
+      const r = await svc.scim("GET", path);
+      expect(r.status).toBe(200);
+      const read = get.mock.calls.length + (values.mock.calls.length ? 5 : 0);
+      expect(read).toBe(reads);
+    } finally {
+      get.mockRestore();
+      values.mockRestore();
+    }
   });
 
   it("a filter that does not parse is 400 invalidFilter", async () => {
