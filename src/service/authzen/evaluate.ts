@@ -12,7 +12,6 @@
  * subject or resource type, an action that is not a method) is a deny with context.error. Every evaluation is
  * recorded (record-decision.ts) with its decision id. Synchronous: no token to verify.
  */
-import { randomUUID } from "node:crypto";
 import { engineDeny, normalisePath, SPEC_TOKEN_SHAPE, type PathResult } from "../../engine/index.js";
 import type { Decision, DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { Directory } from "../../directory/index.js";
@@ -20,7 +19,7 @@ import type { PolicyHolder } from "../policy.js";
 import type { DecisionTracer } from "../tracing/decision-tracer.js";
 import { shapeAnswer } from "../decide/answer.js";
 import { evaluateSubject } from "../decide/evaluate-subject.js";
-import type { Recorder, DecisionRun } from "../decide/run.js";
+import { startRun, type Recorder, type DecisionRun } from "../decide/run.js";
 import type { RequestTrace } from "../decide/types.js";
 import type { AuthzenDecision, EvaluationRequest } from "./types.js";
 
@@ -73,26 +72,8 @@ export function createEvaluator(deps: EvaluatorDeps): Evaluate {
     const normalised: PathResult = templates.includes(req.resource.id)
       ? { ok: true, path: req.resource.id }
       : normalisePath(req.resource.id);
-    const run: DecisionRun = {
-      started: process.hrtime.bigint(),
-      decision_id: randomUUID(),
-      req: { method: req.action.name, path: req.resource.id, token: undefined, ...(trace ? { trace } : {}) },
-      adapter: endpoint,
-      mode: deps.roleCheck,
-      normalised,
-      subject: null,
-      input: undefined,
-      revision: undefined,
-      www: undefined,
-      detail: undefined,
-      failed: false,
-      span: undefined,
-      trace: undefined,
-    };
-    if (deps.tracer) {
-      run.span = deps.tracer.start(endpoint, trace?.headers);
-      run.trace = run.span.trace;
-    }
+    const asked = { method: req.action.name, path: req.resource.id, token: undefined, ...(trace ? { trace } : {}) };
+    const run = startRun(asked, endpoint, deps.roleCheck, normalised, deps.tracer);
     let decision: Decision;
     try {
       decision = problem === undefined ? decide(req, run) : engineDeny("request_invalid", problem, run.mode, 403);

@@ -18,7 +18,6 @@
  * the calling thread. Never rejects: any unexpected error becomes a deny (fail closed, `failed` set), logged as
  * decision_error.
  */
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { messageOf } from "../../errors/caught.js";
 import { engineDeny, normalisePath } from "../../engine/index.js";
@@ -33,7 +32,7 @@ import { evaluateSubject } from "./evaluate-subject.js";
 import { shapeAnswer } from "./answer.js";
 import { decisionLine } from "../decision-logs/line.js";
 import type { DecisionRecordSink } from "./record.js";
-import { createRecorder, createRejecter, type DecisionRun } from "./run.js";
+import { createRecorder, createRejecter, startRun, type DecisionRun } from "./run.js";
 import type { Decide, DecisionAnswer, DecisionRequest } from "./types.js";
 
 export type { Decide, DecisionAnswer, DecisionRequest } from "./types.js";
@@ -64,26 +63,7 @@ export function createDecide(ctx: DecideContext): Decide {
     async function decide(req: DecisionRequest, adapter: string): Promise<DecisionAnswer> {
       // Start: the clock, the decision id, the path normalised up front (so that the log names the path even when
       // the token fails; refused after the token, below).
-      const run: DecisionRun = {
-        started: process.hrtime.bigint(),
-        decision_id: randomUUID(),
-        req,
-        adapter,
-        mode: ctx.roleCheck,
-        normalised: normalisePath(req.path),
-        subject: null,
-        input: undefined,
-        revision: undefined,
-        www: undefined,
-        detail: undefined,
-        failed: false,
-        span: undefined,
-        trace: undefined,
-      };
-      if (ctx.tracer) {
-        run.span = ctx.tracer.start(adapter, req.trace?.headers);
-        run.trace = run.span.trace;
-      }
+      const run = startRun(req, adapter, ctx.roleCheck, normalisePath(req.path), ctx.tracer);
       let decision: Decision;
       try {
         // 1. authenticate

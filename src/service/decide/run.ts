@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { normalisePath, type PathResult } from "../../engine/index.js";
 import type { DecisionInput, RoleCheckMode } from "../../engine/types.js";
 import type { ServiceMetrics } from "../metrics.js";
-import type { DecisionTrace, TracedDecision } from "../tracing/decision-tracer.js";
+import type { DecisionTrace, DecisionTracer, TracedDecision } from "../tracing/decision-tracer.js";
 import type { Shadow } from "../shadow/shadow.js";
 import type { DecisionRecord, DecisionRecordSink, RecordedRequest } from "./record.js";
 import type { DecisionAnswer, DecisionRequest, Rejection, Subject } from "./types.js";
@@ -43,6 +43,37 @@ export interface DecisionRun {
   /** With tracing on: this decision's span, and its ids (the log line's and the shipped event's trace_id, span_id). */
   span: TracedDecision | undefined;
   trace: DecisionTrace | undefined;
+}
+
+/**
+ * A decision's start, the same for every endpoint: the clock, a new decision id, the path as judged (normalised
+ * up front, so that the record names it even when the token fails), and with tracing on its span.
+ */
+export function startRun(
+  req: DecisionRequest,
+  adapter: string,
+  mode: RoleCheckMode,
+  normalised: PathResult,
+  tracer: DecisionTracer | undefined,
+): DecisionRun {
+  const started = process.hrtime.bigint();
+  const span = tracer?.start(adapter, req.trace?.headers);
+  return {
+    started,
+    decision_id: randomUUID(),
+    req,
+    adapter,
+    mode,
+    normalised,
+    subject: null,
+    input: undefined,
+    revision: undefined,
+    www: undefined,
+    detail: undefined,
+    failed: false,
+    span,
+    trace: span?.trace,
+  };
 }
 
 /** Records a finished decision (metrics and record) and hands its answer back. */
