@@ -1,7 +1,7 @@
 /**
- * Lists the lines of the .ts files under --root (src/, test/ and tools/ in `make lint`) longer than the bar (120
- * characters by default), strings, template literals and comments included (prettier wraps code at its print width
- * but not those), as `path:line: N characters`:
+ * Lists the lines of the .ts and .mjs files under --root (src/, test/ and tools/ in `make lint`) longer than the
+ * bar (120 characters by default), strings, template literals and comments included (prettier wraps code at its
+ * print width but not those), as `path:line: N characters`:
  *
  *   npx tsx tools/check-line-length.ts [--root src] [--max 120]
  *
@@ -28,19 +28,19 @@ export function longLines(text: string, path: string, max: number): LongLine[] {
   return found;
 }
 
-function* typeScriptFiles(dir: string): Generator<string> {
+function* sourceFiles(dir: string): Generator<string> {
   const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* typeScriptFiles(path);
-    else if (entry.name.endsWith(".ts")) yield path;
+    if (entry.isDirectory()) yield* sourceFiles(path);
+    else if (/\.(ts|mjs)$/.test(entry.name)) yield path;
   }
 }
 
-/** The long lines of every .ts file under `root`, in path order. */
+/** The long lines of every .ts and .mjs file under `root`, in path order. */
 export function checkTree(root: string, max: number): LongLine[] {
   const found: LongLine[] = [];
-  for (const file of typeScriptFiles(root)) found.push(...longLines(readFileSync(file, "utf8"), file, max));
+  for (const file of sourceFiles(root)) found.push(...longLines(readFileSync(file, "utf8"), file, max));
   return found;
 }
 

@@ -33,7 +33,8 @@ createServer((req, res) => {
         return send(res, {}, { error: "invalid_request" });
       return send(res, {}, { ...shape.decideBody, decision_id: id });
     }
-    const seen = `${req.headers["x-original-method"]} ${req.headers["x-original-uri"]} ${req.headers.authorization?.length}`;
+    const h = req.headers;
+    const seen = `${h["x-original-method"]} ${h["x-original-uri"]} ${h.authorization?.length}`;
     if (seen.length < 3) return send(res, {}, { error: "invalid_request" });
     send(res, { ...shape.gatewayHeaders, "x-portier-decision-id": id }, { ...shape.gatewayBody, decision_id: id });
   });

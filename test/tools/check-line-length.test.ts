@@ -46,6 +46,12 @@ describe("check-line-length, the command", () => {
     expect(checkTree(root, 120)).toEqual([{ path: join(root, "a", "long.ts"), line: 2, characters: 143 }]);
   });
 
+  it("reads .mjs scripts too (the benchmarks' plain-JavaScript helpers)", () => {
+    const root = tree(false);
+    writeFileSync(join(root, "a", "load.mjs"), `const s = "${"y".repeat(120)}";\n`);
+    expect(checkTree(root, 120)).toEqual([{ path: join(root, "a", "load.mjs"), line: 1, characters: 133 }]);
+  });
+
   it("lists each long line as path:line: N characters and exits 1", () => {
     const root = tree(true);
     const r = run("--root", root);
