@@ -12,6 +12,7 @@ import { startDevCallback, type RunningDevCallback } from "../../src/cli/dev-cal
 import { startIssuer, type RunningIssuer } from "../../src/issuer/index.js";
 import { PROJECT_ROOT } from "../service/helpers.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";
+import { stopChild } from "../support/stop-child.js";
 import { computeMatrix } from "../../src/review/index.js";
 import { controlledEngine } from "../support/engine.js";
 
@@ -34,8 +35,9 @@ beforeAll(async () => {
   signinUrl = /Open in a browser[^:]*: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(out)![1]!;
   issuerUrl = (JSON.parse(out.split("\n").find((l) => l.includes('"msg":"listening"'))!) as { issuer: string }).issuer;
 }, 40_000);
-afterAll(() => {
-  proc?.kill("SIGTERM");
+afterAll(async () => {
+  // SIGTERM stops dev, which exits 0; a stop that hangs fails here instead of leaving the process behind.
+  if (proc) expect(await stopChild(proc)).toBe(0);
 });
 
 const unescape = (s: string) =>

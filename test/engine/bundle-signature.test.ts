@@ -14,6 +14,7 @@ import { loadEngine, inflateAndUntar, parseVerificationKey, canonicalJson } from
 import { signBundle, tarOf } from "../../src/toolchain/sign-bundle.js";
 import { opaPath } from "../../src/toolchain/opa.js";
 import { PROJECT_ROOT } from "../../src/toolchain/project-root.js";
+import { stopChild } from "../support/stop-child.js";
 import { DEFAULT_BUNDLE } from "../../src/service/config.js";
 import { freePort } from "../support/free-port.js";
 
@@ -247,7 +248,7 @@ async function opaRun(bundle: string, pubFile: string): Promise<string> {
     }
     return `not healthy: ${output}`;
   } finally {
-    proc.kill();
+    await stopChild(proc);
   }
 }
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { spawn, spawnSync } from "node:child_process";
 import { PROJECT_ROOT } from "./helpers.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";
+import { stopChild } from "../support/stop-child.js";
 
 const hasCurl = spawnSync("curl", ["--version"]).status === 0;
 
@@ -63,7 +64,8 @@ describe("portier dev", () => {
         expect(out).toMatch(/^\d\d:\d\d:\d\d DENY  GET \/v2\/ORG002\/centres .* -> tenant_mismatch: /m);
         expect(out).not.toMatch(/"event":"decision"/);
       } finally {
-        proc.kill("SIGTERM");
+        // SIGTERM stops the sign-in page, the service and the issuer, and the process exits 0 (never left behind).
+        expect(await stopChild(proc)).toBe(0);
       }
     },
     60_000,

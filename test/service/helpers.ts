@@ -19,6 +19,7 @@ export { TENANT_A, TENANT_B } from "../support/sample.js";
 export { until } from "../support/until.js";
 import { TENANT_A } from "../support/sample.js";
 import { PORTIER_BIN } from "../support/portier-bin.js";
+import { stopChild } from "../support/stop-child.js";
 import { json, type DecideJson } from "../support/answers.js";
 export const TEACHER = "11111111-1111-4111-8111-111111111111";
 export const ADULT_STUDENT = "22222222-2222-4222-8222-222222222222";
@@ -161,13 +162,7 @@ export function startServe(
   );
   let out = "";
   let err = "";
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-      proc.once("exit", () => resolve());
-      proc.kill("SIGTERM");
-      setTimeout(() => proc.kill("SIGKILL"), 5000).unref();
-    });
+  const stop = () => stopChild(proc, 5000).then(() => undefined);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void stop();
