@@ -55,8 +55,14 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(`${svc.url}${path}`, {
+/** A POST as the PEP to the suite's service, or to the service at `base`. */
+async function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  base: string = svc.url,
+): Promise<Answer> {
+  const res = await fetch(`${base}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
@@ -428,17 +434,18 @@ describe("bounds and metrics", () => {
       let token = "";
       let pages = 0;
       do {
-        const res = await fetch(`${s.url}/access/v1/search/subject`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-          body: JSON.stringify({
+        const answer = await post(
+          "/access/v1/search/subject",
+          {
             subject: { type: "user" },
             action: { name: "GET" },
             resource: { type: "route", id: "/v1/roles" },
             ...(token ? { page: { token } } : {}),
-          }),
-        });
-        const body = (await res.json()) as { page: { next_token: string; count: number }; results: unknown[] };
+          },
+          {},
+          s.url,
+        );
+        const body = answer.body as { page: { next_token: string; count: number }; results: unknown[] };
         expect(body.page.count).toBeLessThanOrEqual(1);
         ids.push(...body.results);
         token = body.page.next_token;
@@ -473,17 +480,18 @@ describe("bounds and metrics", () => {
           .map((m) => Number(m[1]))
           .reduce((a, b) => a + b, 0);
       };
-      const res = await fetch(`${s.url}/access/v1/search/subject`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-        body: JSON.stringify({
+      const answer = await post(
+        "/access/v1/search/subject",
+        {
           subject: { type: "user" },
           action: { name: "GET" },
           resource: { type: "route", id: ABSENCES },
           page: { limit: 3 },
-        }),
-      });
-      const body = (await res.json()) as { page: { next_token: string }; results: { id: string }[] };
+        },
+        {},
+        s.url,
+      );
+      const body = answer.body as { page: { next_token: string }; results: { id: string }[] };
       expect(body.results.map((r) => r.id)).toEqual([
         TEACHER,
         "00000000-0000-4000-8000-000000004999",
