@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { loadCatalog } from "../catalog/index.js";
-import { SPEC_ISSUER_TOKEN_SHAPE, type IssuerTokenShape } from "../issuer/index.js";
+import { OIDC_SCOPES, SPEC_ISSUER_TOKEN_SHAPE, type IssuerTokenShape } from "../issuer/index.js";
 import type { Project } from "../toolchain/project.js";
 
 export function projectTokenShape(project: Project): IssuerTokenShape {
@@ -22,7 +22,7 @@ export function projectTokenShape(project: Project): IssuerTokenShape {
 
 /** The scopes a sign-in for this project asks for: the OpenID ones and the project's user scope. */
 export function userSignInScope(shape: IssuerTokenShape): string {
-  return ["openid", "profile", "email", ...(shape.userScope !== null ? [shape.userScope] : [])].join(" ");
+  return [...OIDC_SCOPES, ...(shape.userScope !== null ? [shape.userScope] : [])].join(" ");
 }
 
 /** One line saying how the tokens differ from the spec's shape, or undefined when they do not. */

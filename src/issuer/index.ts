@@ -16,7 +16,7 @@ import { loadClients, loadUsers, type IssuerClient, type IssuerUser } from "./sa
 import { createTokenFactory } from "./token-factory.js";
 
 export type { IssuerOptions } from "./options.js";
-export { SPEC_ISSUER_TOKEN_SHAPE, type IssuerTokenShape } from "./token-shape.js";
+export { OIDC_SCOPES, SPEC_ISSUER_TOKEN_SHAPE, type IssuerTokenShape } from "./token-shape.js";
 export { DEFAULT_CLIENTS_FILE, DEFAULT_DIRECTORY_FILE, DEFAULT_USERS_FILE } from "./options.js";
 export type { IssuerClient, IssuerUser } from "./sample-data.js";
 export { DataFileError, loadClients, loadUsers } from "./sample-data.js";

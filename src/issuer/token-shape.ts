@@ -30,7 +30,8 @@ export const SPEC_ISSUER_TOKEN_SHAPE: IssuerTokenShape = Object.freeze({
   applicationScope: "apiclients",
 });
 
-const OIDC_SCOPES = ["openid", "profile", "email"] as const;
+/** The OpenID Connect scopes every sign-in may ask for, before the project's own. */
+export const OIDC_SCOPES = ["openid", "profile", "email"] as const;
 
 /** The scopes the issuer knows: the OIDC ones and the project's API scopes. */
 export function supportedScopes(shape: IssuerTokenShape): string[] {
